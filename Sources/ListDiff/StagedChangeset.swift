@@ -1,0 +1,188 @@
+/// The difference between two snapshots as a sequence of stages, each one batch update that a UI can
+/// animate safely and that a consumer applies to its copy.
+///
+/// ```swift
+/// let old = [ArraySection(model: "today", elements: ["a", "b", "c"])]
+/// let new = [ArraySection(model: "today", elements: ["c", "a", "d"])]
+/// let changeset = StagedChangeset(source: old, target: new)
+/// for stage in changeset { print(stage.counts) }
+/// assert(try changeset.apply(to: old) == new)
+/// ```
+///
+/// The counts are minimal where identifiers are unique: deletes and inserts are exactly the items
+/// without a partner, moves are the items outside a longest increasing subsequence (per section, plus
+/// every element that changes section), updates are the matched items whose content changed.
+/// Repeated identifiers are paired first-in-first-out; the result is exact either way.
+@frozen
+public struct StagedChangeset<Model: Differentiable, Element: Differentiable> {
+    /// The stages, to be applied in order.
+    public var stages: [Stage<Model, Element>]
+
+    /// Creates a changeset from stages.
+    @inlinable
+    public init(stages: [Stage<Model, Element>] = []) {
+        self.stages = stages
+    }
+
+    /// The number of each kind of operation over all stages.
+    @inlinable
+    public var counts: ChangeCounts {
+        stages.reduce(ChangeCounts()) { $0 + $1.counts }
+    }
+}
+
+extension StagedChangeset: RandomAccessCollection {
+    public typealias Index = Int
+
+    @inlinable public var startIndex: Int { stages.startIndex }
+    @inlinable public var endIndex: Int { stages.endIndex }
+    @inlinable public subscript(position: Int) -> Stage<Model, Element> { stages[position] }
+}
+
+extension StagedChangeset: Sendable where Model: Sendable, Element: Sendable {}
+extension StagedChangeset: Equatable where Model: Equatable, Element: Equatable {}
+
+extension StagedChangeset {
+    /// Computes the staged changeset that turns `source` into `target`.
+    ///
+    /// - Parameters:
+    ///   - source: the snapshot before the change.
+    ///   - target: the snapshot after the change.
+    /// - Complexity: O(n + k log n), where n is the number of sections and elements and k the number
+    ///   of displaced ones; one hash per identifier.
+    @inlinable
+    public init(source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>]) {
+        var input = _DiffInput(sourceSectionCount: source.count, targetSectionCount: target.count)
+
+        // Sections, paired first-in-first-out by identifier.
+        _pairFirstInFirstOut(
+            sourceCount: source.count, targetCount: target.count,
+            sourceID: { source[$0].model.differenceIdentifier },
+            targetID: { target[$0].model.differenceIdentifier },
+            pair: { s, t in
+                input.sectionTargetOf[s] = t
+                input.sectionSourceOf[t] = s
+                input.sectionChanged[t] = !target[t].model.isContentEqual(to: source[s].model)
+            })
+
+        // Flat offsets of elements.
+        var sourceStart = [Int]()
+        sourceStart.reserveCapacity(source.count + 1)
+        var total = 0
+        for section in source {
+            sourceStart.append(total)
+            total += section.elements.count
+        }
+        sourceStart.append(total)
+        var targetStart = [Int]()
+        targetStart.reserveCapacity(target.count + 1)
+        var targetTotal = 0
+        for section in target {
+            targetStart.append(targetTotal)
+            targetTotal += section.elements.count
+        }
+        targetStart.append(targetTotal)
+        input.elementTargetOf = [Int](repeating: -1, count: total)
+        input.elementSourceOf = [Int](repeating: -1, count: targetTotal)
+        input.elementChanged = [Bool](repeating: false, count: targetTotal)
+
+        // Elements of surviving sections, paired first-in-first-out in flat order.
+        var targetSectionOfFlat = [Int32]()
+        var survivingTarget: [Int] = []
+        var survivingSource: [Int] = []
+        for t in 0..<target.count where input.sectionSourceOf[t] >= 0 { survivingTarget.append(t) }
+        for s in 0..<source.count where input.sectionTargetOf[s] >= 0 { survivingSource.append(s) }
+        if !survivingTarget.isEmpty {
+            targetSectionOfFlat = [Int32](repeating: 0, count: targetTotal)
+            for t in survivingTarget {
+                for j in targetStart[t]..<targetStart[t + 1] { targetSectionOfFlat[j] = Int32(truncatingIfNeeded: t) }
+            }
+        }
+        var heads = [Element.DifferenceIdentifier: Int]()
+        var next = [Int](repeating: -1, count: targetTotal)
+        var survivingTargetCount = 0
+        for t in survivingTarget { survivingTargetCount += target[t].elements.count }
+        heads.reserveCapacity(survivingTargetCount)
+        for t in survivingTarget.reversed() {
+            let elements = target[t].elements
+            let start = targetStart[t]
+            var e = elements.count - 1
+            while e >= 0 {
+                let j = start + e
+                let id = elements[e].differenceIdentifier
+                if let index = heads.index(forKey: id) {
+                    next[j] = heads.values[index]
+                    heads.values[index] = j
+                } else {
+                    heads[id] = j
+                }
+                e -= 1
+            }
+        }
+        for s in survivingSource {
+            let elements = source[s].elements
+            let start = sourceStart[s]
+            for e in elements.indices {
+                guard let index = heads.index(forKey: elements[e].differenceIdentifier) else { continue }
+                let j = heads.values[index]
+                guard j >= 0 else { continue }
+                heads.values[index] = next[j]
+                let i = start + e
+                input.elementTargetOf[i] = j
+                input.elementSourceOf[j] = i
+                let t = Int(targetSectionOfFlat[j])
+                input.elementChanged[j] = !target[t].elements[j - targetStart[t]].isContentEqual(to: elements[e])
+            }
+        }
+        input.sourceStart = sourceStart
+        input.targetStart = targetStart
+
+        let plans = _planStages(input)
+        self.init(stages: plans.map { plan in
+            var stage = Stage<Model, Element>()
+            stage.sectionDeleted = plan.sectionDeleted
+            stage.sectionInserted = plan.sectionInserted.map { .init(index: $0, section: target[$0]) }
+            stage.sectionMoved = plan.sectionMoved
+            stage.sectionUpdated = plan.sectionUpdated.map { .init(index: $0, model: target[$0].model) }
+            stage.elementDeleted = plan.elementDeleted
+            stage.elementInserted = plan.elementInserted.map {
+                .init(path: $0, element: target[$0.section].elements[$0.element])
+            }
+            stage.elementMoved = plan.elementMoved
+            stage.elementUpdated = plan.elementUpdated.map {
+                .init(path: $0, element: target[$0.section].elements[$0.element])
+            }
+            return stage
+        })
+    }
+}
+
+/// Pairs items with equal identifiers, the i-th occurrence in the source with the i-th in the target.
+@inlinable
+internal func _pairFirstInFirstOut<ID: Hashable>(
+    sourceCount: Int, targetCount: Int,
+    sourceID: (Int) -> ID, targetID: (Int) -> ID,
+    pair: (Int, Int) -> Void
+) {
+    var heads = [ID: Int]()
+    heads.reserveCapacity(targetCount)
+    var next = [Int](repeating: -1, count: targetCount)
+    var t = targetCount - 1
+    while t >= 0 {
+        let id = targetID(t)
+        if let index = heads.index(forKey: id) {
+            next[t] = heads.values[index]
+            heads.values[index] = t
+        } else {
+            heads[id] = t
+        }
+        t -= 1
+    }
+    for s in 0..<sourceCount {
+        guard let index = heads.index(forKey: sourceID(s)) else { continue }
+        let match = heads.values[index]
+        guard match >= 0 else { continue }
+        heads.values[index] = next[match]
+        pair(s, match)
+    }
+}
