@@ -55,15 +55,15 @@ extension StagedChangeset {
         var input = _DiffInput(sourceSectionCount: source.count, targetSectionCount: target.count)
 
         // Sections, paired first-in-first-out by identifier.
-        _pairFirstInFirstOut(
-            sourceCount: source.count, targetCount: target.count,
-            sourceID: { source[$0].model.differenceIdentifier },
-            targetID: { target[$0].model.differenceIdentifier },
-            pair: { s, t in
-                input.sectionTargetOf[s] = t
-                input.sectionSourceOf[t] = s
-                input.sectionChanged[t] = !target[t].model.isContentEqual(to: source[s].model)
-            })
+        var sectionMatcher = _FIFOMatcher<Model.DifferenceIdentifier>(
+            targetCount: target.count, expected: target.count)
+        for t in target.indices.reversed() { sectionMatcher.addTarget(target[t].model.differenceIdentifier, at: t) }
+        for s in source.indices {
+            guard let t = sectionMatcher.take(source[s].model.differenceIdentifier) else { continue }
+            input.sectionTargetOf[s] = t
+            input.sectionSourceOf[t] = s
+            input.sectionChanged[t] = !target[t].model.isContentEqual(to: source[s].model)
+        }
 
         // Flat offsets of elements.
         var sourceStart = [Int]()
@@ -98,35 +98,20 @@ extension StagedChangeset {
                 for j in targetStart[t]..<targetStart[t + 1] { targetSectionOfFlat[j] = Int32(truncatingIfNeeded: t) }
             }
         }
-        var heads = [Element.DifferenceIdentifier: Int]()
-        var next = [Int](repeating: -1, count: targetTotal)
         var survivingTargetCount = 0
         for t in survivingTarget { survivingTargetCount += target[t].elements.count }
-        heads.reserveCapacity(survivingTargetCount)
+        var matcher = _FIFOMatcher<Element.DifferenceIdentifier>(
+            targetCount: targetTotal, expected: survivingTargetCount)
         for t in survivingTarget.reversed() {
             let elements = target[t].elements
             let start = targetStart[t]
-            var e = elements.count - 1
-            while e >= 0 {
-                let j = start + e
-                let id = elements[e].differenceIdentifier
-                if let index = heads.index(forKey: id) {
-                    next[j] = heads.values[index]
-                    heads.values[index] = j
-                } else {
-                    heads[id] = j
-                }
-                e -= 1
-            }
+            for e in elements.indices.reversed() { matcher.addTarget(elements[e].differenceIdentifier, at: start + e) }
         }
         for s in survivingSource {
             let elements = source[s].elements
             let start = sourceStart[s]
             for e in elements.indices {
-                guard let index = heads.index(forKey: elements[e].differenceIdentifier) else { continue }
-                let j = heads.values[index]
-                guard j >= 0 else { continue }
-                heads.values[index] = next[j]
+                guard let j = matcher.take(elements[e].differenceIdentifier) else { continue }
                 let i = start + e
                 input.elementTargetOf[i] = j
                 input.elementSourceOf[j] = i
@@ -154,35 +139,5 @@ extension StagedChangeset {
             }
             return stage
         })
-    }
-}
-
-/// Pairs items with equal identifiers, the i-th occurrence in the source with the i-th in the target.
-@inlinable
-internal func _pairFirstInFirstOut<ID: Hashable>(
-    sourceCount: Int, targetCount: Int,
-    sourceID: (Int) -> ID, targetID: (Int) -> ID,
-    pair: (Int, Int) -> Void
-) {
-    var heads = [ID: Int]()
-    heads.reserveCapacity(targetCount)
-    var next = [Int](repeating: -1, count: targetCount)
-    var t = targetCount - 1
-    while t >= 0 {
-        let id = targetID(t)
-        if let index = heads.index(forKey: id) {
-            next[t] = heads.values[index]
-            heads.values[index] = t
-        } else {
-            heads[id] = t
-        }
-        t -= 1
-    }
-    for s in 0..<sourceCount {
-        guard let index = heads.index(forKey: sourceID(s)) else { continue }
-        let match = heads.values[index]
-        guard match >= 0 else { continue }
-        heads.values[index] = next[match]
-        pair(s, match)
     }
 }
