@@ -1,0 +1,60 @@
+/// Timing with `ContinuousClock`: one warm-up, then the median of several runs.
+enum Measurement {
+    /// The outcome of timing a body several times.
+    struct Timing {
+        /// Every timed run, in milliseconds, in the order they ran (the warm-up is not included).
+        var samples: [Double]
+        /// Whether an untimed warm-up ran first.
+        var warmedUp: Bool
+
+        var medianMs: Double {
+            let sorted = samples.sorted()
+            let mid = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+    }
+
+    /// Runs `body` once to warm up, then `runs` timed times; returns the timings.
+    ///
+    /// `body` returns a checksum of its result (for example an operation count); every run must return
+    /// the same one, which also keeps the optimizer from dropping the work.
+    static func repeated(runs: Int, warmUp: Bool = true, _ body: () -> Int) -> (Timing, checksum: Int) {
+        precondition(runs > 0)
+        let clock = ContinuousClock()
+        var checksum: Int? = warmUp ? body() : nil
+        var samples = [Double]()
+        for _ in 0..<runs {
+            var result = 0
+            let elapsed = clock.measure { result = body() }
+            if let expected = checksum {
+                precondition(result == expected, "a run produced a different result (\(result) ≠ \(expected))")
+            }
+            checksum = result
+            samples.append(milliseconds(elapsed))
+        }
+        return (Timing(samples: samples, warmedUp: warmUp), checksum ?? 0)
+    }
+
+    /// Times a slow body adaptively: one first run; if it took longer than `slowMs`, that run is the
+    /// measurement (no warm-up, a single sample); otherwise it counts as the warm-up and `runs` more
+    /// timed runs follow.
+    static func adaptive(runs: Int, slowMs: Double, progress: (Double) -> Void = { _ in }, _ body: () -> Int)
+        -> (Timing, checksum: Int)
+    {
+        let clock = ContinuousClock()
+        var checksum = 0
+        let first = milliseconds(clock.measure { checksum = body() })
+        progress(first)
+        if first > slowMs {
+            return (Timing(samples: [first], warmedUp: false), checksum)
+        }
+        let (timing, again) = repeated(runs: runs, warmUp: false, body)
+        precondition(again == checksum, "a run produced a different result (\(again) ≠ \(checksum))")
+        return (Timing(samples: timing.samples, warmedUp: true), checksum)
+    }
+}

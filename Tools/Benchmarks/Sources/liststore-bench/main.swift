@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// liststore-bench [SCENARIO…] [--json]   (DESIGN §6)
+//
+// Exit status: 0 ok (targets are reported, not enforced); 1 an input fingerprint does not match the
+// specification or a changeset is not minimal; 64 usage.
+
+func usage() -> String {
+    var text = """
+        usage: liststore-bench [SCENARIO…] [--json]
+
+        Runs the named scenarios (all of them when none is named) and prints a table, or with --json one
+        JSON document {"schemaVersion":1,"results":[…]} on stdout. Progress goes to stderr.
+
+        scenarios:
+        """
+    let width = Scenario.registry.map(\.name.count).max() ?? 0
+    for scenario in Scenario.registry {
+        text += "\n  " + scenario.name + String(repeating: " ", count: width - scenario.name.count + 2)
+            + scenario.summary
+    }
+    return text
+}
+
+var asJSON = false
+var selected = [Scenario]()
+for argument in CommandLine.arguments.dropFirst() {
+    switch argument {
+    case "--json":
+        asJSON = true
+    case "-h", "--help":
+        print(usage())
+        exit(0)
+    case _ where argument.hasPrefix("-"):
+        StandardError.line("liststore-bench: unknown option '\(argument)' (usage: liststore-bench [SCENARIO…] [--json])")
+        exit(64)
+    default:
+        guard let scenario = Scenario.named(argument) else {
+            StandardError.line("liststore-bench: unknown scenario '\(argument)' (known: "
+                + Scenario.registry.map(\.name).joined(separator: ", ") + ")")
+            exit(64)
+        }
+        if !selected.contains(where: { $0.name == scenario.name }) { selected.append(scenario) }
+    }
+}
+if selected.isEmpty { selected = Scenario.registry }
+
+var results = [ScenarioResult]()
+var failures = [String]()
+for scenario in selected {
+    do {
+        let result = try scenario.run()
+        results.append(result)
+        StandardError.line("\(scenario.name): ratio \(Format.fixed(result.ratio, decimals: 1)), target "
+            + result.target.assessed(ratio: result.ratio, peakMemoryMB: result.peakMemoryMB)
+            + (result.meetsTarget ? "" : " — TARGET NOT MET"))
+        failures += result.failures.map { "\(scenario.name): \($0)" }
+    } catch {
+        failures.append("\(error.scenario): \(error.message)")
+    }
+}
+
+print(asJSON ? Report.json(results) : Report.table(results))
+if !failures.isEmpty {
+    StandardError.line("")
+    StandardError.line("!!! \(failures.count) FAILURE(S) !!!")
+    for failure in failures { StandardError.line("!!! " + failure) }
+    exit(1)
+}
