@@ -11,14 +11,14 @@ internal func _longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
     var mask = [Bool](repeating: false, count: count)
     if count == 0 { return mask }
     var tails: [Int] = []  // tails[k]: index of the smallest last value of an increasing run of length k+1
-    var previous = [Int](repeating: -1, count: count)
+    var previous = [Int32](repeating: -1, count: count)
     tails.reserveCapacity(min(count, 1024))
     values.withUnsafeBufferPointer { v in
         for i in 0..<count {
             let value = v[i]
             if let last = tails.last {
                 if v[last] < value {
-                    previous[i] = last
+                    previous[i] = Int32(truncatingIfNeeded: last)
                     tails.append(i)
                     continue
                 }
@@ -33,14 +33,14 @@ internal func _longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
                 let mid = (low + high) >> 1
                 if v[tails[mid]] < value { low = mid + 1 } else { high = mid }
             }
-            previous[i] = low > 0 ? tails[low - 1] : -1
+            previous[i] = low > 0 ? Int32(truncatingIfNeeded: tails[low - 1]) : -1
             tails[low] = i
         }
     }
     var i = tails.last!
     while i >= 0 {
         mask[i] = true
-        i = previous[i]
+        i = Int(previous[i])
     }
     return mask
 }

@@ -82,8 +82,9 @@ extension StagedChangeset {
             targetTotal += section.elements.count
         }
         targetStart.append(targetTotal)
-        input.elementTargetOf = [Int](repeating: -1, count: total)
-        input.elementSourceOf = [Int](repeating: -1, count: targetTotal)
+        precondition(total < Int(Int32.max) && targetTotal < Int(Int32.max), "a snapshot holds fewer than 2^31 elements")
+        input.elementTargetOf = [Int32](repeating: -1, count: total)
+        input.elementSourceOf = [Int32](repeating: -1, count: targetTotal)
         input.elementChanged = [Bool](repeating: false, count: targetTotal)
 
         // Elements of surviving sections, paired first-in-first-out in flat order.
@@ -92,32 +93,65 @@ extension StagedChangeset {
         var survivingSource: [Int] = []
         for t in 0..<target.count where input.sectionSourceOf[t] >= 0 { survivingTarget.append(t) }
         for s in 0..<source.count where input.sectionTargetOf[s] >= 0 { survivingSource.append(s) }
-        if !survivingTarget.isEmpty {
+        if target.count > 1 {
             targetSectionOfFlat = [Int32](repeating: 0, count: targetTotal)
             for t in survivingTarget {
                 for j in targetStart[t]..<targetStart[t + 1] { targetSectionOfFlat[j] = Int32(truncatingIfNeeded: t) }
             }
         }
-        var survivingTargetCount = 0
-        for t in survivingTarget { survivingTargetCount += target[t].elements.count }
-        var matcher = _FIFOMatcher<Element.DifferenceIdentifier>(
-            targetCount: targetTotal, expected: survivingTargetCount)
-        for t in survivingTarget.reversed() {
-            let elements = target[t].elements
+        var hashMatcher = _HashPartitionMatcher(sourceCount: total, targetCount: targetTotal)
+        for t in survivingTarget {
             let start = targetStart[t]
-            for e in elements.indices.reversed() { matcher.addTarget(elements[e].differenceIdentifier, at: start + e) }
+            let elements = target[t].elements
+            for e in elements.indices { hashMatcher.targetHashes[start + e] = elements[e].differenceIdentifier.hashValue }
+            hashMatcher.targetRanges.append(start..<targetStart[t + 1])
         }
         for s in survivingSource {
-            let elements = source[s].elements
             let start = sourceStart[s]
-            for e in elements.indices {
-                guard let j = matcher.take(elements[e].differenceIdentifier) else { continue }
-                let i = start + e
-                input.elementTargetOf[i] = j
-                input.elementSourceOf[j] = i
-                let t = Int(targetSectionOfFlat[j])
-                input.elementChanged[j] = !target[t].elements[j - targetStart[t]].isContentEqual(to: elements[e])
+            let elements = source[s].elements
+            for e in elements.indices { hashMatcher.sourceHashes[start + e] = elements[e].differenceIdentifier.hashValue }
+            hashMatcher.sourceRanges.append(start..<sourceStart[s + 1])
+        }
+        hashMatcher.pair(targetOf: &input.elementTargetOf, sourceOf: &input.elementSourceOf)
+        hashMatcher = _HashPartitionMatcher(sourceCount: 0, targetCount: 0)
+
+        // Check every pair (equal hashes do not prove equal identifiers) and compare contents.
+        func compareContents() -> Bool {
+            for s in survivingSource {
+                let elements = source[s].elements
+                let start = sourceStart[s]
+                for e in elements.indices {
+                    let j = Int(input.elementTargetOf[start + e])
+                    guard j >= 0 else { continue }
+                    let t = target.count > 1 ? Int(targetSectionOfFlat[j]) : 0
+                    let partner = target[t].elements[j - targetStart[t]]
+                    guard partner.differenceIdentifier == elements[e].differenceIdentifier else { return false }
+                    input.elementChanged[j] = !partner.isContentEqual(to: elements[e])
+                }
             }
+            return true
+        }
+        if !compareContents() {
+            // A hash collision between different identifiers: pair again, exactly, by identifier.
+            for i in input.elementTargetOf.indices { input.elementTargetOf[i] = -1 }
+            for j in input.elementSourceOf.indices { input.elementSourceOf[j] = -1 }
+            var matcher = _FIFOMatcher<Element.DifferenceIdentifier>(
+                targetCount: targetTotal, expected: targetTotal)
+            for t in survivingTarget.reversed() {
+                let elements = target[t].elements
+                let start = targetStart[t]
+                for e in elements.indices.reversed() { matcher.addTarget(elements[e].differenceIdentifier, at: start + e) }
+            }
+            for s in survivingSource {
+                let elements = source[s].elements
+                let start = sourceStart[s]
+                for e in elements.indices {
+                    guard let j = matcher.take(elements[e].differenceIdentifier) else { continue }
+                    input.elementTargetOf[start + e] = Int32(truncatingIfNeeded: j)
+                    input.elementSourceOf[j] = Int32(truncatingIfNeeded: start + e)
+                }
+            }
+            _ = compareContents()
         }
         input.sourceStart = sourceStart
         input.targetStart = targetStart

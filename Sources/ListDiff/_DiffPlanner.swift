@@ -15,9 +15,9 @@ internal struct _DiffInput {
     /// Flat start offsets of the target sections' elements (count + 1 entries).
     @usableFromInline var targetStart: [Int]
     /// For each flat source element, the flat index of its paired target element, or -1.
-    @usableFromInline var elementTargetOf: [Int]
+    @usableFromInline var elementTargetOf: [Int32]
     /// For each flat target element, the flat index of its paired source element, or -1.
-    @usableFromInline var elementSourceOf: [Int]
+    @usableFromInline var elementSourceOf: [Int32]
     /// For each flat target element, whether its content changed (meaningful for paired elements only).
     @usableFromInline var elementChanged: [Bool]
 
@@ -154,15 +154,16 @@ internal func _planStages(_ input: _DiffInput) -> [_StagePlan] {
         let ownStart = input.sourceStart[s]
         let ownEnd = input.sourceStart[s + 1]
         stayers.removeAll(keepingCapacity: true)
+        stayers.reserveCapacity(end - start)
         for j in start..<end {
-            let i = input.elementSourceOf[j]
+            let i = Int(input.elementSourceOf[j])
             if i >= ownStart && i < ownEnd { stayers.append(i) }
         }
         let stays = _longestIncreasingSubsequenceMask(stayers)
         var k = 0
         for j in start..<end {
             let path = ElementPath(section: t, element: j - start)
-            let i = input.elementSourceOf[j]
+            let i = Int(input.elementSourceOf[j])
             if i < 0 {
                 elementInserted.append(path)
                 continue

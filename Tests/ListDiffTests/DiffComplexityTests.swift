@@ -48,3 +48,34 @@ import Testing
         #expect(counter.comparisons.load(ordering: .relaxed) == matched)
     }
 }
+
+/// Identifiers whose hashes collide on purpose: pairing falls back to exact identifier comparison and
+/// the result is still exact and minimal.
+@Suite struct HashCollisionTests {
+    struct CollidingID: Hashable {
+        let value: Int
+        func hash(into hasher: inout Hasher) { hasher.combine(value % 3) }
+    }
+
+    struct Row: Differentiable, Equatable {
+        let id: CollidingID
+        let content: Int
+        var differenceIdentifier: CollidingID { id }
+        func isContentEqual(to source: Row) -> Bool { content == source.content }
+    }
+
+    @Test func collidingHashesStillPairByIdentifier() throws {
+        for seed in 0..<UInt64(300) {
+            var rng = SplitMix64(seed: seed)
+            let source = (0..<Int.random(in: 0...40, using: &rng)).map { Row(id: CollidingID(value: $0), content: 0) }
+            var target = source.filter { _ in Int.random(in: 0..<4, using: &rng) != 0 }
+            target.shuffle(using: &rng)
+            for k in target.indices where Int.random(in: 0..<5, using: &rng) == 0 { target[k] = Row(id: target[k].id, content: 1) }
+            target.insert(Row(id: CollidingID(value: 1_000), content: 0), at: Int.random(in: 0...target.count, using: &rng))
+            let changeset = StagedChangeset(source: source, target: target)
+            #expect(try changeset.apply(to: source) == target)
+            let wrap = { (rows: [Row]) in [ArraySection(model: LinearSection(), elements: rows)] }
+            #expect(changeset.counts == MinimalCounts.of(source: wrap(source), target: wrap(target)))
+        }
+    }
+}
