@@ -6,7 +6,7 @@
 /// - Returns: `mask[i]` is true when `values[i]` belongs to the chosen subsequence.
 /// - Complexity: O(n log n) in the worst case, O(n + k log n) for `k` displaced values.
 @usableFromInline
-internal func _longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
+internal func _longestIncreasingSubsequenceMask(_ values: [Int32]) -> [Bool] {
     let count = values.count
     var mask = [Bool](repeating: false, count: count)
     if count == 0 { return mask }

@@ -100,18 +100,22 @@ extension StagedChangeset {
             }
         }
         var hashMatcher = _HashPartitionMatcher(sourceCount: total, targetCount: targetTotal)
-        for t in survivingTarget {
-            let start = targetStart[t]
-            let elements = target[t].elements
-            for e in elements.indices { hashMatcher.targetHashes[start + e] = elements[e].differenceIdentifier.hashValue }
-            hashMatcher.targetRanges.append(start..<targetStart[t + 1])
+        hashMatcher.targetHashes.withUnsafeMutableBufferPointer { hashes in
+            for t in survivingTarget {
+                let start = targetStart[t]
+                let elements = target[t].elements
+                for e in elements.indices { hashes[start + e] = elements[e].differenceIdentifier.hashValue }
+            }
         }
-        for s in survivingSource {
-            let start = sourceStart[s]
-            let elements = source[s].elements
-            for e in elements.indices { hashMatcher.sourceHashes[start + e] = elements[e].differenceIdentifier.hashValue }
-            hashMatcher.sourceRanges.append(start..<sourceStart[s + 1])
+        hashMatcher.sourceHashes.withUnsafeMutableBufferPointer { hashes in
+            for s in survivingSource {
+                let start = sourceStart[s]
+                let elements = source[s].elements
+                for e in elements.indices { hashes[start + e] = elements[e].differenceIdentifier.hashValue }
+            }
         }
+        hashMatcher.targetRanges = survivingTarget.map { targetStart[$0]..<targetStart[$0 + 1] }
+        hashMatcher.sourceRanges = survivingSource.map { sourceStart[$0]..<sourceStart[$0 + 1] }
         hashMatcher.pair(targetOf: &input.elementTargetOf, sourceOf: &input.elementSourceOf)
         hashMatcher = _HashPartitionMatcher(sourceCount: 0, targetCount: 0)
 

@@ -88,18 +88,18 @@ internal func _planStages(_ input: _DiffInput) -> [_StagePlan] {
         }
     }
     var sectionInserted: [Int] = []
-    var survivorRanksInTargetOrder: [Int] = []
+    var survivorRanksInTargetOrder: [Int32] = []
     survivorRanksInTargetOrder.reserveCapacity(rank)
     for t in 0..<targetSectionCount {
         let s = input.sectionSourceOf[t]
-        if s >= 0 { survivorRanksInTargetOrder.append(survivingRank[s]) } else { sectionInserted.append(t) }
+        if s >= 0 { survivorRanksInTargetOrder.append(Int32(truncatingIfNeeded: survivingRank[s])) } else { sectionInserted.append(t) }
     }
     let sectionStays = _longestIncreasingSubsequenceMask(survivorRanksInTargetOrder)
     var sectionMoved: [Move<Int>] = []
     do {
         var k = 0
         for t in 0..<targetSectionCount where input.sectionSourceOf[t] >= 0 {
-            if !sectionStays[k] { sectionMoved.append(Move(from: survivorRanksInTargetOrder[k], to: t)) }
+            if !sectionStays[k] { sectionMoved.append(Move(from: Int(survivorRanksInTargetOrder[k]), to: t)) }
             k += 1
         }
     }
@@ -143,7 +143,7 @@ internal func _planStages(_ input: _DiffInput) -> [_StagePlan] {
     var elementUpdatedEarly: [ElementPath] = []
     var elementUpdatedLate: [ElementPath] = []
     var sectionUpdated: [Int] = []
-    var stayers: [Int] = []
+    var stayers: [Int32] = []
     for t in 0..<targetSectionCount {
         let s = input.sectionSourceOf[t]
         guard s >= 0 else { continue }
@@ -157,7 +157,7 @@ internal func _planStages(_ input: _DiffInput) -> [_StagePlan] {
         stayers.reserveCapacity(end - start)
         for j in start..<end {
             let i = Int(input.elementSourceOf[j])
-            if i >= ownStart && i < ownEnd { stayers.append(i) }
+            if i >= ownStart && i < ownEnd { stayers.append(Int32(truncatingIfNeeded: i)) }
         }
         let stays = _longestIncreasingSubsequenceMask(stayers)
         var k = 0

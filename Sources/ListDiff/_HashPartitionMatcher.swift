@@ -35,9 +35,9 @@ internal struct _HashPartitionMatcher {
         let targetCount = targetRanges.reduce(0) { $0 + $1.count }
         guard sourceCount > 0 && targetCount > 0 else { return }
 
-        // About 4,096 targets per partition (a table that stays in cache), at most 2^16 partitions.
+        // About 2,048 targets per partition (a table that stays in cache), at most 2^16 partitions.
         var bits = 0
-        while bits < 16 && (targetCount >> (bits + 12)) > 0 { bits += 1 }
+        while bits < 16 && (targetCount >> (bits + 11)) > 0 { bits += 1 }
         let partitions = 1 << bits
         @inline(__always) func partition(_ hash: Int) -> Int {
             bits == 0 ? 0 : Int(truncatingIfNeeded: UInt64(UInt(bitPattern: hash)) >> UInt64(64 - bits))

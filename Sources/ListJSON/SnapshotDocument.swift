@@ -1,0 +1,129 @@
+import ListDiff
+
+/// The snapshot document of DESIGN §3: a sectioned list of JSON items.
+///
+/// ```json
+/// {"sections": [
+///   {"id": "today", "content": {"title": "Today"},
+///    "elements": [{"id": "m1", "content": {"text": "hi"}}, {"id": "m2"}]}
+/// ]}
+/// ```
+/// On input, `sections` is required; in a section and in an element `id` is required and must be a
+/// string, `content` is optional (absent = `null`); a section's `elements` is optional (absent = none);
+/// unknown keys anywhere are ignored. On output every key is written, in canonical order.
+///
+/// ```swift
+/// let document = try SnapshotDocument(decoding: JSONValue(parsing: bytes))
+/// let output = document.jsonValue(extraFields: ["schemaVersion": 1, "list": "inbox"])
+/// print(output.serialized())
+/// ```
+public struct SnapshotDocument: Hashable, Sendable {
+    /// The sections, in order, each with its elements.
+    public var sections: [JSONSection]
+
+    /// Creates a document holding `sections`.
+    public init(sections: [JSONSection]) {
+        self.sections = sections
+    }
+
+    /// Decodes a snapshot document.
+    ///
+    /// - Throws: `DocumentError` naming the place of the first problem, e.g.
+    ///   `sections[2].elements[5].id: expected a string, found number`, `sections: required but missing`,
+    ///   or `top level: expected an object, found array`.
+    /// - Complexity: O(n) in the number of sections and elements (contents are shared, not copied).
+    public init(decoding value: JSONValue) throws(DocumentError) {
+        let object = try _Decode.object(value)
+        sections = try _Decode.required(object, "sections") { (value) throws(DocumentError) -> [JSONSection] in
+            try _Decode.each(try _Decode.array(value), _Decode.section)
+        }
+    }
+
+    /// The document as a JSON object `{"sections": […]}`, plus `extraFields` (such as `schemaVersion`,
+    /// `list`, `version`, `digest`); a `sections` key in `extraFields` is replaced.
+    ///
+    /// - Complexity: O(n) in the number of sections and elements, plus O(k log k) for k extra fields.
+    public func jsonValue(extraFields: JSONObject = JSONObject()) -> JSONValue {
+        var object = extraFields
+        object["sections"] = SnapshotDocument.sectionsValue(sections)
+        return .object(object)
+    }
+
+    /// The canonical JSON text of `jsonValue(extraFields:)`, written straight from the sections
+    /// without building the intermediate `JSONValue` (faster and leaner for large lists).
+    ///
+    /// ```swift
+    /// let bytes = document.serializedBytes(extraFields: ["schemaVersion": 1, "list": "inbox"])
+    /// ```
+    /// - Complexity: O(size of the output).
+    public func serializedBytes(extraFields: JSONObject = JSONObject()) -> [UInt8] {
+        var output: [UInt8] = []
+        serialize(into: &output, extraFields: extraFields)
+        return output
+    }
+
+    /// Appends the canonical JSON text of `jsonValue(extraFields:)` to `output` (see
+    /// `serializedBytes(extraFields:)`).
+    /// - Complexity: O(size of the output), amortised.
+    public func serialize(into output: inout [UInt8], extraFields: JSONObject = JSONObject()) {
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        var sectionsWritten = false
+        func separate() {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+        }
+        func writeSections() {
+            separate()
+            output.append(contentsOf: #""sections":["#.utf8)
+            for (s, section) in sections.enumerated() {
+                if s > 0 { output.append(UInt8(ascii: ",")) }
+                output.append(contentsOf: #"{"content":"#.utf8)
+                section.model.content.serialize(into: &output)
+                output.append(contentsOf: #","elements":["#.utf8)
+                for (e, element) in section.elements.enumerated() {
+                    if e > 0 { output.append(UInt8(ascii: ",")) }
+                    output.append(contentsOf: #"{"content":"#.utf8)
+                    element.content.serialize(into: &output)
+                    output.append(contentsOf: #","id":"#.utf8)
+                    JSONValue.serializeString(element.id, into: &output)
+                    output.append(UInt8(ascii: "}"))
+                }
+                output.append(contentsOf: #"],"id":"#.utf8)
+                JSONValue.serializeString(section.model.id, into: &output)
+                output.append(UInt8(ascii: "}"))
+            }
+            output.append(UInt8(ascii: "]"))
+            sectionsWritten = true
+        }
+        for member in extraFields.members {
+            let order = _UTF8Bytes.compare(member.key, "sections")
+            if order == 0 { continue }
+            if order > 0 && !sectionsWritten { writeSections() }
+            separate()
+            JSONValue.serializeString(member.key, into: &output)
+            output.append(UInt8(ascii: ":"))
+            member.value.serialize(into: &output)
+        }
+        if !sectionsWritten { writeSections() }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    /// The `sections` array of a document: `[{"content": …, "elements": [{"content": …, "id": …}],
+    /// "id": …}]`.
+    /// - Complexity: O(n) in the number of sections and elements.
+    public static func sectionsValue(_ sections: [JSONSection]) -> JSONValue {
+        .array(sections.map(_Encode.section))
+    }
+
+    /// One section as `{"content": …, "elements": […], "id": …}`.
+    public static func sectionValue(_ section: JSONSection) -> JSONValue {
+        _Encode.section(section)
+    }
+
+    /// Decodes one section `{"id": …, "content": …, "elements": […]}`.
+    /// - Throws: `DocumentError` with a path relative to `value`, e.g. `elements[5].id`.
+    public static func section(decoding value: JSONValue) throws(DocumentError) -> JSONSection {
+        try _Decode.section(value)
+    }
+}

@@ -1,0 +1,114 @@
+import ListDiff
+
+/// Shared decoding steps for snapshot documents and stage objects. Each step reports errors relative
+/// to the value it reads; `at` puts the step's place in front of the path on the way out, so paths
+/// are only built when something is wrong.
+enum _Decode {
+    /// Runs `body`, prefixing the path of any error with `component`.
+    @inline(__always)
+    static func at<T>(
+        _ component: DocumentError.PathComponent, _ body: () throws(DocumentError) -> T
+    ) throws(DocumentError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw error.prefixed(component)
+        }
+    }
+
+    static func object(_ value: JSONValue) throws(DocumentError) -> JSONObject {
+        guard case .object(let object) = value else {
+            throw DocumentError(.typeMismatch(expected: "an object", found: value.kindName))
+        }
+        return object
+    }
+
+    static func array(_ value: JSONValue) throws(DocumentError) -> [JSONValue] {
+        guard case .array(let array) = value else {
+            throw DocumentError(.typeMismatch(expected: "an array", found: value.kindName))
+        }
+        return array
+    }
+
+    static func string(_ value: JSONValue) throws(DocumentError) -> String {
+        guard case .string(let string) = value else {
+            throw DocumentError(.typeMismatch(expected: "a string", found: value.kindName))
+        }
+        return string
+    }
+
+    /// A non-negative integer that fits `Int`, written without fraction or exponent.
+    static func index(_ value: JSONValue) throws(DocumentError) -> Int {
+        guard case .number(let number) = value else {
+            throw DocumentError(.typeMismatch(expected: "a non-negative integer", found: value.kindName))
+        }
+        guard let index = number.intValue, index >= 0 else {
+            throw DocumentError(.invalidValue("expected a non-negative integer, found \(number.literal)"))
+        }
+        return index
+    }
+
+    /// The value of a required key, decoded by `decode`; errors name the key.
+    @inline(__always)
+    static func required<T>(
+        _ object: JSONObject, _ key: String, _ decode: (JSONValue) throws(DocumentError) -> T
+    ) throws(DocumentError) -> T {
+        guard let value = object[key] else { throw DocumentError(.missing, path: [.key(key)]) }
+        return try at(.key(key)) { () throws(DocumentError) -> T in try decode(value) }
+    }
+
+    /// The value of an optional key decoded by `decode`, or `nil` when the key is absent.
+    @inline(__always)
+    static func optional<T>(
+        _ object: JSONObject, _ key: String, _ decode: (JSONValue) throws(DocumentError) -> T
+    ) throws(DocumentError) -> T? {
+        guard let value = object[key] else { return nil }
+        return try at(.key(key)) { () throws(DocumentError) -> T in try decode(value) }
+    }
+
+    /// Each element of an array decoded by `decode`; errors name the index.
+    @inline(__always)
+    static func each<T>(
+        _ array: [JSONValue], _ decode: (JSONValue) throws(DocumentError) -> T
+    ) throws(DocumentError) -> [T] {
+        var result: [T] = []
+        result.reserveCapacity(array.count)
+        for (i, value) in array.enumerated() {
+            result.append(try at(.index(i)) { () throws(DocumentError) -> T in try decode(value) })
+        }
+        return result
+    }
+
+    /// `{"section": s, "element": e}`.
+    static func path(_ value: JSONValue) throws(DocumentError) -> ElementPath {
+        let object = try _Decode.object(value)
+        return ElementPath(
+            section: try required(object, "section", index),
+            element: try required(object, "element", index))
+    }
+
+    /// `{"id": …, "content": …, "elements": […]}`; `content` absent = null, `elements` absent = none.
+    static func section(_ value: JSONValue) throws(DocumentError) -> ArraySection<JSONItem, JSONItem> {
+        let object = try _Decode.object(value)
+        let model = try JSONItem(members: object)
+        let elements = try optional(object, "elements") { (value) throws(DocumentError) -> [JSONItem] in
+            try each(try array(value)) { (value) throws(DocumentError) -> JSONItem in try JSONItem(decoding: value) }
+        }
+        return ArraySection(model: model, elements: elements ?? [])
+    }
+}
+
+/// Encoding helpers: objects whose keys are written in code point order directly.
+enum _Encode {
+    static func path(_ path: ElementPath) -> JSONValue {
+        .object(JSONObject(sortedUniqueMembers: [.init("element", JSONValue(path.element)), .init("section", JSONValue(path.section))]))
+    }
+
+    static func section(_ section: ArraySection<JSONItem, JSONItem>) -> JSONValue {
+        .object(JSONObject(sortedUniqueMembers: [
+            .init("content", section.model.content),
+            .init("elements", .array(section.elements.map(\.jsonValue))),
+            .init("id", .string(section.model.id)),
+        ]))
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+
+#if canImport(Glibc)
+import Glibc
+private func terminate(_ code: Int32) -> Never { Glibc.exit(code) }
+#elseif canImport(Musl)
+import Musl
+private func terminate(_ code: Int32) -> Never { Musl.exit(code) }
+#elseif canImport(Darwin)
+import Darwin
+private func terminate(_ code: Int32) -> Never { Darwin.exit(code) }
+#endif
+
+/// `liststore`: commit, inspect, verify, pull and serve ordered, sectioned lists.
+@main
+struct ListStoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "liststore",
+        abstract: "Ordered, sectioned lists with a journal of staged changesets.",
+        discussion: ExitStatus.helpText,
+        version: "0.1.0",
+        subcommands: [DiffCommand.self]
+    )
+
+    /// Runs the command; every error is one line on stderr with its documented exit code, and help
+    /// and version go to stdout.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let status as ExitCode {
+            terminate(status.rawValue)  // the failure was already reported
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                Terminal.out(fullMessage(for: error) + "\n")
+            } else {
+                Terminal.errorLine("error: " + message(for: error).split(separator: "\n").joined(separator: "; ")
+                    + " (see 'liststore help')")
+            }
+            terminate(code.rawValue)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes to the standard streams through their file descriptors.
+enum Terminal {
+    /// Writes `text` to standard output.
+    static func out(_ text: String) { write(text, to: 1) }
+
+    /// Writes one line, prefixed with the program name, to standard error.
+    static func errorLine(_ line: String) { write("liststore: " + line + "\n", to: 2) }
+
+    /// Runs a command body; a `CommandFailure` becomes one line on stderr and its exit code.
+    static func reportingFailures(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let failure as CommandFailure {
+            errorLine("error: " + failure.message)
+            throw failure.status
+        }
+    }
+
+    private static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                #if canImport(Darwin)
+                let written = Darwin.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                #elseif canImport(Glibc)
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                #else
+                let written = Musl.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                #endif
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return  // stdout closed (e.g. a pipe to `head`): nothing more to say
+                }
+                offset += written
+            }
+        }
+    }
+}
