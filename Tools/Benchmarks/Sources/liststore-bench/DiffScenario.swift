@@ -52,7 +52,7 @@ struct DiffScenario: Sendable {
         case .sectioned(let p):
             summary = "\(p.sectionCount) sections × \(p.sectionSize) vs \(Self.baselineName), flattened"
         }
-        return Scenario(name: name, summary: summary) { () throws(ScenarioFailure) in try diff.run() }
+        return Scenario(name: name, summary: summary, target: target) { () throws(ScenarioFailure) in try diff.run() }
     }
 
     private func progress(_ text: String) {

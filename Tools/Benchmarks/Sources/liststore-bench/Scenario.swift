@@ -7,6 +7,8 @@ struct Scenario: Sendable {
     let name: String
     /// One line for `--help`.
     let summary: String
+    /// What the scenario is expected to reach.
+    let target: Target
     /// Runs the scenario: generates its input, measures ours and the baseline.
     let run: @Sendable () throws(ScenarioFailure) -> ScenarioResult
 

@@ -8,6 +8,8 @@ import Darwin
 
 // liststore-bench [SCENARIO…] [--json]   (DESIGN §6)
 //
+// Each scenario runs in a fresh child process of its own (see ScenarioResult+ChildProcess.swift).
+//
 // Exit status: 0 ok (targets are reported, not enforced); 1 an input fingerprint does not match the
 // specification or a changeset is not minimal; 64 usage.
 
@@ -29,11 +31,14 @@ func usage() -> String {
 }
 
 var asJSON = false
+var childMode = false
 var selected = [Scenario]()
 for argument in CommandLine.arguments.dropFirst() {
     switch argument {
     case "--json":
         asJSON = true
+    case ScenarioResult.childFlag:
+        childMode = true
     case "-h", "--help":
         print(usage())
         exit(0)
@@ -51,11 +56,26 @@ for argument in CommandLine.arguments.dropFirst() {
 }
 if selected.isEmpty { selected = Scenario.registry }
 
+// A child runs its one scenario in this process and hands the result to its parent.
+if childMode {
+    guard selected.count == 1 else {
+        StandardError.line("liststore-bench: \(ScenarioResult.childFlag) takes exactly one scenario")
+        exit(64)
+    }
+    do {
+        print(try selected[0].run().childEncoding, terminator: "")
+        exit(0)
+    } catch {
+        StandardError.line("\(error.scenario): \(error.message)")
+        exit(1)
+    }
+}
+
 var results = [ScenarioResult]()
 var failures = [String]()
 for scenario in selected {
     do {
-        let result = try scenario.run()
+        let result = try ScenarioResult.runInChildProcess(scenario)
         results.append(result)
         StandardError.line("\(scenario.name): ratio \(Format.fixed(result.ratio, decimals: 1)), target "
             + result.target.assessed(ratio: result.ratio, peakMemoryMB: result.peakMemoryMB)
