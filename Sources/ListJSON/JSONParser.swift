@@ -249,6 +249,12 @@ private struct _Core {
                 try expectWord("null")
                 value = .null
             default:
+                // Bytes that are not UTF-8 at all are reported as such, before "unexpected".
+                if input[pos] >= 0x80 {
+                    let start = pos
+                    try skipMultibyte()
+                    pos = start
+                }
                 throw fail(.unexpected(expected: "a JSON value"), at: pos)
             }
 

@@ -1,19 +1,7 @@
 import ListDiff
+import ListDiffTestSupport
 import ListJSON
 import Testing
-
-/// SplitMix64, so every failing case can be replayed from its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random JSON snapshots with awkward ids and exact contents, and random edits of them.
 private struct SnapshotGenerator {

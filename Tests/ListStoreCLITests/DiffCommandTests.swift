@@ -65,6 +65,7 @@ import Testing
     @Test(arguments: [
         ("not JSON", Array("{\"sections\": [".utf8), 65, "invalid JSON"),
         ("not UTF-8", [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D], 65, "UTF-8"),
+        ("UTF-16 file", [0xFF, 0xFE, 0x7B, 0x00, 0x7D, 0x00], 65, "invalid UTF-8"),
         ("wrong type", Array(#"{"sections": {"id": "a"}}"#.utf8), 65, "sections"),
         ("missing id", Array(#"{"sections": [{"elements": []}]}"#.utf8), 65, "sections[0].id"),
         ("number id", Array(#"{"sections": [{"id": "s", "elements": [{"id": 7}]}]}"#.utf8), 65, "sections[0].elements[0].id"),
