@@ -175,7 +175,7 @@ extension StagedChangeset {
     /// }
     /// ```
     /// - Returns: the state after the last stage.
-    /// - Throws: `StageApplicationError`, or what `body` throws wrapped as no error: `body` may not throw.
+    /// - Throws: `StageApplicationError` naming the first stage that does not fit; `body` itself may not throw.
     @inlinable
     @discardableResult
     public func forEachStage(
