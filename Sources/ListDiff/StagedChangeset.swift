@@ -66,22 +66,10 @@ extension StagedChangeset {
         }
 
         // Flat offsets of elements.
-        var sourceStart = [Int]()
-        sourceStart.reserveCapacity(source.count + 1)
-        var total = 0
-        for section in source {
-            sourceStart.append(total)
-            total += section.elements.count
-        }
-        sourceStart.append(total)
-        var targetStart = [Int]()
-        targetStart.reserveCapacity(target.count + 1)
-        var targetTotal = 0
-        for section in target {
-            targetStart.append(targetTotal)
-            targetTotal += section.elements.count
-        }
-        targetStart.append(targetTotal)
+        let sourceStart = _flatStarts(source)
+        let targetStart = _flatStarts(target)
+        let total = sourceStart[source.count]
+        let targetTotal = targetStart[target.count]
         precondition(total < Int(Int32.max) && targetTotal < Int(Int32.max), "a snapshot holds fewer than 2^31 elements")
         input.elementTargetOf = [Int32](repeating: -1, count: total)
         input.elementSourceOf = [Int32](repeating: -1, count: targetTotal)
@@ -100,20 +88,8 @@ extension StagedChangeset {
             }
         }
         var hashMatcher = _HashPartitionMatcher(sourceCount: total, targetCount: targetTotal)
-        hashMatcher.targetHashes.withUnsafeMutableBufferPointer { hashes in
-            for t in survivingTarget {
-                let start = targetStart[t]
-                let elements = target[t].elements
-                for e in elements.indices { hashes[start + e] = elements[e].differenceIdentifier.hashValue }
-            }
-        }
-        hashMatcher.sourceHashes.withUnsafeMutableBufferPointer { hashes in
-            for s in survivingSource {
-                let start = sourceStart[s]
-                let elements = source[s].elements
-                for e in elements.indices { hashes[start + e] = elements[e].differenceIdentifier.hashValue }
-            }
-        }
+        _storeIdentifierHashes(of: target, sections: survivingTarget, starts: targetStart, into: &hashMatcher.targetHashes)
+        _storeIdentifierHashes(of: source, sections: survivingSource, starts: sourceStart, into: &hashMatcher.sourceHashes)
         hashMatcher.targetRanges = survivingTarget.map { targetStart[$0]..<targetStart[$0 + 1] }
         hashMatcher.sourceRanges = survivingSource.map { sourceStart[$0]..<sourceStart[$0 + 1] }
         hashMatcher.pair(targetOf: &input.elementTargetOf, sourceOf: &input.elementSourceOf)
@@ -177,5 +153,33 @@ extension StagedChangeset {
             }
             return stage
         })
+    }
+}
+
+/// The flat start offset of each section's elements, followed by the total element count.
+@inlinable
+internal func _flatStarts<Model, Element>(_ sections: [ArraySection<Model, Element>]) -> [Int] {
+    var starts = [Int]()
+    starts.reserveCapacity(sections.count + 1)
+    var total = 0
+    for section in sections {
+        starts.append(total)
+        total += section.elements.count
+    }
+    starts.append(total)
+    return starts
+}
+
+/// Stores the identifier hash of every element of the chosen sections at its flat index in `hashes`.
+@inlinable
+internal func _storeIdentifierHashes<Model, Element>(
+    of snapshot: [ArraySection<Model, Element>], sections chosen: [Int], starts: [Int], into hashes: inout [Int]
+) {
+    hashes.withUnsafeMutableBufferPointer { hashes in
+        for s in chosen {
+            let start = starts[s]
+            let elements = snapshot[s].elements
+            for e in elements.indices { hashes[start + e] = elements[e].differenceIdentifier.hashValue }
+        }
     }
 }
