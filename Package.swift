@@ -7,20 +7,38 @@ let package = Package(
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListJSON", targets: ["ListJSON"]),
+        .library(name: "ListStore", targets: ["ListStore"]),
         .executable(name: "liststore", targets: ["ListStoreCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         // Pure algorithm: no Foundation, no SQLite.
         .target(name: "ListDiff"),
         // The JSON formats of DESIGN §3: exact JSON values, snapshot documents, stage objects.
         .target(name: "ListJSON", dependencies: ["ListDiff"]),
+        // The SQL schema: Migrations/*.sql, embedded in the code at build time.
+        .target(
+            name: "ListStoreMigrations",
+            path: "Migrations",
+            resources: [.embedInCode("v0001_initial.sql")]
+        ),
+        // Lists persisted in SQLite with a journal of staged changesets.
+        .target(
+            name: "ListStore",
+            dependencies: [
+                "ListDiff", "ListJSON", "ListStoreMigrations",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "ListStoreCLI",
             dependencies: [
-                "ListDiff", "ListJSON",
+                "ListDiff", "ListJSON", "ListStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/liststore"
@@ -29,7 +47,8 @@ let package = Package(
         .target(name: "ListDiffTestSupport", dependencies: ["ListDiff"], path: "Tests/ListDiffTestSupport"),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListDiffTestSupport"]),
         .testTarget(name: "ListJSONTests", dependencies: ["ListJSON", "ListDiff", "ListDiffTestSupport"]),
-        .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListJSON"]),
+        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport"]),
+        .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStore", "ListJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,6 +52,16 @@ extension StagedChangeset {
     ///   of displaced ones; one hash per identifier.
     @inlinable
     public init(source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>]) {
+        self = Self._changesetAndPairing(source: source, target: target).changeset
+    }
+
+    /// The changeset and the pairing it was planned from (which source item each target item is).
+    ///
+    /// Not API (package-visible: the store writes rows along the same pairing).
+    @inlinable
+    package static func _changesetAndPairing(
+        source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>]
+    ) -> (changeset: Self, pairing: _DiffInput) {
         var input = _DiffInput(sourceSectionCount: source.count, targetSectionCount: target.count)
 
         // Sections, paired first-in-first-out by identifier.
@@ -137,7 +147,7 @@ extension StagedChangeset {
         input.targetStart = targetStart
 
         let plans = _planStages(input)
-        self.init(stages: plans.map { plan in
+        let changeset = Self(stages: plans.map { plan in
             var stage = Stage<Model, Element>()
             stage.sectionDeleted = plan.sectionDeleted
             stage.sectionInserted = plan.sectionInserted.map { .init(index: $0, section: target[$0]) }
@@ -153,6 +163,7 @@ extension StagedChangeset {
             }
             return stage
         })
+        return (changeset, input)
     }
 }
 

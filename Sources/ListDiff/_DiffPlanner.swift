@@ -1,25 +1,25 @@
 /// The index-level input of the diff: the pairing of sections and elements, already computed by the
 /// generic layer, in flat coordinates.
 ///
-/// Not API.
+/// Not API (package-visible: the store writes rows along the same pairing).
 @usableFromInline
-internal struct _DiffInput {
+package struct _DiffInput {
     /// For each source section, the index of its paired target section, or -1.
-    @usableFromInline var sectionTargetOf: [Int]
+    @usableFromInline package var sectionTargetOf: [Int]
     /// For each target section, the index of its paired source section, or -1.
-    @usableFromInline var sectionSourceOf: [Int]
+    @usableFromInline package var sectionSourceOf: [Int]
     /// For each target section, whether its content changed (meaningful for paired sections only).
-    @usableFromInline var sectionChanged: [Bool]
+    @usableFromInline package var sectionChanged: [Bool]
     /// Flat start offsets of the source sections' elements (count + 1 entries).
-    @usableFromInline var sourceStart: [Int]
+    @usableFromInline package var sourceStart: [Int]
     /// Flat start offsets of the target sections' elements (count + 1 entries).
-    @usableFromInline var targetStart: [Int]
+    @usableFromInline package var targetStart: [Int]
     /// For each flat source element, the flat index of its paired target element, or -1.
-    @usableFromInline var elementTargetOf: [Int32]
+    @usableFromInline package var elementTargetOf: [Int32]
     /// For each flat target element, the flat index of its paired source element, or -1.
-    @usableFromInline var elementSourceOf: [Int32]
+    @usableFromInline package var elementSourceOf: [Int32]
     /// For each flat target element, whether its content changed (meaningful for paired elements only).
-    @usableFromInline var elementChanged: [Bool]
+    @usableFromInline package var elementChanged: [Bool]
 
     @inlinable
     init(sourceSectionCount: Int, targetSectionCount: Int) {

@@ -33,9 +33,21 @@ public struct SnapshotDocument: Hashable, Sendable {
     ///   or `top level: expected an object, found array`.
     /// - Complexity: O(n) in the number of sections and elements (contents are shared, not copied).
     public init(decoding value: JSONValue) throws(DocumentError) {
+        sections = try SnapshotDocument.sections(decoding: value)
+    }
+
+    /// Decodes the sections of a snapshot document straight into items of any `JSONDocumentItem` type.
+    ///
+    /// - Throws: `DocumentError` as `init(decoding:)`.
+    /// - Complexity: O(n) in the number of sections and elements.
+    public static func sections<Item: JSONDocumentItem>(decoding value: JSONValue) throws(DocumentError)
+        -> [ArraySection<Item, Item>]
+    {
         let object = try _Decode.object(value)
-        sections = try _Decode.required(object, "sections") { (value) throws(DocumentError) -> [JSONSection] in
-            try _Decode.each(try _Decode.array(value), _Decode.section)
+        return try _Decode.required(object, "sections") { (value) throws(DocumentError) -> [ArraySection<Item, Item>] in
+            try _Decode.each(try _Decode.array(value)) { (value) throws(DocumentError) -> ArraySection<Item, Item> in
+                try _Decode.section(value)
+            }
         }
     }
 
@@ -124,6 +136,6 @@ public struct SnapshotDocument: Hashable, Sendable {
     /// Decodes one section `{"id": …, "content": …, "elements": […]}`.
     /// - Throws: `DocumentError` with a path relative to `value`, e.g. `elements[5].id`.
     public static func section(decoding value: JSONValue) throws(DocumentError) -> JSONSection {
-        try _Decode.section(value)
+        try _Decode.section(value) as JSONSection
     }
 }

@@ -99,28 +99,35 @@ public enum StageDocument {
     ///   does not fit `state`.
     /// - Complexity: O(operations + elements of inserted sections), plus one application of the
     ///   structural part for a mixed stage.
-    public static func decodeStage(_ value: JSONValue, applyingTo state: [JSONSection]) throws(DocumentError)
-        -> JSONStage
-    {
+    public static func decodeStage<Item: JSONDocumentItem>(
+        _ value: JSONValue, applyingTo state: [ArraySection<Item, Item>]
+    ) throws(DocumentError) -> Stage<Item, Item> {
+        try _decodeStage(value, applyingTo: state)
+    }
+
+    static func _decodeStage<Item: JSONDocumentItem>(
+        _ value: JSONValue, applyingTo state: [ArraySection<Item, Item>]
+    ) throws(DocumentError) -> Stage<Item, Item> {
+        typealias ItemStage = Stage<Item, Item>
         let object = try _Decode.object(value)
-        var stage = JSONStage()
+        var stage = ItemStage()
         typealias D = _Decode
         func list<T>(_ key: String, _ decode: (JSONValue) throws(DocumentError) -> T) throws(DocumentError) -> [T] {
             try D.optional(object, key) { (value) throws(DocumentError) -> [T] in try D.each(try D.array(value), decode) }
                 ?? []
         }
         stage.sectionDeleted = try list("sectionDeleted", D.index)
-        stage.sectionInserted = try list("sectionInserted") { (value) throws(DocumentError) -> JSONStage.SectionInsertion in
+        stage.sectionInserted = try list("sectionInserted") { (value) throws(DocumentError) -> ItemStage.SectionInsertion in
             let index = try D.required(try D.object(value), "index", D.index)
-            return JSONStage.SectionInsertion(index: index, section: try D.section(value))
+            return ItemStage.SectionInsertion(index: index, section: try D.section(value))
         }
         stage.sectionMoved = try list("sectionMoved") { (value) throws(DocumentError) -> Move<Int> in
             let object = try D.object(value)
             return Move(from: try D.required(object, "from", D.index), to: try D.required(object, "to", D.index))
         }
         stage.elementDeleted = try list("elementDeleted", D.path)
-        stage.elementInserted = try list("elementInserted") { (value) throws(DocumentError) -> JSONStage.ElementChange in
-            JSONStage.ElementChange(path: try D.path(value), element: try JSONItem(decoding: value))
+        stage.elementInserted = try list("elementInserted") { (value) throws(DocumentError) -> ItemStage.ElementChange in
+            ItemStage.ElementChange(path: try D.path(value), element: try D.item(value))
         }
         stage.elementMoved = try list("elementMoved") { (value) throws(DocumentError) -> Move<ElementPath> in
             let object = try D.object(value)
@@ -151,7 +158,7 @@ public enum StageDocument {
                     path: [.key("sectionUpdated"), .index(k), .key("index")])
             }
             stage.sectionUpdated.append(
-                .init(index: index, model: JSONItem(id: lookup[index].model.id, content: content)))
+                .init(index: index, model: Item(documentID: lookup[index].model.documentID, content: content)))
         }
         for (k, (path, content)) in elementUpdates.enumerated() {
             guard path.section < lookup.count else {
@@ -167,9 +174,23 @@ public enum StageDocument {
                     path: [.key("elementUpdated"), .index(k), .key("element")])
             }
             stage.elementUpdated.append(
-                .init(path: path, element: JSONItem(id: elements[path.element].id, content: content)))
+                .init(path: path, element: Item(documentID: elements[path.element].documentID, content: content)))
         }
         return stage
+    }
+
+    /// Decodes a stage object of a JSON snapshot; see the generic `decodeStage(_:applyingTo:)`.
+    /// - Throws: `DocumentError`, as the generic version.
+    public static func decodeStage(_ value: JSONValue, applyingTo state: [JSONSection]) throws(DocumentError) -> JSONStage {
+        try _decodeStage(value, applyingTo: state)
+    }
+
+    /// Decodes stages of a JSON snapshot; see the generic `decodeStages(_:applyingTo:)`.
+    /// - Throws: `DocumentError`, as the generic version.
+    public static func decodeStages(_ value: JSONValue, applyingTo state: [JSONSection]) throws(DocumentError)
+        -> (changeset: StagedChangeset<JSONItem, JSONItem>, result: [JSONSection])
+    {
+        try _decodeStages(value, applyingTo: state)
     }
 
     /// Decodes a list of stages — `{"stages": […]}` (other keys ignored) or a bare array of stage
@@ -182,9 +203,15 @@ public enum StageDocument {
     /// - Throws: `DocumentError` naming the place, e.g. `stages[2].elementUpdated[0].element: …`, or
     ///   `stages[2]: stage does not apply: …` when a stage does not fit the state left by the previous.
     /// - Complexity: O(total operations + stages × sections + elements of touched sections).
-    public static func decodeStages(_ value: JSONValue, applyingTo state: [JSONSection]) throws(DocumentError)
-        -> (changeset: StagedChangeset<JSONItem, JSONItem>, result: [JSONSection])
-    {
+    public static func decodeStages<Item: JSONDocumentItem>(
+        _ value: JSONValue, applyingTo state: [ArraySection<Item, Item>]
+    ) throws(DocumentError) -> (changeset: StagedChangeset<Item, Item>, result: [ArraySection<Item, Item>]) {
+        try _decodeStages(value, applyingTo: state)
+    }
+
+    static func _decodeStages<Item: JSONDocumentItem>(
+        _ value: JSONValue, applyingTo state: [ArraySection<Item, Item>]
+    ) throws(DocumentError) -> (changeset: StagedChangeset<Item, Item>, result: [ArraySection<Item, Item>]) {
         let list: [JSONValue]
         var prefix: DocumentError.PathComponent?
         if case .array(let array) = value {
@@ -193,13 +220,13 @@ public enum StageDocument {
             list = try _Decode.required(try _Decode.object(value), "stages", _Decode.array)
             prefix = .key("stages")
         }
-        var stages: [JSONStage] = []
+        var stages: [Stage<Item, Item>] = []
         stages.reserveCapacity(list.count)
         var current = state
         do throws(DocumentError) {
             for (i, item) in list.enumerated() {
                 try _Decode.at(.index(i)) { () throws(DocumentError) in
-                    let stage = try decodeStage(item, applyingTo: current)
+                    let stage = try _decodeStage(item, applyingTo: current)
                     do throws(StageApplicationError) {
                         current = try stage.apply(to: current)
                     } catch {

@@ -88,13 +88,23 @@ enum _Decode {
     }
 
     /// `{"id": …, "content": …, "elements": […]}`; `content` absent = null, `elements` absent = none.
-    static func section(_ value: JSONValue) throws(DocumentError) -> ArraySection<JSONItem, JSONItem> {
+    static func section<Item: JSONDocumentItem>(_ value: JSONValue) throws(DocumentError) -> ArraySection<Item, Item> {
         let object = try _Decode.object(value)
-        let model = try JSONItem(members: object)
-        let elements = try optional(object, "elements") { (value) throws(DocumentError) -> [JSONItem] in
-            try each(try array(value)) { (value) throws(DocumentError) -> JSONItem in try JSONItem(decoding: value) }
+        let model: Item = try item(members: object)
+        let elements = try optional(object, "elements") { (value) throws(DocumentError) -> [Item] in
+            try each(try array(value)) { (value) throws(DocumentError) -> Item in try item(value) }
         }
         return ArraySection(model: model, elements: elements ?? [])
+    }
+
+    /// `{"id": …, "content": …}`; `content` absent = null, other keys ignored.
+    static func item<Item: JSONDocumentItem>(_ value: JSONValue) throws(DocumentError) -> Item {
+        try item(members: try object(value))
+    }
+
+    /// The `id` and `content` keys of an object.
+    static func item<Item: JSONDocumentItem>(members object: JSONObject) throws(DocumentError) -> Item {
+        Item(documentID: try required(object, "id", string), content: object["content"] ?? .null)
     }
 }
 

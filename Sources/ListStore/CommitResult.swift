@@ -1,0 +1,20 @@
+/// What a commit did.
+public struct CommitResult: Sendable, Hashable {
+    /// The list.
+    public var list: String
+    /// The list's head version after the commit (unchanged when nothing changed; 0 for a list that
+    /// has no version yet).
+    public var version: Int
+    /// The version before the commit.
+    public var parentVersion: Int
+    /// Whether a new version was written (`false` when the snapshot equals the head).
+    public var changed: Bool
+    /// The digest of the head after the commit.
+    public var digest: ListDigest
+    /// The number of stages in the recorded changeset.
+    public var stageCount: Int
+    /// The number of operations in the recorded changeset.
+    public var changeCount: Int
+    /// The number of table rows inserted, updated or deleted (head rows, journal entry, list row).
+    public var rowsWritten: Int
+}

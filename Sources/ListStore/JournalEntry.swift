@@ -1,0 +1,64 @@
+import Foundation
+import ListJSON
+
+/// One version in a list's journal: what changed from its parent version, when, by whom.
+///
+/// The changeset is kept as the JSON array of stage objects the store wrote (DESIGN §3): updates name
+/// their item by position only, so decoding the stages needs the snapshot they apply to.
+///
+/// ```swift
+/// var replica = try store.snapshot(of: "inbox", at: 0).sections
+/// for entry in try store.journal(of: "inbox").entries {
+///     let (changeset, next) = try entry.changeset(applyingTo: replica)
+///     for stage in changeset { /* animate stage */ }
+///     replica = next
+/// }
+/// ```
+public struct JournalEntry: Sendable, Hashable {
+    /// The list.
+    public var list: String
+    /// The version this entry creates.
+    public var version: Int
+    /// The version it was committed on top of (`version - 1`).
+    public var parentVersion: Int
+    /// When it was committed, as stored: ISO 8601, UTC, milliseconds (`2026-11-21T09:30:00.125Z`).
+    public var committedAt: String
+    /// The digest of the list at `version`.
+    public var digest: ListDigest
+    /// Who committed it, if they said.
+    public var author: String?
+    /// Why, if they said.
+    public var message: String?
+    /// The number of sections at `version`.
+    public var sectionCount: Int
+    /// The number of elements at `version`.
+    public var elementCount: Int
+    /// The staged changeset as a JSON array of stage objects (UTF-8).
+    public var stagesJSON: [UInt8]
+
+    /// `committedAt` as a date.
+    public var committedDate: Date? { _Time.date(committedAt) }
+
+    /// Decodes the stages and applies them to `state`, the list at `parentVersion`.
+    ///
+    /// - Returns: the changeset and the list at `version`.
+    /// - Throws: `StoreError.damaged` when the stored JSON does not decode or does not apply to
+    ///   `state`.
+    /// - Complexity: O(operations + stages × sections + elements of touched sections).
+    public func changeset(applyingTo state: [ListSection]) throws -> (changeset: ListChangeset, result: [ListSection]) {
+        do {
+            let value = try JSONParser().parse(stagesJSON)
+            return try StageDocument.decodeStages(value, applyingTo: state)
+        } catch {
+            throw StoreError(.damaged, "journal entry \(version) of list '\(list)' does not replay: \(error)")
+        }
+    }
+}
+
+/// Journal entries after a version, at most a limit of them.
+public struct JournalPage: Sendable, Hashable {
+    /// The entries, oldest first.
+    public var entries: [JournalEntry]
+    /// Whether more entries follow the last one.
+    public var hasMore: Bool
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+import ListDiff
+
+extension Store {
+    /// Records `sections` as the new head of `list`: diffs them against the head and writes the rows
+    /// that changed and the journal entry (the staged changeset, with the content of inserted and
+    /// updated items) in one transaction. A snapshot equal to the head writes nothing.
+    ///
+    /// ```swift
+    /// let result = try store.commit(sections, to: "inbox", expectedVersion: 7, author: "ana")
+    /// if result.changed { print("version", result.version, "in", result.stageCount, "stages") }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sections: the whole new snapshot. Contents must be canonical JSON (`ListItem(id:json:)`
+    ///     makes it so).
+    ///   - list: the list's name (created by its first commit).
+    ///   - expectedVersion: when given, the commit happens only if the head is this version (0 for a
+    ///     list that has none yet).
+    ///   - author: optional, recorded in the journal.
+    ///   - message: optional, recorded in the journal.
+    /// - Returns: the new version, or the unchanged head when nothing changed.
+    /// - Throws: `StoreError` `.versionConflict` (with `expectedVersion` and `currentVersion`),
+    ///   `.invalidSnapshot`, `.invalidListName`, `.notAStore`, `.unsupportedSchema`, `.damaged`, `.io`.
+    ///   Nothing is written when it throws.
+    /// - Complexity: O(n + k log k) time for n items and k changes, plus O(c) row writes for c
+    ///   changed items (and, rarely, a few neighbours spread again); the head stays in memory between
+    ///   commits, so the tables are read only when another connection has committed meanwhile.
+    @discardableResult
+    public func commit(
+        _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil,
+        message: String? = nil
+    ) throws -> CommitResult {
+        try Store.validateListName(list)
+        guard let pool = try pool(creating: true) else {
+            throw StoreError(.io, "cannot create a store at \(path)")
+        }
+        var committed: _Head?
+        let result = try Store.mapErrors(path: path) {
+            try pool.writeWithoutTransaction { db -> CommitResult in
+                var result: CommitResult?
+                try db.inTransaction(.immediate) {
+                    let head = try currentHead(db, list: list)
+                    if let expectedVersion, expectedVersion != head.version {
+                        throw StoreError(
+                            .versionConflict,
+                            "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
+                            expectedVersion: expectedVersion, currentVersion: head.version)
+                    }
+                    let (changeset, pairing) = ListChangeset._changesetAndPairing(source: head.sections, target: sections)
+                    guard !changeset.isEmpty else {
+                        result = CommitResult(
+                            list: list, version: head.version, parentVersion: head.version, changed: false,
+                            digest: head.digest, stageCount: 0, changeCount: 0, rowsWritten: 0)
+                        return .commit
+                    }
+                    var writer = _CommitWriter(db: db, head: head, target: sections, changeset: changeset, pairing: pairing, path: path)
+                    try writer.hashContents()
+                    let digest = writer.digest()
+                    let changesBefore = db.totalChangesCount
+                    let newHead = try writer.write(
+                        list: list, digest: digest, committedAt: _Time.iso8601(Date()), author: author, message: message)
+                    result = CommitResult(
+                        list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: digest,
+                        stageCount: changeset.count, changeCount: changeset.counts.total,
+                        rowsWritten: db.totalChangesCount - changesBefore)
+                    committed = newHead
+                    return .commit
+                }
+                return result!
+            }
+        }
+        if let committed {
+            state.withLock { $0.heads[list] = committed }
+        }
+        return result
+    }
+
+    /// Throws unless `name` can name a list: 1 to 1,024 bytes of UTF-8, no control characters.
+    static func validateListName(_ name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= 1024 else {
+            throw StoreError(.invalidListName, "a list name must have 1 to 1024 bytes, not \(name.utf8.count)")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw StoreError(.invalidListName, "a list name must not contain control characters: \(name.debugDescription)")
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import GRDB
+import ListJSON
+
+extension Store {
+    /// The lists of the store, by name.
+    ///
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(lists).
+    public func lists() throws -> [ListSummary] {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                let statement = try _RawStatement(
+                    db, """
+                        SELECT l.name, l.head_version, l.head_digest, l.base_version, j.section_count, j.element_count
+                        FROM list l LEFT JOIN journal j ON j.list_id = l.id AND j.version = l.head_version
+                        ORDER BY l.name
+                        """)
+                var lists: [ListSummary] = []
+                while try statement.step() {
+                    lists.append(ListSummary(
+                        name: statement.string(0), version: Int(statement.int64(1)), digest: ListDigest(hex: statement.string(2)),
+                        sectionCount: Int(statement.int64(4)), elementCount: Int(statement.int64(5)),
+                        baseVersion: Int(statement.int64(3))))
+                }
+                statement.reset()
+                return lists
+            }
+        }
+    }
+
+    /// A version of `list`: the head, or with `version`, any version still in its history (time
+    /// travel: the base snapshot plus the journal replayed up to `version`).
+    ///
+    /// ```swift
+    /// let now = try store.snapshot(of: "inbox")
+    /// let then = try store.snapshot(of: "inbox", at: now.version - 3)
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(n) for the head; O(n × v) for a version v commits after the base.
+    public func snapshot(of list: String, at version: Int? = nil) throws -> ListSnapshot {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in try snapshot(db, list: list, at: version) }
+        }
+    }
+
+    func snapshot(_ db: Database, list: String, at version: Int?) throws -> ListSnapshot {
+        let info = try listInfo(db, list: list)
+        let wanted = version ?? info.headVersion
+        if wanted == info.headVersion {
+            let head = try currentHead(db, list: list)
+            return ListSnapshot(list: list, version: head.version, digest: head.digest, sections: head.sections)
+        }
+        try checkRetained(wanted, info)
+        var state = try baseSnapshot(info)
+        var digest = ListDigest.of(state)
+        if wanted > info.baseVersion {
+            for entry in try entries(db, info: info, after: info.baseVersion, through: wanted) {
+                state = try entry.changeset(applyingTo: state).result
+                digest = entry.digest
+            }
+        }
+        return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
+    }
+
+    /// Journal entries of `list` after `version`, oldest first, at most `limit`.
+    ///
+    /// ```swift
+    /// var cursor = 0
+    /// repeat {
+    ///     let page = try store.journal(of: "inbox", after: cursor, limit: 100)
+    ///     for entry in page.entries { /* … */ cursor = entry.version }
+    /// } while page.hasMore
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound` (a version older
+    ///   than the retained history, or after the head), `.damaged`, `.io`.
+    /// - Complexity: O(size of the entries returned).
+    public func journal(of list: String, after version: Int = 0, limit: Int = 100) throws -> JournalPage {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                let info = try listInfo(db, list: list)
+                try checkRetained(version, info)
+                let limit = max(0, limit)
+                var entries = try entries(db, info: info, after: version, through: info.headVersion, limit: limit + 1)
+                let hasMore = entries.count > limit
+                if hasMore { entries.removeLast() }
+                return JournalPage(entries: entries, hasMore: hasMore)
+            }
+        }
+    }
+
+    /// One minimal staged changeset from `version` to `otherVersion` (default: the head), both in the
+    /// list's retained history.
+    ///
+    /// - Throws: as `snapshot(of:at:)`.
+    /// - Complexity: that of two `snapshot(of:at:)` calls plus one diff.
+    public func changeset(of list: String, from version: Int, to otherVersion: Int? = nil) throws
+        -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
+    {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                let from = try snapshot(db, list: list, at: version)
+                let to = try snapshot(db, list: list, at: otherVersion)
+                return (from, to, ListChangeset(source: from.sections, target: to.sections))
+            }
+        }
+    }
+
+    // MARK: Internals
+
+    struct _ListInfo {
+        var id: Int64
+        var name: String
+        var headVersion: Int
+        var headDigest: ListDigest
+        var baseVersion: Int
+        var baseSnapshot: [UInt8]?
+    }
+
+    func listInfo(_ db: Database, list: String) throws -> _ListInfo {
+        let statement = try _RawStatement(
+            db, "SELECT id, head_version, head_digest, base_version, base_snapshot FROM list WHERE name = ?")
+        statement.bind(1, text: list)
+        defer { statement.reset() }
+        guard try statement.step() else {
+            throw StoreError(.listNotFound, "no list named '\(list)' in \(path)")
+        }
+        return _ListInfo(
+            id: statement.int64(0), name: list, headVersion: Int(statement.int64(1)),
+            headDigest: ListDigest(hex: statement.string(2)), baseVersion: Int(statement.int64(3)),
+            baseSnapshot: statement.isNull(4) ? nil : statement.bytes(4))
+    }
+
+    func checkRetained(_ version: Int, _ info: _ListInfo) throws {
+        guard version >= info.baseVersion, version <= info.headVersion else {
+            throw StoreError(
+                .versionNotFound,
+                "version \(version) of list '\(info.name)' is not in its history (versions \(info.baseVersion) to \(info.headVersion))")
+        }
+    }
+
+    /// The snapshot at the list's base version.
+    func baseSnapshot(_ info: _ListInfo) throws -> [ListSection] {
+        guard let bytes = info.baseSnapshot else { return [] }
+        do {
+            return try SnapshotDocument.sections(decoding: try JSONParser().parse(bytes))
+        } catch {
+            throw StoreError(.damaged, "the base snapshot of list '\(info.name)' does not decode: \(error)")
+        }
+    }
+
+    /// Journal rows with `version` in `after+1 ... through`, oldest first.
+    func entries(_ db: Database, info: _ListInfo, after: Int, through: Int, limit: Int = Int.max) throws -> [JournalEntry] {
+        let statement = try _RawStatement(
+            db, """
+                SELECT version, parent_version, committed_at, digest, author, message, section_count, element_count, stages
+                FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
+                """)
+        statement.bind(1, info.id)
+        statement.bind(2, after)
+        statement.bind(3, through)
+        statement.bind(4, Int64(min(limit, Int(Int64.max))))
+        defer { statement.reset() }
+        var entries: [JournalEntry] = []
+        while try statement.step() {
+            entries.append(JournalEntry(
+                list: info.name, version: Int(statement.int64(0)), parentVersion: Int(statement.int64(1)),
+                committedAt: statement.string(2), digest: ListDigest(hex: statement.string(3)),
+                author: statement.optionalString(4), message: statement.optionalString(5),
+                sectionCount: Int(statement.int64(6)), elementCount: Int(statement.int64(7)), stagesJSON: statement.bytes(8)))
+        }
+        return entries
+    }
+}

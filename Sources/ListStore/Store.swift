@@ -1,0 +1,194 @@
+import Crypto
+import Foundation
+import GRDB
+import ListStoreMigrations
+
+/// A file of named, ordered, sectioned lists, each with a journal of staged changesets (SQLite,
+/// through GRDB).
+///
+/// Every commit diffs the new snapshot against the list's head and writes the changed rows and the
+/// journal entry in one transaction. Several `Store` values, threads and processes may use one file
+/// at once: writers queue behind SQLite's write lock (a losing writer with an expected version gets
+/// `.versionConflict`, never "database is locked") and readers see whole commits only.
+///
+/// ```swift
+/// let store = try Store(path: "inbox.liststore")
+/// let result = try store.commit([
+///     ListSection(model: ListItem(id: "today", json: ["title": "Today"]),
+///                 elements: [ListItem(id: "m1", json: ["text": "hi"])]),
+/// ], to: "inbox")
+/// result.version      // 1
+/// try store.snapshot(of: "inbox").sections
+/// ```
+///
+/// The file is created on the first write; reading a store that does not exist throws
+/// `.storeNotFound` and creates nothing. A file that is not a ListStore database, or one written by a
+/// newer schema, is refused (`.notAStore`, `.unsupportedSchema`) and left untouched.
+public final class Store: Sendable {
+    /// How a store opens its file.
+    public struct Configuration: Sendable {
+        /// How long a writer waits for another process's write to finish before giving up.
+        public var busyTimeout: Double = 30
+        /// Whether each commit is flushed to stable storage (`true`, SQLite `synchronous = FULL`) or
+        /// only handed to the operating system (`false`, `NORMAL`). Both survive a killed process;
+        /// only `true` survives a power cut.
+        public var flushesEachCommit: Bool = true
+
+        /// The defaults: 30 s busy timeout, every commit flushed.
+        public init() {}
+    }
+
+    /// The path of the store file.
+    public let path: String
+    let configuration: Configuration
+    let state = _Locked(_State())
+
+    struct _State {
+        var pool: DatabasePool?
+        var heads: [String: _Head] = [:]
+    }
+
+    /// The schema version this release writes.
+    public static var schemaVersion: Int { SchemaMigration.all.count }
+
+    /// Opens the store at `path` without creating it: the file is created by the first write.
+    ///
+    /// - Throws: `StoreError` `.notAStore` (a directory, or a file that is not a ListStore database),
+    ///   `.unsupportedSchema` (written by a newer release, or its schema files differ), `.damaged`,
+    ///   `.io`. The file is never modified by a failed open.
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        self.path = path
+        self.configuration = configuration
+        if _StoreFile.exists(path) {
+            _ = try pool(creating: false)
+        }
+    }
+
+    /// Whether the store file exists (it is created by the first write).
+    public var exists: Bool { _StoreFile.exists(path) }
+
+    /// The open pool, opening (and with `creating`, creating) the file when needed; `nil` when the
+    /// file does not exist and `creating` is false.
+    func pool(creating: Bool) throws -> DatabasePool? {
+        try state.withLock { state in
+            if let pool = state.pool { return pool }
+            if !_StoreFile.exists(path) {
+                guard creating else { return nil }
+                try _StoreFile.create(at: path) { db in try Store.migrate(db) }
+            }
+            try _StoreFile.checkHeader(path, supportedSchema: Store.schemaVersion)
+            let pool = try Store.mapErrors(path: path) { try openPool() }
+            state.pool = pool
+            return pool
+        }
+    }
+
+    /// The pool, or `.storeNotFound`.
+    func existingPool() throws -> DatabasePool {
+        guard let pool = try pool(creating: false) else {
+            throw StoreError(.storeNotFound, "no store at \(path)")
+        }
+        return pool
+    }
+
+    private func openPool() throws -> DatabasePool {
+        var config = GRDB.Configuration()
+        config.busyMode = .timeout(configuration.busyTimeout)
+        config.label = "ListStore"
+        let synchronous = configuration.flushesEachCommit ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -65536")
+        }
+        let pool = try DatabasePool(path: path, configuration: config)
+        // Check the migration record; apply what this release adds.
+        let needsMigration = try pool.read { db in try Store.checkMigrations(db) }
+        if needsMigration {
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    if try Store.checkMigrations(db) { try Store.applyPendingMigrations(db) }
+                    return .commit
+                }
+            }
+        }
+        return pool
+    }
+
+    // MARK: Migrations
+
+    /// Creates the migration record and applies every migration (a new file).
+    static func migrate(_ db: Database) throws {
+        try db.inTransaction(.immediate) {
+            try applyPendingMigrations(db)
+            let now = _Time.iso8601(Date())
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO store (id, uuid, epoch, created_at) VALUES (1, ?, 1, ?)",
+                arguments: [UUID().uuidString.lowercased(), now])
+            return .commit
+        }
+    }
+
+    private static func checksum(_ migration: SchemaMigration) -> String {
+        _Hex.string(SHA256.hash(data: Array(migration.sql.utf8)).withUnsafeBytes { Array($0) })
+    }
+
+    /// Whether migrations are pending.
+    /// - Throws: `.unsupportedSchema` when the record names a migration this release does not have,
+    ///   or one whose checksum differs.
+    static func checkMigrations(_ db: Database) throws -> Bool {
+        guard try db.tableExists("schema_migration") else {
+            throw StoreError(.notAStore, "\(db.description) has no ListStore migration record")
+        }
+        let rows = try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migration ORDER BY version")
+        let known = SchemaMigration.all
+        for row in rows {
+            let version: Int = row["version"] ?? 0
+            let name: String = row["name"] ?? ""
+            guard version >= 1, version <= known.count else {
+                throw StoreError(
+                    .unsupportedSchema,
+                    "the store has schema version \(version) (\(name)), newer than this release supports (\(known.count)); it was left untouched")
+            }
+            let migration = known[version - 1]
+            guard row["checksum"] == checksum(migration), name == migration.name else {
+                throw StoreError(
+                    .unsupportedSchema,
+                    "the store's migration \(version) (\(name)) differs from this release's \(migration.name); it was left untouched")
+            }
+        }
+        return rows.count < known.count
+    }
+
+    static func applyPendingMigrations(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS schema_migration (
+                version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)
+            """)
+        let applied = try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migration") ?? 0
+        for migration in SchemaMigration.all where migration.version > applied {
+            try db.execute(sql: migration.sql)
+            try db.execute(
+                sql: "INSERT INTO schema_migration (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+                arguments: [migration.version, migration.name, checksum(migration), _Time.iso8601(Date())])
+            try db.execute(sql: "PRAGMA user_version = \(migration.version)")
+        }
+    }
+
+    // MARK: Errors
+
+    /// Runs `body`, turning SQLite errors into `StoreError`s.
+    static func mapErrors<T>(path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                throw StoreError(.damaged, "the store at \(path) is damaged: \(error.message ?? "\(error.resultCode)")")
+            default:
+                throw StoreError(.io, "the store at \(path) could not be used: \(error.message ?? "\(error.resultCode)")")
+            }
+        }
+    }
+}
+

@@ -1,0 +1,66 @@
+/// An error of the store: a code to match on, a message for people, and details where they apply.
+///
+/// ```swift
+/// do {
+///     try store.commit(sections, to: "inbox", expectedVersion: 7)
+/// } catch let error as StoreError where error.code == .versionConflict {
+///     // someone else committed version 8 first: reload and retry
+/// }
+/// ```
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong. A struct rather than an enum, so that new codes do not break callers.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The file exists but is not a ListStore database; it was not modified.
+        public static let notAStore = Code("notAStore")
+        /// The store was written by a newer release (or its schema was changed); it was not modified.
+        public static let unsupportedSchema = Code("unsupportedSchema")
+        /// There is no store at the path (reads never create one).
+        public static let storeNotFound = Code("storeNotFound")
+        /// The store is damaged: SQLite reports corruption, or the data does not hold together.
+        public static let damaged = Code("damaged")
+        /// Reading or writing the file failed.
+        public static let io = Code("io")
+        /// No list has that name.
+        public static let listNotFound = Code("listNotFound")
+        /// The version is not in the list's retained history.
+        public static let versionNotFound = Code("versionNotFound")
+        /// The list's head is not the expected version: another writer got there first.
+        public static let versionConflict = Code("versionConflict")
+        /// An item's content is not canonical JSON, or a snapshot is otherwise unusable.
+        public static let invalidSnapshot = Code("invalidSnapshot")
+        /// A list name is empty or too long.
+        public static let invalidListName = Code("invalidListName")
+        /// An edit addressed an item that does not exist.
+        public static let invalidEdit = Code("invalidEdit")
+
+        public var description: String { name }
+
+        /// Matches errors by code: `catch StoreError.Code.versionConflict`.
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? StoreError)?.code == code
+        }
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// One line for people.
+    public var message: String
+    /// For `.versionConflict`: the version the caller expected.
+    public var expectedVersion: Int?
+    /// For `.versionConflict`: the list's actual head version.
+    public var currentVersion: Int?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, expectedVersion: Int? = nil, currentVersion: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.expectedVersion = expectedVersion
+        self.currentVersion = currentVersion
+    }
+
+    /// `message`.
+    public var description: String { message }
+}

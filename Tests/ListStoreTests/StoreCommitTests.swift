@@ -1,0 +1,151 @@
+import Foundation
+import ListDiff
+import ListDiffTestSupport
+import ListJSON
+import ListStore
+import Testing
+
+@Suite struct StoreCommitTests {
+    @Test func randomHistoryReplaysToEveryCommittedSnapshot() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("history.liststore")
+        var random = RandomSnapshots(seed: 0x5707E, duplicates: true)
+        var committed: [[ListSection]] = [[]]
+        var digests: [ListDigest] = [ListDigest.of([])]
+        do {
+            let store = try Store(path: path)
+            var current = random.snapshot(maxSections: 5, maxElements: 8)
+            for step in 0..<300 {
+                // Every few steps, a second Store on the same file commits, so the first one's cached
+                // head goes stale and must be reloaded.
+                let writer = step % 7 == 3 ? try Store(path: path) : store
+                let sections = listSections(current)
+                let result = try writer.commit(sections, to: "random", expectedVersion: committed.count - 1)
+                if result.changed {
+                    committed.append(sections)
+                    digests.append(result.digest)
+                    #expect(result.version == committed.count - 1)
+                    #expect(result.digest == ListDigest.of(sections))
+                } else {
+                    #expect(sections == committed.last!)
+                }
+                current = random.edit(current, intensity: Double(step % 10) / 12)
+                if step % 50 == 49 { current = random.snapshot(maxSections: 6, maxElements: 10) }
+            }
+        }
+        #expect(committed.count > 200)
+
+        // A fresh store value (no cache) reads the journal back and replays it to every snapshot.
+        let store = try Store(path: path)
+        var replica: [ListSection] = []
+        var version = 0
+        var page: JournalPage
+        repeat {
+            page = try store.journal(of: "random", after: version, limit: 37)
+            for entry in page.entries {
+                #expect(entry.version == version + 1 && entry.parentVersion == version)
+                let (changeset, next) = try entry.changeset(applyingTo: replica)
+                #expect(!changeset.isEmpty)
+                replica = next
+                version = entry.version
+                #expect(replica == committed[version], "replay differs at version \(version)")
+                #expect(entry.digest == digests[version])
+                #expect(ListDigest.of(replica) == entry.digest)
+                #expect(entry.elementCount == replica.reduce(0) { $0 + $1.elements.count })
+            }
+        } while page.hasMore
+        #expect(version == committed.count - 1)
+
+        // Time travel.
+        for v in stride(from: 0, to: committed.count, by: 23) {
+            let snapshot = try store.snapshot(of: "random", at: v)
+            #expect(snapshot.sections == committed[v])
+            #expect(snapshot.digest == digests[v])
+        }
+        let head = try store.snapshot(of: "random")
+        #expect(head.sections == committed.last!)
+        #expect(head.version == committed.count - 1)
+    }
+
+    @Test func equalSnapshotCreatesNoVersion() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        let first = try store.commit(linearList(3), to: "l")
+        #expect(first.changed && first.version == 1 && first.parentVersion == 0)
+        let second = try store.commit(linearList(3), to: "l")
+        #expect(!second.changed && second.version == 1 && second.rowsWritten == 0)
+        #expect(try store.journal(of: "l").entries.count == 1)
+    }
+
+    @Test func commitAfterConcurrentWriteReportsConflict() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.liststore")
+        let ana = try Store(path: path)
+        let bo = try Store(path: path)
+        try ana.commit(linearList(3), to: "l", expectedVersion: 0)
+        try bo.commit(linearList(4), to: "l", expectedVersion: 1)
+        #expect {
+            try ana.commit(linearList(5), to: "l", expectedVersion: 1)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .versionConflict && error.expectedVersion == 1 && error.currentVersion == 2
+        }
+        #expect(try ana.snapshot(of: "l").sections == linearList(4))
+        // Without an expected version, the commit diffs against whatever the head is.
+        let result = try ana.commit(linearList(5), to: "l")
+        #expect(result.version == 3 && result.changeCount == 1)
+    }
+
+    @Test func insertingAtTheFrontOfALongListWritesAFewRows() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        var list = linearList(20_000)
+        let first = try store.commit(list, to: "long")
+        #expect(first.rowsWritten >= 20_000)
+        for k in 0..<20 {
+            list[0].elements.insert(ListItem("front\(k)", k), at: 0)
+            let result = try store.commit(list, to: "long")
+            // One element row, the journal row, the list row.
+            #expect(result.rowsWritten == 3)
+        }
+        // Inserting again and again between the same two neighbours spreads a few neighbours now and
+        // then, never the list.
+        var total = 0
+        for k in 0..<100 {
+            list[0].elements.insert(ListItem("middle\(k)", k), at: 10_000)
+            total += try store.commit(list, to: "long").rowsWritten
+        }
+        #expect(total < 100 * 6)
+        let reopened = try Store(path: directory.file("s.liststore"))
+        #expect(try reopened.snapshot(of: "long").sections == list)
+    }
+
+    @Test func contentMustBeCanonicalJSON() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.liststore")
+        let store = try Store(path: path)
+        try store.commit(linearList(2), to: "l")
+        for bad in ["{\"b\":1, \"a\":2}", "{\"b\":1,\"a\":2}", "not json", "", "1 "] {
+            var list = linearList(2)
+            list[0].elements.append(ListItem(id: "x", content: Array(bad.utf8)))
+            #expect {
+                try store.commit(list, to: "l")
+            } throws: { error in
+                (error as? StoreError)?.code == .invalidSnapshot
+                    && "\(error)".hasPrefix("sections[0].elements[2].content")
+            }
+        }
+        #expect(try store.snapshot(of: "l").version == 1)
+        #expect(try store.journal(of: "l").entries.count == 1)
+    }
+
+    @Test func readsNeverCreateTheStore() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("missing.liststore")
+        let store = try Store(path: path)
+        #expect(!store.exists)
+        #expect(throws: StoreError.self) { try store.lists() }
+        #expect(throws: StoreError.self) { try store.snapshot(of: "l") }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
