@@ -47,7 +47,13 @@ let package = Package(
         .target(name: "ListDiffTestSupport", dependencies: ["ListDiff"], path: "Tests/ListDiffTestSupport"),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListDiffTestSupport"]),
         .testTarget(name: "ListJSONTests", dependencies: ["ListJSON", "ListDiff", "ListDiffTestSupport"]),
-        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport"]),
+        .testTarget(
+            name: "ListStoreTests",
+            dependencies: [
+                "ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStore", "ListJSON"]),
     ],
     swiftLanguageModes: [.v6]

@@ -32,6 +32,14 @@ extension Store {
         _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil,
         message: String? = nil
     ) throws -> CommitResult {
+        try commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _ in sections }
+    }
+
+    /// Commits the snapshot `makeTarget` makes from the head, inside the write transaction.
+    func commit(
+        to list: String, expectedVersion: Int?, author: String?, message: String?,
+        makeTarget: ([ListSection]) throws -> [ListSection]
+    ) throws -> CommitResult {
         try Store.validateListName(list)
         guard let pool = try pool(creating: true) else {
             throw StoreError(.io, "cannot create a store at \(path)")
@@ -48,6 +56,7 @@ extension Store {
                             "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
                             expectedVersion: expectedVersion, currentVersion: head.version)
                     }
+                    let sections = try makeTarget(head.sections)
                     let (changeset, pairing) = ListChangeset._changesetAndPairing(source: head.sections, target: sections)
                     guard !changeset.isEmpty else {
                         result = CommitResult(

@@ -77,6 +77,7 @@ public final class Store: Sendable {
                 try _StoreFile.create(at: path) { db in try Store.migrate(db) }
             }
             try _StoreFile.checkHeader(path, supportedSchema: Store.schemaVersion)
+            try Store.mapErrors(path: path) { try checkMigrationsReadOnly() }
             let pool = try Store.mapErrors(path: path) { try openPool() }
             state.pool = pool
             return pool
@@ -89,6 +90,16 @@ public final class Store: Sendable {
             throw StoreError(.storeNotFound, "no store at \(path)")
         }
         return pool
+    }
+
+    /// Checks the migration record through a read-only connection, which cannot change the file.
+    private func checkMigrationsReadOnly() throws {
+        var config = GRDB.Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(configuration.busyTimeout)
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        defer { try? queue.close() }
+        _ = try queue.read { db in try Store.checkMigrations(db) }
     }
 
     private func openPool() throws -> DatabasePool {

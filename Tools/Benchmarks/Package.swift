@@ -12,11 +12,20 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "ListStore", path: "../.."),
+        // The store scenarios' baselines: the SQLite C API (GRDBSQLite) and SHA-256 (Crypto), the same
+        // packages the store uses.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         .executableTarget(
             name: "liststore-bench",
-            dependencies: [.product(name: "ListDiff", package: "ListStore")]
+            dependencies: [
+                .product(name: "ListDiff", package: "ListStore"),
+                .product(name: "ListStore", package: "ListStore"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -57,4 +57,43 @@ enum Measurement {
         precondition(again == checksum, "a run produced a different result (\(again) ≠ \(checksum))")
         return (Timing(samples: timing.samples, warmedUp: true), checksum)
     }
+
+    /// Times `body` on fresh state every run, for bodies that change what they work on (a commit into a
+    /// new store file): each run calls `prepare` untimed, times `body` on what it prepared, then calls
+    /// `finish` untimed (to read a peak, delete files).
+    ///
+    /// With `warmUp`, the first run is an untimed warm-up, unless it takes longer than `slowMs`: then it
+    /// is the measurement (a single sample). `body` returns a checksum, as in `repeated`.
+    static func prepared<State>(
+        runs: Int, warmUp: Bool, slowMs: Double = .infinity, progress: (Double) -> Void = { _ in },
+        prepare: () throws -> State, _ body: (State) throws -> Int, finish: (State) throws -> Void = { _ in }
+    ) throws -> (Timing, checksum: Int) {
+        precondition(runs > 0)
+        let clock = ContinuousClock()
+        var checksum: Int?
+        var samples = [Double]()
+        for run in 0..<(warmUp ? runs + 1 : runs) {
+            let state = try prepare()
+            var result = 0
+            let elapsed: Double
+            do {
+                elapsed = milliseconds(try clock.measure { result = try body(state) })
+            } catch {
+                try? finish(state)
+                throw error
+            }
+            try finish(state)
+            if let expected = checksum {
+                precondition(result == expected, "a run produced a different result (\(result) ≠ \(expected))")
+            }
+            checksum = result
+            progress(elapsed)
+            if warmUp && run == 0 {
+                if elapsed > slowMs { return (Timing(samples: [elapsed], warmedUp: false), result) }
+                continue
+            }
+            samples.append(elapsed)
+        }
+        return (Timing(samples: samples, warmedUp: warmUp), checksum ?? 0)
+    }
 }

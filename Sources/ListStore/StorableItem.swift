@@ -1,0 +1,111 @@
+import Foundation
+import ListDiff
+import ListJSON
+
+/// A model that the typed API stores: a `Differentiable` value (as DifferenceKit-style models already
+/// are) that is also `Codable`. Its content is stored as canonical JSON of the whole value; its id is
+/// `storedID`.
+///
+/// ```swift
+/// struct Message: StorableItem {
+///     var id: String
+///     var text: String
+///     var differenceIdentifier: String { id }
+///     func isContentEqual(to source: Message) -> Bool { text == source.text }
+/// }
+/// try store.commit([ArraySection(model: Folder(id: "inbox"), elements: messages)], to: "mail")
+/// let sections = try store.snapshot(of: "mail", as: ArraySection<Folder, Message>.self)
+/// ```
+public protocol StorableItem: Differentiable, Codable, SendableMetatype {
+    /// The id the store keeps: by default `String(describing: differenceIdentifier)`.
+    var storedID: String { get }
+}
+
+extension StorableItem {
+    /// `String(describing: differenceIdentifier)`.
+    public var storedID: String { String(describing: differenceIdentifier) }
+}
+
+/// Canonical JSON for Codable values: encode, then write the value again with sorted keys, no
+/// whitespace and numbers as written.
+enum _CanonicalJSON {
+    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return try JSONParser().parse(try encoder.encode(value)).serializedBytes()
+        } catch {
+            throw StoreError(.invalidSnapshot, "cannot encode \(T.self) as JSON: \(error)")
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], what: @autoclosure () -> String) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch {
+            throw StoreError(.invalidSnapshot, "\(what()) does not decode as \(T.self): \(error)")
+        }
+    }
+
+    static func item<T: StorableItem>(_ value: T) throws -> ListItem {
+        ListItem(id: value.storedID, content: try encode(value))
+    }
+}
+
+extension Store {
+    /// Commits typed sections: each model and element is stored with its `storedID` and its
+    /// canonical JSON encoding; otherwise as `commit(_:to:expectedVersion:author:message:)`.
+    ///
+    /// - Throws: `.invalidSnapshot` when a value does not encode, and what the untyped commit throws.
+    /// - Complexity: that of the untyped commit plus encoding every value.
+    @discardableResult
+    public func commit<Model: StorableItem, Element: StorableItem>(
+        _ sections: [ArraySection<Model, Element>], to list: String, expectedVersion: Int? = nil, author: String? = nil,
+        message: String? = nil
+    ) throws -> CommitResult {
+        try commit(try Store.encode(sections), to: list, expectedVersion: expectedVersion, author: author, message: message)
+    }
+
+    /// A version of `list` decoded into typed sections.
+    ///
+    /// - Throws: `.invalidSnapshot` when a stored content does not decode as the type, and what
+    ///   `snapshot(of:at:)` throws.
+    public func snapshot<Model: StorableItem, Element: StorableItem>(
+        of list: String, at version: Int? = nil, as type: ArraySection<Model, Element>.Type
+    ) throws -> [ArraySection<Model, Element>] {
+        try Store.decode(try snapshot(of: list, at: version).sections)
+    }
+
+    /// Changes a typed copy of the head of `list` and commits it atomically, as `edit(_:_:)`.
+    @discardableResult
+    public func edit<Model: StorableItem, Element: StorableItem>(
+        _ list: String, as type: ArraySection<Model, Element>.Type, expectedVersion: Int? = nil, author: String? = nil,
+        message: String? = nil, _ body: (inout ListDraft<Model, Element>) throws -> Void
+    ) throws -> CommitResult {
+        try commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { head in
+            var draft = ListDraft(sections: try Store.decode(head) as [ArraySection<Model, Element>])
+            try body(&draft)
+            return try Store.encode(draft.sections)
+        }
+    }
+
+    static func encode<Model: StorableItem, Element: StorableItem>(_ sections: [ArraySection<Model, Element>]) throws
+        -> [ListSection]
+    {
+        try sections.map { section in
+            ListSection(model: try _CanonicalJSON.item(section.model), elements: try section.elements.map(_CanonicalJSON.item))
+        }
+    }
+
+    static func decode<Model: StorableItem, Element: StorableItem>(_ sections: [ListSection]) throws
+        -> [ArraySection<Model, Element>]
+    {
+        try sections.enumerated().map { s, section in
+            ArraySection(
+                model: try _CanonicalJSON.decode(Model.self, from: section.model.content, what: "section \(s)"),
+                elements: try section.elements.enumerated().map { e, element in
+                    try _CanonicalJSON.decode(Element.self, from: element.content, what: "element \(e) of section \(s)")
+                })
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+import ListStore
+import Testing
+
+/// Files that are not ours are refused and left byte-for-byte untouched.
+@Suite struct StoreFileTests {
+    private func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    /// - Parameter sidecars: whether SQLite's `-wal`/`-shm` files may appear (a ListStore file of a newer
+    ///   schema is read to find that out; other files are never opened through SQLite).
+    private func expectRefused(_ path: String, code: StoreError.Code, sidecars: Bool = false) throws {
+        let before = bytes(path)
+        let siblings = try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)
+        #expect {
+            let store = try Store(path: path)
+            try store.commit(linearList(1), to: "l")
+        } throws: { error in
+            (error as? StoreError)?.code == code
+        }
+        let after = bytes(path)
+        #expect(after == before)
+        if let after, let before, after != before {
+            let diffs = zip(after, before).enumerated().filter { $0.element.0 != $0.element.1 }.prefix(10).map { "\($0.offset)" }
+            Issue.record("differs at \(diffs) in \(path)")
+        }
+        var now = try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)
+        if sidecars { now.removeAll { ($0.hasSuffix("-wal") || $0.hasSuffix("-shm")) && !siblings.contains($0) } }
+        #expect(now.sorted() == siblings.sorted())
+    }
+
+    @Test func textFileIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("notes.txt")
+        try Data("my notes\n".utf8).write(to: URL(fileURLWithPath: path))
+        try expectRefused(path, code: .notAStore)
+    }
+
+    @Test func emptyFileIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("empty.db")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        try expectRefused(path, code: .notAStore)
+    }
+
+    @Test func otherSQLiteDatabaseIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("other.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+        try queue.close()
+        try expectRefused(path, code: .notAStore)
+    }
+
+    @Test func directoryIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        #expect {
+            try Store(path: directory.path).commit(linearList(1), to: "l")
+        } throws: { error in
+            (error as? StoreError)?.code == .notAStore
+        }
+    }
+
+    @Test func storeOfANewerSchemaIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("newer.liststore")
+        try Store(path: path).commit(linearList(2), to: "l")
+        // A later release adds migration 2 (and checkpoints, so the header says so).
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                INSERT INTO schema_migration VALUES (2, 'v0002_future.sql', 'x', '2030-01-01T00:00:00.000Z');
+                PRAGMA user_version = 2;
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
+        try expectRefused(path, code: .unsupportedSchema, sidecars: true)
+
+        // The same when only the migration record says so.
+        let other = directory.file("newer-record.liststore")
+        try Store(path: other).commit(linearList(2), to: "l")
+        let queue2 = try DatabaseQueue(path: other)
+        try queue2.writeWithoutTransaction { db in
+            try db.execute(sql: "INSERT INTO schema_migration VALUES (2, 'v0002_future.sql', 'x', '2030-01-01T00:00:00.000Z')")
+            try db.checkpoint(.truncate)
+        }
+        try queue2.close()
+        try expectRefused(other, code: .unsupportedSchema, sidecars: true)
+    }
+
+    @Test func storeCreatedConcurrentlyByManyThreadsIsOneStore() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("race.liststore")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<8 {
+                group.addTask { try Store(path: path).commit(linearList(k + 1), to: "l\(k)") }
+            }
+            try await group.waitForAll()
+        }
+        let lists = try Store(path: path).lists()
+        #expect(lists.map(\.name) == (0..<8).map { "l\($0)" })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("creating") }.isEmpty)
+    }
+}

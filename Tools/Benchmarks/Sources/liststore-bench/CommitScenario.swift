@@ -1,0 +1,108 @@
+import ListDiff
+import ListStore
+
+/// commit-1pct (DESIGN §6): the diff-iii pair committed into a store that holds its source, against the
+/// in-memory diff of the same pair.
+///
+/// A commit diffs the new snapshot against the head it keeps in memory, then writes the rows that
+/// changed, the journal entry and flushes (synchronous FULL): the ratio says what the writing costs on
+/// top of the diff. Every run of ours commits into a new store file whose source version was committed
+/// untimed by the same `Store`; only the second `commit` call is timed.
+struct CommitScenario {
+    static let name = "commit-1pct"
+    static let baselineName = "in-memory ListChangeset(source:target:)"
+    static let target = Target(minRatio: 0.4)
+    /// The scenario whose input pair is committed.
+    static let diffName = "diff-iii"
+    /// Timed runs of ours (each on a new store) and of the baseline, after one warm-up each.
+    static let oursRuns = 7
+    static let baselineRuns = 9
+
+    static var scenario: Scenario {
+        Scenario(
+            name: name,
+            summary: "\(diffName) pair committed into a store holding its source vs \(baselineName)",
+            target: target
+        ) { () throws(ScenarioFailure) in try CommitScenario().run() }
+    }
+
+    let log = ScenarioLog(scenario: name)
+
+    func run() throws(ScenarioFailure) -> ScenarioResult {
+        guard let diff = DiffScenario.all.first(where: { $0.name == Self.diffName }),
+              case .sectioned(let input) = diff.input
+        else { throw log.failure("no sectioned scenario \(Self.diffName)") }
+        log.progress("generating the \(Self.diffName) input pair")
+        let (sourceItems, targetItems) = input.generate(seed: SplitMix64.baseSeed + diff.seedOffset)
+        let fingerprint = Fingerprint.of(source: sourceItems, target: targetItems).hex
+        guard fingerprint == diff.expectedFingerprint else {
+            throw log.failure("FINGERPRINT MISMATCH: got \(fingerprint), expected \(diff.expectedFingerprint)"
+                + " — the input pair does not follow DESIGN §6")
+        }
+        log.progress("fingerprint \(fingerprint) ok")
+        let source = StoreInput.listSections(sourceItems)
+        let target = StoreInput.listSections(targetItems)
+
+        // Ours first. The peak is reset after the source commit of each run and read after its timed
+        // commit: it covers the commit, with the inputs and the store's in-memory head resident.
+        log.progress("ours: 1 warm-up + \(Self.oursRuns) runs, each on a new store holding the source")
+        var peak: Double?
+        var committed: CommitResult?
+        let (oursTiming, _) = try log.attempt("committing") {
+            try Measurement.prepared(
+                runs: Self.oursRuns, warmUp: true,
+                prepare: { () throws -> (TemporaryDirectory, Store) in
+                    let directory = try TemporaryDirectory(label: Self.name)
+                    let store = try Store(path: directory.file("commit.liststore"))
+                    try store.commit(source, to: "list")
+                    PeakMemory.reset()
+                    return (directory, store)
+                },
+                { directory, store in
+                    let result = try store.commit(target, to: "list")
+                    committed = result
+                    return result.rowsWritten
+                },
+                finish: { directory, _ in
+                    if let mb = PeakMemory.peakMB() { peak = max(peak ?? 0, mb) }
+                    directory.remove()
+                })
+        }
+        log.progress("ours: median \(Format.fixed(oursTiming.medianMs, decimals: 3)) ms")
+
+        log.progress("baseline: 1 warm-up + \(Self.baselineRuns) runs")
+        let (baselineTiming, _) = Measurement.repeated(runs: Self.baselineRuns) {
+            let changeset = ListChangeset(source: source, target: target)
+            return changeset.counts.total &* 1_000_003 &+ changeset.count
+        }
+        log.progress("baseline: median \(Format.fixed(baselineTiming.medianMs, decimals: 3)) ms")
+
+        // The commit must have recorded the target, with the same changeset as the in-memory diff.
+        let changeset = ListChangeset(source: source, target: target)
+        var failures = [String]()
+        guard let committed else { throw log.failure("no commit ran") }
+        let expectedDigest = ListDigest.of(target)
+        if !committed.changed || committed.version != 2 || committed.digest != expectedDigest {
+            let message = "WRONG COMMIT: changed \(committed.changed), version \(committed.version), digest "
+                + "\(committed.digest.hex) (the target's is \(expectedDigest.hex))"
+            log.progress(message)
+            failures.append(message)
+        }
+        if committed.stageCount != changeset.count || committed.changeCount != changeset.counts.total {
+            log.progress("warning: the commit recorded \(committed.stageCount) stages / \(committed.changeCount) changes,"
+                + " the in-memory diff has \(changeset.count) / \(changeset.counts.total)")
+        }
+
+        var details: [String: JSONValue] = [
+            "rowsWritten": .int(committed.rowsWritten),
+            "stages": .int(changeset.count),
+            "moves": .int(changeset.counts.elementMoved + changeset.counts.sectionMoved),
+            "fingerprint": .string(fingerprint),
+        ]
+        if let peak { details["peakMemoryMB"] = .number(peak, decimals: 1) }
+        return ScenarioResult(
+            scenario: Self.name, oursMs: oursTiming.medianMs, baseline: Self.baselineName,
+            baselineMs: baselineTiming.medianMs, target: Self.target, details: details,
+            oursRuns: oursTiming.runsText, baselineRuns: baselineTiming.runsText, failures: failures)
+    }
+}
