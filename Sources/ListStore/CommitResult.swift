@@ -1,5 +1,5 @@
 /// What a commit did.
-public struct CommitResult: Sendable, Hashable {
+public struct CommitResult: Sendable {
     /// The list.
     public var list: String
     /// The list's head version after the commit (unchanged when nothing changed; 0 for a list that
@@ -15,6 +15,8 @@ public struct CommitResult: Sendable, Hashable {
     public var stageCount: Int
     /// The number of operations in the recorded changeset.
     public var changeCount: Int
+    /// The recorded changeset (empty when nothing changed).
+    public var changeset: ListChangeset
     /// The number of table rows inserted, updated or deleted (head rows, journal entry, list row).
     public var rowsWritten: Int
 }

@@ -61,7 +61,7 @@ extension Store {
                     guard !changeset.isEmpty else {
                         result = CommitResult(
                             list: list, version: head.version, parentVersion: head.version, changed: false,
-                            digest: head.digest, stageCount: 0, changeCount: 0, rowsWritten: 0)
+                            digest: head.digest, stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0)
                         return .commit
                     }
                     var writer = _CommitWriter(db: db, head: head, target: sections, changeset: changeset, pairing: pairing, path: path)
@@ -72,7 +72,7 @@ extension Store {
                         list: list, digest: digest, committedAt: _Time.iso8601(Date()), author: author, message: message)
                     result = CommitResult(
                         list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: digest,
-                        stageCount: changeset.count, changeCount: changeset.counts.total,
+                        stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset,
                         rowsWritten: db.totalChangesCount - changesBefore)
                     committed = newHead
                     return .commit

@@ -134,3 +134,11 @@ enum _StageEncoder {
         JSONValue.string(string).serialize(into: &out)
     }
 }
+
+extension StagedChangeset where Model == ListItem, Element == ListItem {
+    /// The stages as the JSON array of stage objects that the journal stores (DESIGN §3), contents
+    /// copied as stored.
+    ///
+    /// - Complexity: O(operations + size of the contents carried).
+    public var stagesJSON: [UInt8] { _StageEncoder.encode(stages) }
+}

@@ -19,7 +19,10 @@ struct ListStoreCommand: ParsableCommand {
         abstract: "Ordered, sectioned lists with a journal of staged changesets.",
         discussion: ExitStatus.helpText,
         version: "0.1.0",
-        subcommands: [DiffCommand.self]
+        subcommands: [
+            CommitCommand.self, ShowCommand.self, LogCommand.self, ListsCommand.self, VerifyCommand.self,
+            DiffCommand.self, DemoCommand.self,
+        ]
     )
 
     /// Runs the command; every error is one line on stderr with its documented exit code, and help

@@ -1,4 +1,5 @@
 import ListJSON
+import ListStore
 
 /// Loads a snapshot document from a file, with the documented failures.
 enum SnapshotFile {
@@ -11,6 +12,21 @@ enum SnapshotFile {
         let name = path == "-" ? "standard input" : path
         do {
             return try SnapshotDocument(decoding: JSONValue(parsing: bytes)).sections
+        } catch let error as JSONParseError {
+            throw CommandFailure("\(name): invalid JSON: \(error)", status: ExitStatus.invalidData)
+        } catch let error as DocumentError {
+            throw CommandFailure("\(name): not a snapshot document: \(error)", status: ExitStatus.invalidData)
+        }
+    }
+
+    /// The sections of the snapshot document at `path`, as stored items (contents in canonical JSON).
+    ///
+    /// - Throws: `CommandFailure` as `load(_:)`.
+    static func loadStoreSections(_ path: String) throws -> [ListSection] {
+        let bytes = try InputFile.read(path)
+        let name = path == "-" ? "standard input" : path
+        do {
+            return try SnapshotDocument.sections(decoding: JSONValue(parsing: bytes))
         } catch let error as JSONParseError {
             throw CommandFailure("\(name): invalid JSON: \(error)", status: ExitStatus.invalidData)
         } catch let error as DocumentError {

@@ -14,6 +14,16 @@ enum Terminal {
     /// Writes one line, prefixed with the program name, to standard error.
     static func errorLine(_ line: String) { write("liststore: " + line + "\n", to: 2) }
 
+    /// Whether standard error is a terminal (progress is shown only then).
+    static var showsProgress: Bool { isatty(2) != 0 }
+
+    /// Shows `line` as progress on standard error when it is a terminal, replacing the previous
+    /// progress line; `nil` clears it.
+    static func progress(_ line: String?) {
+        guard showsProgress else { return }
+        write("\r\u{1B}[K" + (line.map { "liststore: " + $0 } ?? ""), to: 2)
+    }
+
     /// Runs a command body; a `CommandFailure` becomes one line on stderr and its exit code.
     static func reportingFailures(_ body: () throws -> Void) throws {
         do {

@@ -76,4 +76,9 @@ enum Format {
         let fraction = String(units % UInt64(scale))
         return sign + String(integer) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction
     }
+
+    /// A measured ratio: two decimals below 10 (the store scenarios' ratios are near 1), one from 10 up.
+    static func ratio(_ value: Double) -> String {
+        fixed(value, decimals: abs(value) < 10 ? 2 : 1)
+    }
 }

@@ -12,6 +12,9 @@ enum Measurement {
             let mid = sorted.count / 2
             return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
         }
+
+        /// The runs for people: "1+5" (warm-up + timed) or "3".
+        var runsText: String { warmedUp ? "1+\(samples.count)" : "\(samples.count)" }
     }
 
     static func milliseconds(_ duration: Duration) -> Double {

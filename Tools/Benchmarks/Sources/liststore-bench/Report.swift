@@ -10,9 +10,9 @@ enum Report {
     static func table(_ results: [ScenarioResult]) -> String {
         let header = [
             "scenario", "ours (ms, median)", "baseline", "baseline (ms)", "ratio", "target", "moves", "minimal",
-            "stages", "peak MB", "fingerprint",
+            "stages", "rows written", "rows read", "peak MB", "fingerprint",
         ]
-        let rightAligned: Set<Int> = [1, 3, 4, 6, 7, 8, 9]
+        let rightAligned: Set<Int> = [1, 3, 4, 6, 7, 8, 9, 10, 11]
         var rows = [header]
         for r in results {
             func detail(_ key: String) -> String {
@@ -28,11 +28,13 @@ enum Report {
                 Format.fixed(r.oursMs, decimals: 3) + " (\(r.oursRuns))",
                 r.baseline,
                 Format.fixed(r.baselineMs, decimals: 1) + " (\(r.baselineRuns))",
-                Format.fixed(r.ratio, decimals: 1),
+                Format.ratio(r.ratio),
                 r.target.assessed(ratio: r.ratio, peakMemoryMB: r.peakMemoryMB),
                 detail("moves"),
                 detail("minimalMoves"),
                 detail("stages"),
+                detail("rowsWritten"),
+                detail("rows"),
                 detail("peakMemoryMB"),
                 detail("fingerprint"),
             ])
@@ -47,7 +49,8 @@ enum Report {
         }
         var out = [line(header), widths.map { String(repeating: "-", count: $0) }.joined(separator: "-|-")]
         out += rows.dropFirst().map(line)
-        out.append("(runs: warm-up + timed; ratio = baseline / ours; peak MB is the process peak while ours ran, inputs included)")
+        out.append("(runs: warm-up + timed; ratio = baseline / ours; peak MB is the process peak while ours ran, inputs included;"
+            + " rows written / read by ours)")
         return out.joined(separator: "\n")
     }
 }

@@ -14,6 +14,7 @@ struct Scenario: Sendable {
 
     /// Every scenario, in the default order.
     static let registry: [Scenario] = DiffScenario.all.map(\.scenario)
+        + [CommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario]
 
     static func named(_ name: String) -> Scenario? {
         registry.first { $0.name == name }
@@ -34,9 +35,10 @@ struct Target: Sendable {
     /// The largest acceptable peak memory, if the scenario has a memory target.
     var maxPeakMemoryMB: Double?
 
-    /// The target with a mark per part, e.g. "≥ 20 ✗, ≤ 400 MB ✓".
+    /// The target with a mark per part, e.g. "≥ 20 ✗, ≤ 400 MB ✓" or "≥ 0.4 ✓".
     func assessed(ratio: Double, peakMemoryMB: Double?) -> String {
-        var text = "≥ " + Format.fixed(minRatio, decimals: 0) + (ratio >= minRatio ? " ✓" : " ✗")
+        let minimum = minRatio == minRatio.rounded() ? Format.fixed(minRatio, decimals: 0) : String(minRatio)
+        var text = "≥ " + minimum + (ratio >= minRatio ? " ✓" : " ✗")
         if let limit = maxPeakMemoryMB {
             let met = peakMemoryMB.map { $0 <= limit } ?? false
             text += ", ≤ " + Format.fixed(limit, decimals: 0) + " MB" + (met ? " ✓" : " ✗")

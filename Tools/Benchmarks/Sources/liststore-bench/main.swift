@@ -77,7 +77,7 @@ for scenario in selected {
     do {
         let result = try ScenarioResult.runInChildProcess(scenario)
         results.append(result)
-        StandardError.line("\(scenario.name): ratio \(Format.fixed(result.ratio, decimals: 1)), target "
+        StandardError.line("\(scenario.name): ratio \(Format.ratio(result.ratio)), target "
             + result.target.assessed(ratio: result.ratio, peakMemoryMB: result.peakMemoryMB)
             + (result.meetsTarget ? "" : " — TARGET NOT MET"))
         failures += result.failures.map { "\(scenario.name): \($0)" }

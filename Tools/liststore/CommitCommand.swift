@@ -1,0 +1,77 @@
+import ArgumentParser
+import ListJSON
+import ListStore
+
+/// `liststore commit --db D --list L --file F|- [--expect-version V] [--author A] [--message M] [--json]`.
+struct CommitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "commit",
+        abstract: "Diff a snapshot document against a list's head and record a new version.",
+        discussion: """
+            The file holds a snapshot document {"sections":[…]} (as 'show --json' prints it). A \
+            snapshot equal to the head records nothing. With --expect-version, the commit happens only \
+            if the head is still that version (0 for a new list); otherwise it exits with 75. --json \
+            prints {"schemaVersion":1,"list":…,"version":…,"parentVersion":…,"changed":…,"stages":…,\
+            "changes":…,"digest":…,"rowsWritten":…}.
+
+            \(ExitStatus.helpText)
+            """
+    )
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var list: ListOption
+
+    @Option(name: .long, help: ArgumentHelp("The snapshot document ('-' for standard input).", valueName: "file"))
+    var file: String
+
+    @Option(name: .long, help: ArgumentHelp("Commit only if the head is this version.", valueName: "version"))
+    var expectVersion: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Who commits (recorded in the journal).", valueName: "name"))
+    var author: String?
+
+    @Option(name: .long, help: ArgumentHelp("Why (recorded in the journal).", valueName: "text"))
+    var message: String?
+
+    @Flag(name: .long, help: "Print one JSON document instead of a summary.")
+    var json = false
+
+    func validate() throws {
+        if let expectVersion, expectVersion < 0 { throw ValidationError("--expect-version must be 0 or more") }
+    }
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            let sections = try SnapshotFile.loadStoreSections(file)
+            let elementCount = sections.reduce(0) { $0 + $1.elements.count }
+            let store = try store.storeForWriting()
+            let before = json ? nil : try? StoreFailure.mapping { try store.snapshot(of: list.list) }
+            if elementCount >= 100_000 { Terminal.progress("committing \(elementCount) elements to '\(list.list)'…") }
+            let result = try StoreFailure.mapping {
+                try store.commit(sections, to: list.list, expectedVersion: expectVersion, author: author, message: message)
+            }
+            if elementCount >= 100_000 { Terminal.progress(nil) }
+            if json {
+                Output.json([
+                    "list": .string(result.list), "version": JSONValue(integer: result.version),
+                    "parentVersion": JSONValue(integer: result.parentVersion), "changed": .bool(result.changed),
+                    "stages": JSONValue(integer: result.stageCount), "changes": JSONValue(integer: result.changeCount),
+                    "digest": .string(result.digest.hex), "rowsWritten": JSONValue(integer: result.rowsWritten),
+                ])
+                return
+            }
+            guard result.changed else {
+                Terminal.out("'\(result.list)': no changes; version \(result.version) stays the head.\n")
+                return
+            }
+            Terminal.out(
+                "'\(result.list)': version \(result.version) (parent \(result.parentVersion)), digest \(Output.short(result.digest)), \(result.rowsWritten) rows written\n")
+            let source = before.flatMap { $0.version == result.parentVersion ? $0.sections : nil } ?? (result.parentVersion == 0 ? [] : nil)
+            if let source {
+                Terminal.out(try StageSummary(changeset: result.changeset, source: source).text)
+            } else {
+                Terminal.out("\(StageSummary.plural(result.stageCount, "stage")), \(StageSummary.describe(result.changeset.counts))\n")
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import ListDiff
+import ListJSON
+import ListStore
+
+/// `liststore demo [--directory D]`: the main job, end to end, on a small mailbox.
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Build a small list over several commits, replay its journal into a replica, compare digests.",
+        discussion: """
+            Works in --directory (created; it must not hold a store yet) or in a new temporary \
+            directory, and leaves both stores there to explore with show, log, diff and verify.
+
+            \(ExitStatus.helpText)
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Where to put the two stores (default: a new temporary directory).", valueName: "path"))
+    var directory: String?
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            let folder = try prepareDirectory()
+            let sourcePath = folder + "/inbox.liststore"
+            let replicaPath = folder + "/replica.liststore"
+            let store = try StoreFailure.mapping { try Store(path: sourcePath) }
+            Terminal.out("A mailbox list in \(sourcePath), one commit at a time.\n")
+
+            for (title, step) in Self.steps {
+                let before = (try? store.snapshot(of: "inbox").sections) ?? []
+                let result = try StoreFailure.mapping {
+                    try store.edit("inbox", author: "demo", message: title) { draft in try step(&draft) }
+                }
+                Terminal.out("\n== Version \(result.version): \(title)\n")
+                Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
+            }
+
+            let head = try StoreFailure.mapping { try store.snapshot(of: "inbox") }
+            Terminal.out("\n== The head, version \(head.version)\n")
+            for section in head.sections {
+                Terminal.out("  \(section.model.id): \(section.elements.map(\.id).joined(separator: ", "))\n")
+            }
+
+            // A consumer replays the journal, stage by stage, into a store of its own.
+            Terminal.out("\n== Replaying the journal into \(replicaPath)\n")
+            let replica = try StoreFailure.mapping { try Store(path: replicaPath) }
+            var state: [ListSection] = []
+            var rows: [[String]] = []
+            var allMatch = true
+            let entries = try StoreFailure.mapping { try store.journal(of: "inbox", after: 0, limit: 1000).entries }
+            for entry in entries {
+                let (changeset, next) = try StoreFailure.mapping { try entry.changeset(applyingTo: state) }
+                state = next
+                let replayed = try StoreFailure.mapping { try replica.commit(state, to: "inbox", expectedVersion: entry.parentVersion) }
+                let match = replayed.digest == entry.digest && replayed.version == entry.version
+                allMatch = allMatch && match
+                rows.append([
+                    "\(entry.version)", "\(changeset.count)", Output.short(entry.digest), Output.short(replayed.digest),
+                    match ? "yes" : "NO",
+                ])
+            }
+            Terminal.out(Output.table(["version", "stages", "source digest", "replica digest", "match"], rows))
+            let verified = try StoreFailure.mapping { try store.verify().isValid && replica.verify().isValid }
+            Terminal.out(
+                allMatch && verified
+                    ? "\nEvery digest matches, and both stores verify.\n" : "\nThe replica does not match the source.\n")
+            Terminal.out("""
+
+                Explore:
+                  swift run liststore log --db \(sourcePath) --list inbox
+                  swift run liststore show --db \(sourcePath) --list inbox --at 2
+                  swift run liststore diff --db \(sourcePath) --list inbox --from-version 1
+                  swift run liststore verify --db \(replicaPath)
+
+                """)
+            if !(allMatch && verified) { throw CommandFailure("the replica does not match the source", status: ExitStatus.failure) }
+        }
+    }
+
+    private func prepareDirectory() throws -> String {
+        let manager = FileManager.default
+        guard let directory else {
+            let path = manager.temporaryDirectory.appendingPathComponent("liststore-demo-\(UUID().uuidString.prefix(8))").path
+            try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
+            return path
+        }
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw CommandFailure("'\(directory)' is not a directory", status: ExitStatus.usage) }
+            for name in ["inbox.liststore", "replica.liststore"] where manager.fileExists(atPath: directory + "/" + name) {
+                throw CommandFailure("'\(directory)' already holds \(name); choose a new directory", status: ExitStatus.usage)
+            }
+        } else {
+            do {
+                try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CommandFailure("cannot create '\(directory)': \(error.localizedDescription)", status: ExitStatus.ioError)
+            }
+        }
+        return directory
+    }
+
+    // MARK: The story
+
+    private static func message(_ id: String, _ from: String, _ subject: String, unread: Bool = true) -> ListItem {
+        ListItem(id: id, json: ["from": .string(from), "subject": .string(subject), "unread": .bool(unread)])
+    }
+
+    private static func folder(_ id: String, _ title: String) -> ListItem {
+        ListItem(id: id, json: ["title": .string(title)])
+    }
+
+    private static let steps: [(String, @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void)] = [
+        ("the first sync", { draft in
+            draft.appendSection(folder("today", "Today"), elements: [
+                message("m1", "ana", "Lunch?"), message("m2", "bo", "Build is green"),
+            ])
+            draft.appendSection(folder("yesterday", "Yesterday"), elements: [
+                message("m3", "cy", "Contract draft"), message("m4", "dee", "Photos"), message("m5", "ed", "Invoice #311"),
+            ])
+            draft.appendSection(folder("older", "Older"), elements: [message("m6", "fay", "Welcome!", unread: false)])
+        }),
+        ("new mail arrives, one message is read", { draft in
+            try draft.insert(message("m7", "gus", "Standup moved"), at: ElementPath(section: 0, element: 0))
+            try draft.append(message("m8", "ana", "Re: Lunch?"), toSection: "today")
+            try draft.reloadElement(message("m2", "bo", "Build is green", unread: false))
+        }),
+        ("a message moves to another section and one is edited", { draft in
+            try draft.moveElement("m3", to: ElementPath(section: 0, element: 1))
+            try draft.reloadElement(message("m5", "ed", "Invoice #311 (paid)", unread: false))
+        }),
+        ("a pinned section appears on top and Older moves above Yesterday", { draft in
+            try draft.insertSection(folder("pinned", "Pinned"), at: 0)
+            try draft.moveElement("m4", to: ElementPath(section: 0, element: 0))
+            try draft.moveSection("older", to: 2)
+        }),
+        ("Older is archived, Today is re-sorted", { draft in
+            try draft.removeSection("older")
+            try draft.moveElement("m8", to: ElementPath(section: 1, element: 0))
+            try draft.reloadSection(folder("today", "Today (4)"))
+        }),
+    ]
+}

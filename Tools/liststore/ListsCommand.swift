@@ -1,0 +1,48 @@
+import ArgumentParser
+import ListJSON
+import ListStore
+
+/// `liststore lists --db D [--json]`.
+struct ListsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lists",
+        abstract: "Print the lists of a store with their head version, counts and digest.",
+        discussion: """
+            --json prints {"schemaVersion":1,"lists":[{"name":…,"version":…,"sections":…,"elements":…,\
+            "digest":…,"baseVersion":…}]}.
+
+            \(ExitStatus.helpText)
+            """
+    )
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(name: .long, help: "Print one JSON document instead of a table.")
+    var json = false
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            let store = try store.existingStore()
+            let lists = try StoreFailure.mapping { try store.lists() }
+            if json {
+                Output.json([
+                    "lists": .array(lists.map { list in
+                        .object([
+                            "name": .string(list.name), "version": JSONValue(integer: list.version),
+                            "sections": JSONValue(integer: list.sectionCount), "elements": JSONValue(integer: list.elementCount),
+                            "digest": .string(list.digest.hex), "baseVersion": JSONValue(integer: list.baseVersion),
+                        ])
+                    })
+                ])
+                return
+            }
+            guard !lists.isEmpty else {
+                Terminal.out("No lists yet.\n")
+                return
+            }
+            Terminal.out(Output.table(
+                ["list", "version", "sections", "elements", "digest"],
+                lists.map { [$0.name, "\($0.version)", "\($0.sectionCount)", "\($0.elementCount)", $0.digest.hex] }))
+        }
+    }
+}
