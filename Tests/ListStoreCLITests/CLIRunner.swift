@@ -90,3 +90,17 @@ final class TemporaryDirectory {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
+
+extension CLIRunner {
+    /// Starts `liststore arguments…` with output discarded, without waiting for it.
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+}

@@ -63,13 +63,15 @@ enum Measurement {
 
     /// Times `body` on fresh state every run, for bodies that change what they work on (a commit into a
     /// new store file): each run calls `prepare` untimed, times `body` on what it prepared, then calls
-    /// `finish` untimed (to read a peak, delete files).
+    /// `finish` untimed with the state and what `body` produced (to read a peak, say). The state and
+    /// the output are released after `finish`, so that freeing them is not timed either.
     ///
     /// With `warmUp`, the first run is an untimed warm-up, unless it takes longer than `slowMs`: then it
-    /// is the measurement (a single sample). `body` returns a checksum, as in `repeated`.
-    static func prepared<State>(
+    /// is the measurement (a single sample). `body` returns a checksum with its output, as in `repeated`.
+    static func prepared<State, Output>(
         runs: Int, warmUp: Bool, slowMs: Double = .infinity, progress: (Double) -> Void = { _ in },
-        prepare: () throws -> State, _ body: (State) throws -> Int, finish: (State) throws -> Void = { _ in }
+        prepare: () throws -> State, _ body: (State) throws -> (checksum: Int, output: Output),
+        finish: (State, Output) throws -> Void
     ) throws -> (Timing, checksum: Int) {
         precondition(runs > 0)
         let clock = ContinuousClock()
@@ -77,22 +79,17 @@ enum Measurement {
         var samples = [Double]()
         for run in 0..<(warmUp ? runs + 1 : runs) {
             let state = try prepare()
-            var result = 0
-            let elapsed: Double
-            do {
-                elapsed = milliseconds(try clock.measure { result = try body(state) })
-            } catch {
-                try? finish(state)
-                throw error
-            }
-            try finish(state)
+            var result: (checksum: Int, output: Output)?
+            let elapsed = milliseconds(try clock.measure { result = try body(state) })
+            guard let (sum, output) = result else { preconditionFailure("the body ran without a result") }
+            try finish(state, output)
             if let expected = checksum {
-                precondition(result == expected, "a run produced a different result (\(result) ≠ \(expected))")
+                precondition(sum == expected, "a run produced a different result (\(sum) ≠ \(expected))")
             }
-            checksum = result
+            checksum = sum
             progress(elapsed)
             if warmUp && run == 0 {
-                if elapsed > slowMs { return (Timing(samples: [elapsed], warmedUp: false), result) }
+                if elapsed > slowMs { return (Timing(samples: [elapsed], warmedUp: false), sum) }
                 continue
             }
             samples.append(elapsed)

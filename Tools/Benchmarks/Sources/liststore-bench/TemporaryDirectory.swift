@@ -1,8 +1,8 @@
 import Foundation
 
-/// A new, empty directory under the system's temporary directory, for store and SQLite files that a
-/// run creates; `remove()` deletes it with everything in it.
-struct TemporaryDirectory {
+/// A new, empty directory under the system's temporary directory, for the store and SQLite files that
+/// a run creates; it is deleted, with everything in it, when the last reference goes away.
+final class TemporaryDirectory {
     let path: String
 
     /// Creates `<tmp>/liststore-bench-<label>-<uuid>`.
@@ -12,12 +12,12 @@ struct TemporaryDirectory {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
     }
 
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
     /// The path of `name` in the directory.
     func file(_ name: String) -> String {
         path + "/" + name
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
     }
 }
