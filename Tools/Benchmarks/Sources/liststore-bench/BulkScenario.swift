@@ -48,12 +48,11 @@ struct BulkScenario {
                 },
                 { _, store in
                     let result = try store.commit(sections, to: "list")
-                    committed = result
-                    return result.rowsWritten
+                    return (result.rowsWritten, result)
                 },
-                finish: { directory, _ in
+                finish: { _, result in
                     if let mb = PeakMemory.peakMB() { peak = max(peak ?? 0, mb) }
-                    directory.remove()
+                    committed = result
                 })
         }
         log.progress("ours: median \(Format.fixed(oursTiming.medianMs, decimals: 1)) ms")
@@ -78,8 +77,8 @@ struct BulkScenario {
                     try db.execute(Self.elementTable)
                     return (directory, db)
                 },
-                { _, db in try Self.insert(elements, hashes: hashes, into: db) },
-                finish: { directory, _ in directory.remove() })
+                { _, db in (try Self.insert(elements, hashes: hashes, into: db), ()) },
+                finish: { _, _ in })
         }
         log.progress("baseline: median \(Format.fixed(baselineTiming.medianMs, decimals: 1)) ms")
 

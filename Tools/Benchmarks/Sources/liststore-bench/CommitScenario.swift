@@ -58,14 +58,13 @@ struct CommitScenario {
                     PeakMemory.reset()
                     return (directory, store)
                 },
-                { directory, store in
+                { _, store in
                     let result = try store.commit(target, to: "list")
-                    committed = result
-                    return result.rowsWritten
+                    return (result.rowsWritten, result)
                 },
-                finish: { directory, _ in
+                finish: { _, result in
                     if let mb = PeakMemory.peakMB() { peak = max(peak ?? 0, mb) }
-                    directory.remove()
+                    committed = result
                 })
         }
         log.progress("ours: median \(Format.fixed(oursTiming.medianMs, decimals: 3)) ms")

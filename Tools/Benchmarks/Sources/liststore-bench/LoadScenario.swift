@@ -37,36 +37,31 @@ struct LoadScenario {
         // Ours first; the peak is reset before each run and read after it, before its result is released.
         log.progress("ours: 1 warm-up + \(Self.runs) runs")
         var peak: Double?
-        var loaded: ListSnapshot?
         let (oursTiming, rows) = try log.attempt("loading") {
             try Measurement.prepared(
                 runs: Self.runs, warmUp: true,
-                prepare: { () -> Void in PeakMemory.reset() },
+                prepare: { PeakMemory.reset() },
                 { _ in
                     let store = try Store(path: path)
                     let snapshot = try store.snapshot(of: Self.listName)
-                    loaded = snapshot
-                    return snapshot.elementCount
+                    return (snapshot.elementCount, snapshot)
                 },
-                finish: { _ in
+                finish: { _, _ in
                     if let mb = PeakMemory.peakMB() { peak = max(peak ?? 0, mb) }
-                    loaded = nil
                 })
         }
         log.progress("ours: median \(Format.fixed(oursTiming.medianMs, decimals: 1)) ms, \(rows) rows")
 
         log.progress("baseline: 1 warm-up + \(Self.runs) runs")
-        var rowsLoaded: LoadedRows?
         let (baselineTiming, baselineRows) = try log.attempt("the raw SQLite select") {
             try Measurement.prepared(
                 runs: Self.runs, warmUp: true,
                 prepare: {},
                 { _ in
-                    let result = try Self.select(path: path)
-                    rowsLoaded = result
-                    return result.positions.count
+                    let loaded = try Self.select(path: path)
+                    return (loaded.positions.count, loaded)
                 },
-                finish: { _ in rowsLoaded = nil })
+                finish: { _, _ in })
         }
         log.progress("baseline: median \(Format.fixed(baselineTiming.medianMs, decimals: 1)) ms, \(baselineRows) rows")
 

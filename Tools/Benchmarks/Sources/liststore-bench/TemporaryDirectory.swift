@@ -1,7 +1,8 @@
 import Foundation
 
 /// A new, empty directory under the system's temporary directory, for the store and SQLite files that
-/// a run creates; it is deleted, with everything in it, when the last reference goes away.
+/// a run creates; it is deleted, with everything in it, by `remove()` or when the last reference goes
+/// away.
 final class TemporaryDirectory {
     let path: String
 
@@ -13,6 +14,11 @@ final class TemporaryDirectory {
     }
 
     deinit {
+        remove()
+    }
+
+    /// Deletes the directory now.
+    func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
 
