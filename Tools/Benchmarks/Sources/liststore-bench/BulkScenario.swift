@@ -15,8 +15,10 @@ struct BulkScenario {
     static let baselineName = "raw SQLite insert, 1 transaction (WAL, synchronous FULL)"
     static let target = Target(minRatio: 0.4)
     static let elementCount = 1_000_000
-    /// Timed runs of each side, without warm-up (a run takes seconds), each into a new file.
+    /// Timed runs of each side after one warm-up, each into a new file; a warm-up that takes longer
+    /// than `slowMs` is the only run.
     static let runs = 3
+    static let slowMs = 10_000.0
 
     static var scenario: Scenario {
         Scenario(
@@ -32,12 +34,12 @@ struct BulkScenario {
         log.progress("generating \(Self.elementCount) elements")
         let sections = StoreInput.bulk(count: Self.elementCount)
 
-        log.progress("ours: \(Self.runs) runs, each on a new store")
+        log.progress("ours: 1 warm-up + \(Self.runs) runs, each on a new store")
         var peak: Double?
         var committed: CommitResult?
         let (oursTiming, _) = try log.attempt("committing") {
             try Measurement.prepared(
-                runs: Self.runs, warmUp: false,
+                runs: Self.runs, warmUp: true, slowMs: Self.slowMs,
                 progress: { ms in log.progress("ours: \(Format.fixed(ms, decimals: 1)) ms") },
                 prepare: { () throws -> (TemporaryDirectory, Store) in
                     let directory = try TemporaryDirectory(label: Self.name)
@@ -65,10 +67,10 @@ struct BulkScenario {
         for element in elements {
             SHA256.hash(data: element.content).withUnsafeBytes { hashes.append(contentsOf: $0) }
         }
-        log.progress("baseline: \(Self.runs) runs, each on a new file")
+        log.progress("baseline: 1 warm-up + \(Self.runs) runs, each on a new file")
         let (baselineTiming, baselineRows) = try log.attempt("the raw SQLite insert") {
             try Measurement.prepared(
-                runs: Self.runs, warmUp: false,
+                runs: Self.runs, warmUp: true, slowMs: Self.slowMs,
                 progress: { ms in log.progress("baseline: \(Format.fixed(ms, decimals: 1)) ms") },
                 prepare: { () throws -> (TemporaryDirectory, SQLiteConnection) in
                     let directory = try TemporaryDirectory(label: Self.name)

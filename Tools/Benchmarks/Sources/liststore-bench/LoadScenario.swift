@@ -15,7 +15,7 @@ struct LoadScenario {
     static let elementCount = 1_000_000
     static let listName = "list"
     /// Timed runs of each side after one warm-up.
-    static let runs = 3
+    static let runs = 5
 
     static var scenario: Scenario {
         Scenario(
