@@ -40,7 +40,7 @@ struct BulkScenario {
         let (oursTiming, _) = try log.attempt("committing") {
             try Measurement.prepared(
                 runs: Self.runs, warmUp: true, slowMs: Self.slowMs,
-                progress: { ms in log.progress("ours: \(Format.fixed(ms, decimals: 1)) ms") },
+                progress: { run, ms in log.progress("ours: \(run) \(Format.fixed(ms, decimals: 1)) ms") },
                 prepare: { () throws -> (TemporaryDirectory, Store) in
                     let directory = try TemporaryDirectory(label: Self.name)
                     let store = try Store(path: directory.file("bulk.liststore"))
@@ -71,7 +71,7 @@ struct BulkScenario {
         let (baselineTiming, baselineRows) = try log.attempt("the raw SQLite insert") {
             try Measurement.prepared(
                 runs: Self.runs, warmUp: true, slowMs: Self.slowMs,
-                progress: { ms in log.progress("baseline: \(Format.fixed(ms, decimals: 1)) ms") },
+                progress: { run, ms in log.progress("baseline: \(run) \(Format.fixed(ms, decimals: 1)) ms") },
                 prepare: { () throws -> (TemporaryDirectory, SQLiteConnection) in
                     let directory = try TemporaryDirectory(label: Self.name)
                     let db = try SQLiteConnection(path: directory.file("bulk.sqlite"), create: true)

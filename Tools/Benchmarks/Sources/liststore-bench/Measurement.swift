@@ -68,8 +68,9 @@ enum Measurement {
     ///
     /// With `warmUp`, the first run is an untimed warm-up, unless it takes longer than `slowMs`: then it
     /// is the measurement (a single sample). `body` returns a checksum with its output, as in `repeated`.
+    /// `progress` hears of every run ("warm-up", "run 1", …) with its time.
     static func prepared<State, Output>(
-        runs: Int, warmUp: Bool, slowMs: Double = .infinity, progress: (Double) -> Void = { _ in },
+        runs: Int, warmUp: Bool, slowMs: Double = .infinity, progress: (_ label: String, _ ms: Double) -> Void = { _, _ in },
         prepare: () throws -> State, _ body: (State) throws -> (checksum: Int, output: Output),
         finish: (State, Output) throws -> Void
     ) throws -> (Timing, checksum: Int) {
@@ -87,7 +88,7 @@ enum Measurement {
                 precondition(sum == expected, "a run produced a different result (\(sum) ≠ \(expected))")
             }
             checksum = sum
-            progress(elapsed)
+            progress(warmUp && run == 0 ? "warm-up" : "run \(warmUp ? run : run + 1)", elapsed)
             if warmUp && run == 0 {
                 if elapsed > slowMs { return (Timing(samples: [elapsed], warmedUp: false), sum) }
                 continue

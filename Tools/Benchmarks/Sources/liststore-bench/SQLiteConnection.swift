@@ -5,10 +5,12 @@ import GRDBSQLite
 final class SQLiteConnection {
     let handle: OpaquePointer
 
-    /// Opens (with `create`, creating) the database at `path`.
+    /// Opens (with `create`, creating) the database at `path`, in the multi-thread mode
+    /// (`SQLITE_OPEN_NOMUTEX`) as GRDB opens the store's connections: a connection used by one thread
+    /// at a time, without a mutex around every call.
     init(path: String, create: Bool) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0)
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
