@@ -3,7 +3,7 @@
 ///
 /// Not API (package-visible: the store writes rows along the same pairing).
 @usableFromInline
-package struct _DiffInput {
+package struct _DiffInput: Sendable {
     /// For each source section, the index of its paired target section, or -1.
     @usableFromInline package var sectionTargetOf: [Int]
     /// For each target section, the index of its paired source section, or -1.

@@ -44,7 +44,13 @@ public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
     /// Appends the 32 bytes to `output`.
     public func append(to output: inout [UInt8]) {
         var w = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
-        withUnsafeBytes(of: &w) { output.append(contentsOf: $0) }
+        Swift.withUnsafeBytes(of: &w) { output.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with the 32 bytes.
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        var w = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return Swift.withUnsafeBytes(of: &w, body)
     }
 
     /// The 64 lowercase hexadecimal digits.

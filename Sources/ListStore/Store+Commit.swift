@@ -66,12 +66,11 @@ extension Store {
                     }
                     var writer = _CommitWriter(db: db, head: head, target: sections, changeset: changeset, pairing: pairing, path: path)
                     try writer.hashContents()
-                    let digest = writer.digest()
                     let changesBefore = db.totalChangesCount
                     let newHead = try writer.write(
-                        list: list, digest: digest, committedAt: _Time.iso8601(Date()), author: author, message: message)
+                        list: list, committedAt: _Time.iso8601(Date()), author: author, message: message)
                     result = CommitResult(
-                        list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: digest,
+                        list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: newHead.digest,
                         stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset,
                         rowsWritten: db.totalChangesCount - changesBefore)
                     committed = newHead
@@ -82,6 +81,7 @@ extension Store {
         }
         if let committed {
             state.withLock { $0.heads[list] = committed }
+            checkpointIfLarge()
         }
         return result
     }
@@ -93,6 +93,31 @@ extension Store {
         }
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw StoreError(.invalidListName, "a list name must not contain control characters: \(name.debugDescription)")
+        }
+    }
+
+    /// Once the write-ahead log has grown past 4 MiB, copies it back into the database file on a
+    /// background thread through a connection of its own: a passive checkpoint takes no write lock,
+    /// so neither this commit nor the next one waits for it. SQLite's own automatic checkpoint stays
+    /// as a backstop at 10,000 pages.
+    private func checkpointIfLarge() {
+        var info = stat()
+        guard stat(path + "-wal", &info) == 0, info.st_size > 4 << 20 else { return }
+        let start = state.withLock { state -> Bool in
+            if state.checkpointing { return false }
+            state.checkpointing = true
+            return true
+        }
+        guard start else { return }
+        let path = self.path
+        let state = self.state
+        DispatchQueue.global(qos: .utility).async {
+            defer { state.withLock { $0.checkpointing = false } }
+            var configuration = GRDB.Configuration()
+            configuration.journalMode = .default
+            guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
+            _ = try? queue.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            try? queue.close()
         }
     }
 }

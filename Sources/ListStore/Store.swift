@@ -46,6 +46,7 @@ public final class Store: Sendable {
     struct _State {
         var pool: DatabasePool?
         var heads: [String: _Head] = [:]
+        var checkpointing = false
     }
 
     /// The schema version this release writes.
@@ -108,7 +109,7 @@ public final class Store: Sendable {
         config.label = "ListStore"
         let synchronous = configuration.flushesEachCommit ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -65536")
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 10000")
         }
         let pool = try DatabasePool(path: path, configuration: config)
         // Check the migration record; apply what this release adds.

@@ -1,3 +1,4 @@
+import Dispatch
 import GRDB
 import ListDiff
 import ListJSON
@@ -17,55 +18,93 @@ struct _CommitWriter {
     private(set) var elementHashes: [ContentHash] = []
 
     /// Checks the content of every item that will be written and hashes it; unchanged items keep the
-    /// head's hash.
+    /// head's hash. The elements are split between two threads.
     /// - Throws: `.invalidSnapshot` naming the first item whose content is not canonical JSON.
     mutating func hashContents() throws {
         sectionHashes.reserveCapacity(target.count)
-        elementHashes.reserveCapacity(pairing.targetStart.last ?? 0)
         for (t, section) in target.enumerated() {
             let s = pairing.sectionSourceOf[t]
             if s >= 0 && !pairing.sectionChanged[t] {
                 sectionHashes.append(head.sectionHashes[s])
             } else {
-                sectionHashes.append(try Self.checkedHash(section.model, path: "sections[\(t)].content"))
-            }
-            let start = pairing.targetStart[t]
-            for (e, element) in section.elements.enumerated() {
-                let source = Int(pairing.elementSourceOf[start + e])
-                if source >= 0 && !pairing.elementChanged[start + e] {
-                    elementHashes.append(head.elementHashes[source])
-                } else {
-                    elementHashes.append(try Self.checkedHash(element, path: "sections[\(t)].elements[\(e)].content"))
-                }
+                sectionHashes.append(try Self.checkedHash(section.model) { "sections[\(t)].content" })
             }
         }
+        let total = pairing.targetStart.last ?? 0
+        let failures = _Locked([Int: StoreError]())
+        let target = self.target
+        let pairing = self.pairing
+        let headHashes = head.elementHashes
+        elementHashes = [ContentHash](unsafeUninitializedCapacity: total) { buffer, count in
+            let base = _Slots(base: buffer.baseAddress!)
+            let workers = total >= 4096 ? 2 : 1
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                let from = total * worker / workers
+                let to = total * (worker + 1) / workers
+                guard from < to else { return }
+                // The section holding flat index `from`.
+                var t = 0
+                while pairing.targetStart[t + 1] <= from { t += 1 }
+                var j = from
+                while j < to {
+                    let start = pairing.targetStart[t]
+                    let end = min(pairing.targetStart[t + 1], to)
+                    let elements = target[t].elements
+                    while j < end {
+                        let source = Int(pairing.elementSourceOf[j])
+                        if source >= 0 && !pairing.elementChanged[j] {
+                            (base.base + j).initialize(to: headHashes[source])
+                        } else {
+                            do {
+                                let (section, e) = (t, j - start)
+                                (base.base + j).initialize(
+                                    to: try Self.checkedHash(elements[j - start]) { "sections[\(section)].elements[\(e)].content" })
+                            } catch {
+                                failures.withLock { $0[j] = error as? StoreError }
+                                (base.base + j).initialize(to: ContentHash(of: []))
+                            }
+                        }
+                        j += 1
+                    }
+                    t += 1
+                }
+            }
+            count = total
+        }
+        if let first = failures.withLock({ $0.min { $0.key < $1.key } }) { throw first.value }
     }
 
     /// The hash of an item's content after checking that it is canonical JSON.
-    static func checkedHash(_ item: ListItem, path: String) throws -> ContentHash {
+    static func checkedHash(_ item: ListItem, path: () -> String) throws -> ContentHash {
         try checkCanonical(item.content, path: path)
         return ContentHash(of: item.content)
     }
 
     /// Throws unless `content` is canonical JSON text.
-    static func checkCanonical(_ content: [UInt8], path: String) throws {
+    static func checkCanonical(_ content: [UInt8], path: () -> String) throws {
         let value: JSONValue
         do {
             value = try JSONParser().parse(content)
         } catch {
-            throw StoreError(.invalidSnapshot, "\(path): not JSON: \(error)")
+            throw StoreError(.invalidSnapshot, "\(path()): not JSON: \(error)")
         }
         guard value.serializedBytes() == content else {
-            throw StoreError(.invalidSnapshot, "\(path): not canonical JSON (expected \(value.serialized()))")
+            throw StoreError(.invalidSnapshot, "\(path()): not canonical JSON (expected \(value.serialized()))")
         }
     }
 
     /// The digest of the target, from the hashes.
     func digest() -> ListDigest {
+        Self.digest(target, sectionHashes: sectionHashes, elementHashes: elementHashes, starts: pairing.targetStart)
+    }
+
+    static func digest(
+        _ target: [ListSection], sectionHashes: [ContentHash], elementHashes: [ContentHash], starts: [Int]
+    ) -> ListDigest {
         var builder = _DigestBuilder()
         for (t, section) in target.enumerated() {
             builder.add(tag: 0x53, id: section.model.id, hash: sectionHashes[t])
-            let start = pairing.targetStart[t]
+            let start = starts[t]
             for (e, element) in section.elements.enumerated() {
                 builder.add(tag: 0x45, id: element.id, hash: elementHashes[start + e])
             }
@@ -74,24 +113,22 @@ struct _CommitWriter {
     }
 
     /// Writes everything; returns the new head.
-    func write(list: String, digest: ListDigest, committedAt: String, author: String?, message: String?) throws -> _Head {
+    /// Writes everything; returns the new head. The digest and the journal's JSON are computed on
+    /// another thread while the rows are written.
+    func write(list: String, committedAt: String, author: String?, message: String?) throws -> _Head {
         let version = head.version + 1
+        let background = _Background { [target, sectionHashes, elementHashes, pairing, changeset] in
+            (Self.digest(target, sectionHashes: sectionHashes, elementHashes: elementHashes, starts: pairing.targetStart),
+             changeset.stagesJSON)
+        }
         var listID = head.listID
         if head.version == 0 {
             let insert = try _RawStatement(
-                db, "INSERT INTO list (name, head_version, head_digest, base_version, created_at) VALUES (?, ?, ?, 0, ?)")
+                db, "INSERT INTO list (name, head_version, head_digest, base_version, created_at) VALUES (?, 0, '', 0, ?)")
             insert.bind(1, text: list)
-            insert.bind(2, version)
-            insert.bind(3, text: digest.hex)
-            insert.bind(4, text: committedAt)
+            insert.bind(2, text: committedAt)
             try insert.execute()
             listID = db.lastInsertedRowID
-        } else {
-            let update = try _RawStatement(db, "UPDATE list SET head_version = ?, head_digest = ? WHERE id = ?")
-            update.bind(1, version)
-            update.bind(2, text: digest.hex)
-            update.bind(3, listID)
-            try expectOne(try update.execute(), "list \(list)")
         }
 
         // Where things land: placed items (moved or inserted) need positions, the others keep theirs.
@@ -127,7 +164,6 @@ struct _CommitWriter {
         var newHead = _Head.empty
         newHead.listID = listID
         newHead.version = version
-        newHead.digest = digest
         newHead.sections = target
         newHead.sectionHashes = sectionHashes
         newHead.elementHashes = elementHashes
@@ -237,7 +273,14 @@ struct _CommitWriter {
             }
         }
 
-        // 4. The journal entry.
+        // 4. The journal entry and the list row.
+        let (digest, stagesJSON) = background.wait()
+        newHead.digest = digest
+        let update = try _RawStatement(db, "UPDATE list SET head_version = ?, head_digest = ? WHERE id = ?")
+        update.bind(1, version)
+        update.bind(2, text: digest.hex)
+        update.bind(3, listID)
+        try expectOne(try update.execute(), "list \(list)")
         let journal = try _RawStatement(
             db, """
                 INSERT INTO journal (list_id, version, parent_version, committed_at, digest, author, message,
@@ -252,7 +295,7 @@ struct _CommitWriter {
         journal.bind(7, optionalText: message)
         journal.bind(8, target.count)
         journal.bind(9, targetTotal)
-        journal.bind(10, textBytes: _StageEncoder.encode(changeset.stages))
+        journal.bind(10, textBytes: stagesJSON)
         try journal.execute()
         return newHead
     }
@@ -272,4 +315,12 @@ struct _CommitWriter {
             throw StoreError(.damaged, "the store at \(path) is damaged: \(what) is missing from the tables")
         }
     }
+}
+
+/// Where the hashing threads write their results.
+///
+/// `@unchecked Sendable`: each thread initializes a disjoint range of the buffer, and the buffer is
+/// read only after `concurrentPerform` has returned.
+private struct _Slots: @unchecked Sendable {
+    let base: UnsafeMutablePointer<ContentHash>
 }

@@ -49,10 +49,7 @@ struct _RawStatement {
     }
 
     func bind(_ index: Int32, hash: ContentHash) {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(32)
-        hash.append(to: &bytes)
-        bytes.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, 32, Self.transient) }
+        hash.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, 32, Self.transient) }
     }
 
     /// Runs a statement that returns no rows; returns the number of rows it changed.

@@ -1,0 +1,23 @@
+import Dispatch
+
+/// A computation running on another thread, whose result the caller waits for.
+///
+/// `@unchecked Sendable`: `result` is written once by the worker before `done` is signalled and read
+/// only after `wait()` has seen that signal.
+final class _Background<Result: Sendable>: @unchecked Sendable {
+    private var result: Result?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ work: @escaping @Sendable () -> Result) {
+        DispatchQueue.global(qos: .userInitiated).async {
+            self.result = work()
+            self.done.signal()
+        }
+    }
+
+    /// Waits for the result.
+    func wait() -> Result {
+        done.wait()
+        return result!
+    }
+}
