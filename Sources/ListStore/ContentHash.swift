@@ -43,8 +43,7 @@ public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
 
     /// Appends the 32 bytes to `output`.
     public func append(to output: inout [UInt8]) {
-        var w = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
-        Swift.withUnsafeBytes(of: &w) { output.append(contentsOf: $0) }
+        withUnsafeBytes { output.append(contentsOf: $0) }
     }
 
     /// Calls `body` with the 32 bytes.

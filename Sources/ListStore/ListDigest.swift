@@ -24,14 +24,24 @@ public struct ListDigest: Hashable, Sendable, CustomStringConvertible {
     /// The digest of `sections`, hashing every content.
     /// - Complexity: O(total size of ids and contents).
     public static func of(_ sections: [ListSection]) -> ListDigest {
+        ListDigest(
+            sections, sectionHashes: sections.map { ContentHash(of: $0.model.content) },
+            elementHashes: sections.flatMap { $0.elements.map { ContentHash(of: $0.content) } })
+    }
+
+    /// The digest of `sections` whose content hashes are known: one per section, and one per
+    /// element, flat (section after section).
+    init(_ sections: [ListSection], sectionHashes: [ContentHash], elementHashes: [ContentHash]) {
         var builder = _DigestBuilder()
-        for section in sections {
-            builder.add(tag: 0x53, id: section.model.id, hash: ContentHash(of: section.model.content))
+        var flat = 0
+        for (s, section) in sections.enumerated() {
+            builder.add(tag: 0x53, id: section.model.id, hash: sectionHashes[s])
             for element in section.elements {
-                builder.add(tag: 0x45, id: element.id, hash: ContentHash(of: element.content))
+                builder.add(tag: 0x45, id: element.id, hash: elementHashes[flat])
+                flat += 1
             }
         }
-        return builder.finish()
+        self = builder.finish()
     }
 
     /// `hex`.

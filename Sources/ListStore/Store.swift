@@ -78,8 +78,9 @@ public final class Store: Sendable {
                 try _StoreFile.create(at: path) { db in try Store.migrate(db) }
             }
             try _StoreFile.checkHeader(path, supportedSchema: Store.schemaVersion)
-            try Store.mapErrors(path: path) { try checkMigrationsReadOnly() }
-            let pool = try Store.mapErrors(path: path) { try openPool() }
+            let pool = try Store.mapErrors(path: path) {
+                try openPool(migrating: try checkMigrationsReadOnly())
+            }
             state.pool = pool
             return pool
         }
@@ -93,17 +94,18 @@ public final class Store: Sendable {
         return pool
     }
 
-    /// Checks the migration record through a read-only connection, which cannot change the file.
-    private func checkMigrationsReadOnly() throws {
+    /// Checks the migration record through a read-only connection, which cannot change the file;
+    /// returns whether migrations are pending.
+    private func checkMigrationsReadOnly() throws -> Bool {
         var config = GRDB.Configuration()
         config.readonly = true
         config.busyMode = .timeout(configuration.busyTimeout)
         let queue = try DatabaseQueue(path: path, configuration: config)
         defer { try? queue.close() }
-        _ = try queue.read { db in try Store.checkMigrations(db) }
+        return try queue.read { db in try Store.checkMigrations(db) }
     }
 
-    private func openPool() throws -> DatabasePool {
+    private func openPool(migrating: Bool) throws -> DatabasePool {
         var config = GRDB.Configuration()
         config.busyMode = .timeout(configuration.busyTimeout)
         config.label = "ListStore"
@@ -112,9 +114,9 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 10000")
         }
         let pool = try DatabasePool(path: path, configuration: config)
-        // Check the migration record; apply what this release adds.
-        let needsMigration = try pool.read { db in try Store.checkMigrations(db) }
-        if needsMigration {
+        // Apply what this release adds (checked again under the write lock: another process may
+        // have done it meanwhile).
+        if migrating {
             try pool.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
                     if try Store.checkMigrations(db) { try Store.applyPendingMigrations(db) }

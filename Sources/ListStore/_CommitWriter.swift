@@ -93,33 +93,13 @@ struct _CommitWriter {
         }
     }
 
-    /// The digest of the target, from the hashes.
-    func digest() -> ListDigest {
-        Self.digest(target, sectionHashes: sectionHashes, elementHashes: elementHashes, starts: pairing.targetStart)
-    }
-
-    static func digest(
-        _ target: [ListSection], sectionHashes: [ContentHash], elementHashes: [ContentHash], starts: [Int]
-    ) -> ListDigest {
-        var builder = _DigestBuilder()
-        for (t, section) in target.enumerated() {
-            builder.add(tag: 0x53, id: section.model.id, hash: sectionHashes[t])
-            let start = starts[t]
-            for (e, element) in section.elements.enumerated() {
-                builder.add(tag: 0x45, id: element.id, hash: elementHashes[start + e])
-            }
-        }
-        return builder.finish()
-    }
-
     /// Writes everything; returns the new head.
     /// Writes everything; returns the new head. The digest and the journal's JSON are computed on
     /// another thread while the rows are written.
     func write(list: String, committedAt: String, author: String?, message: String?) throws -> _Head {
         let version = head.version + 1
-        let background = _Background { [target, sectionHashes, elementHashes, pairing, changeset] in
-            (Self.digest(target, sectionHashes: sectionHashes, elementHashes: elementHashes, starts: pairing.targetStart),
-             changeset.stagesJSON)
+        let background = _Background { [target, sectionHashes, elementHashes, changeset] in
+            (ListDigest(target, sectionHashes: sectionHashes, elementHashes: elementHashes), changeset.stagesJSON)
         }
         var listID = head.listID
         if head.version == 0 {

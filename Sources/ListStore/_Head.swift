@@ -16,6 +16,4 @@ struct _Head: Sendable {
     static let empty = _Head(
         listID: 0, version: 0, digest: ListDigest.of([]), sections: [], sectionRows: [], sectionPositions: [],
         sectionHashes: [], elementPositions: [], elementHashes: [])
-
-    var elementCount: Int { sections.reduce(0) { $0 + $1.elements.count } }
 }
