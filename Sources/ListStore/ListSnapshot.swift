@@ -9,8 +9,43 @@ public struct ListSnapshot: Sendable, Hashable {
     /// The sections, in order, each with its elements.
     public var sections: [ListSection]
 
+    /// A version of a list.
+    public init(list: String, version: Int, digest: ListDigest, sections: [ListSection]) {
+        self.list = list
+        self.version = version
+        self.digest = digest
+        self.sections = sections
+    }
+
     /// The number of elements over all sections.
     public var elementCount: Int { sections.reduce(0) { $0 + $1.elements.count } }
+
+    /// The snapshot document of DESIGN §3 with `digest`, `list`, `schemaVersion` and `version` added,
+    /// as canonical JSON text (what `liststore show --json` prints; `commit` takes it back).
+    ///
+    /// ```swift
+    /// let text = String(decoding: try store.snapshot(of: "inbox").documentJSON, as: UTF8.self)
+    /// ```
+    /// - Complexity: O(total size of ids and contents); contents are copied as stored.
+    public var documentJSON: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(elementCount * 32 + 256)
+        out.append(contentsOf: "{\"digest\":".utf8)
+        _StageEncoder.writeString(digest.hex, &out)
+        out.append(contentsOf: ",\"list\":".utf8)
+        _StageEncoder.writeString(list, &out)
+        out.append(contentsOf: ",\"schemaVersion\":1,\"sections\":[".utf8)
+        for (s, section) in sections.enumerated() {
+            if s > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "{"))
+            _StageEncoder.writeSectionMembers(section, &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "],\"version\":".utf8)
+        _StageEncoder.writeInt(version, &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
 }
 
 /// A list of a store, as `Store.lists()` describes it.

@@ -64,7 +64,8 @@ extension Store {
         return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
     }
 
-    /// Journal entries of `list` after `version`, oldest first, at most `limit`.
+    /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest
+    /// first, at most `limit`.
     ///
     /// ```swift
     /// var cursor = 0
@@ -76,11 +77,12 @@ extension Store {
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound` (a version older
     ///   than the retained history, or after the head), `.damaged`, `.io`.
     /// - Complexity: O(size of the entries returned).
-    public func journal(of list: String, after version: Int = 0, limit: Int = 100) throws -> JournalPage {
+    public func journal(of list: String, after version: Int? = nil, limit: Int = 100) throws -> JournalPage {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
                 let info = try listInfo(db, list: list)
+                let version = version ?? info.baseVersion
                 try checkRetained(version, info)
                 let limit = max(0, limit)
                 var entries = try entries(db, info: info, after: version, through: info.headVersion, limit: limit + 1)

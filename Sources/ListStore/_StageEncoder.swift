@@ -64,15 +64,8 @@ enum _StageEncoder {
         }
         list("sectionDeleted", stage.sectionDeleted) { index, out in writeInt(index, &out) }
         list("sectionInserted", stage.sectionInserted) { insertion, out in
-            out.append(contentsOf: "{\"content\":".utf8)
-            out.append(contentsOf: insertion.section.model.content)
-            out.append(contentsOf: ",\"elements\":[".utf8)
-            for (k, element) in insertion.section.elements.enumerated() {
-                if k > 0 { out.append(UInt8(ascii: ",")) }
-                writeItem(element, &out)
-            }
-            out.append(contentsOf: "],\"id\":".utf8)
-            writeString(insertion.section.model.id, &out)
+            out.append(UInt8(ascii: "{"))
+            writeSectionMembers(insertion.section, &out)
             out.append(contentsOf: ",\"index\":".utf8)
             writeInt(insertion.index, &out)
             out.append(UInt8(ascii: "}"))
@@ -93,6 +86,19 @@ enum _StageEncoder {
         }
         if first { out.append(UInt8(ascii: "{")) }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// `"content":…,"elements":[…],"id":"…"`: a section's members, without braces.
+    static func writeSectionMembers(_ section: ListSection, _ out: inout [UInt8]) {
+        out.append(contentsOf: "\"content\":".utf8)
+        out.append(contentsOf: section.model.content)
+        out.append(contentsOf: ",\"elements\":[".utf8)
+        for (k, element) in section.elements.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            writeItem(element, &out)
+        }
+        out.append(contentsOf: "],\"id\":".utf8)
+        writeString(section.model.id, &out)
     }
 
     /// `{"content":…,"id":"…"}`.

@@ -42,7 +42,7 @@ struct CommitCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let sections = try SnapshotFile.loadStoreSections(file)
+            let sections: [ListSection] = try SnapshotFile.load(file)
             let elementCount = sections.reduce(0) { $0 + $1.elements.count }
             let store = try store.storeForWriting()
             let before = json ? nil : try? StoreFailure.mapping { try store.snapshot(of: list.list) }
@@ -53,10 +53,10 @@ struct CommitCommand: ParsableCommand {
             if elementCount >= 100_000 { Terminal.progress(nil) }
             if json {
                 Output.json([
-                    "list": .string(result.list), "version": JSONValue(integer: result.version),
-                    "parentVersion": JSONValue(integer: result.parentVersion), "changed": .bool(result.changed),
-                    "stages": JSONValue(integer: result.stageCount), "changes": JSONValue(integer: result.changeCount),
-                    "digest": .string(result.digest.hex), "rowsWritten": JSONValue(integer: result.rowsWritten),
+                    "list": .string(result.list), "version": JSONValue(result.version),
+                    "parentVersion": JSONValue(result.parentVersion), "changed": .bool(result.changed),
+                    "stages": JSONValue(result.stageCount), "changes": JSONValue(result.changeCount),
+                    "digest": .string(result.digest.hex), "rowsWritten": JSONValue(result.rowsWritten),
                 ])
                 return
             }

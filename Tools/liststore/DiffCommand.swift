@@ -76,8 +76,8 @@ struct DiffCommand: ParsableCommand {
                 }
                 return
             }
-            let source = try SnapshotFile.load(from ?? "-")
-            let target = try SnapshotFile.load(to ?? "-")
+            let source: [JSONSection] = try SnapshotFile.load(from ?? "-")
+            let target: [JSONSection] = try SnapshotFile.load(to ?? "-")
             let changeset = StagedChangeset(source: source, target: target)
             if json {
                 Output.json(["stages": StageDocument.encode(stages: changeset)])

@@ -28,9 +28,9 @@ struct ListsCommand: ParsableCommand {
                 Output.json([
                     "lists": .array(lists.map { list in
                         .object([
-                            "name": .string(list.name), "version": JSONValue(integer: list.version),
-                            "sections": JSONValue(integer: list.sectionCount), "elements": JSONValue(integer: list.elementCount),
-                            "digest": .string(list.digest.hex), "baseVersion": JSONValue(integer: list.baseVersion),
+                            "name": .string(list.name), "version": JSONValue(list.version),
+                            "sections": JSONValue(list.sectionCount), "elements": JSONValue(list.elementCount),
+                            "digest": .string(list.digest.hex), "baseVersion": JSONValue(list.baseVersion),
                         ])
                     })
                 ])

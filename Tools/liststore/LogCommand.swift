@@ -36,10 +36,7 @@ struct LogCommand: ParsableCommand {
     func run() throws {
         try Terminal.reportingFailures {
             let store = try store.existingStore()
-            let page = try StoreFailure.mapping { () throws -> JournalPage in
-                let after = try since ?? store.lists().first { $0.name == list.list }?.baseVersion ?? 0
-                return try store.journal(of: list.list, after: after, limit: limit)
-            }
+            let page = try StoreFailure.mapping { try store.journal(of: list.list, after: since, limit: limit) }
             if json {
                 var out = Array("{\"commits\":[".utf8)
                 for (k, entry) in page.entries.enumerated() {
@@ -49,8 +46,8 @@ struct LogCommand: ParsableCommand {
                     object["committedAt"] = .string(entry.committedAt)
                     object["digest"] = .string(entry.digest.hex)
                     if let message = entry.message { object["message"] = .string(message) }
-                    object["parentVersion"] = JSONValue(integer: entry.parentVersion)
-                    object["version"] = JSONValue(integer: entry.version)
+                    object["parentVersion"] = JSONValue(entry.parentVersion)
+                    object["version"] = JSONValue(entry.version)
                     // Splice the stored stages in, keeping the keys in order: "stages" < "version".
                     var text = JSONValue.object(object).serializedBytes()
                     let marker = Array(",\"version\":".utf8)
@@ -65,7 +62,7 @@ struct LogCommand: ParsableCommand {
                 return
             }
             guard !page.entries.isEmpty else {
-                Terminal.out("'\(list.list)': no journal entries after version \(since ?? 0).\n")
+                Terminal.out("'\(list.list)': no journal entries\(since.map { " after version \($0)" } ?? "").\n")
                 return
             }
             var rows: [[String]] = []

@@ -23,19 +23,6 @@ enum Output {
         }.joined(separator: "\n") + "\n"
     }
 
-    /// A stored content as a JSON value (contents are canonical JSON; anything else shows as a string).
-    static func value(_ content: [UInt8]) -> JSONValue {
-        (try? JSONParser().parse(content)) ?? .string(String(decoding: content, as: UTF8.self))
-    }
-
     /// The first 12 digits of a digest.
     static func short(_ digest: ListDigest) -> String { String(digest.hex.prefix(12)) }
-
-    /// An id as a JSON string, so empty ids and control characters stay visible.
-    static func id(_ id: String) -> String { JSONValue.string(id).serialized() }
-}
-
-extension JSONValue {
-    /// An integer value.
-    init(integer: Int) { self = .number(JSONNumber(integer)) }
 }

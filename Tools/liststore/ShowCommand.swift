@@ -1,5 +1,4 @@
 import ArgumentParser
-import ListJSON
 import ListStore
 
 /// `liststore show --db D --list L [--at V] [--json]`.
@@ -33,41 +32,16 @@ struct ShowCommand: ParsableCommand {
             let store = try store.existingStore()
             let snapshot = try StoreFailure.mapping { try store.snapshot(of: list.list, at: at) }
             if json {
-                var out: [UInt8] = []
-                out.reserveCapacity(snapshot.elementCount * 32)
-                out.append(contentsOf: "{\"digest\":".utf8)
-                JSONValue.string(snapshot.digest.hex).serialize(into: &out)
-                out.append(contentsOf: ",\"list\":".utf8)
-                JSONValue.string(snapshot.list).serialize(into: &out)
-                out.append(contentsOf: ",\"schemaVersion\":1,\"sections\":[".utf8)
-                for (s, section) in snapshot.sections.enumerated() {
-                    if s > 0 { out.append(UInt8(ascii: ",")) }
-                    out.append(contentsOf: "{\"content\":".utf8)
-                    out.append(contentsOf: section.model.content)
-                    out.append(contentsOf: ",\"elements\":[".utf8)
-                    for (e, element) in section.elements.enumerated() {
-                        if e > 0 { out.append(UInt8(ascii: ",")) }
-                        out.append(contentsOf: "{\"content\":".utf8)
-                        out.append(contentsOf: element.content)
-                        out.append(contentsOf: ",\"id\":".utf8)
-                        JSONValue.string(element.id).serialize(into: &out)
-                        out.append(UInt8(ascii: "}"))
-                    }
-                    out.append(contentsOf: "],\"id\":".utf8)
-                    JSONValue.string(section.model.id).serialize(into: &out)
-                    out.append(UInt8(ascii: "}"))
-                }
-                out.append(contentsOf: "],\"version\":\(snapshot.version)}\n".utf8)
-                Terminal.out(String(decoding: out, as: UTF8.self))
+                Terminal.out(String(decoding: snapshot.documentJSON, as: UTF8.self) + "\n")
                 return
             }
             var text = "'\(snapshot.list)' version \(snapshot.version): \(StageSummary.plural(snapshot.sections.count, "section")), "
                 + "\(StageSummary.plural(snapshot.elementCount, "element")), digest \(snapshot.digest.hex)\n"
             for (s, section) in snapshot.sections.enumerated() {
-                text += "\n[\(s)] \(Output.id(section.model.id))  \(StageSummary.content(String(decoding: section.model.content, as: UTF8.self)))\n"
+                text += "\n[\(s)] \(StageSummary.id(section.model.id))  \(StageSummary.content(String(decoding: section.model.content, as: UTF8.self)))\n"
                 var rows: [[String]] = []
                 for (e, element) in section.elements.enumerated() {
-                    rows.append(["  \(e)", Output.id(element.id), StageSummary.content(String(decoding: element.content, as: UTF8.self))])
+                    rows.append(["  \(e)", StageSummary.id(element.id), StageSummary.content(String(decoding: element.content, as: UTF8.self))])
                 }
                 if !rows.isEmpty {
                     text += Output.table(["  #", "id", "content"], rows)

@@ -1,28 +1,14 @@
+import ListDiff
 import ListJSON
-import ListStore
 
 /// Loads a snapshot document from a file, with the documented failures.
 enum SnapshotFile {
-    /// The sections of the snapshot document at `path` (`-` for standard input).
+    /// The sections of the snapshot document at `path` (`-` for standard input), as items of the
+    /// caller's type (JSON items for `diff`, stored items for `commit`).
     ///
     /// - Throws: `CommandFailure`: 66 when the file cannot be read, 65 when it is not a valid
     ///   snapshot document (malformed or non-UTF-8 JSON, wrong types, missing ids, absurd nesting).
-    static func load(_ path: String) throws -> [JSONSection] {
-        let bytes = try InputFile.read(path)
-        let name = path == "-" ? "standard input" : path
-        do {
-            return try SnapshotDocument(decoding: JSONValue(parsing: bytes)).sections
-        } catch let error as JSONParseError {
-            throw CommandFailure("\(name): invalid JSON: \(error)", status: ExitStatus.invalidData)
-        } catch let error as DocumentError {
-            throw CommandFailure("\(name): not a snapshot document: \(error)", status: ExitStatus.invalidData)
-        }
-    }
-
-    /// The sections of the snapshot document at `path`, as stored items (contents in canonical JSON).
-    ///
-    /// - Throws: `CommandFailure` as `load(_:)`.
-    static func loadStoreSections(_ path: String) throws -> [ListSection] {
+    static func load<Item: JSONDocumentItem>(_ path: String) throws -> [ArraySection<Item, Item>] {
         let bytes = try InputFile.read(path)
         let name = path == "-" ? "standard input" : path
         do {

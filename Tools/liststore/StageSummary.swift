@@ -97,11 +97,6 @@ struct StageSummary {
         text.count <= 60 ? text : String(text.prefix(59)) + "…"
     }
 
-    /// Content as compact JSON, shortened to keep one line readable.
-    static func content(_ value: JSONValue) -> String {
-        let text = value.serialized()
-        return text.count <= 60 ? text : String(text.prefix(59)) + "…"
-    }
 }
 
 extension String {

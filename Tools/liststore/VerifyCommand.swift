@@ -43,11 +43,11 @@ struct VerifyCommand: ParsableCommand {
                     "integrity": .array(report.integrityProblems.map { .string($0) }),
                     "lists": .array(report.lists.map { list in
                         var object: JSONObject = [
-                            "name": .string(list.name), "baseVersion": JSONValue(integer: list.baseVersion),
-                            "headVersion": JSONValue(integer: list.headVersion),
-                            "versionsVerified": JSONValue(integer: list.versionsVerified),
+                            "name": .string(list.name), "baseVersion": JSONValue(list.baseVersion),
+                            "headVersion": JSONValue(list.headVersion),
+                            "versionsVerified": JSONValue(list.versionsVerified),
                         ]
-                        object["firstDivergentVersion"] = list.firstDivergentVersion.map { JSONValue(integer: $0) } ?? .null
+                        object["firstDivergentVersion"] = list.firstDivergentVersion.map { JSONValue($0) } ?? .null
                         object["problem"] = list.problem.map { .string($0) } ?? .null
                         return .object(object)
                     }),
