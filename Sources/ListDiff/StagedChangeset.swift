@@ -55,23 +55,45 @@ extension StagedChangeset {
         self = Self._changesetAndPairing(source: source, target: target).changeset
     }
 
+    /// How the diff pairs sections: first-in-first-out by identifier (the k-th source section with an
+    /// identifier is the k-th target section with it). `targetOf[s]` is the target paired with source
+    /// `s` and `sourceOf[t]` the converse, -1 when unpaired.
+    ///
+    /// Not API (package-visible: the store deletes and inserts whole sections before the element diff
+    /// is done). - Complexity: O(sections).
+    @inlinable
+    package static func _pairSections(
+        source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>]
+    ) -> (targetOf: [Int], sourceOf: [Int]) {
+        var targetOf = [Int](repeating: -1, count: source.count)
+        var sourceOf = [Int](repeating: -1, count: target.count)
+        var matcher = _FIFOMatcher<Model.DifferenceIdentifier>(targetCount: target.count, expected: target.count)
+        for t in target.indices.reversed() { matcher.addTarget(target[t].model.differenceIdentifier, at: t) }
+        for s in source.indices {
+            guard let t = matcher.take(source[s].model.differenceIdentifier) else { continue }
+            targetOf[s] = t
+            sourceOf[t] = s
+        }
+        return (targetOf, sourceOf)
+    }
+
     /// The changeset and the pairing it was planned from (which source item each target item is).
     ///
-    /// Not API (package-visible: the store writes rows along the same pairing).
+    /// Not API (package-visible: the store writes rows along the same pairing, and passes the
+    /// identifier hashes it already has).
+    ///
+    /// - Parameter identifierHashes: when given, `differenceIdentifier.hashValue` of every source and
+    ///   target element, flat (section after section); otherwise they are computed here.
     @inlinable
     package static func _changesetAndPairing(
-        source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>]
+        source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>],
+        identifierHashes: (source: [Int], target: [Int])? = nil
     ) -> (changeset: Self, pairing: _DiffInput) {
         var input = _DiffInput(sourceSectionCount: source.count, targetSectionCount: target.count)
 
         // Sections, paired first-in-first-out by identifier.
-        var sectionMatcher = _FIFOMatcher<Model.DifferenceIdentifier>(
-            targetCount: target.count, expected: target.count)
-        for t in target.indices.reversed() { sectionMatcher.addTarget(target[t].model.differenceIdentifier, at: t) }
-        for s in source.indices {
-            guard let t = sectionMatcher.take(source[s].model.differenceIdentifier) else { continue }
-            input.sectionTargetOf[s] = t
-            input.sectionSourceOf[t] = s
+        (input.sectionTargetOf, input.sectionSourceOf) = _pairSections(source: source, target: target)
+        for (t, s) in input.sectionSourceOf.enumerated() where s >= 0 {
             input.sectionChanged[t] = !target[t].model.isContentEqual(to: source[s].model)
         }
 
@@ -97,9 +119,17 @@ extension StagedChangeset {
                 for j in targetStart[t]..<targetStart[t + 1] { targetSectionOfFlat[j] = Int32(truncatingIfNeeded: t) }
             }
         }
-        var hashMatcher = _HashPartitionMatcher(sourceCount: total, targetCount: targetTotal)
-        _storeIdentifierHashes(of: target, sections: survivingTarget, starts: targetStart, into: &hashMatcher.targetHashes)
-        _storeIdentifierHashes(of: source, sections: survivingSource, starts: sourceStart, into: &hashMatcher.sourceHashes)
+        var hashMatcher: _HashPartitionMatcher
+        if let identifierHashes {
+            precondition(
+                identifierHashes.source.count == total && identifierHashes.target.count == targetTotal,
+                "one identifier hash per element")
+            hashMatcher = _HashPartitionMatcher(sourceHashes: identifierHashes.source, targetHashes: identifierHashes.target)
+        } else {
+            hashMatcher = _HashPartitionMatcher(sourceCount: total, targetCount: targetTotal)
+            _storeIdentifierHashes(of: target, sections: survivingTarget, starts: targetStart, into: &hashMatcher.targetHashes)
+            _storeIdentifierHashes(of: source, sections: survivingSource, starts: sourceStart, into: &hashMatcher.sourceHashes)
+        }
         hashMatcher.targetRanges = survivingTarget.map { targetStart[$0]..<targetStart[$0 + 1] }
         hashMatcher.sourceRanges = survivingSource.map { sourceStart[$0]..<sourceStart[$0 + 1] }
         hashMatcher.pair(targetOf: &input.elementTargetOf, sourceOf: &input.elementSourceOf)

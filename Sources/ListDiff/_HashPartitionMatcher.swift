@@ -27,6 +27,13 @@ internal struct _HashPartitionMatcher {
         targetHashes = [Int](repeating: 0, count: targetCount)
     }
 
+    /// A matcher over hashes computed by the caller.
+    @inlinable
+    init(sourceHashes: [Int], targetHashes: [Int]) {
+        self.sourceHashes = sourceHashes
+        self.targetHashes = targetHashes
+    }
+
     /// Pairs items; `targetOf[i]` is the flat target paired with source `i` (or -1), `sourceOf[j]`
     /// the converse.
     @usableFromInline

@@ -57,18 +57,30 @@ extension Store {
                             expectedVersion: expectedVersion, currentVersion: head.version)
                     }
                     let sections = try makeTarget(head.sections)
-                    let (changeset, pairing) = ListChangeset._changesetAndPairing(source: head.sections, target: sections)
+                    let changesBefore = db.totalChangesCount
+                    // The elements are diffed on another thread while sections that come or go whole
+                    // are written here.
+                    let diffing = _Background { [source = head.sections, sourceIDHashes = head.elementIDHashes] in
+                        let targetIDHashes = _IdentifierHashes.of(sections)
+                        let (changeset, pairing) = ListChangeset._changesetAndPairing(
+                            source: source, target: sections, identifierHashes: (sourceIDHashes, targetIDHashes))
+                        return _Diff(changeset: changeset, pairing: pairing, targetIDHashes: targetIDHashes)
+                    }
+                    var writer = _CommitWriter(db: db, head: head, target: sections, path: path)
+                    let wroteSections = Result { try writer.writeUnpairedSections() }
+                    let diff = diffing.wait()
+                    try wroteSections.get()
+                    let changeset = diff.changeset
                     guard !changeset.isEmpty else {
                         result = CommitResult(
                             list: list, version: head.version, parentVersion: head.version, changed: false,
                             digest: head.digest, stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0)
                         return .commit
                     }
-                    var writer = _CommitWriter(db: db, head: head, target: sections, changeset: changeset, pairing: pairing, path: path)
-                    try writer.hashContents()
-                    let changesBefore = db.totalChangesCount
+                    let hashes = try writer.hashContents(diff.pairing)
                     let newHead = try writer.write(
-                        list: list, committedAt: _Time.iso8601(Date()), author: author, message: message)
+                        diff, hashes: hashes, list: list, committedAt: _Time.iso8601(Date()), author: author,
+                        message: message)
                     result = CommitResult(
                         list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: newHead.digest,
                         stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset,

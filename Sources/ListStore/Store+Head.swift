@@ -53,6 +53,7 @@ extension Store {
             elements.reset()
             head.sections[s].elements = items
         }
+        head.elementIDHashes = _IdentifierHashes.of(head.sections)
         return head
     }
 

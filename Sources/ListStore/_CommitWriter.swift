@@ -1,104 +1,162 @@
 import Dispatch
 import GRDB
 import ListDiff
-import ListJSON
 
-/// Writes one commit: the rows that changed between the head and the target, the journal entry and
-/// the list row, all inside the caller's transaction; and builds the new in-memory head.
+/// Writes one commit inside the caller's transaction: the rows that changed between the head and the
+/// target, the journal entry and the list row; and builds the new in-memory head.
+///
+/// It works in two steps so that SQLite and the diff run at the same time: sections that leave or
+/// come whole (known from the section pairing alone) are written by `writeUnpairedSections()` while
+/// the elements are being diffed on another thread; `write(_:list:…)` writes the rest along the
+/// diff's pairing.
 struct _CommitWriter {
     let db: Database
     let head: _Head
     let target: [ListSection]
-    let changeset: ListChangeset
-    let pairing: _DiffInput
     let path: String
+    /// The section pairing, as the diff pairs sections (`_pairSections`).
+    let sectionTargetOf: [Int]
+    let sectionSourceOf: [Int]
+    /// Flat start of each target section's elements, then the total.
+    let targetStart: [Int]
 
-    /// Content hashes of the target's sections and (flat) elements.
-    private(set) var sectionHashes: [ContentHash] = []
-    private(set) var elementHashes: [ContentHash] = []
+    /// For each target section without a partner: its reserved row id, and where its elements'
+    /// positions and hashes start in `insertedPositions` / `insertedHashes` (-1 for paired sections).
+    private var insertedRow: [Int64]
+    private var insertedOffset: [Int]
+    private var insertedPositions: [Int64] = []
+    private var insertedHashes: [ContentHash] = []
+    /// The first content of an inserted section found not to be canonical JSON (flat index, error).
+    private var insertedFailure: (index: Int, error: StoreError)?
 
-    /// Checks the content of every item that will be written and hashes it; unchanged items keep the
-    /// head's hash. The elements are split between two threads.
-    /// - Throws: `.invalidSnapshot` naming the first item whose content is not canonical JSON.
-    mutating func hashContents() throws {
+    init(db: Database, head: _Head, target: [ListSection], path: String) {
+        self.db = db
+        self.head = head
+        self.target = target
+        self.path = path
+        (sectionTargetOf, sectionSourceOf) = ListChangeset._pairSections(source: head.sections, target: target)
+        var starts = [Int]()
+        starts.reserveCapacity(target.count + 1)
+        var total = 0
+        for section in target {
+            starts.append(total)
+            total += section.elements.count
+        }
+        starts.append(total)
+        targetStart = starts
+        insertedRow = [Int64](repeating: -1, count: target.count)
+        insertedOffset = [Int](repeating: -1, count: target.count)
+    }
+
+    // MARK: - Step 1: whole sections
+
+    /// Deletes the rows of head sections that have no partner in the target, and inserts the element
+    /// rows of target sections that have none in the head (their section rows, whose positions depend
+    /// on the diff's section moves, come in step 2 under ids reserved now).
+    mutating func writeUnpairedSections() throws {
+        let deleteSectionElements = try _RawStatement(db, "DELETE FROM element WHERE section_id = ?")
+        let deleteSection = try _RawStatement(db, "DELETE FROM section WHERE id = ?")
+        for s in head.sections.indices where sectionTargetOf[s] < 0 {
+            deleteSectionElements.bind(1, head.sectionRows[s])
+            try deleteSectionElements.execute()
+            deleteSection.bind(1, head.sectionRows[s])
+            try expectOne(try deleteSection.execute(), "section row \(head.sectionRows[s])")
+        }
+
+        let inserted = target.indices.filter { sectionSourceOf[$0] < 0 }
+        guard !inserted.isEmpty else { return }
+        var starts = [0]
+        for t in inserted {
+            insertedOffset[t] = starts.last!
+            starts.append(starts.last! + target[t].elements.count)
+        }
+        let (target, targetStart) = (self.target, self.targetStart)
+        let (hashes, failure) = _ContentHashing.hashes(count: starts.last!) { [starts] k in
+            let i = _Flat.section(of: k, starts: starts)
+            let (t, e) = (inserted[i], k - starts[i])
+            return .item(target[t].elements[e], path: { "sections[\(t)].elements[\(e)].content" })
+        }
+        if let failure {
+            let i = _Flat.section(of: failure.index, starts: starts)
+            insertedFailure = (targetStart[inserted[i]] + failure.index - starts[i], failure.error)
+            return
+        }
+        insertedHashes = hashes
+
+        let maxRow = try _RawStatement(db, "SELECT coalesce(max(id), 0) FROM section")
+        _ = try maxRow.step()
+        var nextRow = maxRow.int64(0) + 1
+        maxRow.reset()
+        let insertElement = try _RawStatement(
+            db, "INSERT INTO element (section_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?)")
+        insertedPositions.reserveCapacity(hashes.count)
+        for t in inserted {
+            let row = nextRow
+            nextRow += 1
+            insertedRow[t] = row
+            let elements = target[t].elements
+            let positions = _Positions.assign([Int64?](repeating: nil, count: elements.count), occupied: []).positions
+            let offset = insertedOffset[t]
+            for (e, element) in elements.enumerated() {
+                insertElement.bind(1, row)
+                insertElement.bind(2, positions[e])
+                insertElement.bind(3, text: element.id)
+                insertElement.bind(4, textBytes: element.content)
+                insertElement.bind(5, hash: hashes[offset + e])
+                try insertElement.execute()
+            }
+            insertedPositions.append(contentsOf: positions)
+        }
+    }
+
+    // MARK: - Step 2: along the diff
+
+    /// Checks and hashes every content written (inserted sections were done in step 1); unchanged
+    /// items keep the head's hash.
+    /// - Throws: `.invalidSnapshot` naming the first item, in document order (section contents first),
+    ///   whose content is not canonical JSON.
+    func hashContents(_ pairing: _DiffInput) throws -> (sections: [ContentHash], elements: [ContentHash]) {
+        var sectionHashes = [ContentHash]()
         sectionHashes.reserveCapacity(target.count)
         for (t, section) in target.enumerated() {
             let s = pairing.sectionSourceOf[t]
             if s >= 0 && !pairing.sectionChanged[t] {
                 sectionHashes.append(head.sectionHashes[s])
             } else {
-                sectionHashes.append(try Self.checkedHash(section.model) { "sections[\(t)].content" })
+                sectionHashes.append(try _ContentHashing.checkedHash(section.model) { "sections[\(t)].content" })
             }
         }
-        let total = pairing.targetStart.last ?? 0
-        let failures = _Locked([Int: StoreError]())
-        let target = self.target
-        let pairing = self.pairing
-        let headHashes = head.elementHashes
-        elementHashes = [ContentHash](unsafeUninitializedCapacity: total) { buffer, count in
-            let base = _Slots(base: buffer.baseAddress!)
-            let workers = total >= 4096 ? 2 : 1
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let from = total * worker / workers
-                let to = total * (worker + 1) / workers
-                guard from < to else { return }
-                // The section holding flat index `from`.
-                var t = 0
-                while pairing.targetStart[t + 1] <= from { t += 1 }
-                var j = from
-                while j < to {
-                    let start = pairing.targetStart[t]
-                    let end = min(pairing.targetStart[t + 1], to)
-                    let elements = target[t].elements
-                    while j < end {
-                        let source = Int(pairing.elementSourceOf[j])
-                        if source >= 0 && !pairing.elementChanged[j] {
-                            (base.base + j).initialize(to: headHashes[source])
-                        } else {
-                            do {
-                                let (section, e) = (t, j - start)
-                                (base.base + j).initialize(
-                                    to: try Self.checkedHash(elements[j - start]) { "sections[\(section)].elements[\(e)].content" })
-                            } catch {
-                                failures.withLock { $0[j] = error as? StoreError }
-                                (base.base + j).initialize(to: ContentHash(of: []))
-                            }
-                        }
-                        j += 1
-                    }
-                    t += 1
-                }
+        let (target, targetStart, headHashes) = (self.target, self.targetStart, head.elementHashes)
+        let (insertedOffset, insertedHashes) = (self.insertedOffset, self.insertedHashes)
+        let (hashes, failure) = _ContentHashing.hashes(count: targetStart.last ?? 0) { j in
+            let t = _Flat.section(of: j, starts: targetStart)
+            let e = j - targetStart[t]
+            if insertedOffset[t] >= 0 {
+                // Hashed in step 1 (a failure there is reported below).
+                return .known(insertedHashes.isEmpty ? ContentHash(of: []) : insertedHashes[insertedOffset[t] + e])
             }
-            count = total
+            let source = Int(pairing.elementSourceOf[j])
+            if source >= 0 && !pairing.elementChanged[j] { return .known(headHashes[source]) }
+            return .item(target[t].elements[e], path: { "sections[\(t)].elements[\(e)].content" })
         }
-        if let first = failures.withLock({ $0.min { $0.key < $1.key } }) { throw first.value }
+        let failures = [failure, insertedFailure].compactMap { $0 }
+        if let first = failures.min(by: { $0.index < $1.index }) { throw first.error }
+        return (sectionHashes, hashes)
     }
 
-    /// The hash of an item's content after checking that it is canonical JSON.
-    static func checkedHash(_ item: ListItem, path: () -> String) throws -> ContentHash {
-        try checkCanonical(item.content, path: path)
-        return ContentHash(of: item.content)
-    }
-
-    /// Throws unless `content` is canonical JSON text.
-    static func checkCanonical(_ content: [UInt8], path: () -> String) throws {
-        let value: JSONValue
-        do {
-            value = try JSONParser().parse(content)
-        } catch {
-            throw StoreError(.invalidSnapshot, "\(path()): not JSON: \(error)")
-        }
-        guard value.serializedBytes() == content else {
-            throw StoreError(.invalidSnapshot, "\(path()): not canonical JSON (expected \(value.serialized()))")
-        }
-    }
-
-    /// Writes everything; returns the new head.
-    /// Writes everything; returns the new head. The digest and the journal's JSON are computed on
-    /// another thread while the rows are written.
-    func write(list: String, committedAt: String, author: String?, message: String?) throws -> _Head {
+    /// Writes the rest of the commit along the diff's pairing; returns the new head. The digest and
+    /// the journal's JSON are computed on another thread while the rows are written.
+    func write(
+        _ diff: _Diff, hashes: (sections: [ContentHash], elements: [ContentHash]), list: String, committedAt: String,
+        author: String?, message: String?
+    ) throws -> _Head {
+        let (changeset, pairing) = (diff.changeset, diff.pairing)
+        precondition(
+            pairing.sectionTargetOf == sectionTargetOf && pairing.sectionSourceOf == sectionSourceOf,
+            "the diff pairs sections as _pairSections does")
         let version = head.version + 1
-        let background = _Background { [target, sectionHashes, elementHashes, changeset] in
+        let (sectionHashes, elementHashes) = hashes
+        let background = _Background { [target, changeset] in
             (ListDigest(target, sectionHashes: sectionHashes, elementHashes: elementHashes), changeset.stagesJSON)
         }
         var listID = head.listID
@@ -112,27 +170,19 @@ struct _CommitWriter {
         }
 
         // Where things land: placed items (moved or inserted) need positions, the others keep theirs.
-        let targetTotal = pairing.targetStart.last ?? 0
+        let targetTotal = targetStart.last ?? 0
         var sectionPlaced = [Bool](repeating: false, count: target.count)
         var elementPlaced = [Bool](repeating: false, count: targetTotal)
         for stage in changeset {
             for insertion in stage.sectionInserted { sectionPlaced[insertion.index] = true }
             for move in stage.sectionMoved { sectionPlaced[move.to] = true }
-            for move in stage.elementMoved { elementPlaced[pairing.targetStart[move.to.section] + move.to.element] = true }
-            for change in stage.elementInserted { elementPlaced[pairing.targetStart[change.path.section] + change.path.element] = true }
+            for move in stage.elementMoved { elementPlaced[targetStart[move.to.section] + move.to.element] = true }
+            for change in stage.elementInserted { elementPlaced[targetStart[change.path.section] + change.path.element] = true }
         }
 
-        // 1. Deletions: sections without a partner (with their elements), then unpaired elements.
-        let deleteSectionElements = try _RawStatement(db, "DELETE FROM element WHERE section_id = ?")
-        let deleteSection = try _RawStatement(db, "DELETE FROM section WHERE id = ?")
-        for s in head.sections.indices where pairing.sectionTargetOf[s] < 0 {
-            deleteSectionElements.bind(1, head.sectionRows[s])
-            try deleteSectionElements.execute()
-            deleteSection.bind(1, head.sectionRows[s])
-            try expectOne(try deleteSection.execute(), "section row \(head.sectionRows[s])")
-        }
+        // 1. Unpaired elements of paired sections (whole sections went in step 1).
         let deleteElement = try _RawStatement(db, "DELETE FROM element WHERE section_id = ? AND position = ?")
-        for s in head.sections.indices where pairing.sectionTargetOf[s] >= 0 {
+        for s in head.sections.indices where sectionTargetOf[s] >= 0 {
             for i in pairing.sourceStart[s]..<pairing.sourceStart[s + 1] where pairing.elementTargetOf[i] < 0 {
                 deleteElement.bind(1, head.sectionRows[s])
                 deleteElement.bind(2, head.elementPositions[i])
@@ -140,33 +190,35 @@ struct _CommitWriter {
             }
         }
 
-        // 2. Sections: positions, new rows, moves and content.
+        // 2. Sections: positions, new rows (under the ids reserved in step 1), moves and content.
         var newHead = _Head.empty
         newHead.listID = listID
         newHead.version = version
         newHead.sections = target
         newHead.sectionHashes = sectionHashes
         newHead.elementHashes = elementHashes
+        newHead.elementIDHashes = diff.targetIDHashes
         let sectionAnchors: [Int64?] = target.indices.map { t in
-            let s = pairing.sectionSourceOf[t]
+            let s = sectionSourceOf[t]
             return s >= 0 && !sectionPlaced[t] ? head.sectionPositions[s] : nil
         }
         let (sectionPositions, sectionDisplaced) = _Positions.assign(sectionAnchors, occupied: [])
         newHead.sectionPositions = sectionPositions
         let insertSection = try _RawStatement(
-            db, "INSERT INTO section (list_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?)")
+            db, "INSERT INTO section (id, list_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?, ?)")
         let updateSection = try _RawStatement(
             db, "UPDATE section SET position = ?, content = ?, content_hash = ? WHERE id = ?")
         for (t, section) in target.enumerated() {
-            let s = pairing.sectionSourceOf[t]
+            let s = sectionSourceOf[t]
             if s < 0 {
-                insertSection.bind(1, listID)
-                insertSection.bind(2, sectionPositions[t])
-                insertSection.bind(3, text: section.model.id)
-                insertSection.bind(4, textBytes: section.model.content)
-                insertSection.bind(5, hash: sectionHashes[t])
+                insertSection.bind(1, insertedRow[t])
+                insertSection.bind(2, listID)
+                insertSection.bind(3, sectionPositions[t])
+                insertSection.bind(4, text: section.model.id)
+                insertSection.bind(5, textBytes: section.model.content)
+                insertSection.bind(6, hash: sectionHashes[t])
                 try insertSection.execute()
-                newHead.sectionRows.append(db.lastInsertedRowID)
+                newHead.sectionRows.append(insertedRow[t])
                 continue
             }
             let row = head.sectionRows[s]
@@ -181,7 +233,7 @@ struct _CommitWriter {
             }
         }
 
-        // 3. Elements, section by section.
+        // 3. Elements of paired sections, section by section.
         let insertElement = try _RawStatement(
             db, "INSERT INTO element (section_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?)")
         let moveElement = try _RawStatement(
@@ -194,22 +246,25 @@ struct _CommitWriter {
         newHead.elementPositions.reserveCapacity(targetTotal)
         var isAnchor = [Bool](repeating: false, count: pairing.sourceStart.last ?? 0)
         for (t, section) in target.enumerated() {
+            let s = sectionSourceOf[t]
+            if s < 0 {
+                let offset = insertedOffset[t]
+                newHead.elementPositions.append(contentsOf: insertedPositions[offset..<offset + section.elements.count])
+                continue
+            }
             let row = newHead.sectionRows[t]
-            let start = pairing.targetStart[t]
-            let s = pairing.sectionSourceOf[t]
+            let start = targetStart[t]
             var anchors = [Int64?](repeating: nil, count: section.elements.count)
+            for e in section.elements.indices {
+                let source = Int(pairing.elementSourceOf[start + e])
+                if source >= 0 && !elementPlaced[start + e] {
+                    anchors[e] = head.elementPositions[source]
+                    isAnchor[source] = true
+                }
+            }
             var occupied: [Int64] = []
-            if s >= 0 {
-                for e in section.elements.indices {
-                    let source = Int(pairing.elementSourceOf[start + e])
-                    if source >= 0 && !elementPlaced[start + e] {
-                        anchors[e] = head.elementPositions[source]
-                        isAnchor[source] = true
-                    }
-                }
-                for i in pairing.sourceStart[s]..<pairing.sourceStart[s + 1] where !isAnchor[i] {
-                    occupied.append(head.elementPositions[i])
-                }
+            for i in pairing.sourceStart[s]..<pairing.sourceStart[s + 1] where !isAnchor[i] {
+                occupied.append(head.elementPositions[i])
             }
             let (positions, displaced) = _Positions.assign(anchors, occupied: occupied)
             newHead.elementPositions.append(contentsOf: positions)
@@ -237,7 +292,7 @@ struct _CommitWriter {
                     try expectOne(try updateElement.execute(), "element row")
                     continue
                 }
-                let oldRow = head.sectionRows[sourceSection(ofFlat: source)]
+                let oldRow = head.sectionRows[_Flat.section(of: source, starts: pairing.sourceStart)]
                 let statement = changed ? moveAndUpdateElement : moveElement
                 statement.bind(1, row)
                 statement.bind(2, positions[e])
@@ -280,16 +335,6 @@ struct _CommitWriter {
         return newHead
     }
 
-    private func sourceSection(ofFlat i: Int) -> Int {
-        var low = 0
-        var high = head.sections.count - 1
-        while low < high {
-            let mid = (low + high + 1) >> 1
-            if pairing.sourceStart[mid] <= i { low = mid } else { high = mid - 1 }
-        }
-        return low
-    }
-
     private func expectOne(_ changes: Int, _ what: String) throws {
         guard changes == 1 else {
             throw StoreError(.damaged, "the store at \(path) is damaged: \(what) is missing from the tables")
@@ -297,10 +342,25 @@ struct _CommitWriter {
     }
 }
 
-/// Where the hashing threads write their results.
-///
-/// `@unchecked Sendable`: each thread initializes a disjoint range of the buffer, and the buffer is
-/// read only after `concurrentPerform` has returned.
-private struct _Slots: @unchecked Sendable {
-    let base: UnsafeMutablePointer<ContentHash>
+/// The element diff of a commit, computed on another thread while step 1 writes.
+struct _Diff: Sendable {
+    let changeset: ListChangeset
+    let pairing: _DiffInput
+    /// The target's identifier hashes, kept in the new head for the next commit's diff.
+    let targetIDHashes: [Int]
+}
+
+/// Flat element indices.
+enum _Flat {
+    /// The section holding flat index `i`, given each section's flat start (then the total).
+    /// - Complexity: O(log sections).
+    static func section(of i: Int, starts: [Int]) -> Int {
+        var low = 0
+        var high = starts.count - 2
+        while low < high {
+            let mid = (low + high + 1) >> 1
+            if starts[mid] <= i { low = mid } else { high = mid - 1 }
+        }
+        return low
+    }
 }

@@ -11,9 +11,12 @@ struct _Head: Sendable {
     /// Element positions and hashes, flat: section after section, in order.
     var elementPositions: [Int64]
     var elementHashes: [ContentHash]
+    /// `differenceIdentifier.hashValue` of every element, flat, as the diff pairs them (valid in this
+    /// process only: Swift seeds its hashes per process).
+    var elementIDHashes: [Int]
 
     /// A list that has no version yet.
     static let empty = _Head(
         listID: 0, version: 0, digest: ListDigest.of([]), sections: [], sectionRows: [], sectionPositions: [],
-        sectionHashes: [], elementPositions: [], elementHashes: [])
+        sectionHashes: [], elementPositions: [], elementHashes: [], elementIDHashes: [])
 }

@@ -139,6 +139,60 @@ import Testing
         #expect(try store.journal(of: "l").entries.count == 1)
     }
 
+    /// New sections are checked apart from the rest (they are written while the elements are
+    /// diffed); the error still names the first bad content in document order, and nothing is written.
+    @Test func theFirstBadContentIsNamedAcrossNewSectionsAndChangedElements() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        let base = [
+            ListSection(model: ListItem("a"), elements: [ListItem("x"), ListItem("y")]),
+            ListSection(model: ListItem("b"), elements: [ListItem("z")]),
+        ]
+        try store.commit(base, to: "l")
+        let bad = ListItem(id: "bad", content: Array("{\"b\":1, \"a\":2}".utf8))
+        let fresh = (0..<5_000).map { ListItem("n\($0)", $0) }
+
+        // A bad element in a new section after a changed, bad element of a kept one.
+        var list = base
+        list[1].elements[0] = ListItem(id: "z", content: Array("01".utf8))
+        list.append(ListSection(model: ListItem("c"), elements: fresh + [bad]))
+        #expect { try store.commit(list, to: "l") } throws: { "\($0)".hasPrefix("sections[1].elements[0].content") }
+
+        // A bad element in a new section before a changed, bad element of a kept one.
+        list = base
+        list[1].elements[0] = ListItem(id: "z", content: Array("01".utf8))
+        list.insert(ListSection(model: ListItem("c"), elements: fresh + [bad]), at: 0)
+        #expect { try store.commit(list, to: "l") } throws: { "\($0)".hasPrefix("sections[0].elements[5000].content") }
+
+        // A bad section content comes before any element.
+        list = base
+        list.append(ListSection(model: bad, elements: fresh))
+        list[0].elements.append(bad)
+        #expect { try store.commit(list, to: "l") } throws: { "\($0)".hasPrefix("sections[2].content") }
+
+        #expect(try store.snapshot(of: "l").version == 1)
+        #expect(try store.verify(list: "l").isValid)
+    }
+
+    /// Deleting the newest section while inserting new ones in the same commit: the new sections'
+    /// rows and elements stay apart from every other section's.
+    @Test func newSectionsReplaceDeletedOnesWithoutMixingRows() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.liststore")
+        let store = try Store(path: path)
+        var list = [ListSection]()
+        for round in 0..<6 {
+            if !list.isEmpty { list.removeLast() }
+            for k in 0..<2 {
+                let id = "r\(round)s\(k)"
+                list.append(ListSection(model: ListItem(id), elements: (0..<50).map { ListItem("\(id)e\($0)", $0) }))
+            }
+            try store.commit(list, to: "l")
+            #expect(try Store(path: path).snapshot(of: "l").sections == list)
+        }
+        #expect(try store.verify(list: "l").isValid)
+    }
+
     @Test func readsNeverCreateTheStore() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("missing.liststore")
