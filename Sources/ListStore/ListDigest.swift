@@ -34,10 +34,11 @@ public struct ListDigest: Hashable, Sendable, CustomStringConvertible {
     init(_ sections: [ListSection], sectionHashes: [ContentHash], elementHashes: [ContentHash]) {
         var builder = _DigestBuilder()
         var flat = 0
-        for (s, section) in sections.enumerated() {
-            builder.add(tag: 0x53, id: section.model.id, hash: sectionHashes[s])
-            for element in section.elements {
-                builder.add(tag: 0x45, id: element.id, hash: elementHashes[flat])
+        for s in sections.indices {
+            builder.add(tag: 0x53, id: sections[s].model.id, hash: sectionHashes[s])
+            let elements = sections[s].elements
+            for e in elements.indices {
+                builder.add(tag: 0x45, id: elements[e].id, hash: elementHashes[flat])
                 flat += 1
             }
         }
@@ -48,36 +49,54 @@ public struct ListDigest: Hashable, Sendable, CustomStringConvertible {
     public var description: String { hex }
 }
 
-/// Feeds digest records to SHA-256 through a buffer.
-struct _DigestBuilder {
+/// Feeds digest records to SHA-256 through a 64 KiB buffer.
+struct _DigestBuilder: ~Copyable {
     private var hasher = SHA256()
-    private var buffer: [UInt8] = []
-
-    init() {
-        buffer.reserveCapacity(1 << 16)
-    }
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+    private var count = 0
 
     /// Adds one record: tag, id length (UInt64 little-endian), id bytes, content hash.
     mutating func add(tag: UInt8, id: String, hash: ContentHash) {
-        buffer.append(tag)
-        var id = id
-        id.withUTF8 { bytes in
-            var length = UInt64(bytes.count).littleEndian
-            withUnsafeBytes(of: &length) { buffer.append(contentsOf: $0) }
-            buffer.append(contentsOf: bytes)
+        if let done = id.utf8.withContiguousStorageIfAvailable({ add(tag: tag, id: UnsafeRawBufferPointer($0), hash: hash) }) {
+            return done
         }
-        hash.append(to: &buffer)
-        if buffer.count >= 1 << 16 { flush() }
+        let bytes = Array(id.utf8)
+        bytes.withUnsafeBytes { add(tag: tag, id: $0, hash: hash) }
+    }
+
+    private mutating func add(tag: UInt8, id: UnsafeRawBufferPointer, hash: ContentHash) {
+        if count + 1 + 8 + id.count + 32 > buffer.count { flush() }
+        guard 1 + 8 + id.count + 32 <= buffer.count else {
+            // An id longer than the buffer goes straight to the hasher.
+            var record = [tag]
+            var length = UInt64(id.count).littleEndian
+            withUnsafeBytes(of: &length) { record.append(contentsOf: $0) }
+            record.append(contentsOf: id)
+            hash.append(to: &record)
+            record.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+            return
+        }
+        buffer[count] = tag
+        buffer.storeBytes(of: UInt64(id.count).littleEndian, toByteOffset: count + 1, as: UInt64.self)
+        count += 9
+        if id.count > 0 {
+            (buffer.baseAddress! + count).copyMemory(from: id.baseAddress!, byteCount: id.count)
+            count += id.count
+        }
+        hash.withUnsafeBytes { (buffer.baseAddress! + count).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+        count += 32
     }
 
     private mutating func flush() {
-        buffer.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        buffer.removeAll(keepingCapacity: true)
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        count = 0
     }
 
-    mutating func finish() -> ListDigest {
+    consuming func finish() -> ListDigest {
         flush()
         let digest = hasher.finalize()
         return ListDigest(hex: _Hex.string(digest.withUnsafeBytes { Array($0) }))
     }
+
+    deinit { buffer.deallocate() }
 }

@@ -70,11 +70,9 @@ struct _CommitWriter {
             insertedOffset[t] = starts.last!
             starts.append(starts.last! + target[t].elements.count)
         }
-        let (target, targetStart) = (self.target, self.targetStart)
-        let (hashes, failure) = _ContentHashing.hashes(count: starts.last!) { [starts] k in
+        let (hashes, failure) = _ContentHashing.hashes(of: target, count: starts.last!) { [starts] k in
             let i = _Flat.section(of: k, starts: starts)
-            let (t, e) = (inserted[i], k - starts[i])
-            return .item(target[t].elements[e], path: { "sections[\(t)].elements[\(e)].content" })
+            return (inserted[i], k - starts[i])
         }
         if let failure {
             let i = _Flat.section(of: failure.index, starts: starts)
@@ -126,26 +124,50 @@ struct _CommitWriter {
                 sectionHashes.append(try _ContentHashing.checkedHash(section.model) { "sections[\(t)].content" })
             }
         }
-        let (target, targetStart, headHashes) = (self.target, self.targetStart, head.elementHashes)
-        let (insertedOffset, insertedHashes) = (self.insertedOffset, self.insertedHashes)
-        let (hashes, failure) = _ContentHashing.hashes(count: targetStart.last ?? 0) { j in
-            let t = _Flat.section(of: j, starts: targetStart)
-            let e = j - targetStart[t]
-            if insertedOffset[t] >= 0 {
+        // Unchanged elements keep the head's hash; the others are listed and hashed together.
+        let total = targetStart.last ?? 0
+        let placeholder = ContentHash(of: [])
+        var hashes = [ContentHash]()
+        hashes.reserveCapacity(total)
+        var pending = [Int]()
+        for t in target.indices {
+            let start = targetStart[t]
+            let end = targetStart[t + 1]
+            let offset = insertedOffset[t]
+            if offset >= 0 {
                 // Hashed in step 1 (a failure there is reported below).
-                return .known(insertedHashes.isEmpty ? ContentHash(of: []) : insertedHashes[insertedOffset[t] + e])
+                if insertedHashes.isEmpty {
+                    hashes.append(contentsOf: repeatElement(placeholder, count: end - start))
+                } else {
+                    hashes.append(contentsOf: insertedHashes[offset..<offset + end - start])
+                }
+                continue
             }
-            let source = Int(pairing.elementSourceOf[j])
-            if source >= 0 && !pairing.elementChanged[j] { return .known(headHashes[source]) }
-            return .item(target[t].elements[e], path: { "sections[\(t)].elements[\(e)].content" })
+            for j in start..<end {
+                let source = Int(pairing.elementSourceOf[j])
+                if source >= 0 && !pairing.elementChanged[j] {
+                    hashes.append(head.elementHashes[source])
+                } else {
+                    hashes.append(placeholder)
+                    pending.append(j)
+                }
+            }
         }
+        let (targetStart, pendingIndices) = (self.targetStart, pending)
+        let (computed, pendingFailure) = _ContentHashing.hashes(of: target, count: pending.count) { k in
+            let j = pendingIndices[k]
+            let t = _Flat.section(of: j, starts: targetStart)
+            return (t, j - targetStart[t])
+        }
+        for (k, j) in pending.enumerated() { hashes[j] = computed[k] }
+        let failure = pendingFailure.map { (index: pending[$0.index], error: $0.error) }
         let failures = [failure, insertedFailure].compactMap { $0 }
         if let first = failures.min(by: { $0.index < $1.index }) { throw first.error }
         return (sectionHashes, hashes)
     }
 
     /// Writes the rest of the commit along the diff's pairing; returns the new head. The digest and
-    /// the journal's JSON are computed on another thread while the rows are written.
+    /// the journal's JSON are computed on other threads while the rows are written.
     func write(
         _ diff: _Diff, hashes: (sections: [ContentHash], elements: [ContentHash]), list: String, committedAt: String,
         author: String?, message: String?
@@ -156,8 +178,8 @@ struct _CommitWriter {
             "the diff pairs sections as _pairSections does")
         let version = head.version + 1
         let (sectionHashes, elementHashes) = hashes
-        let background = _Background { [target, changeset] in
-            (ListDigest(target, sectionHashes: sectionHashes, elementHashes: elementHashes), changeset.stagesJSON)
+        let digesting = _Background { [target] in
+            ListDigest(target, sectionHashes: sectionHashes, elementHashes: elementHashes)
         }
         var listID = head.listID
         if head.version == 0 {
@@ -254,8 +276,9 @@ struct _CommitWriter {
             }
             let row = newHead.sectionRows[t]
             let start = targetStart[t]
-            var anchors = [Int64?](repeating: nil, count: section.elements.count)
-            for e in section.elements.indices {
+            let elements = section.elements
+            var anchors = [Int64?](repeating: nil, count: elements.count)
+            for e in elements.indices {
                 let source = Int(pairing.elementSourceOf[start + e])
                 if source >= 0 && !elementPlaced[start + e] {
                     anchors[e] = head.elementPositions[source]
@@ -268,11 +291,13 @@ struct _CommitWriter {
             }
             let (positions, displaced) = _Positions.assign(anchors, occupied: occupied)
             newHead.elementPositions.append(contentsOf: positions)
-            for (e, element) in section.elements.enumerated() {
+            // Items are read only when written: most elements stay where they are.
+            for e in elements.indices {
                 let flat = start + e
-                let hash = elementHashes[flat]
                 let source = Int(pairing.elementSourceOf[flat])
                 if source < 0 {
+                    let element = elements[e]
+                    let hash = elementHashes[flat]
                     insertElement.bind(1, row)
                     insertElement.bind(2, positions[e])
                     insertElement.bind(3, text: element.id)
@@ -285,6 +310,7 @@ struct _CommitWriter {
                 let oldPosition = head.elementPositions[source]
                 if anchors[e] != nil && !displaced[e] {
                     guard changed else { continue }
+                    let (element, hash) = (elements[e], elementHashes[flat])
                     updateElement.bind(1, textBytes: element.content)
                     updateElement.bind(2, hash: hash)
                     updateElement.bind(3, row)
@@ -292,6 +318,7 @@ struct _CommitWriter {
                     try expectOne(try updateElement.execute(), "element row")
                     continue
                 }
+                let (element, hash) = (elements[e], elementHashes[flat])
                 let oldRow = head.sectionRows[_Flat.section(of: source, starts: pairing.sourceStart)]
                 let statement = changed ? moveAndUpdateElement : moveElement
                 statement.bind(1, row)
@@ -309,7 +336,8 @@ struct _CommitWriter {
         }
 
         // 4. The journal entry and the list row.
-        let (digest, stagesJSON) = background.wait()
+        let digest = digesting.wait()
+        let stagesJSON = diff.stagesJSON.wait()
         newHead.digest = digest
         let update = try _RawStatement(db, "UPDATE list SET head_version = ?, head_digest = ? WHERE id = ?")
         update.bind(1, version)
@@ -348,6 +376,15 @@ struct _Diff: Sendable {
     let pairing: _DiffInput
     /// The target's identifier hashes, kept in the new head for the next commit's diff.
     let targetIDHashes: [Int]
+    /// The journal's JSON of the changeset, written on another thread as soon as the diff is done.
+    let stagesJSON: _Background<[UInt8]>
+
+    init(changeset: ListChangeset, pairing: _DiffInput, targetIDHashes: [Int]) {
+        self.changeset = changeset
+        self.pairing = pairing
+        self.targetIDHashes = targetIDHashes
+        stagesJSON = _Background { changeset.isEmpty ? [] : changeset.stagesJSON }
+    }
 }
 
 /// Flat element indices.

@@ -3,51 +3,39 @@ import ListJSON
 
 /// Checks and hashes contents, on two threads when there are many.
 enum _ContentHashing {
-    /// For each `j` in `0..<count`, the hash `body(j)` gives: either a known hash, or an item to check
-    /// and hash. Items are split between two threads from 4,096 on.
+    /// The content hashes of `count` elements of `target`, `locate(k)` giving where the k-th is, each
+    /// checked to be canonical JSON first. The elements are split between two threads from 256 on.
     ///
-    /// - Returns: the hashes, or the error of the smallest `j` whose content is not canonical JSON.
+    /// - Returns: the hashes, or the error of the smallest `k` whose content is not canonical JSON.
     /// - Complexity: O(total content size).
     static func hashes(
-        count: Int, _ body: @Sendable (Int) -> Either
+        of target: [ListSection], count: Int, locate: @Sendable (Int) -> (section: Int, element: Int)
     ) -> (hashes: [ContentHash], failure: (index: Int, error: StoreError)?) {
         let failures = _Locked([Int: StoreError]())
         let placeholder = ContentHash(of: [])
         let hashes = [ContentHash](unsafeUninitializedCapacity: count) { buffer, initialized in
             let slots = _Slots(base: buffer.baseAddress)
-            let workers = count >= 4096 ? 2 : 1
+            let workers = count >= 256 ? 2 : 1
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 let from = count * worker / workers
                 let to = count * (worker + 1) / workers
                 guard from < to, let base = slots.base else { return }
-                for j in from..<to {
-                    switch body(j) {
-                    case .known(let hash):
-                        (base + j).initialize(to: hash)
-                    case .item(let item, let path):
-                        do throws(StoreError) {
-                            try checkCanonical(item.content, path: path)
-                            (base + j).initialize(to: ContentHash(of: item.content))
-                        } catch {
-                            failures.withLock { $0[j] = error }
-                            // The first failure in this half is the one that may be reported.
-                            for k in j..<to { (base + k).initialize(to: placeholder) }
-                            return
-                        }
+                for k in from..<to {
+                    let (t, e) = locate(k)
+                    do throws(StoreError) {
+                        (base + k).initialize(
+                            to: try checkedHash(target[t].elements[e]) { "sections[\(t)].elements[\(e)].content" })
+                    } catch {
+                        failures.withLock { $0[k] = error }
+                        // Only the first failure of each half may be the one reported.
+                        for rest in k..<to { (base + rest).initialize(to: placeholder) }
+                        return
                     }
                 }
             }
             initialized = count
         }
         return (hashes, failures.withLock { $0.min { $0.key < $1.key } }.map { ($0.key, $0.value) })
-    }
-
-    /// What `hashes(count:_:)` does with one slot.
-    enum Either {
-        /// A hash already known (an unchanged item).
-        case known(ContentHash)
-        /// An item whose content is checked and hashed, and how to name it.
-        case item(ListItem, path: @Sendable () -> String)
     }
 
     /// The hash of an item's content after checking that it is canonical JSON.

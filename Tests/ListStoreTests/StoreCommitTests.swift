@@ -193,6 +193,27 @@ import Testing
         #expect(try store.verify(list: "l").isValid)
     }
 
+    /// After `checkpoint()`, the store file alone holds every version: a copy of just that file
+    /// (without its log) reads the same.
+    @Test func checkpointLeavesEverythingInTheStoreFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.liststore")
+        let store = try Store(path: path)
+        var list = linearList(3_000)
+        try store.commit(list, to: "l")
+        list[0].elements.removeFirst(10)
+        list[0].elements.append(ListItem("tail"))
+        try store.commit(list, to: "l")
+        try store.checkpoint()
+        let copy = directory.file("copy.liststore")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let copied = try Store(path: copy)
+        #expect(try copied.snapshot(of: "l").sections == list)
+        #expect(try copied.snapshot(of: "l", at: 1).sections == linearList(3_000))
+        #expect(try copied.verify().isValid)
+        #expect(throws: StoreError.self) { try Store(path: directory.file("missing.liststore")).checkpoint() }
+    }
+
     @Test func readsNeverCreateTheStore() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("missing.liststore")

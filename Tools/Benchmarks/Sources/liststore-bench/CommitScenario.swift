@@ -7,16 +7,18 @@ import ListStore
 /// A commit diffs the new snapshot against the head it keeps in memory, then writes the rows that
 /// changed, the journal entry and flushes (synchronous FULL): the ratio says what the writing costs on
 /// top of the diff. Every run of ours commits into a new store file whose source version was committed
-/// untimed by the same `Store`; only the second `commit` call is timed.
+/// untimed by the same `Store` and checkpointed (a store at rest holding its source); only the second
+/// `commit` call is timed. Runs of ours and of the baseline alternate, so that both see the same
+/// machine (it is shared, and its speed drifts within a run).
 struct CommitScenario {
     static let name = "commit-1pct"
     static let baselineName = "in-memory ListChangeset(source:target:)"
     static let target = Target(minRatio: 0.4)
     /// The scenario whose input pair is committed.
     static let diffName = "diff-iii"
-    /// Timed runs of ours (each on a new store) and of the baseline, after one warm-up each.
-    static let oursRuns = 7
-    static let baselineRuns = 9
+    /// Timed runs of ours (each on a new store) and of the baseline, alternating, after one warm-up
+    /// each.
+    static let runs = 9
 
     static var scenario: Scenario {
         Scenario(
@@ -43,18 +45,27 @@ struct CommitScenario {
         let source = StoreInput.listSections(sourceItems)
         let target = StoreInput.listSections(targetItems)
 
-        // Ours first. The peak is reset after the source commit of each run and read after its timed
-        // commit: it covers the commit, with the inputs and the store's in-memory head resident.
-        log.progress("ours: 1 warm-up + \(Self.oursRuns) runs, each on a new store holding the source")
+        // Ours, with one baseline run before each (untimed for ours). The peak is reset after the
+        // source commit of each run and read after its timed commit: it covers the commit, with the
+        // inputs and the store's in-memory head resident.
+        log.progress("1 warm-up + \(Self.runs) runs of ours (each on a new store holding the source), each after one of the baseline")
         var peak: Double?
         var committed: CommitResult?
+        var baselineSamples = [Double]()
+        let clock = ContinuousClock()
         let (oursTiming, _) = try log.attempt("committing") {
             try Measurement.prepared(
-                runs: Self.oursRuns, warmUp: true,
+                runs: Self.runs, warmUp: true,
                 prepare: { () throws -> (TemporaryDirectory, Store) in
+                    var changeCount = 0
+                    baselineSamples.append(Measurement.milliseconds(clock.measure {
+                        changeCount = ListChangeset(source: source, target: target).counts.total
+                    }))
+                    precondition(changeCount > 0)
                     let directory = try TemporaryDirectory(label: Self.name)
                     let store = try Store(path: directory.file("commit.liststore"))
                     try store.commit(source, to: "list")
+                    try store.checkpoint()
                     PeakMemory.reset()
                     return (directory, store)
                 },
@@ -67,14 +78,10 @@ struct CommitScenario {
                     committed = result
                 })
         }
-        log.progress("ours: median \(Format.fixed(oursTiming.medianMs, decimals: 3)) ms")
-
-        log.progress("baseline: 1 warm-up + \(Self.baselineRuns) runs")
-        let (baselineTiming, _) = Measurement.repeated(runs: Self.baselineRuns) {
-            let changeset = ListChangeset(source: source, target: target)
-            return changeset.counts.total &* 1_000_003 &+ changeset.count
-        }
-        log.progress("baseline: median \(Format.fixed(baselineTiming.medianMs, decimals: 3)) ms")
+        // The first baseline run was the warm-up.
+        let baselineTiming = Measurement.Timing(samples: Array(baselineSamples.dropFirst()), warmedUp: true)
+        log.progress("ours: median \(Format.fixed(oursTiming.medianMs, decimals: 3)) ms, baseline: median "
+            + "\(Format.fixed(baselineTiming.medianMs, decimals: 3)) ms")
 
         // The commit must have recorded the target, with the same changeset as the in-memory diff.
         let changeset = ListChangeset(source: source, target: target)
