@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListJSON", targets: ["ListJSON"]),
         .library(name: "ListStore", targets: ["ListStore"]),
+        .library(name: "ListSync", targets: ["ListSync"]),
         .executable(name: "liststore", targets: ["ListStoreCLI"]),
     ],
     dependencies: [
@@ -24,7 +25,7 @@ let package = Package(
         .target(
             name: "ListStoreMigrations",
             path: "Migrations",
-            resources: [.embedInCode("v0001_initial.sql")]
+            resources: [.embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql")]
         ),
         // Lists persisted in SQLite with a journal of staged changesets.
         .target(
@@ -35,10 +36,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Consumers: cursors, live changes, replicas, resync.
+        .target(name: "ListSync", dependencies: ["ListDiff", "ListJSON", "ListStore"]),
         .executableTarget(
             name: "ListStoreCLI",
             dependencies: [
-                "ListDiff", "ListJSON", "ListStore",
+                "ListDiff", "ListJSON", "ListStore", "ListSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/liststore"
@@ -54,7 +57,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStore", "ListJSON"]),
+        .testTarget(name: "ListSyncTests", dependencies: ["ListSync", "ListStore", "ListDiff", "ListDiffTestSupport"]),
+        .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStore", "ListSync", "ListJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

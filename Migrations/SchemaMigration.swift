@@ -12,6 +12,7 @@ package struct SchemaMigration: Sendable {
     /// Every migration, in the order they apply.
     package static let all: [SchemaMigration] = [
         SchemaMigration(version: 1, name: "v0001_initial.sql", bytes: PackageResources.v0001_initial_sql),
+        SchemaMigration(version: 2, name: "v0002_sync.sql", bytes: PackageResources.v0002_sync_sql),
     ]
 
     init(version: Int, name: String, bytes: [UInt8]) {

@@ -35,10 +35,13 @@ extension Store {
         try commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _ in sections }
     }
 
-    /// Commits the snapshot `makeTarget` makes from the head, inside the write transaction.
+    /// Commits the snapshot `makeTarget` makes from the head, inside the write transaction; then, in
+    /// the same transaction, calls `alsoWrite` (even when nothing changed) with the list's row id and
+    /// the result. An error thrown by `alsoWrite` rolls everything back.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
-        makeTarget: ([ListSection]) throws -> [ListSection]
+        makeTarget: ([ListSection]) throws -> [ListSection],
+        alsoWrite: ((Database, _ listID: Int64, CommitResult) throws -> Void)? = nil
     ) throws -> CommitResult {
         try Store.validateListName(list)
         guard let pool = try pool(creating: true) else {
@@ -75,6 +78,7 @@ extension Store {
                         result = CommitResult(
                             list: list, version: head.version, parentVersion: head.version, changed: false,
                             digest: head.digest, stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0)
+                        try alsoWrite?(db, head.listID, result!)
                         return .commit
                     }
                     let hashes = try writer.hashContents(diff.pairing)
@@ -85,6 +89,7 @@ extension Store {
                         list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: newHead.digest,
                         stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset,
                         rowsWritten: db.totalChangesCount - changesBefore)
+                    try alsoWrite?(db, newHead.listID, result!)
                     committed = newHead
                     return .commit
                 }
@@ -93,6 +98,7 @@ extension Store {
         }
         if let committed {
             state.withLock { $0.heads[list] = committed }
+            CommitSignal.shared.notify(path: path)
             checkpointIfLarge()
         }
         return result

@@ -7,15 +7,35 @@ extension Store {
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(lists).
     public func lists() throws -> [ListSummary] {
+        try summaries(of: nil)
+    }
+
+    /// One list's summary: head version and digest, counts, oldest retained version.
+    ///
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    public func summary(of list: String) throws -> ListSummary {
+        guard let summary = try summaries(of: list).first else {
+            throw StoreError(.listNotFound, "no list named '\(list)' in \(path)")
+        }
+        return summary
+    }
+
+    private func summaries(of list: String?) throws -> [ListSummary] {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
                 let statement = try _RawStatement(
                     db, """
-                        SELECT l.name, l.head_version, l.head_digest, l.base_version, j.section_count, j.element_count
+                        SELECT l.name, l.head_version, l.head_digest, l.base_version,
+                            COALESCE(j.section_count, (SELECT COUNT(*) FROM section s WHERE s.list_id = l.id)),
+                            COALESCE(j.element_count, (SELECT COUNT(*) FROM section s JOIN element e ON e.section_id = s.id
+                                WHERE s.list_id = l.id))
                         FROM list l LEFT JOIN journal j ON j.list_id = l.id AND j.version = l.head_version
+                        WHERE ?1 IS NULL OR l.name = ?1
                         ORDER BY l.name
                         """)
+                statement.bind(1, optionalText: list)
                 var lists: [ListSummary] = []
                 while try statement.step() {
                     lists.append(ListSummary(

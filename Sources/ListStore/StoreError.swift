@@ -35,6 +35,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidListName = Code("invalidListName")
         /// An edit addressed an item that does not exist.
         public static let invalidEdit = Code("invalidEdit")
+        /// An argument is out of range: a negative count, an empty or overlong consumer name.
+        public static let invalidArgument = Code("invalidArgument")
 
         public var description: String { name }
 

@@ -65,12 +65,13 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("newer.liststore")
         try Store(path: path).commit(linearList(2), to: "l")
-        // A later release adds migration 2 (and checkpoints, so the header says so).
+        // A later release adds a migration (and checkpoints, so the header says so).
+        let future = Store.schemaVersion + 1
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: """
-                INSERT INTO schema_migration VALUES (2, 'v0002_future.sql', 'x', '2030-01-01T00:00:00.000Z');
-                PRAGMA user_version = 2;
+                INSERT INTO schema_migration VALUES (\(future), 'v9999_future.sql', 'x', '2030-01-01T00:00:00.000Z');
+                PRAGMA user_version = \(future);
                 """)
             try db.checkpoint(.truncate)
         }
@@ -82,11 +83,34 @@ import Testing
         try Store(path: other).commit(linearList(2), to: "l")
         let queue2 = try DatabaseQueue(path: other)
         try queue2.writeWithoutTransaction { db in
-            try db.execute(sql: "INSERT INTO schema_migration VALUES (2, 'v0002_future.sql', 'x', '2030-01-01T00:00:00.000Z')")
+            try db.execute(
+                sql: "INSERT INTO schema_migration VALUES (?, 'v9999_future.sql', 'x', '2030-01-01T00:00:00.000Z')",
+                arguments: [Store.schemaVersion + 1])
             try db.checkpoint(.truncate)
         }
         try queue2.close()
         try expectRefused(other, code: .unsupportedSchema, sidecars: true)
+    }
+
+    /// A store written by the release before the sync tables gets them when it is opened, keeping
+    /// its lists.
+    @Test func storeOfSchemaOneIsMigrated() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("old.liststore")
+        try Store(path: path).commit(linearList(3), to: "l")
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TABLE consumer; DROP TABLE replica_source;
+                DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
+        let store = try Store(path: path)
+        #expect(try store.snapshot(of: "l").sections == linearList(3))
+        try store.registerConsumer("app", of: "l")
+        #expect(try store.consumers(of: "l").map(\.name) == ["app"])
     }
 
     @Test func storeCreatedConcurrentlyByManyThreadsIsOneStore() async throws {

@@ -42,7 +42,7 @@ enum StoreFailure {
         case .versionConflict: ExitStatus.conflict
         case .storeNotFound: ExitStatus.missingInput
         case .damaged, .io: ExitStatus.ioError
-        case .invalidListName: ExitStatus.usage
+        case .invalidListName, .invalidArgument: ExitStatus.usage
         default: ExitStatus.invalidData  // not a store, newer schema, unknown list or version, bad snapshot
         }
     }

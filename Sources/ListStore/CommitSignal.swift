@@ -1,0 +1,72 @@
+import Foundation
+
+/// Wakes those waiting for a commit to a store file in this process as soon as it lands.
+///
+/// Not API (package-visible: ListSync's followers wait on it, and poll for commits made by other
+/// processes, which it cannot see).
+package final class CommitSignal: Sendable {
+    /// The one signal of the process.
+    package static let shared = CommitSignal()
+
+    private struct State {
+        var generations: [String: UInt64] = [:]
+        var waiters: [UInt64: (path: String, continuation: CheckedContinuation<Void, Never>)] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+    private let state = _Locked(State())
+
+    /// The key of a store file.
+    package static func key(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+
+    /// How many commits this process has signalled for `path`: read it before checking the store,
+    /// then `wait(path:unlessGenerationIsNot:…)` does not miss a commit that lands in between.
+    package func generation(of path: String) -> UInt64 {
+        state.withLock { $0.generations[Self.key(path), default: 0] }
+    }
+
+    /// Signals a commit to `path`.
+    package func notify(path: String) {
+        let key = Self.key(path)
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.generations[key, default: 0] &+= 1
+            let ids = state.waiters.filter { $0.value.path == key }.map(\.key)
+            return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    /// Returns at the next commit signalled for `path` (at once if one was since `generation`), after
+    /// `timeout`, or when the task is cancelled, whichever comes first.
+    package func wait(path: String, unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
+        let key = Self.key(path)
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiter &+= 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = state.withLock { state -> Bool in
+                    guard state.generations[key, default: 0] == generation else { return false }
+                    state.waiters[id] = (key, continuation)
+                    return true
+                }
+                guard waiting else {
+                    continuation.resume()
+                    return
+                }
+                Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
+                    self?.resume(id)
+                }
+            }
+        } onCancel: {
+            resume(id)
+        }
+    }
+
+    private func resume(_ id: UInt64) {
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume()
+    }
+}

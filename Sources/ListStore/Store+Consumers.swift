@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+
+/// A consumer registered on a list: pruning keeps the journal after the version it acknowledged.
+public struct ConsumerInfo: Hashable, Sendable {
+    /// The consumer's name (unique per list).
+    public var name: String
+    /// The list it follows.
+    public var list: String
+    /// The last version it acknowledged having applied.
+    public var version: Int
+    /// When it registered (ISO 8601, UTC).
+    public var registeredAt: String
+    /// When it last acknowledged (ISO 8601, UTC).
+    public var acknowledgedAt: String
+}
+
+extension Store {
+    /// Registers a consumer of `list`, so that pruning keeps every journal entry after `version`
+    /// (default: the oldest retained version) until the consumer acknowledges a later one.
+    /// Registering again under the same name moves its version.
+    ///
+    /// ```swift
+    /// try store.registerConsumer("laptop", of: "inbox")
+    /// // … after applying version 42:
+    /// try store.acknowledge(consumer: "laptop", of: "inbox", version: 42)
+    /// ```
+    /// - Throws: `StoreError` `.invalidArgument` (a name that is empty, over 1,024 bytes or holds
+    ///   control characters), `.listNotFound`, `.versionNotFound` (outside the retained history),
+    ///   `.storeNotFound`, `.io`.
+    @discardableResult
+    public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) throws -> ConsumerInfo {
+        try setConsumer(name, of: list, version: version, registering: true)
+    }
+
+    /// Records that consumer `name` of `list` has applied `version`; pruning may now drop what lies
+    /// before it.
+    /// - Throws: as `registerConsumer`, and `.invalidArgument` when no consumer has that name.
+    @discardableResult
+    public func acknowledge(consumer name: String, of list: String, version: Int) throws -> ConsumerInfo {
+        try setConsumer(name, of: list, version: version, registering: false)
+    }
+
+    /// Removes a consumer; returns whether it was registered.
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`.
+    @discardableResult
+    public func unregisterConsumer(_ name: String, of list: String) throws -> Bool {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.write { db in
+                let info = try listInfo(db, list: list)
+                try db.execute(sql: "DELETE FROM consumer WHERE list_id = ? AND name = ?", arguments: [info.id, name])
+                return db.changesCount > 0
+            }
+        }
+    }
+
+    /// The consumers of `list`, by name.
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`.
+    /// - Complexity: O(consumers).
+    public func consumers(of list: String) throws -> [ConsumerInfo] {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in try consumers(db, list: try listInfo(db, list: list)) }
+        }
+    }
+
+    func consumers(_ db: Database, list info: _ListInfo) throws -> [ConsumerInfo] {
+        try Row.fetchAll(
+            db, sql: "SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = ? ORDER BY name",
+            arguments: [info.id]
+        ).map { row in
+            ConsumerInfo(
+                name: row["name"], list: info.name, version: row["version"], registeredAt: row["registered_at"],
+                acknowledgedAt: row["acknowledged_at"])
+        }
+    }
+
+    private func setConsumer(_ name: String, of list: String, version: Int?, registering: Bool) throws -> ConsumerInfo {
+        guard !name.isEmpty, name.utf8.count <= 1024,
+              !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw StoreError(.invalidArgument, "a consumer name must have 1 to 1024 bytes and no control characters: \(name.debugDescription)")
+        }
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    let info = try listInfo(db, list: list)
+                    let version = version ?? info.baseVersion
+                    try checkRetained(version, info)
+                    let now = _Time.iso8601(Date())
+                    if registering {
+                        try db.execute(
+                            sql: """
+                                INSERT INTO consumer (list_id, name, version, registered_at, acknowledged_at) VALUES (?, ?, ?, ?, ?)
+                                ON CONFLICT (list_id, name) DO UPDATE SET version = excluded.version, acknowledged_at = excluded.acknowledged_at
+                                """,
+                            arguments: [info.id, name, version, now, now])
+                    } else {
+                        try db.execute(
+                            sql: "UPDATE consumer SET version = ?, acknowledged_at = ? WHERE list_id = ? AND name = ?",
+                            arguments: [version, now, info.id, name])
+                        guard db.changesCount == 1 else {
+                            throw StoreError(.invalidArgument, "no consumer named '\(name)' is registered on list '\(list)'")
+                        }
+                    }
+                    return .commit
+                }
+                return try consumers(db, list: try listInfo(db, list: list)).first { $0.name == name }!
+            }
+        }
+    }
+}

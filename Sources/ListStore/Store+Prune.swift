@@ -1,0 +1,87 @@
+import GRDB
+
+/// Which journal entries `Store.prune` drops.
+public enum PruneRule: Hashable, Sendable {
+    /// Keep the last `n` entries: the oldest retained version becomes head − n.
+    case keepLast(Int)
+    /// Drop the history before `version`: it becomes the oldest retained version.
+    case before(Int)
+}
+
+/// What `Store.prune` did.
+public struct PruneResult: Hashable, Sendable {
+    /// The list.
+    public var list: String
+    /// The oldest retained version before and after pruning.
+    public var previousBase: Int
+    public var base: Int
+    /// The head (unchanged).
+    public var head: Int
+    /// Journal entries removed.
+    public var removedEntries: Int
+    /// Registered consumers whose acknowledged version held pruning back (empty when forced).
+    public var heldBy: [String]
+}
+
+extension Store {
+    /// Drops old journal entries of `list`. The snapshot at the new oldest retained version (the
+    /// base) is kept, so every version from the base to the head can still be shown and diffed.
+    /// Pruning stops at the lowest version acknowledged by a registered consumer unless `force` is
+    /// set; consumers whose cursor is then older than the base get "resync required" (pruned).
+    ///
+    /// ```swift
+    /// let result = try store.prune("inbox", .keepLast(1_000))
+    /// result.base        // the oldest version still available
+    /// result.heldBy      // consumers that kept older entries
+    /// ```
+    /// - Throws: `StoreError` `.invalidArgument` (a negative count), `.versionNotFound` (`before` a
+    ///   version outside the history), `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`. Nothing
+    ///   is changed when it throws.
+    /// - Complexity: O(n × (new base − old base)) to rebuild the base snapshot, plus the rows removed.
+    @discardableResult
+    public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) throws -> PruneResult {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.writeWithoutTransaction { db in
+                var result: PruneResult?
+                try db.inTransaction(.immediate) {
+                    let info = try listInfo(db, list: list)
+                    var base: Int
+                    switch rule {
+                    case .keepLast(let count):
+                        guard count >= 0 else {
+                            throw StoreError(.invalidArgument, "--keep-last needs a count of 0 or more, not \(count)")
+                        }
+                        base = max(info.baseVersion, info.headVersion - count)
+                    case .before(let version):
+                        try checkRetained(version, info)
+                        base = version
+                    }
+                    var heldBy: [String] = []
+                    if !force {
+                        let holding = try consumers(db, list: info).filter { $0.version < base }
+                        if let lowest = holding.map(\.version).min() {
+                            base = max(info.baseVersion, lowest)
+                            heldBy = holding.map(\.name)
+                        }
+                    }
+                    result = PruneResult(
+                        list: list, previousBase: info.baseVersion, base: base, head: info.headVersion,
+                        removedEntries: 0, heldBy: heldBy)
+                    guard base > info.baseVersion else { return .commit }
+                    let snapshot = try snapshot(db, list: list, at: base)
+                    try db.execute(
+                        sql: "DELETE FROM journal WHERE list_id = ? AND version <= ?", arguments: [info.id, base])
+                    result?.removedEntries = db.changesCount
+                    let update = try _RawStatement(db, "UPDATE list SET base_version = ?, base_snapshot = ? WHERE id = ?")
+                    update.bind(1, base)
+                    update.bind(2, textBytes: snapshot.documentJSON)
+                    update.bind(3, info.id)
+                    _ = try update.execute()
+                    return .commit
+                }
+                return result!
+            }
+        }
+    }
+}

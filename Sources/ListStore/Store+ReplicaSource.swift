@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+
+/// For a list that replicates a list of another store: which store and list it follows, and the
+/// source version (with its digest) that the replica's head equals.
+public struct ReplicaSource: Hashable, Sendable {
+    /// The source store, as it identified itself when this version was applied.
+    public var store: StoreIdentity
+    /// The source list's name.
+    public var list: String
+    /// The source version the replica's head equals.
+    public var version: Int
+    /// That version's digest (equal to the replica head's digest).
+    public var digest: ListDigest
+
+    /// A replica position.
+    public init(store: StoreIdentity, list: String, version: Int, digest: ListDigest) {
+        self.store = store
+        self.list = list
+        self.version = version
+        self.digest = digest
+    }
+}
+
+extension Store {
+    /// Which source `list` replicates, and up to which version; `nil` for a list that is not a
+    /// replica (or does not exist).
+    /// - Throws: `StoreError` `.storeNotFound`, `.io`.
+    public func replicaSource(of list: String) throws -> ReplicaSource? {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                guard let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT r.store_uuid, r.store_epoch, r.list_name, r.version, r.digest
+                        FROM replica_source r JOIN list l ON l.id = r.list_id WHERE l.name = ?
+                        """,
+                    arguments: [list])
+                else { return nil }
+                return ReplicaSource(
+                    store: StoreIdentity(uuid: row[0], epoch: row[1]), list: row[2], version: row[3],
+                    digest: ListDigest(hex: row[4]))
+            }
+        }
+    }
+
+    /// Commits `sections` as the head of the replica list `list` and records `source` as its
+    /// position, in one transaction; `check` runs inside it first (with the result) and may throw to
+    /// roll everything back. The list row is created if needed, even when nothing changes.
+    ///
+    /// Not API (package-visible: ListSync's replicas write through it).
+    package func _commitReplica(
+        _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
+        check: (CommitResult) throws -> Void
+    ) throws -> CommitResult {
+        try withoutActuallyEscaping(check) { check in
+        try commit(to: list, expectedVersion: nil, author: author, message: message, makeTarget: { _ in sections }) {
+            db, listID, result in
+            try check(result)
+            var listID = listID
+            let now = _Time.iso8601(Date())
+            if listID == 0 {
+                try db.execute(
+                    sql: "INSERT INTO list (name, head_version, head_digest, base_version, created_at) VALUES (?, 0, ?, 0, ?)",
+                    arguments: [list, result.digest.hex, now])
+                listID = db.lastInsertedRowID
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
+                        list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
+                        updated_at = excluded.updated_at
+                    """,
+                arguments: [listID, source.store.uuid, source.store.epoch, source.list, source.version, source.digest.hex, now])
+        }
+        }
+    }
+}

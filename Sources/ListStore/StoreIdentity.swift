@@ -1,0 +1,65 @@
+import GRDB
+
+/// Who a store is: a UUID created with the store, and an epoch that `advanceEpoch()` bumps when the
+/// store is reset or restored from a backup. A consumer that remembers both can always tell that it
+/// is looking at a different store, or at a different history of the same one.
+public struct StoreIdentity: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The store's UUID, lowercase.
+    public var uuid: String
+    /// 1 for a new store; bumped by `advanceEpoch()`.
+    public var epoch: Int
+
+    /// An identity.
+    public init(uuid: String, epoch: Int) {
+        self.uuid = uuid
+        self.epoch = epoch
+    }
+
+    /// `uuid/epoch`.
+    public var description: String { "\(uuid)/\(epoch)" }
+}
+
+extension Store {
+    /// The store's identity.
+    ///
+    /// ```swift
+    /// let id = try store.identity()    // e.g. 1f0c…/1
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    public func identity() throws -> StoreIdentity {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in try Store.identity(db, path: path) }
+        }
+    }
+
+    /// Bumps the epoch, telling every consumer that this store's history may not be the one they
+    /// followed: call it after restoring the file from a backup, or after rewriting history. Cursors
+    /// of the old epoch then get "resync required" (epoch changed).
+    ///
+    /// - Returns: the new identity.
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    @discardableResult
+    public func advanceEpoch() throws -> StoreIdentity {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: "UPDATE store SET epoch = epoch + 1 WHERE id = 1")
+                    return .commit
+                }
+                return try Store.identity(db, path: path)
+            }
+        }
+    }
+
+    static func identity(_ db: Database, path: String) throws -> StoreIdentity {
+        guard let row = try Row.fetchOne(db, sql: "SELECT uuid, epoch FROM store WHERE id = 1"),
+              let uuid = row["uuid"] as String?, let epoch = row["epoch"] as Int?
+        else {
+            throw StoreError(.damaged, "the store at \(path) is damaged: it has no identity row")
+        }
+        return StoreIdentity(uuid: uuid, epoch: epoch)
+    }
+}

@@ -1,0 +1,108 @@
+import ListDiff
+import ListStore
+
+/// Where a consumer reads a list from: a store in this process (`LocalSource`), or another machine
+/// (an HTTP transport). Every method is one request.
+public protocol ListSource: Sendable {
+    /// The source store's identity.
+    func identity() async throws -> StoreIdentity
+    /// A list's head version, digest and oldest retained version.
+    func summary(of list: String) async throws -> ListSummary
+    /// Journal entries of `list` after `version`, at most `limit`.
+    /// - Throws: `StoreError.versionNotFound` for a version outside the retained history.
+    func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage
+    /// A version of `list` (default: the head).
+    func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot
+    /// One minimal changeset from `version` to the head, with the head.
+    func catchUp(of list: String, from version: Int) async throws -> (changeset: ListChangeset, head: ListSnapshot)
+    /// Returns when `list`'s head is newer than `version` (`true`), or after `timeout` (`false`).
+    func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool
+    /// Records that consumer `name` has applied `version` (see `Store.acknowledge`).
+    func acknowledge(consumer name: String, of list: String, version: Int) async throws
+}
+
+extension ListSource {
+    /// A cursor at `list`'s head now: following from it yields the commits that land from now on.
+    public func cursor(of list: String) async throws -> Cursor {
+        let identity = try await identity()
+        return Cursor(store: identity, list: list, version: try await summary(of: list).version)
+    }
+
+    /// A cursor before `list`'s first version: following from it yields the whole history (if none
+    /// was pruned).
+    public func origin(of list: String) async throws -> Cursor {
+        Cursor(store: try await identity(), list: list, version: 0)
+    }
+
+    /// Checks that `cursor` can be followed in this source; returns why not.
+    func resyncReason(for cursor: Cursor, identity: StoreIdentity) async throws -> (ResyncReason, String)? {
+        if cursor.store.uuid != identity.uuid {
+            return (.differentStore, "the cursor is of store \(cursor.store.uuid), the source is \(identity.uuid)")
+        }
+        if cursor.store.epoch != identity.epoch {
+            return (.epochChanged, "the cursor is of epoch \(cursor.store.epoch), the source is at epoch \(identity.epoch)")
+        }
+        let summary = try await summary(of: cursor.list)
+        if cursor.version < summary.baseVersion {
+            return (.pruned, "version \(cursor.version) of '\(cursor.list)' was pruned (history starts at \(summary.baseVersion))")
+        }
+        if cursor.version > summary.version {
+            return (.aheadOfSource, "version \(cursor.version) of '\(cursor.list)' is newer than the head (\(summary.version))")
+        }
+        return nil
+    }
+}
+
+/// A store of this process as a source: reads go to the store, and waiting for a commit wakes at
+/// once for commits of this process and within `pollInterval` for commits of other processes.
+///
+/// ```swift
+/// let source = LocalSource(try Store(path: "mail.liststore"))
+/// for try await change in source.changes(of: "inbox", after: try await source.cursor(of: "inbox")) { … }
+/// ```
+public struct LocalSource: ListSource {
+    /// The store.
+    public let store: Store
+    /// How often another process's commits are looked for while waiting.
+    public var pollInterval: Duration
+
+    /// A source reading `store`.
+    public init(_ store: Store, pollInterval: Duration = .milliseconds(20)) {
+        self.store = store
+        self.pollInterval = pollInterval
+    }
+
+    public func identity() async throws -> StoreIdentity { try store.identity() }
+
+    public func summary(of list: String) async throws -> ListSummary { try store.summary(of: list) }
+
+    public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
+        try store.journal(of: list, after: version, limit: limit)
+    }
+
+    public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
+        try store.snapshot(of: list, at: version)
+    }
+
+    public func catchUp(of list: String, from version: Int) async throws -> (changeset: ListChangeset, head: ListSnapshot) {
+        let (_, head, changeset) = try store.changeset(of: list, from: version)
+        return (changeset, head)
+    }
+
+    public func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while true {
+            let generation = CommitSignal.shared.generation(of: store.path)
+            if let head = try? store.summary(of: list).version, head > version { return true }
+            let now = clock.now
+            if now >= deadline || Task.isCancelled { return false }
+            await CommitSignal.shared.wait(
+                path: store.path, unlessGenerationIsNot: generation, timeout: min(pollInterval, deadline - now))
+        }
+    }
+
+    public func acknowledge(consumer name: String, of list: String, version: Int) async throws {
+        try store.acknowledge(consumer: name, of: list, version: version)
+    }
+}

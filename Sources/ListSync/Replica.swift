@@ -1,0 +1,216 @@
+import ListDiff
+import ListStore
+
+/// A list of a store of its own that follows a list of a source store: each pull applies the
+/// source's new commits, one transaction each, recording the source version in the same transaction
+/// as the rows, and checks that every applied commit reproduces the source's digest.
+///
+/// A replica's store is an ordinary store: `show`, `log`, `verify`, `diff` work on it, and it can be
+/// the source of further replicas.
+///
+/// ```swift
+/// let replica = Replica(store: try Store(path: "copy.liststore"), list: "inbox")
+/// let result = try await replica.pull(from: LocalSource(try Store(path: "mail.liststore")))
+/// result.version      // the source version the replica now equals
+/// result.resynced     // true when it had to catch up by diff (see `reason`)
+/// ```
+public struct Replica: Sendable {
+    /// The replica's store.
+    public let store: Store
+    /// The replica's list (by default also the source list's name).
+    public let list: String
+
+    /// A replica of `list` in `store`.
+    public init(store: Store, list: String) {
+        self.store = store
+        self.list = list
+    }
+
+    /// The source version the replica equals, or `nil` before its first pull.
+    /// - Throws: `StoreError` `.io`.
+    public func position() throws -> ReplicaSource? {
+        store.exists ? try store.replicaSource(of: list) : nil
+    }
+
+    /// How a pull goes about it.
+    public struct PullOptions: Sendable {
+        /// The source list (default: the replica's list name).
+        public var sourceList: String?
+        /// Apply one minimal changeset from the replica's version to the head instead of each commit.
+        public var catchUp = false
+        /// When the journal cannot bring the replica up to date (see `ResyncReason`), diff the
+        /// replica against the source's head and apply that one changeset (`true`), or throw
+        /// `SyncError.resyncRequired` (`false`).
+        public var resyncByDiff = true
+        /// Register and acknowledge this consumer name on the source after the pull, so that the
+        /// source does not prune what the replica has not applied yet.
+        public var consumer: String?
+        /// Journal entries read per request.
+        public var pageSize = 100
+
+        /// The defaults.
+        public init(sourceList: String? = nil, catchUp: Bool = false, resyncByDiff: Bool = true, consumer: String? = nil) {
+            self.sourceList = sourceList
+            self.catchUp = catchUp
+            self.resyncByDiff = resyncByDiff
+            self.consumer = consumer
+        }
+    }
+
+    /// What a pull did.
+    public struct PullResult: Sendable, Hashable, Codable {
+        /// The replica's list.
+        public var list: String
+        /// The source version the replica now equals.
+        public var version: Int
+        /// Its digest.
+        public var digest: String
+        /// Source commits applied one by one (a catch-up or a resync counts as one).
+        public var applied: Int
+        /// Whether the replica caught up by diff against the source's head.
+        public var resynced: Bool
+        /// Why it had to (`nil` when it did not).
+        public var reason: ResyncReason?
+    }
+
+    /// Brings the replica up to date with its source: the commits after its version are applied
+    /// one transaction each (the source version and digest are recorded in the same transaction, so
+    /// a replica killed mid-pull resumes where it stopped, without loss or duplication).
+    ///
+    /// When the journal cannot do it (pruned, another store, a new epoch, a digest that does not
+    /// match, a replica changed locally), the replica resyncs by diff: it diffs its own snapshot
+    /// against the source's head and applies that one minimal staged changeset, so a UI following the
+    /// replica animates the difference instead of reloading.
+    ///
+    /// - Throws: `SyncError.resyncRequired` (with `resyncByDiff` off), `SyncError.diverged` when even
+    ///   the resync does not reproduce the source's digest, `StoreError` of either store,
+    ///   `SyncError.transport` of a network source.
+    /// - Complexity: per applied commit, O(n) for a list of n items plus its changed rows.
+    @discardableResult
+    public func pull(from source: some ListSource, options: PullOptions = PullOptions()) async throws -> PullResult {
+        let sourceList = options.sourceList ?? list
+        let identity = try await source.identity()
+        var result = PullResult(list: list, version: 0, digest: "", applied: 0, resynced: false, reason: nil)
+        do {
+            try await apply(from: source, sourceList: sourceList, identity: identity, options: options, into: &result)
+        } catch let error as SyncError {
+            guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
+            try await resync(from: source, sourceList: sourceList, identity: identity, reason: reason, into: &result)
+        }
+        if let consumer = options.consumer {
+            try await source.acknowledge(consumer: consumer, of: sourceList, version: result.version)
+        }
+        return result
+    }
+
+    /// Pulls, then pulls again each time the source has a new commit, until the task is cancelled;
+    /// `onPull` hears of every pull that applied something (and of the first).
+    ///
+    /// - Parameter wait: how long one wait for a commit lasts before the source is asked again.
+    public func follow(
+        from source: some ListSource, options: PullOptions = PullOptions(), wait: Duration = .seconds(30),
+        onPull: (PullResult) async throws -> Void
+    ) async throws {
+        let sourceList = options.sourceList ?? list
+        var first = true
+        while !Task.isCancelled {
+            let result = try await pull(from: source, options: options)
+            if first || result.applied > 0 { try await onPull(result) }
+            first = false
+            _ = try await source.waitForCommit(to: sourceList, after: result.version, timeout: wait)
+        }
+    }
+
+    // MARK: - Internals
+
+    private func apply(
+        from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions,
+        into result: inout PullResult
+    ) async throws {
+        var position = try position()
+        let current = store.exists ? try? store.snapshot(of: list) : nil
+        if let position {
+            if position.list != sourceList {
+                throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
+            }
+            if let current, current.digest != position.digest {
+                throw SyncError.resyncRequired(
+                    .digestMismatch, message: "the replica changed since it equalled source version \(position.version)")
+            }
+            let cursor = Cursor(store: position.store, list: sourceList, version: position.version)
+            if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
+                throw SyncError.resyncRequired(reason, message: message)
+            }
+        } else if let current, !current.sections.isEmpty || current.version > 0 {
+            throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' holds data but follows no source yet")
+        } else {
+            // A first pull: from the source's oldest retained version.
+            let summary = try await source.summary(of: sourceList)
+            if summary.baseVersion > 0 {
+                throw SyncError.resyncRequired(.pruned, message: "the source's history starts at version \(summary.baseVersion)")
+            }
+            position = ReplicaSource(store: identity, list: sourceList, version: 0, digest: ListDigest.of([]))
+        }
+        guard var position else { return }
+        var state = current?.sections ?? []
+        result.version = position.version
+        result.digest = position.digest.hex
+
+        if options.catchUp {
+            let (changeset, head) = try await source.catchUp(of: sourceList, from: position.version)
+            guard !changeset.isEmpty || head.version != position.version else { return }
+            let next = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
+            try commit(head.sections, at: next, author: nil, message: "catch-up to source version \(head.version)")
+            result.version = head.version
+            result.digest = head.digest.hex
+            result.applied = 1
+            return
+        }
+
+        while true {
+            let page = try await source.journal(of: sourceList, after: position.version, limit: options.pageSize)
+            for entry in page.entries {
+                guard entry.parentVersion == position.version else {
+                    throw SyncError.resyncRequired(
+                        .digestMismatch, message: "source version \(entry.version) follows \(entry.parentVersion), not \(position.version)")
+                }
+                let next: [ListSection]
+                do {
+                    next = try entry.changeset(applyingTo: state).result
+                } catch {
+                    throw SyncError.resyncRequired(.digestMismatch, message: "\(error)")
+                }
+                position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
+                try commit(next, at: position, author: entry.author, message: entry.message)
+                state = next
+                result.version = entry.version
+                result.digest = entry.digest.hex
+                result.applied += 1
+            }
+            if !page.hasMore { break }
+        }
+    }
+
+    private func resync(
+        from source: some ListSource, sourceList: String, identity: StoreIdentity, reason: ResyncReason,
+        into result: inout PullResult
+    ) async throws {
+        let head = try await source.snapshot(of: sourceList, at: nil)
+        let position = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
+        try commit(head.sections, at: position, author: nil, message: "resync (\(reason)) to source version \(head.version)")
+        result.version = head.version
+        result.digest = head.digest.hex
+        result.applied += 1
+        result.resynced = true
+        result.reason = reason
+    }
+
+    /// Commits `sections` with `position`, rolling back unless they reproduce its digest.
+    private func commit(_ sections: [ListSection], at position: ReplicaSource, author: String?, message: String?) throws {
+        _ = try store._commitReplica(sections, to: list, source: position, author: author, message: message) { committed in
+            guard committed.digest == position.digest else {
+                throw SyncError.diverged(version: position.version, expected: position.digest, actual: committed.digest)
+            }
+        }
+    }
+}

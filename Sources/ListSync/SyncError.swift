@@ -1,0 +1,50 @@
+import ListStore
+
+/// Why a consumer must resync instead of replaying the journal.
+public enum ResyncReason: String, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The journal after the consumer's version was pruned.
+    case pruned
+    /// The cursor was issued by another store (another UUID).
+    case differentStore
+    /// The store was reset or restored since (its epoch changed).
+    case epochChanged
+    /// What the consumer holds does not match the source's digest at its version (a replica changed
+    /// locally, or a replayed commit did not reproduce the source's digest).
+    case digestMismatch
+    /// The consumer's version is newer than the source's head (the source went back in time).
+    case aheadOfSource
+    /// The replica list already held data without recording which source version it equals.
+    case noCursor
+
+    /// The raw value.
+    public var description: String { rawValue }
+}
+
+/// An error of a consumer.
+public enum SyncError: Error, Sendable, CustomStringConvertible {
+    /// The journal cannot bring the consumer up to date: it must resync (a replica does so by diff).
+    case resyncRequired(ResyncReason, message: String)
+    /// Applying source `version` gave a digest other than the source's.
+    case diverged(version: Int, expected: ListDigest, actual: ListDigest)
+    /// The source could not be reached or answered nonsense (a network source).
+    case transport(String)
+
+    /// One line for people.
+    public var description: String {
+        switch self {
+        case .resyncRequired(let reason, let message): "resync required (\(reason)): \(message)"
+        case .diverged(let version, let expected, let actual):
+            "diverged at source version \(version): expected digest \(expected.hex), got \(actual.hex)"
+        case .transport(let message): message
+        }
+    }
+
+    /// The reason, for `.resyncRequired` (and `.digestMismatch` for `.diverged`).
+    public var resyncReason: ResyncReason? {
+        switch self {
+        case .resyncRequired(let reason, _): reason
+        case .diverged: .digestMismatch
+        case .transport: nil
+        }
+    }
+}
