@@ -17,7 +17,8 @@ public protocol ListSource: Sendable {
     func catchUp(of list: String, from version: Int) async throws -> (changeset: ListChangeset, head: ListSnapshot)
     /// Returns when `list`'s head is newer than `version` (`true`), or after `timeout` (`false`).
     func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool
-    /// Records that consumer `name` has applied `version` (see `Store.acknowledge`).
+    /// Records that consumer `name` has applied `version`, registering it if needed (see
+    /// `Store.registerConsumer` and `Store.acknowledge`).
     func acknowledge(consumer name: String, of list: String, version: Int) async throws
 }
 
@@ -103,6 +104,6 @@ public struct LocalSource: ListSource {
     }
 
     public func acknowledge(consumer name: String, of list: String, version: Int) async throws {
-        try store.acknowledge(consumer: name, of: list, version: version)
+        try store.registerConsumer(name, of: list, at: version)
     }
 }
