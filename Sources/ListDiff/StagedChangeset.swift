@@ -198,8 +198,10 @@ extension StagedChangeset {
 }
 
 /// The flat start offset of each section's elements, followed by the total element count.
+///
+/// Not API (package-visible: the store addresses elements by the same flat offsets).
 @inlinable
-internal func _flatStarts<Model, Element>(_ sections: [ArraySection<Model, Element>]) -> [Int] {
+package func _flatStarts<Model, Element>(_ sections: [ArraySection<Model, Element>]) -> [Int] {
     var starts = [Int]()
     starts.reserveCapacity(sections.count + 1)
     var total = 0

@@ -35,15 +35,7 @@ struct _CommitWriter {
         self.target = target
         self.path = path
         (sectionTargetOf, sectionSourceOf) = ListChangeset._pairSections(source: head.sections, target: target)
-        var starts = [Int]()
-        starts.reserveCapacity(target.count + 1)
-        var total = 0
-        for section in target {
-            starts.append(total)
-            total += section.elements.count
-        }
-        starts.append(total)
-        targetStart = starts
+        targetStart = _flatStarts(target)
         insertedRow = [Int64](repeating: -1, count: target.count)
         insertedOffset = [Int](repeating: -1, count: target.count)
     }

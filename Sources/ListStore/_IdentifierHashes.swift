@@ -1,22 +1,16 @@
 import Dispatch
+import ListDiff
 
 /// The identifier hashes the diff pairs elements by, computed on two threads for large snapshots.
 enum _IdentifierHashes {
     /// `differenceIdentifier.hashValue` of every element of `sections`, flat (section after section).
     /// - Complexity: O(n) for n elements, split between two threads from 4,096 elements on.
     static func of(_ sections: [ListSection]) -> [Int] {
-        var starts = [Int]()
-        starts.reserveCapacity(sections.count + 1)
-        var total = 0
-        for section in sections {
-            starts.append(total)
-            total += section.elements.count
-        }
-        starts.append(total)
+        let starts = _flatStarts(sections)
+        let total = starts[sections.count]
         return [Int](unsafeUninitializedCapacity: total) { buffer, count in
             let slots = _HashSlots(base: buffer.baseAddress)
             let workers = total >= 4096 ? 2 : 1
-            let (starts, total) = (starts, total)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 let from = total * worker / workers
                 let to = total * (worker + 1) / workers
