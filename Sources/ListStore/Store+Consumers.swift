@@ -26,7 +26,7 @@ extension Store {
     /// try store.acknowledge(consumer: "laptop", of: "inbox", version: 42)
     /// ```
     /// - Throws: `StoreError` `.invalidArgument` (a name that is empty, over 1,024 bytes or holds
-    ///   control characters), `.listNotFound`, `.versionNotFound` (outside the retained history),
+    ///   control characters), `.listNotFound`, `.versionNotFound` (a version after the head),
     ///   `.storeNotFound`, `.io`.
     @discardableResult
     public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) throws -> ConsumerInfo {
@@ -85,10 +85,17 @@ extension Store {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.writeWithoutTransaction { db in
+                var written: ConsumerInfo?
                 try db.inTransaction(.immediate) {
                     let info = try listInfo(db, list: list)
                     let version = version ?? info.baseVersion
-                    try checkRetained(version, info)
+                    // A consumer may stand below the base (pruning was forced past it), never above
+                    // the head.
+                    guard version >= 0, version <= info.headVersion else {
+                        throw StoreError(
+                            .versionNotFound,
+                            "version \(version) of list '\(list)' is not in its history (versions \(info.baseVersion) to \(info.headVersion))")
+                    }
                     let now = _Time.iso8601(Date())
                     if registering {
                         try db.execute(
@@ -105,9 +112,10 @@ extension Store {
                             throw StoreError(.invalidArgument, "no consumer named '\(name)' is registered on list '\(list)'")
                         }
                     }
+                    written = try consumers(db, list: info).first { $0.name == name }
                     return .commit
                 }
-                return try consumers(db, list: try listInfo(db, list: list)).first { $0.name == name }!
+                return written!
             }
         }
     }

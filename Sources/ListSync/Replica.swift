@@ -128,7 +128,7 @@ public struct Replica: Sendable {
         into result: inout PullResult
     ) async throws {
         var position = try position()
-        let current = store.exists ? try? store.snapshot(of: list) : nil
+        let current = try currentSnapshot()
         if let position {
             if position.list != sourceList {
                 throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
@@ -188,6 +188,16 @@ public struct Replica: Sendable {
                 result.applied += 1
             }
             if !page.hasMore { break }
+        }
+    }
+
+    /// The replica's head, or `nil` when its store or list does not exist yet.
+    private func currentSnapshot() throws -> ListSnapshot? {
+        guard store.exists else { return nil }
+        do {
+            return try store.snapshot(of: list)
+        } catch StoreError.Code.listNotFound {
+            return nil
         }
     }
 

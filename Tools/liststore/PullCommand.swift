@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import ListJSON
+import ListStore
+import ListSync
+
+/// `liststore pull --db SRC --list L --replica R [--json] [--follow] [--catch-up] [--as NAME]`.
+struct PullCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pull",
+        abstract: "Bring a replica store up to date with a list of a source store.",
+        discussion: """
+            The replica (created by the first pull) gets the source's new commits, one transaction \
+            each, with the source version it now equals recorded in the same transaction: a pull \
+            that is interrupted, even by kill -9, resumes where it stopped. When the journal cannot \
+            do it (the history was pruned past the replica, the source was reset, the replica was \
+            changed), the replica resyncs by diff against the source's head. The source is checked \
+            first: a missing or bad source, or an unknown list, creates no replica.
+
+            --as NAME registers NAME as a consumer of the list on the source (unless it already is) \
+            and acknowledges each pull, so that 'prune' keeps what the replica has not applied yet. \
+            --catch-up applies one minimal changeset to the head instead of each commit.
+
+            --follow keeps pulling as commits land until SIGINT or SIGTERM (then it exits with 0; a \
+            second signal ends it at once); it prints a line for the first pull and for each pull \
+            that applied something. --json prints {"schemaVersion":1,"list":…,"version":…,\
+            "applied":…,"resynced":…,"reason":…} ("version" is the source version the replica \
+            equals; "reason" is null unless it resynced: pruned, differentStore, epochChanged, \
+            digestMismatch, aheadOfSource, noCursor); with --follow, one such document per line.
+
+            \(ExitStatus.helpText)
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The source store (it must exist).", valueName: "path"))
+    var db: String
+
+    @OptionGroup var list: ListOption
+
+    @Option(name: .long, help: ArgumentHelp("The replica store (created by the first pull).", valueName: "path"))
+    var replica: String
+
+    @Option(name: .customLong("as"), help: ArgumentHelp("Register and acknowledge this consumer name on the source.", valueName: "name"))
+    var consumer: String?
+
+    @Flag(name: .long, help: "Keep pulling as commits land, until SIGINT or SIGTERM.")
+    var follow = false
+
+    @Flag(name: .long, help: "Apply one minimal changeset to the head instead of each commit.")
+    var catchUp = false
+
+    @Flag(name: .long, help: "Print one JSON document per pull instead of a line.")
+    var json = false
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            // The source first: nothing is created when it is missing, not a store, or lacks the list.
+            let source = try StoreOptions(db: db).existingStore()
+            let list = list.list
+            _ = try StoreFailure.mapping { try source.summary(of: list) }
+            guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
+                throw CommandFailure("the replica cannot be the source store '\(db)'", status: ExitStatus.usage)
+            }
+            let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
+            if let consumer {
+                try StoreFailure.mapping { try Self.register(consumer, of: list, on: source, replica: replicaStore) }
+            }
+            let options = Replica.PullOptions(catchUp: catchUp, consumer: consumer)
+            let target = Replica(store: replicaStore, list: list)
+            let from = LocalSource(source)
+            let (json, follow, catchUp, name) = (json, follow, catchUp, replica)
+            let report: @Sendable (Replica.PullResult) -> Void = { result in
+                Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
+            }
+            try AsyncBridge.run(cancellingOn: follow ? [SIGINT, SIGTERM] : []) {
+                do {
+                    if follow {
+                        try await target.follow(from: from, options: options) { report($0) }
+                    } else {
+                        report(try await target.pull(from: from, options: options))
+                    }
+                } catch is CancellationError {
+                    // Stopped by a signal.
+                } catch {
+                    throw SyncFailure.mapped(error)
+                }
+            }
+        }
+    }
+
+    /// Registers `name` on the source unless it is registered: at the version the replica already
+    /// equals when it follows this source, otherwise at the oldest retained version. (The pull's
+    /// acknowledgement registers it too, but only afterwards: registering first keeps a prune that
+    /// runs meanwhile from dropping what the pull is about to apply.)
+    private static func register(_ name: String, of list: String, on source: Store, replica: Store) throws {
+        guard try !source.consumers(of: list).contains(where: { $0.name == name }) else { return }
+        var version: Int?
+        if replica.exists, let position = try replica.replicaSource(of: list), position.list == list,
+           position.store == (try source.identity())
+        {
+            let summary = try source.summary(of: list)
+            if (summary.baseVersion...summary.version).contains(position.version) { version = position.version }
+        }
+        try source.registerConsumer(name, of: list, at: version)
+    }
+
+    /// `{"applied":…,"list":…,"reason":…,"resynced":…,"schemaVersion":1,"version":…}` and a newline.
+    static func document(_ result: Replica.PullResult) -> String {
+        let object: JSONObject = [
+            "schemaVersion": 1, "list": .string(result.list), "version": JSONValue(result.version),
+            "applied": JSONValue(result.applied), "resynced": .bool(result.resynced),
+            "reason": result.reason.map { .string($0.rawValue) } ?? .null,
+        ]
+        return JSONValue.object(object).serialized() + "\n"
+    }
+
+    /// `replica.liststore: inbox at source version 12 (3 commits applied)` and a newline.
+    static func line(_ result: Replica.PullResult, replica: String, catchUp: Bool) -> String {
+        var text = "\(replica): \(result.list) at source version \(result.version)"
+        if result.resynced {
+            text += ", resynced by diff (\(result.reason?.rawValue ?? "unknown reason"))"
+        } else if result.applied == 0 {
+            text += " (up to date)"
+        } else if catchUp {
+            text += " (caught up in one changeset)"
+        } else {
+            text += " (\(StageSummary.plural(result.applied, "commit")) applied)"
+        }
+        return text + "\n"
+    }
+
+    private static func canonicalPath(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+}
