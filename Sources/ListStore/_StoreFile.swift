@@ -53,7 +53,9 @@ enum _StoreFile {
     /// complete or not at all (it is built under a temporary name, then linked into place).
     static func create(at path: String, configure: (Database) throws -> Void) throws {
         let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).creating-\(UUID().uuidString)"
+        let prefix = ".\((path as NSString).lastPathComponent).creating-"
+        removeAbandoned(prefix: prefix, in: directory.isEmpty ? "." : directory)
+        let temporary = (directory.isEmpty ? "." : directory) + "/" + prefix + "\(getpid())-\(UUID().uuidString)"
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
         }
@@ -74,6 +76,18 @@ enum _StoreFile {
         }
         if link(temporary, path) != 0 && errno != EEXIST {
             throw StoreError(.io, "cannot create a store at \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Removes files a creation killed midway left behind: `prefix<pid>-<uuid>` whose process is gone.
+    private static func removeAbandoned(prefix: String, in directory: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 else { continue }
+            // kill(pid, 0) fails with ESRCH once the process no longer exists.
+            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            unlink(directory + "/" + name)
         }
     }
 }

@@ -113,6 +113,25 @@ import Testing
         #expect(try store.consumers(of: "l").map(\.name) == ["app"])
     }
 
+    /// A creation killed midway leaves its temporary file; the next creation in the directory
+    /// removes it (its process is gone), and leaves those of live processes alone.
+    @Test func abandonedCreationFilesAreRemoved() throws {
+        let directory = try TemporaryDirectory()
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let abandoned = directory.file(".s.liststore.creating-\(finished.processIdentifier)-X")
+        let live = directory.file(".s.liststore.creating-\(getpid())-Y")
+        for file in [abandoned, abandoned + "-wal", live] {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        }
+        try Store(path: directory.file("s.liststore")).commit(linearList(1), to: "l")
+        #expect(!FileManager.default.fileExists(atPath: abandoned))
+        #expect(!FileManager.default.fileExists(atPath: abandoned + "-wal"))
+        #expect(FileManager.default.fileExists(atPath: live))
+    }
+
     @Test func storeCreatedConcurrentlyByManyThreadsIsOneStore() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("race.liststore")
