@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 extension Store {
@@ -19,9 +20,20 @@ extension Store {
     /// - Complexity: O(pages in the log).
     public func checkpoint() throws {
         let pool = try existingPool()
+        // SQLite refuses a second checkpointer (the store's own background one) at once, without
+        // calling the busy handler: wait for it as for any lock, up to the busy timeout.
+        let deadline = ContinuousClock.now + .seconds(configuration.busyTimeout)
         try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db in
-                _ = try db.checkpoint(.restart)
+            while true {
+                do {
+                    return try pool.writeWithoutTransaction { db in
+                        _ = try db.checkpoint(.restart)
+                    }
+                } catch let error as DatabaseError
+                    where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) && ContinuousClock.now < deadline
+                {
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
             }
         }
     }

@@ -214,6 +214,18 @@ import Testing
         #expect(throws: StoreError.self) { try Store(path: directory.file("missing.liststore")).checkpoint() }
     }
 
+    /// A commit that grows the log past 4 MiB starts a background checkpoint; `checkpoint()` right
+    /// after it waits for that one instead of failing with "database is locked".
+    @Test func checkpointWaitsForTheBackgroundOne() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for round in 0..<3 {
+            try store.commit(linearList(80_000, prefix: "r\(round)-"), to: "l")
+            try store.checkpoint()
+        }
+        #expect(try store.snapshot(of: "l").sections == linearList(80_000, prefix: "r2-"))
+    }
+
     @Test func readsNeverCreateTheStore() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("missing.liststore")

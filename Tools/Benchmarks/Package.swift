@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ListDiff", package: "ListStore"),
                 .product(name: "ListStore", package: "ListStore"),
+                .product(name: "ListSync", package: "ListStore"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

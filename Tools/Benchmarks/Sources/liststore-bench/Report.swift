@@ -9,10 +9,10 @@ enum Report {
 
     static func table(_ results: [ScenarioResult]) -> String {
         let header = [
-            "scenario", "ours (ms, median)", "baseline", "baseline (ms)", "ratio", "target", "moves", "minimal",
-            "stages", "rows written", "rows read", "peak MB", "fingerprint",
+            "scenario", "ours (ms)", "baseline", "baseline (ms)", "ratio", "target", "moves", "minimal",
+            "stages", "rows written", "rows read", "peak MB", "p50 / p99 ms", "fingerprint",
         ]
-        let rightAligned: Set<Int> = [1, 3, 4, 6, 7, 8, 9, 10, 11]
+        let rightAligned: Set<Int> = [1, 3, 4, 6, 7, 8, 9, 10, 11, 12]
         var rows = [header]
         for r in results {
             func detail(_ key: String) -> String {
@@ -29,13 +29,14 @@ enum Report {
                 r.baseline,
                 Format.fixed(r.baselineMs, decimals: 1) + " (\(r.baselineRuns))",
                 Format.ratio(r.ratio),
-                r.target.assessed(ratio: r.ratio, peakMemoryMB: r.peakMemoryMB),
+                r.targetAssessment,
                 detail("moves"),
                 detail("minimalMoves"),
                 detail("stages"),
                 detail("rowsWritten"),
                 detail("rows"),
                 detail("peakMemoryMB"),
+                r.details["p50Ms"] == nil ? "–" : detail("p50Ms") + " / " + detail("p99Ms"),
                 detail("fingerprint"),
             ])
         }
@@ -49,8 +50,8 @@ enum Report {
         }
         var out = [line(header), widths.map { String(repeating: "-", count: $0) }.joined(separator: "-|-")]
         out += rows.dropFirst().map(line)
-        out.append("(runs: warm-up + timed; ratio = baseline / ours; peak MB is the process peak while ours ran, inputs included;"
-            + " rows written / read by ours)")
+        out.append("(ours and baseline: medians of the runs, warm-up + timed, unless a percentile is named; ratio = baseline / ours;"
+            + " peak MB is the process peak while ours ran, inputs included; rows written / read and p50 / p99 latency by ours)")
         return out.joined(separator: "\n")
     }
 }

@@ -34,6 +34,12 @@ final class SQLiteConnection {
         }
     }
 
+    /// The rows inserted, updated or deleted by this connection since it opened.
+    var totalChanges: Int { Int(sqlite3_total_changes(handle)) }
+
+    /// The rows changed by the last statement that finished.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     func prepare(_ sql: String) throws -> SQLiteStatement {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)

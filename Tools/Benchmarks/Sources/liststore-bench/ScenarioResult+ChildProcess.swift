@@ -59,13 +59,19 @@ extension ScenarioResult {
             baselineRuns: fields["baselineRuns"] ?? "", failures: failures)
     }
 
+    /// This executable, for child processes.
+    static var executableURL: URL {
+        #if canImport(Darwin)
+        Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        #else
+        URL(fileURLWithPath: "/proc/self/exe")
+        #endif
+    }
+
     /// Runs `scenario` in a child process of this executable and returns its result.
     static func runInChildProcess(_ scenario: Scenario) throws(ScenarioFailure) -> ScenarioResult {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        #if canImport(Darwin)
-        process.executableURL = Bundle.main.executableURL
-        #endif
+        process.executableURL = executableURL
         process.arguments = [scenario.name, childFlag]
         let output = Pipe()
         process.standardOutput = output

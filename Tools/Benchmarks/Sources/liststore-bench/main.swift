@@ -30,6 +30,9 @@ func usage() -> String {
     return text
 }
 
+// A live-delivery follower (a hidden mode: LiveDeliveryScenario starts it in a process of its own).
+if let status = LiveDeliveryScenario.followerMain(CommandLine.arguments) { exit(status) }
+
 var asJSON = false
 var childMode = false
 var selected = [Scenario]()
@@ -78,7 +81,7 @@ for scenario in selected {
         let result = try ScenarioResult.runInChildProcess(scenario)
         results.append(result)
         StandardError.line("\(scenario.name): ratio \(Format.ratio(result.ratio)), target "
-            + result.target.assessed(ratio: result.ratio, peakMemoryMB: result.peakMemoryMB)
+            + result.targetAssessment
             + (result.meetsTarget ? "" : " — TARGET NOT MET"))
         failures += result.failures.map { "\(scenario.name): \($0)" }
     } catch {
