@@ -1,4 +1,3 @@
-import Dispatch
 import ListJSON
 
 /// Checks and hashes contents, on two threads when there are many.
@@ -13,27 +12,19 @@ enum _ContentHashing {
     ) -> (hashes: [ContentHash], failure: (index: Int, error: StoreError)?) {
         let failures = _Locked([Int: StoreError]())
         let placeholder = ContentHash(of: [])
-        let hashes = [ContentHash](unsafeUninitializedCapacity: count) { buffer, initialized in
-            let slots = _Slots(base: buffer.baseAddress)
-            let workers = count >= 256 ? 2 : 1
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let from = count * worker / workers
-                let to = count * (worker + 1) / workers
-                guard from < to, let base = slots.base else { return }
-                for k in from..<to {
-                    let (t, e) = locate(k)
-                    do throws(StoreError) {
-                        (base + k).initialize(
-                            to: try checkedHash(target[t].elements[e]) { "sections[\(t)].elements[\(e)].content" })
-                    } catch {
-                        failures.withLock { $0[k] = error }
-                        // Only the first failure of each half may be the one reported.
-                        for rest in k..<to { (base + rest).initialize(to: placeholder) }
-                        return
-                    }
+        let hashes = _TwoThreads.array(count: count, threshold: 256) { (range, base: UnsafeMutablePointer<ContentHash>) in
+            for k in range {
+                let (t, e) = locate(k)
+                do throws(StoreError) {
+                    (base + k).initialize(
+                        to: try checkedHash(target[t].elements[e]) { "sections[\(t)].elements[\(e)].content" })
+                } catch {
+                    failures.withLock { $0[k] = error }
+                    // Only the first failure of each half may be the one reported.
+                    for rest in k..<range.upperBound { (base + rest).initialize(to: placeholder) }
+                    return
                 }
             }
-            initialized = count
         }
         return (hashes, failures.withLock { $0.min { $0.key < $1.key } }.map { ($0.key, $0.value) })
     }
@@ -56,12 +47,4 @@ enum _ContentHashing {
             throw StoreError(.invalidSnapshot, "\(path()): not canonical JSON (expected \(value.serialized()))")
         }
     }
-}
-
-/// Where the hashing threads write their results.
-///
-/// `@unchecked Sendable`: each thread initializes a disjoint range of the buffer, and the buffer is
-/// read only after `concurrentPerform` has returned.
-private struct _Slots: @unchecked Sendable {
-    let base: UnsafeMutablePointer<ContentHash>?
 }

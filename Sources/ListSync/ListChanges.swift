@@ -55,7 +55,6 @@ public struct ListChanges<Source: ListSource>: AsyncSequence, Sendable {
         let pageSize: Int
         let wait: Duration
         var buffer: [JournalEntry] = []
-        var checked = false
 
         public mutating func next() async throws -> ListChange? {
             while buffer.isEmpty {
