@@ -48,16 +48,19 @@ let package = Package(
         ),
         // Test support (not a product): an independent batch-update validator and generators.
         .target(name: "ListDiffTestSupport", dependencies: ["ListDiff"], path: "Tests/ListDiffTestSupport"),
+        .target(
+            name: "ListStoreTestSupport", dependencies: ["ListStore", "ListDiff", "ListDiffTestSupport"],
+            path: "Tests/ListStoreTestSupport"),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListDiffTestSupport"]),
         .testTarget(name: "ListJSONTests", dependencies: ["ListJSON", "ListDiff", "ListDiffTestSupport"]),
         .testTarget(
             name: "ListStoreTests",
             dependencies: [
-                "ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport",
+                "ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport", "ListStoreTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "ListSyncTests", dependencies: ["ListSync", "ListStore", "ListDiff", "ListDiffTestSupport"]),
+        .testTarget(name: "ListSyncTests", dependencies: ["ListSync", "ListStore", "ListDiff", "ListDiffTestSupport", "ListStoreTestSupport"]),
         .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStore", "ListSync", "ListJSON"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import ListDiff
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 /// The test vectors of the README: anyone can recompute them with `sha256sum` and a few lines of code.

@@ -2,6 +2,7 @@ import ListDiff
 import ListDiffTestSupport
 import ListJSON
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 /// The store writes its JSON (journal stages, snapshot documents) straight from stored bytes; it must

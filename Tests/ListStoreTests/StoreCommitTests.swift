@@ -3,6 +3,7 @@ import ListDiff
 import ListDiffTestSupport
 import ListJSON
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 @Suite struct StoreCommitTests {

@@ -1,6 +1,7 @@
 import ListDiff
 import ListJSON
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 /// A typed model, as an app would have it.

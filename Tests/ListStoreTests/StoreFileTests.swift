@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 /// Files that are not ours are refused and left byte-for-byte untouched.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ListDiffTestSupport
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 @Suite struct StoreVerifyTests {

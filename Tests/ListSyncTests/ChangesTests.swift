@@ -1,5 +1,6 @@
 import Foundation
 import ListStore
+import ListStoreTestSupport
 import ListSync
 import Testing
 

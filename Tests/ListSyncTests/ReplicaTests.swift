@@ -2,6 +2,7 @@ import Foundation
 import ListDiff
 import ListDiffTestSupport
 import ListStore
+import ListStoreTestSupport
 import ListSync
 import Testing
 

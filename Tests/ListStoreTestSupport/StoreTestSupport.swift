@@ -1,33 +1,32 @@
 import Foundation
 import ListDiff
 import ListDiffTestSupport
-import ListJSON
 import ListStore
 
 /// A directory that is removed when the value goes away.
-final class TemporaryDirectory: Sendable {
-    let path: String
+public final class TemporaryDirectory: Sendable {
+    public let path: String
 
-    init() throws {
+    public init() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("liststore-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
     /// A path inside the directory.
-    func file(_ name: String) -> String { path + "/" + name }
+    public func file(_ name: String) -> String { path + "/" + name }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
 extension ListItem {
     /// A test item whose content is the JSON number `content`.
-    init(_ id: String, _ content: Int = 0) {
+    public init(_ id: String, _ content: Int = 0) {
         self.init(id: id, content: Array(String(content).utf8))
     }
 }
 
 /// Converts the diff tests' random snapshots into store snapshots (contents become JSON numbers).
-func listSections(_ snapshot: TestSnapshot) -> [ListSection] {
+public func listSections(_ snapshot: TestSnapshot) -> [ListSection] {
     snapshot.map { section in
         ListSection(
             model: ListItem(section.model.id, section.model.content),
@@ -35,7 +34,7 @@ func listSections(_ snapshot: TestSnapshot) -> [ListSection] {
     }
 }
 
-/// `count` elements "e0", "e1", … in one section "s".
-func linearList(_ count: Int, prefix: String = "e") -> [ListSection] {
-    [ListSection(model: ListItem("s"), elements: (0..<count).map { ListItem("\(prefix)\($0)", $0) })]
+/// `count` elements "e0", "e1", … (contents `content`, `content + 1`, …) in one section "s".
+public func linearList(_ count: Int, prefix: String = "e", content: Int = 0) -> [ListSection] {
+    [ListSection(model: ListItem("s"), elements: (0..<count).map { ListItem("\(prefix)\($0)", $0 + content) })]
 }
