@@ -105,8 +105,10 @@ public enum StageDocument {
         try _decodeStage(value, applyingTo: state)
     }
 
+    /// `state` nil: updated items get an empty id, for the caller to merge with the items they
+    /// update (see `_decodeStagesWithoutIDs`).
     static func _decodeStage<Item: JSONDocumentItem>(
-        _ value: JSONValue, applyingTo state: [ArraySection<Item, Item>]
+        _ value: JSONValue, applyingTo state: [ArraySection<Item, Item>]?
     ) throws(DocumentError) -> Stage<Item, Item> {
         typealias ItemStage = Stage<Item, Item>
         let object = try _Decode.object(value)
@@ -141,6 +143,11 @@ public enum StageDocument {
             (try D.path(value), try D.object(value)["content"] ?? .null)
         }
         guard !sectionUpdates.isEmpty || !elementUpdates.isEmpty else { return stage }
+        guard let state else {
+            stage.sectionUpdated = sectionUpdates.map { .init(index: $0.0, model: Item(documentID: "", content: $0.1)) }
+            stage.elementUpdated = elementUpdates.map { .init(path: $0.0, element: Item(documentID: "", content: $0.1)) }
+            return stage
+        }
 
         // Ids of updated items: where the updates point, after the stage's other operations.
         var lookup = state
@@ -209,17 +216,42 @@ public enum StageDocument {
         try _decodeStages(value, applyingTo: state)
     }
 
+    /// Decodes a list of stages (as `decodeStages`) without a state to apply them to: updated items
+    /// carry their new content under an empty id, so the caller must give them the id of the item
+    /// they update as it applies them (`StagedChangeset._replay(on:mergeModel:merge:)` does).
+    ///
+    /// Not API (package-visible: a replica decodes its source's journal this way and applies the
+    /// stages once, to its own head).
+    /// - Throws: `DocumentError` naming the place.
+    /// - Complexity: O(total operations + elements of inserted sections).
+    package static func _decodeStagesWithoutIDs<Item: JSONDocumentItem>(
+        _ value: JSONValue, as: Item.Type
+    ) throws(DocumentError) -> StagedChangeset<Item, Item> {
+        let (list, prefix) = try stageList(value)
+        var stages: [Stage<Item, Item>] = []
+        stages.reserveCapacity(list.count)
+        do throws(DocumentError) {
+            for (i, item) in list.enumerated() {
+                try _Decode.at(.index(i)) { () throws(DocumentError) in
+                    stages.append(try _decodeStage(item, applyingTo: nil as [ArraySection<Item, Item>]?))
+                }
+            }
+        } catch {
+            throw prefix.map { error.prefixed($0) } ?? error
+        }
+        return StagedChangeset(stages: stages)
+    }
+
+    /// The stage objects of `{"stages": […]}` or of a bare array, and the path prefix of the first.
+    private static func stageList(_ value: JSONValue) throws(DocumentError) -> ([JSONValue], DocumentError.PathComponent?) {
+        if case .array(let array) = value { return (array, nil) }
+        return (try _Decode.required(try _Decode.object(value), "stages", _Decode.array), .key("stages"))
+    }
+
     static func _decodeStages<Item: JSONDocumentItem>(
         _ value: JSONValue, applyingTo state: [ArraySection<Item, Item>]
     ) throws(DocumentError) -> (changeset: StagedChangeset<Item, Item>, result: [ArraySection<Item, Item>]) {
-        let list: [JSONValue]
-        var prefix: DocumentError.PathComponent?
-        if case .array(let array) = value {
-            list = array
-        } else {
-            list = try _Decode.required(try _Decode.object(value), "stages", _Decode.array)
-            prefix = .key("stages")
-        }
+        let (list, prefix) = try stageList(value)
         var stages: [Stage<Item, Item>] = []
         stages.reserveCapacity(list.count)
         var current = state

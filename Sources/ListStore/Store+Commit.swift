@@ -38,9 +38,12 @@ extension Store {
     /// Commits the snapshot `makeTarget` makes from the head, inside the write transaction; then, in
     /// the same transaction, calls `alsoWrite` (even when nothing changed) with the list's row id and
     /// the result. An error thrown by `alsoWrite` rolls everything back.
+    ///
+    /// With `stages` (a journal entry's JSON, and what to call it in an error), `makeTarget` is not
+    /// called: the stages are applied to the head, and the journal keeps the same JSON.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
-        makeTarget: ([ListSection]) throws -> [ListSection],
+        makeTarget: ([ListSection]) throws -> [ListSection], replaying stages: (json: [UInt8], what: String)? = nil,
         alsoWrite: ((Database, _ listID: Int64, CommitResult) throws -> Void)? = nil
     ) throws -> CommitResult {
         try Store.validateListName(list)
@@ -59,21 +62,26 @@ extension Store {
                             "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
                             expectedVersion: expectedVersion, currentVersion: head.version)
                     }
-                    let sections = try makeTarget(head.sections)
                     let changesBefore = db.totalChangesCount
-                    // The elements are diffed on another thread while sections that come or go whole
-                    // are written here.
-                    let diffing = _Background { [source = head.sections, sourceIDHashes = head.elementIDHashes] in
-                        let targetIDHashes = _IdentifierHashes.of(sections)
-                        let (changeset, pairing) = ListChangeset._changesetAndPairing(
-                            source: source, target: sections, identifierHashes: (sourceIDHashes, targetIDHashes))
-                        return _Diff(changeset: changeset, pairing: pairing, targetIDHashes: targetIDHashes)
+                    let plan: _CommitPlan
+                    var writer: _CommitWriter
+                    if let stages {
+                        plan = try _CommitPlan.replaying(stages.json, on: head) { stages.what }
+                        writer = _CommitWriter(
+                            db: db, head: head, target: plan.target, path: path,
+                            sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
+                        try writer.writeUnpairedSections()
+                    } else {
+                        // The elements are diffed on another thread while sections that come or go
+                        // whole are written here.
+                        let sections = try makeTarget(head.sections)
+                        let diffing = _Background { _CommitPlan.diffing(head, to: sections) }
+                        writer = _CommitWriter(db: db, head: head, target: sections, path: path)
+                        let wroteSections = Result { try writer.writeUnpairedSections() }
+                        plan = diffing.wait()
+                        try wroteSections.get()
                     }
-                    var writer = _CommitWriter(db: db, head: head, target: sections, path: path)
-                    let wroteSections = Result { try writer.writeUnpairedSections() }
-                    let diff = diffing.wait()
-                    try wroteSections.get()
-                    let changeset = diff.changeset
+                    let changeset = plan.changeset
                     guard !changeset.isEmpty else {
                         result = CommitResult(
                             list: list, version: head.version, parentVersion: head.version, changed: false,
@@ -81,9 +89,9 @@ extension Store {
                         try alsoWrite?(db, head.listID, result!)
                         return .commit
                     }
-                    let hashes = try writer.hashContents(diff.pairing)
+                    let hashes = try writer.hashContents(plan.pairing)
                     let newHead = try writer.write(
-                        diff, hashes: hashes, list: list, committedAt: _Time.iso8601(Date()), author: author,
+                        plan, hashes: hashes, list: list, committedAt: _Time.iso8601(Date()), author: author,
                         message: message)
                     result = CommitResult(
                         list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: newHead.digest,

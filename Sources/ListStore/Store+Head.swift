@@ -53,7 +53,6 @@ extension Store {
             elements.reset()
             head.sections[s].elements = items
         }
-        head.elementIDHashes = _IdentifierHashes.of(head.sections)
         return head
     }
 

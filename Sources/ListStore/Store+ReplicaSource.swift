@@ -54,8 +54,34 @@ extension Store {
         _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
         check: (CommitResult) throws -> Void
     ) throws -> CommitResult {
+        try commitReplica(to: list, source: source, author: author, message: message, check: check) { _ in sections }
+    }
+
+    /// Applies the stages of the source's journal entry `entry` to the head of the replica list
+    /// `list` (which must equal the entry's parent version) and records `source` as its position, in
+    /// one transaction, without diffing: the rows are written along the stages, and the journal keeps
+    /// the entry's JSON, author and message. `check` runs inside the transaction first (with the
+    /// result) and may throw to roll everything back.
+    ///
+    /// Not API (package-visible: ListSync's replicas write through it).
+    /// - Throws: `StoreError` `.invalidEdit` when the stages do not apply to the head; the errors of
+    ///   `commit`.
+    package func _commitReplica(
+        _ entry: JournalEntry, to list: String, source: ReplicaSource, check: (CommitResult) throws -> Void
+    ) throws -> CommitResult {
+        let what = "the stages of source version \(entry.version) of list '\(entry.list)'"
+        return try commitReplica(
+            to: list, source: source, author: entry.author, message: entry.message, stages: (entry.stagesJSON, what),
+            check: check) { _ in [] }
+    }
+
+    private func commitReplica(
+        to list: String, source: ReplicaSource, author: String?, message: String?,
+        stages: (json: [UInt8], what: String)? = nil, check: (CommitResult) throws -> Void,
+        makeTarget: ([ListSection]) throws -> [ListSection]
+    ) throws -> CommitResult {
         try withoutActuallyEscaping(check) { check in
-        try commit(to: list, expectedVersion: nil, author: author, message: message, makeTarget: { _ in sections }) {
+        try commit(to: list, expectedVersion: nil, author: author, message: message, makeTarget: makeTarget, replaying: stages) {
             db, listID, result in
             try check(result)
             var listID = listID

@@ -15,6 +15,12 @@ final class _Background<Result: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// A result known already.
+    init(finished result: Result) {
+        self.result = result
+        done.signal()
+    }
+
     /// Waits for the result.
     func wait() -> Result {
         done.wait()

@@ -29,12 +29,15 @@ struct _CommitWriter {
     /// The first content of an inserted section found not to be canonical JSON (flat index, error).
     private var insertedFailure: (index: Int, error: StoreError)?
 
-    init(db: Database, head: _Head, target: [ListSection], path: String) {
+    /// - Parameter sectionPairing: how the sections of the head and the target pair, when the caller
+    ///   knows (a replayed changeset); otherwise they are paired as the diff pairs them.
+    init(db: Database, head: _Head, target: [ListSection], path: String, sectionPairing: (targetOf: [Int], sourceOf: [Int])? = nil) {
         self.db = db
         self.head = head
         self.target = target
         self.path = path
-        (sectionTargetOf, sectionSourceOf) = ListChangeset._pairSections(source: head.sections, target: target)
+        (sectionTargetOf, sectionSourceOf) =
+            sectionPairing ?? ListChangeset._pairSections(source: head.sections, target: target)
         targetStart = _flatStarts(target)
         insertedRow = [Int64](repeating: -1, count: target.count)
         insertedOffset = [Int](repeating: -1, count: target.count)
@@ -161,13 +164,13 @@ struct _CommitWriter {
     /// Writes the rest of the commit along the diff's pairing; returns the new head. The digest and
     /// the journal's JSON are computed on other threads while the rows are written.
     func write(
-        _ diff: _Diff, hashes: (sections: [ContentHash], elements: [ContentHash]), list: String, committedAt: String,
+        _ plan: _CommitPlan, hashes: (sections: [ContentHash], elements: [ContentHash]), list: String, committedAt: String,
         author: String?, message: String?
     ) throws -> _Head {
-        let (changeset, pairing) = (diff.changeset, diff.pairing)
+        let pairing = plan.pairing
         precondition(
             pairing.sectionTargetOf == sectionTargetOf && pairing.sectionSourceOf == sectionSourceOf,
-            "the diff pairs sections as _pairSections does")
+            "the plan pairs sections as the writer does")
         let version = head.version + 1
         let (sectionHashes, elementHashes) = hashes
         let digesting = _Background { [target] in
@@ -185,14 +188,7 @@ struct _CommitWriter {
 
         // Where things land: placed items (moved or inserted) need positions, the others keep theirs.
         let targetTotal = targetStart.last ?? 0
-        var sectionPlaced = [Bool](repeating: false, count: target.count)
-        var elementPlaced = [Bool](repeating: false, count: targetTotal)
-        for stage in changeset {
-            for insertion in stage.sectionInserted { sectionPlaced[insertion.index] = true }
-            for move in stage.sectionMoved { sectionPlaced[move.to] = true }
-            for move in stage.elementMoved { elementPlaced[targetStart[move.to.section] + move.to.element] = true }
-            for change in stage.elementInserted { elementPlaced[targetStart[change.path.section] + change.path.element] = true }
-        }
+        let (sectionPlaced, elementPlaced) = (plan.sectionPlaced, plan.elementPlaced)
 
         // 1. Unpaired elements of paired sections (whole sections went in step 1).
         let deleteElement = try _RawStatement(db, "DELETE FROM element WHERE section_id = ? AND position = ?")
@@ -211,7 +207,7 @@ struct _CommitWriter {
         newHead.sections = target
         newHead.sectionHashes = sectionHashes
         newHead.elementHashes = elementHashes
-        newHead.elementIDHashes = diff.targetIDHashes
+        newHead.elementIDHashes = plan.targetIDHashes
         let sectionAnchors: [Int64?] = target.indices.map { t in
             let s = sectionSourceOf[t]
             return s >= 0 && !sectionPlaced[t] ? head.sectionPositions[s] : nil
@@ -329,7 +325,7 @@ struct _CommitWriter {
 
         // 4. The journal entry and the list row.
         let digest = digesting.wait()
-        let stagesJSON = diff.stagesJSON.wait()
+        let stagesJSON = plan.stagesJSON.wait()
         newHead.digest = digest
         let update = try _RawStatement(db, "UPDATE list SET head_version = ?, head_digest = ? WHERE id = ?")
         update.bind(1, version)
@@ -359,23 +355,6 @@ struct _CommitWriter {
         guard changes == 1 else {
             throw StoreError(.damaged, "the store at \(path) is damaged: \(what) is missing from the tables")
         }
-    }
-}
-
-/// The element diff of a commit, computed on another thread while step 1 writes.
-struct _Diff: Sendable {
-    let changeset: ListChangeset
-    let pairing: _DiffInput
-    /// The target's identifier hashes, kept in the new head for the next commit's diff.
-    let targetIDHashes: [Int]
-    /// The journal's JSON of the changeset, written on another thread as soon as the diff is done.
-    let stagesJSON: _Background<[UInt8]>
-
-    init(changeset: ListChangeset, pairing: _DiffInput, targetIDHashes: [Int]) {
-        self.changeset = changeset
-        self.pairing = pairing
-        self.targetIDHashes = targetIDHashes
-        stagesJSON = _Background { changeset.isEmpty ? [] : changeset.stagesJSON }
     }
 }
 

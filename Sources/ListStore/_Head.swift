@@ -12,11 +12,11 @@ struct _Head: Sendable {
     var elementPositions: [Int64]
     var elementHashes: [ContentHash]
     /// `differenceIdentifier.hashValue` of every element, flat, as the diff pairs them (valid in this
-    /// process only: Swift seeds its hashes per process).
-    var elementIDHashes: [Int]
+    /// process only: Swift seeds its hashes per process); `nil` until a diff needs them.
+    var elementIDHashes: [Int]?
 
     /// A list that has no version yet.
     static let empty = _Head(
         listID: 0, version: 0, digest: ListDigest.of([]), sections: [], sectionRows: [], sectionPositions: [],
-        sectionHashes: [], elementPositions: [], elementHashes: [], elementIDHashes: [])
+        sectionHashes: [], elementPositions: [], elementHashes: [], elementIDHashes: nil)
 }

@@ -128,7 +128,7 @@ public struct Replica: Sendable {
         into result: inout PullResult
     ) async throws {
         var position = try position()
-        let current = try currentSnapshot()
+        let current = try currentSummary()
         if let position {
             if position.list != sourceList {
                 throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
@@ -141,7 +141,7 @@ public struct Replica: Sendable {
             if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
                 throw SyncError.resyncRequired(reason, message: message)
             }
-        } else if let current, !current.sections.isEmpty || current.version > 0 {
+        } else if let current, current.elementCount > 0 || current.sectionCount > 0 || current.version > 0 {
             throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' holds data but follows no source yet")
         } else {
             // A first pull: from the source's oldest retained version.
@@ -152,7 +152,6 @@ public struct Replica: Sendable {
             position = ReplicaSource(store: identity, list: sourceList, version: 0, digest: ListDigest.of([]))
         }
         guard var position else { return }
-        var state = current?.sections ?? []
         result.version = position.version
         result.digest = position.digest.hex
 
@@ -174,15 +173,12 @@ public struct Replica: Sendable {
                     throw SyncError.resyncRequired(
                         .digestMismatch, message: "source version \(entry.version) follows \(entry.parentVersion), not \(position.version)")
                 }
-                let next: [ListSection]
-                do {
-                    next = try entry.changeset(applyingTo: state).result
-                } catch {
-                    throw SyncError.resyncRequired(.digestMismatch, message: "\(error)")
-                }
                 position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
-                try commit(next, at: position, author: entry.author, message: entry.message)
-                state = next
+                do {
+                    try commit(entry, at: position)
+                } catch let error as StoreError where error.code == .invalidEdit {
+                    throw SyncError.resyncRequired(.digestMismatch, message: error.message)
+                }
                 result.version = entry.version
                 result.digest = entry.digest.hex
                 result.applied += 1
@@ -192,10 +188,10 @@ public struct Replica: Sendable {
     }
 
     /// The replica's head, or `nil` when its store or list does not exist yet.
-    private func currentSnapshot() throws -> ListSnapshot? {
+    private func currentSummary() throws -> ListSummary? {
         guard store.exists else { return nil }
         do {
-            return try store.snapshot(of: list)
+            return try store.summary(of: list)
         } catch StoreError.Code.listNotFound {
             return nil
         }
@@ -213,6 +209,15 @@ public struct Replica: Sendable {
         result.applied += 1
         result.resynced = true
         result.reason = reason
+    }
+
+    /// Applies the source's journal entry with `position`, rolling back unless it reproduces its digest.
+    private func commit(_ entry: JournalEntry, at position: ReplicaSource) throws {
+        _ = try store._commitReplica(entry, to: list, source: position) { committed in
+            guard committed.digest == position.digest else {
+                throw SyncError.diverged(version: position.version, expected: position.digest, actual: committed.digest)
+            }
+        }
     }
 
     /// Commits `sections` with `position`, rolling back unless they reproduce its digest.
