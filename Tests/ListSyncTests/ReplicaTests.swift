@@ -72,6 +72,8 @@ import Testing
         #expect(entries.map(\.version) == [1, 2, 3, 4, 5])
         #expect(entries.map(\.message) == (1...5).map { "v\($0)" })
         #expect(entries.map(\.digest) == (try source.journal(of: "l").entries.map(\.digest)))
+        // The stages are applied as the source recorded them, and recorded the same way.
+        #expect(entries.map(\.stagesJSON) == (try source.journal(of: "l").entries.map(\.stagesJSON)))
 
         // Nothing new: nothing applied.
         #expect(try await first.pull(from: LocalSource(source)).applied == 0)
@@ -84,6 +86,66 @@ import Testing
         #expect(chained.version == 6 && chained.applied == 6)
         #expect(try second.store.snapshot(of: "l").sections == linearList(3))
         #expect(try second.position()?.store == first.store.identity())
+    }
+
+    /// A source whose journal entry `version` carries other stages than the ones it committed.
+    struct TamperedSource: ListSource {
+        let base: LocalSource
+        let version: Int
+        let stagesJSON: String
+
+        func identity() async throws -> StoreIdentity { try await base.identity() }
+        func summary(of list: String) async throws -> ListSummary { try await base.summary(of: list) }
+        func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
+            var page = try await base.journal(of: list, after: version, limit: limit)
+            for k in page.entries.indices where page.entries[k].version == self.version {
+                page.entries[k].stagesJSON = Array(stagesJSON.utf8)
+            }
+            return page
+        }
+        func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
+            try await base.snapshot(of: list, at: version)
+        }
+        func catchUp(of list: String, from version: Int) async throws -> (changeset: ListChangeset, head: ListSnapshot) {
+            try await base.catchUp(of: list, from: version)
+        }
+        func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
+            try await base.waitForCommit(to: list, after: version, timeout: timeout)
+        }
+        func acknowledge(consumer name: String, of list: String, version: Int) async throws {
+            try await base.acknowledge(consumer: name, of: list, version: version)
+        }
+    }
+
+    /// Stages that do not apply to the replica, or apply but do not reproduce the source's digest:
+    /// nothing of that commit is written, and the replica recovers by diff (or, asked not to,
+    /// stops with a typed error at the version before).
+    @Test func journalStagesThatDoNotReproduceTheSourceAreNotWritten() async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        for k in 1...4 { try source.commit(linearList(5 + k, content: k), to: "l") }
+        let cases = [
+            #"[{"elementDeleted":[{"section":0,"element":99}]}]"#,  // does not apply
+            #"[{"elementDeleted":[{"section":0,"element":0}]}]"#,  // applies, another digest
+            #"{"not":"stages"}"#,  // not stages
+        ]
+        for (n, json) in cases.enumerated() {
+            let replica = Replica(store: try Store(path: directory.file("r\(n).liststore")), list: "l")
+            let bad = TamperedSource(base: LocalSource(source), version: 3, stagesJSON: json)
+            await #expect {
+                try await replica.pull(from: bad, options: .init(resyncByDiff: false))
+            } throws: { error in
+                (error as? SyncError)?.resyncReason == .digestMismatch
+            }
+            #expect(try replica.position()?.version == 2)
+            #expect(try replica.store.snapshot(of: "l").sections == source.snapshot(of: "l", at: 2).sections)
+            #expect(try replica.store.journal(of: "l").entries.count == 2)
+
+            let result = try await replica.pull(from: bad)
+            #expect(result.resynced && result.reason == .digestMismatch && result.version == 4)
+            #expect(try replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
+            #expect(try replica.store.verify().isValid)
+        }
     }
 
     @Test func catchUpAppliesOneMinimalChangeset() async throws {
