@@ -9,12 +9,12 @@ import ListSync
 /// versions after it (store versions 2…1001), and a replica template is made: a replica store that
 /// pulled store version 1, checkpointed and closed. Each run of ours copies the template to a new file,
 /// opens it (`Store(path:)`, untimed), and times one `Replica.pull(from: LocalSource(source))` with the
-/// default options: it reads the replica's head and the source's journal a page at a time, and applies
-/// each commit in its own transaction (decode the stages against the replica's list, diff against the
-/// replica's head, write the rows, the journal entry, the list row and the replica_source position;
-/// synchronous FULL). rowsWritten is the sum of the source commits' `CommitResult.rowsWritten` plus one
-/// replica_source row per commit: each replica transaction commits the same target onto the same head
-/// (same positions) with the same writer.
+/// default options: it reads the source's journal a page at a time, and applies each commit in its own
+/// transaction (decode the stages, apply them to the replica's head, write the rows along them, the
+/// journal entry with the source's stages JSON, the list row and the replica_source position, check the
+/// digest; synchronous FULL). rowsWritten is the sum of the source commits' `CommitResult.rowsWritten`
+/// plus one replica_source row per commit: each replica transaction writes the same changes onto the
+/// same head (same positions) with the same writer.
 ///
 /// The baseline is what a program that keeps the list in SQLite itself would write for the same
 /// commits: on a file with the store's tables and pragmas (WAL, synchronous FULL, 64 MiB cache,
