@@ -9,12 +9,18 @@ let package = Package(
         .library(name: "ListJSON", targets: ["ListJSON"]),
         .library(name: "ListStore", targets: ["ListStore"]),
         .library(name: "ListSync", targets: ["ListSync"]),
+        .library(name: "ListStoreServer", targets: ["ListStoreServer"]),
         .executable(name: "liststore", targets: ["ListStoreCLI"]),
+        .executable(name: "liststore-server", targets: ["ListStoreServerTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // Pure algorithm: no Foundation, no SQLite.
@@ -46,6 +52,30 @@ let package = Package(
             ],
             path: "Tools/liststore"
         ),
+        // The journal over HTTP (Hummingbird): a target of its own, so that the libraries and the
+        // `liststore` command do not build an HTTP server; `liststore serve` runs `liststore-server`.
+        .target(
+            name: "ListStoreServer",
+            dependencies: [
+                "ListDiff", "ListJSON", "ListStore", "ListSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "ListStoreServerTool",
+            dependencies: [
+                "ListStore", "ListStoreServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tools/liststore-server"
+        ),
         // Test support (not a product): an independent batch-update validator and generators.
         .target(name: "ListDiffTestSupport", dependencies: ["ListDiff"], path: "Tests/ListDiffTestSupport"),
         .target(
@@ -62,6 +92,13 @@ let package = Package(
         ),
         .testTarget(name: "ListSyncTests", dependencies: ["ListSync", "ListStore", "ListDiff", "ListDiffTestSupport", "ListStoreTestSupport"]),
         .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStore", "ListSync", "ListJSON"]),
+        .testTarget(
+            name: "ListStoreServerTests",
+            dependencies: [
+                "ListStoreServer", "ListStoreServerTool", "ListStore", "ListSync", "ListJSON", "ListDiff",
+                "ListDiffTestSupport", "ListStoreTestSupport",
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,6 +36,23 @@ public struct JournalEntry: Sendable, Hashable {
     /// The staged changeset as a JSON array of stage objects (UTF-8).
     public var stagesJSON: [UInt8]
 
+    /// An entry, as a store or a network source describes it.
+    public init(
+        list: String, version: Int, parentVersion: Int, committedAt: String, digest: ListDigest, author: String?,
+        message: String?, sectionCount: Int, elementCount: Int, stagesJSON: [UInt8]
+    ) {
+        self.list = list
+        self.version = version
+        self.parentVersion = parentVersion
+        self.committedAt = committedAt
+        self.digest = digest
+        self.author = author
+        self.message = message
+        self.sectionCount = sectionCount
+        self.elementCount = elementCount
+        self.stagesJSON = stagesJSON
+    }
+
     /// `committedAt` as a date.
     public var committedDate: Date? { _Time.date(committedAt) }
 
@@ -61,4 +78,10 @@ public struct JournalPage: Sendable, Hashable {
     public var entries: [JournalEntry]
     /// Whether more entries follow the last one.
     public var hasMore: Bool
+
+    /// A page.
+    public init(entries: [JournalEntry], hasMore: Bool) {
+        self.entries = entries
+        self.hasMore = hasMore
+    }
 }

@@ -62,4 +62,14 @@ public struct ListSummary: Sendable, Hashable {
     public var elementCount: Int
     /// The oldest version whose snapshot can still be rebuilt (0 until the journal is pruned).
     public var baseVersion: Int
+
+    /// A summary, as a store or a network source describes it.
+    public init(name: String, version: Int, digest: ListDigest, sectionCount: Int, elementCount: Int, baseVersion: Int) {
+        self.name = name
+        self.version = version
+        self.digest = digest
+        self.sectionCount = sectionCount
+        self.elementCount = elementCount
+        self.baseVersion = baseVersion
+    }
 }

@@ -40,6 +40,17 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
         public var description: String { name }
 
+        /// The code whose `description` is `name` (as a network source reports it), `nil` for a
+        /// name this release does not know.
+        public init?(named name: String) {
+            let known: [Code] = [
+                .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .listNotFound, .versionNotFound,
+                .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument,
+            ]
+            guard let code = known.first(where: { $0.name == name }) else { return nil }
+            self = code
+        }
+
         /// Matches errors by code: `catch StoreError.Code.versionConflict`.
         public static func ~= (code: Code, error: any Error) -> Bool {
             (error as? StoreError)?.code == code

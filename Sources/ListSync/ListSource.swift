@@ -2,7 +2,7 @@ import ListDiff
 import ListStore
 
 /// Where a consumer reads a list from: a store in this process (`LocalSource`), or another machine
-/// (an HTTP transport). Every method is one request.
+/// (`HTTPSource`). Every method is one request.
 public protocol ListSource: Sendable {
     /// The source store's identity.
     func identity() async throws -> StoreIdentity
@@ -13,8 +13,10 @@ public protocol ListSource: Sendable {
     func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage
     /// A version of `list` (default: the head).
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot
-    /// One minimal changeset from `version` to the head, with the head.
-    func catchUp(of list: String, from version: Int) async throws -> (changeset: ListChangeset, head: ListSnapshot)
+    /// One minimal changeset from `version` to the head, with the head; `state` is the list at
+    /// `version` (a network source sends only the stages, and rebuilds the head from them).
+    func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
+        -> (changeset: ListChangeset, head: ListSnapshot)
     /// Returns when `list`'s head is newer than `version` (`true`), or after `timeout` (`false`).
     func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool
     /// Records that consumer `name` has applied `version`, registering it if needed (see
@@ -85,7 +87,9 @@ public struct LocalSource: ListSource {
         try store.snapshot(of: list, at: version)
     }
 
-    public func catchUp(of list: String, from version: Int) async throws -> (changeset: ListChangeset, head: ListSnapshot) {
+    public func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
+        -> (changeset: ListChangeset, head: ListSnapshot)
+    {
         let (_, head, changeset) = try store.changeset(of: list, from: version)
         return (changeset, head)
     }

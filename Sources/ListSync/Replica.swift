@@ -156,7 +156,8 @@ public struct Replica: Sendable {
         result.digest = position.digest.hex
 
         if options.catchUp {
-            let (changeset, head) = try await source.catchUp(of: sourceList, from: position.version)
+            let state = current == nil ? [] : try store.snapshot(of: list).sections
+            let (changeset, head) = try await source.catchUp(of: sourceList, from: position.version, applyingTo: state)
             guard !changeset.isEmpty || head.version != position.version else { return }
             let next = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
             try commit(head.sections, at: next, author: nil, message: "catch-up to source version \(head.version)")

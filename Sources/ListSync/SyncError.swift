@@ -28,6 +28,8 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case diverged(version: Int, expected: ListDigest, actual: ListDigest)
     /// The source could not be reached or answered nonsense (a network source).
     case transport(String)
+    /// The source refused the credentials (a network source answering 401).
+    case unauthorized(String)
 
     /// One line for people.
     public var description: String {
@@ -35,7 +37,7 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .resyncRequired(let reason, let message): "resync required (\(reason)): \(message)"
         case .diverged(let version, let expected, let actual):
             "diverged at source version \(version): expected digest \(expected.hex), got \(actual.hex)"
-        case .transport(let message): message
+        case .transport(let message), .unauthorized(let message): message
         }
     }
 
@@ -44,7 +46,7 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .resyncRequired(let reason, _): reason
         case .diverged: .digestMismatch
-        case .transport: nil
+        case .transport, .unauthorized: nil
         }
     }
 }

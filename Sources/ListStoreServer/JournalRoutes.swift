@@ -1,0 +1,209 @@
+import Hummingbird
+import ListDiff
+import ListJSON
+import ListStore
+import ListSync
+import HTTPTypes
+import ServiceLifecycle
+
+/// The `/v1` endpoints of `JournalServer`.
+struct JournalRoutes: Sendable {
+    let store: Store
+    let watcher: HeadWatcher
+    let configuration: JournalServer.Configuration
+
+    func add(to router: Router<BasicRequestContext>) {
+        let v1 = router.group("v1")
+        v1.get("store") { _, _ in
+            Self.json(SyncDocument.identity(try await _Offload.run { [store] in try store.identity() }))
+        }
+        v1.get("lists") { _, _ in
+            Self.json(SyncDocument.lists(try await _Offload.run { [store] in try store.lists() }))
+        }
+        v1.get("lists/:list") { _, context in
+            let list = try Self.list(context)
+            return Self.json(SyncDocument.summary(try await _Offload.run { [store] in try store.summary(of: list) }))
+        }
+        v1.get("lists/:list/snapshot") { request, context in
+            let list = try Self.list(context)
+            let at = try Self.integer(request, "at")
+            return Self.json(try await _Offload.run { [store] in try store.snapshot(of: list, at: at).documentJSON })
+        }
+        v1.get("lists/:list/journal") { request, context in try await journal(request, context) }
+        v1.get("lists/:list/diff") { request, context in
+            let list = try Self.list(context)
+            guard let from = try Self.integer(request, "from") else { throw APIError.invalidArgument("'from' is required") }
+            let to = try Self.integer(request, "to")
+            return Self.json(try await _Offload.run { [store] in
+                let (_, target, changeset) = try store.changeset(of: list, from: from, to: to)
+                var out = Array("{\"digest\":".utf8)
+                JSONValue.string(target.digest.hex).serialize(into: &out)
+                out.append(contentsOf: ",\"from\":\(from),\"list\":".utf8)
+                JSONValue.string(list).serialize(into: &out)
+                out.append(contentsOf: ",\"schemaVersion\":1,\"stages\":".utf8)
+                out.append(contentsOf: changeset.isEmpty ? Array("[]".utf8) : changeset.stagesJSON)
+                out.append(contentsOf: ",\"to\":\(target.version)}".utf8)
+                return out
+            })
+        }
+        v1.post("lists/:list/commits") { request, context in try await commit(request, context) }
+        v1.get("lists/:list/events") { request, context in try await events(request, context) }
+        v1.put("lists/:list/consumers/:name") { request, context in
+            let list = try Self.list(context)
+            let name = try Self.parameter(context, "name")
+            var request = request
+            let body = try await request.collectBody(upTo: 64 << 10)
+            guard let value = try? JSONValue(parsing: Array(buffer: body)), let version = value["version"]?.intValue, version >= 0 else {
+                throw APIError(.badRequest, "invalidArgument", "the body must be {\"version\": V} with V ≥ 0")
+            }
+            _ = try await _Offload.run { [store] in try store.registerConsumer(name, of: list, at: version) }
+            var out = Array("{\"consumer\":".utf8)
+            JSONValue.string(name).serialize(into: &out)
+            out.append(contentsOf: ",\"list\":".utf8)
+            JSONValue.string(list).serialize(into: &out)
+            out.append(contentsOf: ",\"schemaVersion\":1,\"version\":\(version)}".utf8)
+            return Self.json(out)
+        }
+    }
+
+    // MARK: - Endpoints
+
+    /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
+    private func journal(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let list = try Self.list(context)
+        let since = try Self.integer(request, "since")
+        let limit = try Self.integer(request, "limit") ?? 100
+        guard limit <= configuration.maxLimit else {
+            throw APIError.invalidArgument("'limit' must be at most \(configuration.maxLimit)")
+        }
+        let wait = try Self.integer(request, "wait") ?? 0
+        guard Duration.seconds(wait) <= configuration.maxWait else {
+            throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
+        }
+        let read = { [store] in try await _Offload.run { try store.journal(of: list, after: since, limit: limit) } }
+        var page = try await read()
+        if wait > 0, page.entries.isEmpty, !page.hasMore {
+            var version = since ?? 0
+            if since == nil { version = try await _Offload.run { [store] in try store.summary(of: list).baseVersion } }
+            if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) { page = try await read() }
+        }
+        return Self.json(SyncDocument.journal(page, list: list))
+    }
+
+    /// Commits a snapshot document.
+    private func commit(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let list = try Self.list(context)
+        var request = request
+        let body = try await request.collectBody(upTo: configuration.maxBodyBytes)
+        let value: JSONValue
+        let sections: [ListSection]
+        do {
+            value = try JSONValue(parsing: Array(buffer: body))
+            sections = try SnapshotDocument.sections(decoding: value)
+        } catch {
+            throw APIError(.badRequest, StoreError.Code.invalidSnapshot.description, "not a snapshot document: \(error)")
+        }
+        let expectedVersion = try Self.expectedVersion(value)
+        let author = value["author"]?.stringValue
+        let message = value["message"]?.stringValue
+        let result = try await _Offload.run { [store] in
+            try store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
+        }
+        return Self.json(SyncDocument.commit(result))
+    }
+
+    /// Server-Sent Events: `id: V`, `event: commit`, `data:` the journal entry, from `since` (or the
+    /// `Last-Event-ID` a reconnecting client sends) on; a comment every keep-alive interval of silence.
+    private func events(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let list = try Self.list(context)
+        let since = try Self.lastEventID(request) ?? Self.integer(request, "since")
+        // Errors before the stream starts get a status: unknown list, a version not retained.
+        let first = try await _Offload.run { [store] in try store.journal(of: list, after: since, limit: 100) }
+        let base = since == nil ? try await _Offload.run { [store] in try store.summary(of: list).baseVersion } : 0
+        let start = since ?? base
+        let (store, watcher, keepAlive, logger) = (store, watcher, configuration.keepAliveInterval, context.logger)
+        let body = ResponseBody { writer in
+            var cursor = start
+            var page: JournalPage? = first
+            while !watcher.isClosed && !Task.isCancelled {
+                let current: JournalPage
+                if let page { current = page } else {
+                    do {
+                        let after = cursor
+                        current = try await _Offload.run { try store.journal(of: list, after: after, limit: 100) }
+                    } catch {
+                        let api = APIError.from(error, logger: logger)
+                        let data = SyncDocument.error(code: api.code, message: api.message)
+                        try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                        break
+                    }
+                }
+                page = nil
+                if !current.entries.isEmpty {
+                    var out: [UInt8] = []
+                    for entry in current.entries {
+                        out.append(contentsOf: "id: \(entry.version)\nevent: commit\ndata: ".utf8)
+                        out.append(contentsOf: SyncDocument.commitObject(entry))
+                        out.append(contentsOf: "\n\n".utf8)
+                        cursor = entry.version
+                    }
+                    try await writer.write(ByteBuffer(bytes: out))
+                } else if !current.hasMore, await !watcher.wait(for: list, after: cursor, timeout: keepAlive), !watcher.isClosed {
+                    try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
+                }
+            }
+            try await writer.finish(nil)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    // MARK: - Helpers
+
+    static func json(_ bytes: [UInt8]) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func list(_ context: BasicRequestContext) throws -> String {
+        try parameter(context, "list")
+    }
+
+    /// A path parameter, percent-decoded.
+    static func parameter(_ context: BasicRequestContext, _ name: String) throws -> String {
+        guard let raw = context.parameters.get(name), let decoded = PercentEncoding.decode(raw) else {
+            throw APIError.invalidArgument("the path's \(name) is not valid percent-encoded UTF-8")
+        }
+        return decoded
+    }
+
+    /// The `expectedVersion` of a commit body, `nil` when absent or null.
+    static func expectedVersion(_ value: JSONValue) throws -> Int? {
+        guard let expected = value["expectedVersion"], !expected.isNull else { return nil }
+        guard let version = expected.intValue, version >= 0 else {
+            throw APIError(.badRequest, "invalidArgument", "expectedVersion: expected a non-negative integer")
+        }
+        return version
+    }
+
+    /// The version of a reconnecting event stream's `Last-Event-ID`, `nil` when absent.
+    static func lastEventID(_ request: Request) throws -> Int? {
+        guard let last = request.headers[.lastEventID] else { return nil }
+        guard let version = Int(last), version >= 0 else { throw APIError.invalidArgument("Last-Event-ID must be a version") }
+        return version
+    }
+
+    /// A non-negative integer query parameter, `nil` when absent.
+    static func integer(_ request: Request, _ name: String) throws -> Int? {
+        guard let text = request.uri.queryParameters[name[...]] else { return nil }
+        guard let value = Int(text), value >= 0 else {
+            throw APIError.invalidArgument("'\(name)' must be a non-negative integer, not '\(text)'")
+        }
+        return value
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

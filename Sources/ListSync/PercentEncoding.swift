@@ -1,0 +1,52 @@
+/// Percent-encoding of URL path segments (RFC 3986): list and consumer names travel in paths.
+///
+/// ```swift
+/// PercentEncoding.encode("a/b c")      // "a%2Fb%20c"
+/// PercentEncoding.decode("a%2Fb%20c")  // "a/b c"
+/// ```
+public enum PercentEncoding {
+    /// `text` with every byte of its UTF-8 outside the unreserved set (`A–Z a–z 0–9 - . _ ~`) encoded.
+    /// - Complexity: O(length).
+    public static func encode(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.append(byte)
+            default:
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The text `encoded` encodes, or `nil` when a `%` is not followed by two hexadecimal digits or
+    /// the bytes are not UTF-8.
+    /// - Complexity: O(length).
+    public static func decode(_ encoded: String) -> String? {
+        var bytes: [UInt8] = []
+        var input = Array(encoded.utf8)[...]
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard input.count >= 2, let high = digit(input.removeFirst()), let low = digit(input.removeFirst()) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func digit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import ListDiff
+import ListJSON
+import ListStore
+
+/// The JSON documents of the journal over HTTP, which are also what `liststore … --json` prints
+/// (DESIGN §3): each is one object with `"schemaVersion": 1`, keys in code point order.
+///
+/// ```swift
+/// let bytes = SyncDocument.journal(try store.journal(of: "inbox", after: 7), list: "inbox")
+/// let page = try SyncDocument.decodeJournal(bytes)      // the same entries
+/// ```
+///
+/// Decoding ignores unknown keys and throws `SyncDocument.DecodingError` naming what is wrong.
+public enum SyncDocument {
+    /// A document that does not have the expected shape.
+    public struct DecodingError: Error, Sendable, CustomStringConvertible {
+        /// One line for people.
+        public var description: String
+    }
+
+    // MARK: Encoding
+
+    /// `{"epoch":…,"schemaVersion":1,"uuid":…}`: which store serves the journal.
+    public static func identity(_ identity: StoreIdentity) -> [UInt8] {
+        document(["uuid": .string(identity.uuid), "epoch": JSONValue(identity.epoch)])
+    }
+
+    /// `{"lists":[{"baseVersion","digest","elements","name","sections","version"}…],"schemaVersion":1}`.
+    public static func lists(_ lists: [ListSummary]) -> [UInt8] {
+        document(["lists": .array(lists.map { .object(summaryObject($0)) })])
+    }
+
+    /// One list's summary: the members of a `lists` entry plus `schemaVersion`.
+    public static func summary(_ summary: ListSummary) -> [UInt8] {
+        var object = summaryObject(summary)
+        object["schemaVersion"] = 1
+        return JSONValue.object(object).serializedBytes()
+    }
+
+    /// `{"commits":[{"author"?,"committedAt","digest","elements","message"?,"parentVersion","sections",
+    /// "stages":[…],"version"}…],"hasMore":…,"list":…,"schemaVersion":1}`; the stages are copied as
+    /// the store recorded them.
+    /// - Complexity: O(size of the entries).
+    public static func journal(_ page: JournalPage, list: String) -> [UInt8] {
+        var out = Array("{\"commits\":[".utf8)
+        for (k, entry) in page.entries.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: commitObject(entry))
+        }
+        out.append(contentsOf: "],\"hasMore\":\(page.hasMore),\"list\":".utf8)
+        JSONValue.string(list).serialize(into: &out)
+        out.append(contentsOf: ",\"schemaVersion\":1}".utf8)
+        return out
+    }
+
+    /// One journal entry as a `commits` member (without `schemaVersion`), for event streams.
+    public static func commitObject(_ entry: JournalEntry) -> [UInt8] {
+        var object = JSONObject()
+        if let author = entry.author { object["author"] = .string(author) }
+        object["committedAt"] = .string(entry.committedAt)
+        object["digest"] = .string(entry.digest.hex)
+        object["elements"] = JSONValue(entry.elementCount)
+        if let message = entry.message { object["message"] = .string(message) }
+        object["parentVersion"] = JSONValue(entry.parentVersion)
+        object["sections"] = JSONValue(entry.sectionCount)
+        object["version"] = JSONValue(entry.version)
+        // Splice the stored stages in, keeping the keys in order: "stages" < "version".
+        var text = JSONValue.object(object).serializedBytes()
+        let marker = Array(",\"version\":".utf8)
+        let at = text.indices.reversed().first { text[$0...].starts(with: marker) } ?? text.count - 1
+        text.insert(contentsOf: Array(",\"stages\":".utf8) + entry.stagesJSON, at: at)
+        return text
+    }
+
+    /// What `commit --json` prints: `{"changed","changes","digest","list","parentVersion","rowsWritten",
+    /// "schemaVersion":1,"stages","version"}`.
+    public static func commit(_ result: CommitResult) -> [UInt8] {
+        document([
+            "list": .string(result.list), "version": JSONValue(result.version),
+            "parentVersion": JSONValue(result.parentVersion), "changed": .bool(result.changed),
+            "stages": JSONValue(result.stageCount), "changes": JSONValue(result.changeCount),
+            "digest": .string(result.digest.hex), "rowsWritten": JSONValue(result.rowsWritten),
+        ])
+    }
+
+    /// `{"error":{"code":…,"message":…,"expectedVersion"?,"currentVersion"?},"schemaVersion":1}`.
+    public static func error(code: String, message: String, expectedVersion: Int? = nil, currentVersion: Int? = nil) -> [UInt8] {
+        var error: JSONObject = ["code": .string(code), "message": .string(message)]
+        if let expectedVersion { error["expectedVersion"] = JSONValue(expectedVersion) }
+        if let currentVersion { error["currentVersion"] = JSONValue(currentVersion) }
+        return document(["error": .object(error)])
+    }
+
+    // MARK: Decoding
+
+    /// The store identity of an `identity` document.
+    /// - Throws: `DecodingError`.
+    public static func decodeIdentity(_ bytes: [UInt8]) throws -> StoreIdentity {
+        let object = try topLevel(bytes, "store identity")
+        return StoreIdentity(uuid: try string(object, "uuid"), epoch: try int(object, "epoch"))
+    }
+
+    /// The lists of a `lists` document.
+    /// - Throws: `DecodingError`.
+    public static func decodeLists(_ bytes: [UInt8]) throws -> [ListSummary] {
+        let object = try topLevel(bytes, "lists")
+        guard let lists = object["lists"]?.arrayValue else { throw DecodingError(description: "lists: expected an array") }
+        return try lists.map { value in
+            guard let object = value.objectValue else { throw DecodingError(description: "lists: expected objects") }
+            return try summary(object)
+        }
+    }
+
+    /// The summary of a `summary` document.
+    /// - Throws: `DecodingError`.
+    public static func decodeSummary(_ bytes: [UInt8]) throws -> ListSummary {
+        try summary(try topLevel(bytes, "list summary"))
+    }
+
+    /// The page of a `journal` document; each entry keeps its stages as JSON text.
+    /// - Throws: `DecodingError`.
+    public static func decodeJournal(_ bytes: [UInt8]) throws -> JournalPage {
+        let object = try topLevel(bytes, "journal")
+        let list = try string(object, "list")
+        guard let commits = object["commits"]?.arrayValue, let hasMore = object["hasMore"]?.boolValue else {
+            throw DecodingError(description: "journal: expected \"commits\" and \"hasMore\"")
+        }
+        return JournalPage(entries: try commits.map { try entry($0, list: list) }, hasMore: hasMore)
+    }
+
+    /// A journal entry of a `commits` member (`list` names its list).
+    /// - Throws: `DecodingError`.
+    public static func decodeCommitObject(_ bytes: [UInt8], list: String) throws -> JournalEntry {
+        try entry(try parse(bytes, "commit"), list: list)
+    }
+
+    /// The snapshot of a snapshot document with `list`, `version` and `digest` (`show --json`).
+    /// - Throws: `DecodingError`.
+    public static func decodeSnapshot(_ bytes: [UInt8]) throws -> ListSnapshot {
+        let value = try parse(bytes, "snapshot")
+        guard let object = value.objectValue else { throw DecodingError(description: "snapshot: expected an object") }
+        let sections: [ListSection]
+        do {
+            sections = try SnapshotDocument.sections(decoding: value)
+        } catch {
+            throw DecodingError(description: "snapshot: \(error)")
+        }
+        return ListSnapshot(
+            list: try string(object, "list"), version: try int(object, "version"),
+            digest: ListDigest(hex: try string(object, "digest")), sections: sections)
+    }
+
+    /// The error of an `error` document: its code, message and versions.
+    /// - Throws: `DecodingError`.
+    public static func decodeError(_ bytes: [UInt8]) throws -> (code: String, message: String, expectedVersion: Int?, currentVersion: Int?) {
+        let object = try topLevel(bytes, "error")
+        guard let error = object["error"]?.objectValue else { throw DecodingError(description: "error: expected an object") }
+        return (
+            try string(error, "code"), try string(error, "message"), error["expectedVersion"]?.intValue,
+            error["currentVersion"]?.intValue
+        )
+    }
+
+    // MARK: Internals
+
+    private static func document(_ members: JSONObject) -> [UInt8] {
+        var object = members
+        object["schemaVersion"] = 1
+        return JSONValue.object(object).serializedBytes()
+    }
+
+    private static func summaryObject(_ list: ListSummary) -> JSONObject {
+        [
+            "name": .string(list.name), "version": JSONValue(list.version), "sections": JSONValue(list.sectionCount),
+            "elements": JSONValue(list.elementCount), "digest": .string(list.digest.hex),
+            "baseVersion": JSONValue(list.baseVersion),
+        ]
+    }
+
+    private static func summary(_ object: JSONObject) throws -> ListSummary {
+        ListSummary(
+            name: try string(object, "name"), version: try int(object, "version"),
+            digest: ListDigest(hex: try string(object, "digest")), sectionCount: try int(object, "sections"),
+            elementCount: try int(object, "elements"), baseVersion: try int(object, "baseVersion"))
+    }
+
+    private static func entry(_ value: JSONValue, list: String) throws -> JournalEntry {
+        guard let object = value.objectValue else { throw DecodingError(description: "commits: expected objects") }
+        guard let stages = object["stages"], stages.arrayValue != nil else {
+            throw DecodingError(description: "commits: expected \"stages\" to be an array")
+        }
+        return JournalEntry(
+            list: list, version: try int(object, "version"), parentVersion: try int(object, "parentVersion"),
+            committedAt: try string(object, "committedAt"), digest: ListDigest(hex: try string(object, "digest")),
+            author: object["author"]?.stringValue, message: object["message"]?.stringValue,
+            sectionCount: try int(object, "sections"), elementCount: try int(object, "elements"),
+            stagesJSON: stages.serializedBytes())
+    }
+
+    private static func parse(_ bytes: [UInt8], _ what: String) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: bytes)
+        } catch {
+            throw DecodingError(description: "\(what): invalid JSON: \(error)")
+        }
+    }
+
+    private static func topLevel(_ bytes: [UInt8], _ what: String) throws -> JSONObject {
+        guard let object = try parse(bytes, what).objectValue else {
+            throw DecodingError(description: "\(what): expected an object")
+        }
+        return object
+    }
+
+    private static func string(_ object: JSONObject, _ key: String) throws -> String {
+        guard let value = object[key]?.stringValue else { throw DecodingError(description: "\(key): expected a string") }
+        return value
+    }
+
+    private static func int(_ object: JSONObject, _ key: String) throws -> Int {
+        guard let value = object[key]?.intValue, value >= 0 else {
+            throw DecodingError(description: "\(key): expected a non-negative integer")
+        }
+        return value
+    }
+}
