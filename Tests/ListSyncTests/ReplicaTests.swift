@@ -106,8 +106,10 @@ import Testing
         func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
             try await base.snapshot(of: list, at: version)
         }
-        func catchUp(of list: String, from version: Int) async throws -> (changeset: ListChangeset, head: ListSnapshot) {
-            try await base.catchUp(of: list, from: version)
+        func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
+            -> (changeset: ListChangeset, head: ListSnapshot)
+        {
+            try await base.catchUp(of: list, from: version, applyingTo: state)
         }
         func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
             try await base.waitForCommit(to: list, after: version, timeout: timeout)

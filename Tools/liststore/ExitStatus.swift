@@ -16,10 +16,13 @@ enum ExitStatus {
     static let ioError = ExitCode(74)
     /// A version conflict: another writer got there first; retry.
     static let conflict = ExitCode(75)
+    /// The server refused the token (wrong or missing `--token`).
+    static let unauthorized = ExitCode(77)
 
     static let helpText = """
         Exit codes: 0 ok; 1 failure; 64 usage; 65 invalid input data; 66 missing input file; \
-        74 I/O error or damaged store; 75 version conflict (retry).
+        74 I/O error, damaged store or unreachable server; 75 version conflict (retry); 77 token \
+        refused by the server.
         """
 }
 

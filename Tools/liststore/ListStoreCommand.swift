@@ -21,7 +21,8 @@ struct ListStoreCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             CommitCommand.self, ShowCommand.self, LogCommand.self, ListsCommand.self, VerifyCommand.self,
-            DiffCommand.self, PullCommand.self, PruneCommand.self, ConsumersCommand.self, DemoCommand.self,
+            DiffCommand.self, PullCommand.self, PruneCommand.self, ConsumersCommand.self, ServeCommand.self,
+            DemoCommand.self,
         ]
     )
 

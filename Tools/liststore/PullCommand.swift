@@ -4,11 +4,11 @@ import ListJSON
 import ListStore
 import ListSync
 
-/// `liststore pull --db SRC --list L --replica R [--json] [--follow] [--catch-up] [--as NAME]`.
+/// `liststore pull (--db SRC | --from URL [--token T]) --list L --replica R [--json] [--follow] [--catch-up] [--as NAME]`.
 struct PullCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pull",
-        abstract: "Bring a replica store up to date with a list of a source store.",
+        abstract: "Bring a replica store up to date with a list of a source store or server.",
         discussion: """
             The replica (created by the first pull) gets the source's new commits, one transaction \
             each, with the source version it now equals recorded in the same transaction: a pull \
@@ -16,6 +16,11 @@ struct PullCommand: ParsableCommand {
             do it (the history was pruned past the replica, the source was reset, the replica was \
             changed), the replica resyncs by diff against the source's head. The source is checked \
             first: a missing or bad source, or an unknown list, creates no replica.
+
+            --from URL pulls from a server ('liststore serve') over HTTP, with --token (or the \
+            LISTSTORE_TOKEN environment variable) when it needs one. A connection that fails, times \
+            out or breaks mid-answer leaves the replica at its last complete version (exit 74); the \
+            next pull resumes. A refused token exits with 77.
 
             --as NAME registers NAME as a consumer of the list on the source (unless it already is) \
             and acknowledges each pull, so that 'prune' keeps what the replica has not applied yet. \
@@ -33,7 +38,13 @@ struct PullCommand: ParsableCommand {
     )
 
     @Option(name: .long, help: ArgumentHelp("The source store (it must exist).", valueName: "path"))
-    var db: String
+    var db: String?
+
+    @Option(name: .long, help: ArgumentHelp("The source server ('liststore serve'), e.g. http://host:8080.", valueName: "url"))
+    var from: String?
+
+    @Option(name: .long, help: ArgumentHelp("The server's token (default: $LISTSTORE_TOKEN).", valueName: "token"))
+    var token: String?
 
     @OptionGroup var list: ListOption
 
@@ -52,38 +63,65 @@ struct PullCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document per pull instead of a line.")
     var json = false
 
+    func validate() throws {
+        guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
+        if token != nil && from == nil { throw ValidationError("--token goes with --from") }
+    }
+
     func run() throws {
         try Terminal.reportingFailures {
-            // The source first: nothing is created when it is missing, not a store, or lacks the list.
-            let source = try StoreOptions(db: db).existingStore()
-            let list = list.list
-            _ = try StoreFailure.mapping { try source.summary(of: list) }
-            guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
-                throw CommandFailure("the replica cannot be the source store '\(db)'", status: ExitStatus.usage)
-            }
-            let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
-            if let consumer {
-                try StoreFailure.mapping { try Self.register(consumer, of: list, on: source, replica: replicaStore) }
-            }
-            let options = Replica.PullOptions(catchUp: catchUp, consumer: consumer)
-            let target = Replica(store: replicaStore, list: list)
-            let from = LocalSource(source)
-            let (json, follow, catchUp, name) = (json, follow, catchUp, replica)
-            let report: @Sendable (Replica.PullResult) -> Void = { result in
-                Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
-            }
-            try AsyncBridge.run(cancellingOn: follow ? [SIGINT, SIGTERM] : []) {
-                do {
-                    if follow {
-                        try await target.follow(from: from, options: options) { report($0) }
-                    } else {
-                        report(try await target.pull(from: from, options: options))
-                    }
-                } catch is CancellationError {
-                    // Stopped by a signal.
-                } catch {
-                    throw SyncFailure.mapped(error)
+            if let db {
+                // The source first: nothing is created when it is missing, not a store, or lacks the list.
+                let source = try StoreOptions(db: db).existingStore()
+                _ = try StoreFailure.mapping { try source.summary(of: list.list) }
+                guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
+                    throw CommandFailure("the replica cannot be the source store '\(db)'", status: ExitStatus.usage)
                 }
+                let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
+                if let consumer {
+                    try StoreFailure.mapping { try Self.register(consumer, of: list.list, on: source, replica: replicaStore) }
+                }
+                try pull(from: LocalSource(source), into: replicaStore)
+            } else if let from {
+                let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+                let source = try AsyncBridge.run { () async throws -> HTTPSource in
+                    do {
+                        let source = try HTTPSource(from, token: token)
+                        // The source first: nothing is created when the server is unreachable, refuses
+                        // the token, or lacks the list.
+                        _ = try await source.summary(of: list.list)
+                        return source
+                    } catch let error as SyncError where error.description.hasPrefix("'") {
+                        throw CommandFailure(error.description, status: ExitStatus.usage)
+                    } catch {
+                        throw SyncFailure.mapped(error)
+                    }
+                }
+                let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
+                try pull(from: source, into: replicaStore)
+            }
+        }
+    }
+
+    /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
+    private func pull(from source: some ListSource, into replicaStore: Store) throws {
+        let options = Replica.PullOptions(catchUp: catchUp, consumer: consumer)
+        let target = Replica(store: replicaStore, list: list.list)
+        let (json, follow, catchUp, name) = (json, follow, catchUp, replica)
+        let report: @Sendable (Replica.PullResult) -> Void = { result in
+            Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
+        }
+        try AsyncBridge.run(cancellingOn: follow ? [SIGINT, SIGTERM] : []) {
+            do {
+                if follow {
+                    try await target.follow(from: source, options: options) { report($0) }
+                } else {
+                    report(try await target.pull(from: source, options: options))
+                }
+            } catch is CancellationError {
+                // Stopped by a signal.
+            } catch {
+                throw SyncFailure.mapped(error)
             }
         }
     }

@@ -13,6 +13,7 @@ enum SyncFailure {
             switch error {
             case .diverged: CommandFailure("the replica " + error.description, status: ExitStatus.ioError)
             case .transport: CommandFailure(error.description, status: ExitStatus.ioError)
+            case .unauthorized: CommandFailure(error.description, status: ExitStatus.unauthorized)
             case .resyncRequired: CommandFailure(error.description, status: ExitStatus.failure)
             }
         default:

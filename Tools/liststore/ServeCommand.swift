@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `liststore serve --db D [--host H] [--port P] [--token T]`: runs `liststore-server`, the HTTP
+/// server built next to `liststore` (a product of its own, so that `liststore` itself does not
+/// build an HTTP server).
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a store's lists and journals over HTTP (runs liststore-server).",
+        discussion: """
+            Serves the documents of 'liststore … --json' under /v1 for 'liststore pull --from URL' \
+            and HTTPSource: lists, snapshots, the journal with long polls, diffs, commits, \
+            Server-Sent Events. Binds to 127.0.0.1 unless --host says otherwise; with --token (or \
+            LISTSTORE_TOKEN) every request needs 'Authorization: Bearer <token>'. SIGINT or SIGTERM \
+            shuts it down gracefully (exit 0).
+
+            The server is the liststore-server executable next to this one ('swift build' builds \
+            both; 'swift build --product liststore-server' builds it alone). Exit codes: 0 ok; 1 \
+            failure (a port in use, no liststore-server); 64 usage; 66 no store at --db; 74 I/O \
+            error or damaged store.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The store to serve (it must exist).", valueName: "path"))
+    var db: String
+
+    @Option(name: .long, help: ArgumentHelp("The address to bind.", valueName: "host"))
+    var host = "127.0.0.1"
+
+    @Option(name: .long, help: ArgumentHelp("The port (0: any free port, printed at start).", valueName: "port"))
+    var port = 8080
+
+    @Option(name: .long, help: ArgumentHelp("Require 'Authorization: Bearer <token>' (default: $LISTSTORE_TOKEN).", valueName: "token"))
+    var token: String?
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            guard let server = Self.serverExecutable() else {
+                throw CommandFailure(
+                    "liststore-server is not next to liststore: build it with 'swift build --product liststore-server'",
+                    status: ExitStatus.failure)
+            }
+            var arguments = [server, "--db", db, "--host", host, "--port", String(port)]
+            if let token { arguments += ["--token", token] }
+            let argv = arguments.map { strdup($0) } + [nil]
+            execv(server, argv)
+            throw CommandFailure("cannot run \(server): \(String(cString: strerror(errno)))", status: ExitStatus.failure)
+        }
+    }
+
+    /// The path of `liststore-server` in this executable's directory, if it is there.
+    static func serverExecutable() -> String? {
+        guard let me = Bundle.main.executableURL?.resolvingSymlinksInPath() else { return nil }
+        let path = me.deletingLastPathComponent().appendingPathComponent("liststore-server").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+}
