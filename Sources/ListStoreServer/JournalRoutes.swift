@@ -51,8 +51,7 @@ struct JournalRoutes: Sendable {
         v1.put("lists/:list/consumers/:name") { request, context in
             let list = try Self.list(context)
             let name = try Self.parameter(context, "name")
-            var request = request
-            let body = try await request.collectBody(upTo: 64 << 10)
+            let body = try await Self.body(of: request, upTo: 64 << 10)
             guard let value = try? JSONValue(parsing: Array(buffer: body)), let version = value["version"]?.intValue, version >= 0 else {
                 throw APIError(.badRequest, "invalidArgument", "the body must be {\"version\": V} with V ≥ 0")
             }
@@ -93,8 +92,7 @@ struct JournalRoutes: Sendable {
     /// Commits a snapshot document.
     private func commit(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let list = try Self.list(context)
-        var request = request
-        let body = try await request.collectBody(upTo: configuration.maxBodyBytes)
+        let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
         let value: JSONValue
         let sections: [ListSection]
         do {
@@ -164,6 +162,18 @@ struct JournalRoutes: Sendable {
 
     static func json(_ bytes: [UInt8]) -> Response {
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The request's body, at most `limit` bytes (413 beyond).
+    static func body(of request: Request, upTo limit: Int) async throws -> ByteBuffer {
+        let tooLarge = APIError(.contentTooLarge, "bodyTooLarge", "the request body is larger than \(limit) bytes")
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
+        var request = request
+        do {
+            return try await request.collectBody(upTo: limit)
+        } catch {
+            throw tooLarge  // the body went past the limit (or the client went away)
+        }
     }
 
     static func list(_ context: BasicRequestContext) throws -> String {

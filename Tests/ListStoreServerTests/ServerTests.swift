@@ -1,1 +1,217 @@
+import Foundation
+import ListDiff
+import ListDiffTestSupport
+import ListJSON
+import ListStore
 import ListStoreServer
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+/// The journal over HTTP: a real server on a loopback port, driven by the real client (`HTTPSource`)
+/// and by plain requests.
+@Suite struct ServerTests {
+    @Test func endpointsAnswerTheDocumentsAndClearErrors() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for k in 1...3 { try store.commit(linearList(4 + k, content: k), to: "in box/ü", author: "ana") }
+        let server = try await ServerHarness.start(store, maxBodyBytes: 4096)
+        defer { Task { await server.stop() } }
+        let list = "/v1/lists/" + PercentEncoding.encode("in box/ü")
+
+        var answer = try await server.request("/v1/lists")
+        #expect(answer.status == 200)
+        #expect(try SyncDocument.decodeLists(answer.body) == store.lists())
+        answer = try await server.request(list + "/snapshot?at=2")
+        #expect(try SyncDocument.decodeSnapshot(answer.body) == store.snapshot(of: "in box/ü", at: 2))
+        answer = try await server.request(list + "/journal?since=0&limit=2")
+        let page = try SyncDocument.decodeJournal(answer.body)
+        #expect(page.hasMore && page.entries.map(\.version) == [1, 2])
+        #expect(page.entries == (try store.journal(of: "in box/ü", after: 0, limit: 2).entries))
+        answer = try await server.request(list + "/diff?from=1&to=3")
+        let diff = try JSONValue(parsing: answer.body)
+        #expect(diff["to"]?.intValue == 3 && diff["from"]?.intValue == 1)
+
+        // A commit, then the same expected version again: 409 with both versions.
+        let document = String(decoding: try store.snapshot(of: "in box/ü", at: 1).documentJSON, as: UTF8.self)
+        let withExpectation = document.dropLast() + ",\"expectedVersion\":3,\"author\":\"bo\"}"
+        answer = try await server.request(list + "/commits", method: "POST", body: String(withExpectation))
+        #expect(answer.status == 200)
+        #expect(try JSONValue(parsing: answer.body)["version"]?.intValue == 4)
+        #expect(try store.journal(of: "in box/ü", after: 3).entries.first?.author == "bo")
+        answer = try await server.request(list + "/commits", method: "POST", body: String(withExpectation))
+        #expect(answer.status == 409)
+        let conflict = try SyncDocument.decodeError(answer.body)
+        #expect(conflict.code == "versionConflict" && conflict.expectedVersion == 3 && conflict.currentVersion == 4)
+
+        // Bad requests change nothing and say what is wrong.
+        let cases: [(method: String, path: String, body: String?, status: Int, code: String)] = [
+            ("POST", list + "/commits", "{\"sections\":[{\"id\":1}]}", 400, "invalidSnapshot"),
+            ("POST", list + "/commits", "not json", 400, "invalidSnapshot"),
+            ("POST", list + "/commits", "{\"sections\":[" + String(repeating: " ", count: 8000) + "]}", 413, "bodyTooLarge"),
+            ("GET", "/v1/lists/nope/journal", nil, 404, "listNotFound"),
+            ("GET", list + "/snapshot?at=99", nil, 404, "versionNotFound"),
+            ("GET", list + "/journal?since=-1", nil, 400, "invalidArgument"),
+            ("GET", list + "/journal?limit=100000", nil, 400, "invalidArgument"),
+            ("GET", list + "/journal?wait=3600", nil, 400, "invalidArgument"),
+            ("GET", list + "/diff", nil, 400, "invalidArgument"),
+            ("GET", "/v1/lists/%FF", nil, 400, "invalidArgument"),
+            ("GET", "/v2/nothing", nil, 404, "notFound"),
+        ]
+        for bad in cases {
+            let answer = try await server.request(bad.path, method: bad.method, body: bad.body)
+            #expect(answer.status == bad.status, "\(bad.method) \(bad.path)")
+            #expect((try? SyncDocument.decodeError(answer.body).code) == bad.code, "\(bad.method) \(bad.path)")
+        }
+        #expect(try store.summary(of: "in box/ü").version == 4)
+    }
+
+    @Test func tokensAreRequiredWhenSet() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try store.commit(linearList(3), to: "l")
+        let server = try await ServerHarness.start(store, token: "s3cret")
+        defer { Task { await server.stop() } }
+        for token in [nil, "wrong", "s3cre", "s3cret2", ""] {
+            let answer = try await server.request("/v1/lists", token: token)
+            #expect(answer.status == 401)
+            #expect((try? SyncDocument.decodeError(answer.body).code) == "unauthorized")
+            let challenge = answer.headers.first { ($0.key as? String)?.lowercased() == "www-authenticate" }?.value as? String
+            #expect(challenge == "Bearer")
+        }
+        #expect(try await server.request("/v1/lists", token: "s3cret").status == 200)
+
+        let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
+        await #expect {
+            try await replica.pull(from: try HTTPSource(server.url, token: "wrong"))
+        } throws: { error in
+            if case .unauthorized = error as? SyncError { return true }
+            return false
+        }
+        #expect(!replica.store.exists)
+        let result = try await replica.pull(from: try HTTPSource(server.url, token: "s3cret"))
+        #expect(result.version == 1)
+    }
+
+    /// Histories are committed while replicas pull over HTTP at random moments (commit by commit, or
+    /// catching up in one step) and the source prunes: every replica equals the source at the version
+    /// it reports, with the same digest, and pruning forces resyncs that recover by diff.
+    @Test func replicasOverHTTPFollowRandomHistoriesThroughPruning() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("source.liststore"))
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        let source = try HTTPSource(server.url)
+        var random = RandomSnapshots(seed: 0x4477_5, duplicates: true)
+        var rng = SplitMix64(seed: 0xB0B)
+        let replicas = try (0..<3).map { Replica(store: try Store(path: directory.file("r\($0).liststore")), list: "l") }
+        var current = random.snapshot(maxSections: 5, maxElements: 8)
+        var resyncs = 0
+        var pulls = 0
+        for step in 0..<150 {
+            try store.commit(listSections(current), to: "l")
+            current = random.edit(current, intensity: Double(step % 10) / 10)
+            if rng.next() % 9 == 0 { _ = try? store.prune("l", .keepLast(Int(rng.next() % 5))) }
+            for (r, replica) in replicas.enumerated() where rng.next() % UInt64(3 + 2 * r) == 0 {
+                let result = try await replica.pull(from: source, options: .init(catchUp: r == 2 && rng.next() % 2 == 0))
+                pulls += 1
+                if result.resynced { resyncs += 1 }
+                let mine = try replica.store.snapshot(of: "l")
+                let expected = try store.snapshot(of: "l", at: result.version)
+                #expect(mine.sections == expected.sections)
+                #expect(mine.digest == expected.digest && mine.digest.hex == result.digest)
+            }
+        }
+        #expect(pulls > 50)
+        #expect(resyncs > 0)
+        for replica in replicas {
+            try await replica.pull(from: source)
+            #expect(try replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
+            #expect(try replica.store.verify().isValid)
+        }
+    }
+
+    @Test func longPollsAndEventStreamsDeliverCommitsAsTheyLand() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try store.commit(linearList(3), to: "l")
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        let source = try HTTPSource(server.url)
+
+        // A follower of the changes over HTTP gets the backlog, then each commit once, in order.
+        let follower = Task {
+            var versions: [Int] = []
+            for try await change in source.changes(after: Cursor(store: try store.identity(), list: "l", version: 0), wait: .seconds(5)) {
+                versions.append(change.entry.version)
+                if versions.count == 4 { break }
+            }
+            return versions
+        }
+        // A long poll held until the commit lands.
+        let clock = ContinuousClock()
+        let started = clock.now
+        let waiting = Task { try await source.waitForCommit(to: "l", after: 1, timeout: .seconds(10)) }
+        try await Task.sleep(for: .milliseconds(300))
+        for k in 2...4 { try store.commit(linearList(3 + k), to: "l") }
+        #expect(try await waiting.value)
+        #expect(clock.now - started < .seconds(5))
+        #expect(try await follower.value == [1, 2, 3, 4])
+        // Nothing new: the long poll times out with false.
+        #expect(try await source.waitForCommit(to: "l", after: 4, timeout: .seconds(1)) == false)
+
+        // Server-Sent Events from version 2: events 3 and 4 at once, then 5 when it lands.
+        let port = Int(server.url.split(separator: ":").last!)!
+        let committer = Task {
+            try await Task.sleep(for: .milliseconds(500))
+            try store.commit(linearList(9), to: "l")
+        }
+        let stream = try RawSocket.exchange(
+            port: port, "GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(10)
+        ) { $0.contains("id: 5\n") }
+        try await committer.value
+        #expect(stream.contains("text/event-stream"))
+        let ids = Self.eventIDs(stream)
+        #expect(ids == ["id: 3", "id: 4", "id: 5"], "\(stream)")
+        #expect(stream.components(separatedBy: "event: commit\ndata: ").count == 4)
+        // A reconnecting client resumes after its Last-Event-ID.
+        let resumed = try RawSocket.exchange(
+            port: port, "GET /v1/lists/l/events HTTP/1.1\r\nHost: 127.0.0.1\r\nLast-Event-ID: 4\r\n\r\n", timeout: .seconds(5)
+        ) { $0.contains("id: 5\n") }
+        #expect(Self.eventIDs(resumed) == ["id: 5"])
+    }
+
+    /// The `id:` lines of an event stream as it came over the wire (chunked, CR LF between chunks).
+    static func eventIDs(_ stream: String) -> [String] {
+        stream.unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }.filter { $0.hasPrefix("id: ") }
+    }
+
+    @Test func aServerThatBreaksOffLeavesTheReplicaAtItsLastCompleteVersion() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for k in 1...3 { try store.commit(linearList(3 + k), to: "l") }
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
+        #expect(try await replica.pull(from: try HTTPSource(server.url)).version == 3)
+        for k in 4...5 { try store.commit(linearList(3 + k), to: "l") }
+
+        let breaking = try BreakingServer()
+        await #expect {
+            try await replica.pull(from: try HTTPSource("http://127.0.0.1:\(breaking.port)"))
+        } throws: { error in
+            if case .transport = error as? SyncError { return true }
+            return false
+        }
+        // No server at all.
+        await #expect(throws: SyncError.self) {
+            try await replica.pull(from: try HTTPSource("http://127.0.0.1:1", requestTimeout: .seconds(2)))
+        }
+        #expect(try replica.position()?.version == 3)
+        #expect(try replica.store.verify().isValid)
+        // The next pull resumes.
+        let result = try await replica.pull(from: try HTTPSource(server.url))
+        #expect(result.version == 5 && result.applied == 2 && !result.resynced)
+        #expect(try replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
+    }
+}

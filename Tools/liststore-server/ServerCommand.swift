@@ -17,7 +17,7 @@ struct ServerCommand: AsyncParsableCommand {
             'liststore pull --from URL' and HTTPSource. Binds to 127.0.0.1 unless --host says \
             otherwise. With --token (or the LISTSTORE_TOKEN environment variable, which other users \
             cannot read in the process list) every request needs 'Authorization: Bearer <token>'. \
-            Requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
+            The address is printed on stdout once it accepts connections; requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
             polls and event streams, and exits with 0 once the requests under way are answered.
 
             Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db; 74 I/O \
@@ -67,7 +67,7 @@ struct ServerCommand: AsyncParsableCommand {
         let (db, host) = (db, host)
         do {
             try await server.run { port in
-                FileHandle.standardError.write(Data("liststore: serving \(db) on http://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
+                FileHandle.standardOutput.write(Data("liststore: serving \(db) on http://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
             }
         } catch {
             fail("cannot serve on \(host):\(port): \(error)", 1)
