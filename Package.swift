@@ -91,7 +91,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ListSyncTests", dependencies: ["ListSync", "ListStore", "ListDiff", "ListDiffTestSupport", "ListStoreTestSupport"]),
-        .testTarget(name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStore", "ListSync", "ListJSON"]),
+        .testTarget(
+            name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStoreServerTool", "ListStore", "ListSync", "ListJSON"]),
         .testTarget(
             name: "ListStoreServerTests",
             dependencies: [

@@ -1,0 +1,92 @@
+import Foundation
+import ListJSON
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `serve` and `pull --from` as a user runs them: `liststore serve` in a child process, replicas
+/// pulled over HTTP by the built binary.
+@Suite struct ServeCommandTests {
+    /// Starts `liststore serve … --port 0 extra…` and returns it with its URL.
+    static func serve(_ db: String, _ extra: [String] = []) throws -> (StreamingProcess, String) {
+        let server = try StreamingProcess(["serve", "--db", db, "--port", "0"] + extra)
+        let line = server.waitForLine(timeout: .seconds(60)) { $0.contains("serving") }
+        guard let line, let range = line.range(of: "http://") else {
+            server.send(SIGKILL)
+            throw CommandFailure("the server did not start: \(server.errorOutput)")
+        }
+        return (server, String(line[range.lowerBound...].prefix { $0 != " " }))
+    }
+
+    struct CommandFailure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func pullFromAServerWithAToken() throws {
+        let f = try SyncCommandTests.Fixture()
+        for k in 0..<3 { try f.commit(k) }
+        let (server, url) = try Self.serve(f.source, ["--token", "s3cret"])
+        defer { _ = server.waitForExit(timeout: .seconds(1)) }
+        let replica = f.path("replica.liststore")
+        let pull = ["pull", "--from", url, "--list", "inbox", "--replica", replica, "--json"]
+
+        // Refused tokens: exit 77, one line, no replica.
+        for extra in [[], ["--token", "wrong"]] {
+            let refused = try CLIRunner.run(pull + extra)
+            #expect(refused.status == 77, "\(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1)
+            #expect(!FileManager.default.fileExists(atPath: replica))
+        }
+        var result = try CLIRunner.run(pull + ["--token", "s3cret"])
+        #expect(result.status == 0, "\(result.stderr)")
+        var document = try result.object()
+        #expect(document["version"] == 3 && document["applied"] == 3 && document["resynced"] == false)
+        try f.expectReplicaEqualsSource(replica)
+
+        try f.commit(3)
+        result = try CLIRunner.run(pull + ["--token", "s3cret"])
+        document = try result.object()
+        #expect(document["version"] == 4 && document["applied"] == 1)
+        try f.expectReplicaEqualsSource(replica)
+
+        // An unknown list and a bad URL change nothing.
+        let unknown = try CLIRunner.run(["pull", "--from", url, "--token", "s3cret", "--list", "nope", "--replica", f.path("x.liststore")])
+        #expect(unknown.status != 0 && unknown.stderr.contains("nope"))
+        #expect(!FileManager.default.fileExists(atPath: f.path("x.liststore")))
+        let badURL = try CLIRunner.run(["pull", "--from", "ftp://x", "--list", "inbox", "--replica", f.path("x.liststore")])
+        #expect(badURL.status == 64)
+
+        // SIGTERM: a graceful exit with 0.
+        server.send(SIGTERM)
+        #expect(server.waitForExit(timeout: .seconds(20)))
+        #expect(server.process.terminationStatus == 0)
+        let gone = try CLIRunner.run(pull + ["--token", "s3cret"])
+        #expect(gone.status == 74, "\(gone.stderr)")
+    }
+
+    @Test func followOverHTTPPrintsNewCommitsAndStopsOnSIGINT() throws {
+        let f = try SyncCommandTests.Fixture()
+        try f.commit(0)
+        let (server, url) = try Self.serve(f.source)
+        defer {
+            server.send(SIGTERM)
+            _ = server.waitForExit(timeout: .seconds(20))
+        }
+        let replica = f.path("replica.liststore")
+        let follower = try StreamingProcess(["pull", "--from", url, "--list", "inbox", "--replica", replica, "--follow", "--json"])
+        #expect(follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"version\":1") } != nil)
+        try f.commit(1)
+        #expect(follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"version\":2") } != nil)
+        try f.commit(2)
+        #expect(follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"version\":3") } != nil)
+        follower.send(SIGINT)
+        #expect(follower.waitForExit(timeout: .seconds(20)))
+        #expect(follower.process.terminationStatus == 0, "\(follower.errorOutput)")
+        try f.expectReplicaEqualsSource(replica)
+    }
+}
