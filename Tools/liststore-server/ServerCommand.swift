@@ -37,12 +37,12 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Require 'Authorization: Bearer <token>'.", valueName: "token"))
     var token: String?
 
-    @Option(name: .long, help: ArgumentHelp("The largest request body accepted, in MiB.", valueName: "MiB"))
+    @Option(name: .customLong("max-body-mib"), help: ArgumentHelp("The largest request body accepted, in MiB.", valueName: "MiB"))
     var maxBodyMiB = 32
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard maxBodyMiB >= 1 else { throw ValidationError("--max-body-mi-b must be 1 or more") }
+        guard maxBodyMiB >= 1 else { throw ValidationError("--max-body-mib must be 1 or more") }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
     }
 
