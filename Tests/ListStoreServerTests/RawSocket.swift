@@ -10,8 +10,19 @@ import Darwin
 /// comes, and a server that breaks off its answers.
 enum RawSocket {
     /// Sends `request` to 127.0.0.1:`port` and reads until `done` holds for what came (or the
-    /// connection closes, or `timeout` passes); returns what came.
-    static func exchange(port: Int, _ request: String, timeout: Duration, until done: (String) -> Bool) throws -> String {
+    /// connection closes, or `timeout` passes); returns what came. The blocking reads run on a
+    /// thread of their own, never on one of the few threads that run tasks (and the server).
+    static func exchange(
+        port: Int, _ request: String, timeout: Duration, until done: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try blockingExchange(port: port, request, timeout: timeout, until: done) })
+            }.start()
+        }
+    }
+
+    private static func blockingExchange(port: Int, _ request: String, timeout: Duration, until done: (String) -> Bool) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         defer { close(fd) }

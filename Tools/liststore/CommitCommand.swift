@@ -1,6 +1,7 @@
 import ArgumentParser
 import ListJSON
 import ListStore
+import ListSync
 
 /// `liststore commit --db D --list L --file F|- [--expect-version V] [--author A] [--message M] [--json]`.
 struct CommitCommand: ParsableCommand {
@@ -52,12 +53,7 @@ struct CommitCommand: ParsableCommand {
             }
             if elementCount >= 100_000 { Terminal.progress(nil) }
             if json {
-                Output.json([
-                    "list": .string(result.list), "version": JSONValue(result.version),
-                    "parentVersion": JSONValue(result.parentVersion), "changed": .bool(result.changed),
-                    "stages": JSONValue(result.stageCount), "changes": JSONValue(result.changeCount),
-                    "digest": .string(result.digest.hex), "rowsWritten": JSONValue(result.rowsWritten),
-                ])
+                Terminal.out(String(decoding: SyncDocument.commit(result), as: UTF8.self) + "\n")
                 return
             }
             guard result.changed else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ListJSON
+import ListSync
 import ListStore
 
 /// `liststore lists --db D [--json]`.
@@ -25,15 +26,7 @@ struct ListsCommand: ParsableCommand {
             let store = try store.existingStore()
             let lists = try StoreFailure.mapping { try store.lists() }
             if json {
-                Output.json([
-                    "lists": .array(lists.map { list in
-                        .object([
-                            "name": .string(list.name), "version": JSONValue(list.version),
-                            "sections": JSONValue(list.sectionCount), "elements": JSONValue(list.elementCount),
-                            "digest": .string(list.digest.hex), "baseVersion": JSONValue(list.baseVersion),
-                        ])
-                    })
-                ])
+                Terminal.out(String(decoding: SyncDocument.lists(lists), as: UTF8.self) + "\n")
                 return
             }
             guard !lists.isEmpty else {

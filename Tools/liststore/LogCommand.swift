@@ -1,5 +1,6 @@
 import ArgumentParser
 import ListJSON
+import ListSync
 import ListStore
 
 /// `liststore log --db D --list L [--since V] [--limit N] [--json]`.
@@ -9,7 +10,8 @@ struct LogCommand: ParsableCommand {
         abstract: "Print a list's journal entries after a version.",
         discussion: """
             --json prints {"schemaVersion":1,"list":…,"commits":[{"version":…,"parentVersion":…,\
-            "digest":…,"committedAt":…,"author":…,"message":…,"stages":[…]}],"hasMore":…}; the \
+            "digest":…,"committedAt":…,"author":…,"message":…,"sections":…,"elements":…,"stages":[…]}],\
+            "hasMore":…} (what 'liststore serve' answers for the journal); the \
             stages are the stored stage objects, to be applied in order.
 
             \(ExitStatus.helpText)
@@ -38,27 +40,7 @@ struct LogCommand: ParsableCommand {
             let store = try store.existingStore()
             let page = try StoreFailure.mapping { try store.journal(of: list.list, after: since, limit: limit) }
             if json {
-                var out = Array("{\"commits\":[".utf8)
-                for (k, entry) in page.entries.enumerated() {
-                    if k > 0 { out.append(UInt8(ascii: ",")) }
-                    var object = JSONObject()
-                    if let author = entry.author { object["author"] = .string(author) }
-                    object["committedAt"] = .string(entry.committedAt)
-                    object["digest"] = .string(entry.digest.hex)
-                    if let message = entry.message { object["message"] = .string(message) }
-                    object["parentVersion"] = JSONValue(entry.parentVersion)
-                    object["version"] = JSONValue(entry.version)
-                    // Splice the stored stages in, keeping the keys in order: "stages" < "version".
-                    var text = JSONValue.object(object).serializedBytes()
-                    let marker = Array(",\"version\":".utf8)
-                    let at = text.indices.reversed().first { text[$0...].starts(with: marker) } ?? text.count - 1
-                    text.insert(contentsOf: Array(",\"stages\":".utf8) + entry.stagesJSON, at: at)
-                    out.append(contentsOf: text)
-                }
-                out.append(contentsOf: "],\"hasMore\":\(page.hasMore),\"list\":".utf8)
-                JSONValue.string(list.list).serialize(into: &out)
-                out.append(contentsOf: ",\"schemaVersion\":1}\n".utf8)
-                Terminal.out(String(decoding: out, as: UTF8.self))
+                Terminal.out(String(decoding: SyncDocument.journal(page, list: list.list), as: UTF8.self) + "\n")
                 return
             }
             guard !page.entries.isEmpty else {
