@@ -46,12 +46,15 @@ public struct JournalServer: Sendable {
         public var pollInterval: Duration
         /// How long an event stream stays silent before it sends a keep-alive comment.
         public var keepAliveInterval: Duration
+        /// How many connections may wait to be accepted (the kernel caps it at `somaxconn`): many
+        /// followers reconnecting at once after a restart should not see their connections dropped.
+        public var backlog: Int
 
         /// A configuration; the defaults suit a server on this machine.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, maxBodyBytes: Int = 32 << 20,
             maxLimit: Int = 1000, maxWait: Duration = .seconds(60), pollInterval: Duration = .milliseconds(20),
-            keepAliveInterval: Duration = .seconds(15)
+            keepAliveInterval: Duration = .seconds(15), backlog: Int = 4096
         ) {
             self.host = host
             self.port = port
@@ -61,6 +64,7 @@ public struct JournalServer: Sendable {
             self.maxWait = maxWait
             self.pollInterval = pollInterval
             self.keepAliveInterval = keepAliveInterval
+            self.backlog = backlog
         }
     }
 
@@ -94,7 +98,8 @@ public struct JournalServer: Sendable {
         let port = configuration.port
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.host, port: port), serverName: "liststore"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: port), serverName: "liststore", backlog: configuration.backlog),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
         // Services shut down in reverse order: the watcher first, which ends the waits of long polls

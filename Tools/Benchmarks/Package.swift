@@ -16,6 +16,8 @@ let package = Package(
         // packages the store uses.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        // http-followers: the journal server's logger.
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .executableTarget(
@@ -24,8 +26,10 @@ let package = Package(
                 .product(name: "ListDiff", package: "ListStore"),
                 .product(name: "ListStore", package: "ListStore"),
                 .product(name: "ListSync", package: "ListStore"),
+                .product(name: "ListStoreServer", package: "ListStore"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -32,6 +32,9 @@ func usage() -> String {
 
 // A live-delivery follower (a hidden mode: LiveDeliveryScenario starts it in a process of its own).
 if let status = LiveDeliveryScenario.followerMain(CommandLine.arguments) { exit(status) }
+// The journal server of http-followers (a hidden mode: HTTPFollowersScenario starts it in a process of
+// its own).
+if let status = HTTPFollowersScenario.serverMain(CommandLine.arguments) { exit(status) }
 
 var asJSON = false
 var childMode = false

@@ -1,0 +1,435 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The followers of http-followers: `count` HTTP/1.1 clients of one journal server on 127.0.0.1, each
+/// on a keep-alive TCP connection of its own, all driven by one thread with `poll()` (raw non-blocking
+/// POSIX sockets, no HTTP library).
+///
+/// Each follower asks `GET /v1/lists/<list>/journal?since=V&limit=100&wait=30` from the last version it
+/// has, reads the answer (status line, headers, a `Content-Length` body), takes the versions of its
+/// commits, notes the `MonotonicClock` time at which the answer was complete for each version it did
+/// not have, and asks again at once. A connection the server closes is opened again (counted in
+/// `reconnects`); a failed connect or an answer other than 200 is counted in `errors` and retried
+/// after 100 ms.
+///
+/// `run()` is the thread's body; the other thread calls `stop()`, then reads the results once `run()`
+/// has returned (`finished` is signalled).
+final class HTTPFollowerPool: @unchecked Sendable {
+    /// What the other thread may read while the pool runs (under `lock`).
+    struct Progress {
+        /// The smallest `since` of the requests that are wholly sent and waiting for their answer, or
+        /// -1 when some follower has no such request (connecting, sending, between answers).
+        var waitingSince = -1
+        /// The smallest last version seen by a follower.
+        var seen = -1
+        var errors = 0
+        var reconnects = 0
+        /// Answers other than 200 (a part of `errors`).
+        var badStatuses = 0
+        /// The first few error descriptions.
+        var errorSamples: [String] = []
+    }
+
+    private enum State {
+        /// Not connected; (re)connects once `retryAt` has passed.
+        case idle
+        case connecting
+        /// Connected: sending `out` from `sent` on, then reading the answer into `input`.
+        case active
+    }
+
+    private struct Follower {
+        var state = State.idle
+        var retryAt: Int64 = 0
+        var out: [UInt8] = []
+        var sent = 0
+        /// The `since` of the request in `out`.
+        var since = 0
+        var input: [UInt8] = []
+        var lastVersion: Int
+    }
+
+    let count: Int
+    let port: Int
+    /// The first and last version whose arrival is recorded.
+    let firstVersion: Int
+    let lastVersion: Int
+    /// `arrivals[f * (lastVersion - firstVersion + 1) + (v - firstVersion)]`: when follower f had
+    /// version v (MonotonicClock ns), 0 while it has not. Read it only after `finished`.
+    private(set) var arrivals: [Int64]
+    /// Signalled when `run()` returns.
+    let finished = DispatchSemaphore(value: 0)
+
+    private let requestPrefix: String
+    private let requestSuffix: String
+    private var followers: [Follower]
+    private var pollfds: [pollfd]
+    private var connecting = 0
+    private let lock = NSLock()
+    private var stopRequested = false
+    private var progress = Progress()
+    /// Connects started at once at most, so that the server's accept queue does not overflow.
+    private static let maxConnecting = 64
+    private static let retryNanos: Int64 = 100_000_000
+    private static let maxErrorSamples = 5
+
+    /// - Parameters:
+    ///   - since: the version every follower starts from (it asks for the commits after it).
+    ///   - firstVersion, lastVersion: the versions whose arrivals are recorded.
+    init(count: Int, port: Int, list: String, since: Int, firstVersion: Int, lastVersion: Int) {
+        self.count = count
+        self.port = port
+        self.firstVersion = firstVersion
+        self.lastVersion = lastVersion
+        arrivals = [Int64](repeating: 0, count: count * (lastVersion - firstVersion + 1))
+        let encoded = list.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? list
+        requestPrefix = "GET /v1/lists/\(encoded)/journal?since="
+        requestSuffix = "&limit=100&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n"
+        followers = [Follower](repeating: Follower(lastVersion: since), count: count)
+        pollfds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: count)
+    }
+
+    /// What the followers have done so far.
+    var current: Progress {
+        lock.lock()
+        defer { lock.unlock() }
+        return progress
+    }
+
+    /// Makes `run()` close the connections and return.
+    func stop() {
+        lock.lock()
+        stopRequested = true
+        lock.unlock()
+    }
+
+    private var shouldStop: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopRequested
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        var scratch = [UInt8](repeating: 0, count: 64 << 10)
+        var errors = 0, reconnects = 0, badStatuses = 0
+        var samples = [String]()
+        func error(_ f: Int, _ text: String) {
+            errors += 1
+            if samples.count < Self.maxErrorSamples { samples.append("follower \(f): \(text)") }
+        }
+
+        while !shouldStop {
+            var now = MonotonicClock.nanoseconds()
+            for f in 0..<count where followers[f].state == .idle && followers[f].retryAt <= now && connecting < Self.maxConnecting {
+                if let failure = startConnect(f) {
+                    error(f, failure)
+                    followers[f].retryAt = now + Self.retryNanos
+                }
+            }
+            let ready = poll(&pollfds, nfds_t(pollfds.count), 10)
+            if ready < 0 && errno != EINTR {
+                error(-1, "poll: \(String(cString: strerror(errno)))")
+                break
+            }
+            if ready > 0 {
+                for f in 0..<count where pollfds[f].fd >= 0 && pollfds[f].revents != 0 {
+                    let revents = pollfds[f].revents
+                    pollfds[f].revents = 0
+                    now = MonotonicClock.nanoseconds()
+                    switch followers[f].state {
+                    case .idle:
+                        continue
+                    case .connecting:
+                        connecting -= 1
+                        followers[f].state = .active
+                        var code: Int32 = 0
+                        var length = socklen_t(MemoryLayout<Int32>.size)
+                        getsockopt(pollfds[f].fd, SOL_SOCKET, SO_ERROR, &code, &length)
+                        if code != 0 {
+                            error(f, "connect: \(String(cString: strerror(code)))")
+                            disconnect(f, retryAt: now + Self.retryNanos)
+                            continue
+                        }
+                        if let failure = request(f) {
+                            error(f, failure)
+                            disconnect(f, retryAt: now + Self.retryNanos)
+                        }
+                    case .active:
+                        if revents & Int16(POLLOUT) != 0, let failure = sendRequest(f) {
+                            error(f, failure)
+                            disconnect(f, retryAt: now + Self.retryNanos)
+                            continue
+                        }
+                        guard revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 else { continue }
+                        // Read what is there, then take the complete answers.
+                        var closed = false, failure: String?
+                        while true {
+                            let n = scratch.withUnsafeMutableBytes { recv(pollfds[f].fd, $0.baseAddress, $0.count, 0) }
+                            if n > 0 {
+                                followers[f].input.append(contentsOf: scratch[0..<n])
+                                if n < scratch.count { break }
+                            } else if n == 0 {
+                                closed = true
+                                break
+                            } else {
+                                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
+                                failure = "recv: \(String(cString: strerror(errno)))"
+                                break
+                            }
+                        }
+                        now = MonotonicClock.nanoseconds()
+                        var reconnect = false, badStatus = false
+                        answers: while true {
+                            switch Self.parseResponse(followers[f].input) {
+                            case .incomplete:
+                                break answers
+                            case .invalid(let why):
+                                failure = "invalid answer: \(why)"
+                                break answers
+                            case .complete(let status, let body, let end, let close):
+                                if status == 200 {
+                                    deliver(f, body: followers[f].input[body], at: now)
+                                } else {
+                                    badStatuses += 1
+                                    badStatus = true
+                                    error(f, "status \(status): "
+                                        + String(decoding: followers[f].input[body].prefix(200), as: UTF8.self))
+                                }
+                                followers[f].input.removeSubrange(0..<end)
+                                if close || status != 200 {
+                                    reconnect = true
+                                    break answers
+                                }
+                                if let sendFailure = request(f) {
+                                    failure = sendFailure
+                                    break answers
+                                }
+                            }
+                        }
+                        if let failure {
+                            error(f, failure)
+                            disconnect(f, retryAt: now + Self.retryNanos)
+                        } else if reconnect {
+                            // After an error status, or when the server said it closes the connection.
+                            disconnect(f, retryAt: badStatus ? now + Self.retryNanos : now)
+                        } else if closed {
+                            // The server closed the connection: open another and ask again.
+                            reconnects += 1
+                            disconnect(f, retryAt: now)
+                        }
+                    }
+                }
+            }
+            publish(errors: errors, reconnects: reconnects, badStatuses: badStatuses, samples: samples)
+        }
+        for f in 0..<count where pollfds[f].fd >= 0 { disconnect(f, retryAt: .max) }
+        publish(errors: errors, reconnects: reconnects, badStatuses: badStatuses, samples: samples)
+        finished.signal()
+    }
+
+    private func publish(errors: Int, reconnects: Int, badStatuses: Int, samples: [String]) {
+        var waitingSince = Int.max, seen = Int.max
+        for follower in followers {
+            seen = min(seen, follower.lastVersion)
+            let waiting = follower.state == .active && follower.sent == follower.out.count && !follower.out.isEmpty
+            waitingSince = min(waitingSince, waiting ? follower.since : -1)
+        }
+        lock.lock()
+        progress = Progress(
+            waitingSince: waitingSince, seen: seen, errors: errors, reconnects: reconnects, badStatuses: badStatuses,
+            errorSamples: samples)
+        lock.unlock()
+    }
+
+    /// Records the arrival of the commits of an answer's body and moves the follower's version on.
+    private func deliver(_ f: Int, body: ArraySlice<UInt8>, at now: Int64) {
+        let span = lastVersion - firstVersion + 1
+        for version in Self.commitVersions(in: body) where version > followers[f].lastVersion {
+            followers[f].lastVersion = version
+            if version >= firstVersion && version <= lastVersion && arrivals[f * span + version - firstVersion] == 0 {
+                arrivals[f * span + version - firstVersion] = now
+            }
+        }
+    }
+
+    // MARK: - Sockets
+
+    /// Starts a non-blocking connect to 127.0.0.1:port; returns what failed, or nil.
+    private func startConnect(_ f: Int) -> String? {
+        #if os(Linux)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return "socket: \(String(cString: strerror(errno)))" }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        pollfds[f] = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        if result == 0 {
+            followers[f].state = .active
+            if let failure = request(f) {
+                disconnect(f, retryAt: 0)
+                return failure
+            }
+            return nil
+        }
+        guard errno == EINPROGRESS else {
+            let text = "connect: \(String(cString: strerror(errno)))"
+            disconnect(f, retryAt: 0)
+            return text
+        }
+        followers[f].state = .connecting
+        connecting += 1
+        return nil
+    }
+
+    /// Queues the next long poll (from the follower's last version) and sends what it can of it;
+    /// returns what failed, or nil.
+    private func request(_ f: Int) -> String? {
+        followers[f].since = followers[f].lastVersion
+        followers[f].out = Array((requestPrefix + String(followers[f].lastVersion) + requestSuffix).utf8)
+        followers[f].sent = 0
+        return sendRequest(f)
+    }
+
+    /// Sends the rest of the request; returns what failed, or nil. (SIGPIPE is ignored by the
+    /// scenario, so a send to a closed connection fails with EPIPE.)
+    private func sendRequest(_ f: Int) -> String? {
+        while followers[f].sent < followers[f].out.count {
+            let fd = pollfds[f].fd
+            let sent = followers[f].sent
+            let n = followers[f].out.withUnsafeBytes {
+                send(fd, $0.baseAddress! + sent, $0.count - sent, 0)
+            }
+            if n > 0 {
+                followers[f].sent += n
+            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                break
+            } else {
+                return "send: \(String(cString: strerror(errno)))"
+            }
+        }
+        pollfds[f].events = Int16(followers[f].sent < followers[f].out.count ? POLLIN | POLLOUT : POLLIN)
+        return nil
+    }
+
+    private func disconnect(_ f: Int, retryAt: Int64) {
+        if followers[f].state == .connecting { connecting -= 1 }
+        if pollfds[f].fd >= 0 { _ = close(pollfds[f].fd) }
+        pollfds[f] = pollfd(fd: -1, events: 0, revents: 0)
+        followers[f].state = .idle
+        followers[f].retryAt = retryAt
+        followers[f].out = []
+        followers[f].sent = 0
+        followers[f].input.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: - HTTP and JSON
+
+    enum Response: Equatable {
+        case incomplete
+        case invalid(String)
+        /// `body` and `end` index the bytes given; `close` when the server says `Connection: close`.
+        case complete(status: Int, body: Range<Int>, end: Int, close: Bool)
+    }
+
+    /// Parses an HTTP/1.1 answer with a `Content-Length` body at the start of `bytes`.
+    static func parseResponse(_ bytes: [UInt8]) -> Response {
+        let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
+        guard bytes.count >= 4 else { return .incomplete }
+        var headerEnd = -1
+        for i in 0...(bytes.count - 4) where bytes[i] == cr && bytes[i + 1] == lf && bytes[i + 2] == cr && bytes[i + 3] == lf {
+            headerEnd = i
+            break
+        }
+        guard headerEnd >= 0 else { return bytes.count > 64 << 10 ? .invalid("no end of headers in 64 KiB") : .incomplete }
+        let head = String(decoding: bytes[0..<headerEnd], as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
+            return .invalid("status line \(lines[0].debugDescription)")
+        }
+        var length: Int?
+        var close = statusParts[0] == "HTTP/1.0"
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces).lowercased()
+            switch name {
+            case "content-length": length = Int(value)
+            case "transfer-encoding" where value != "identity": return .invalid("transfer-encoding \(value)")
+            case "connection": close = value.contains("close") ? true : (value.contains("keep-alive") ? false : close)
+            default: break
+            }
+        }
+        guard let length, length >= 0 else { return .invalid("no content-length") }
+        let bodyStart = headerEnd + 4
+        guard bytes.count >= bodyStart + length else { return .incomplete }
+        return .complete(status: status, body: bodyStart..<(bodyStart + length), end: bodyStart + length, close: close)
+    }
+
+    /// The `version` members of the objects of the top-level `commits` array of a journal document:
+    /// a scan that follows strings and nesting, so that `parentVersion` and anything inside `stages`
+    /// is not taken.
+    static func commitVersions(in body: ArraySlice<UInt8>) -> [Int] {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        let key = Array("version".utf8)
+        var versions = [Int]()
+        var depth = 0
+        var i = body.startIndex
+        // Depth 1 is the document, 2 the commits array, 3 a commit object.
+        while i < body.endIndex {
+            let byte = body[i]
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                i += 1
+            case quote:
+                var end = i + 1
+                while end < body.endIndex && body[end] != quote {
+                    end += body[end] == backslash ? 2 : 1
+                }
+                guard end < body.endIndex else { return versions }
+                if depth == 3, body[(i + 1)..<end].elementsEqual(key), end + 1 < body.endIndex, body[end + 1] == UInt8(ascii: ":") {
+                    var j = end + 2, value = 0, digits = 0
+                    while j < body.endIndex, body[j] >= UInt8(ascii: "0"), body[j] <= UInt8(ascii: "9") {
+                        value = value * 10 + Int(body[j] - UInt8(ascii: "0"))
+                        digits += 1
+                        j += 1
+                    }
+                    if digits > 0 { versions.append(value) }
+                    i = j
+                } else {
+                    i = end + 1
+                }
+            default:
+                i += 1
+            }
+        }
+        return versions
+    }
+}

@@ -1,0 +1,355 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ListStore
+import ListStoreServer
+import Logging
+
+/// http-followers: the load of an HTTP journal server. How long after a commit returns in one process
+/// each of 1,000 long-polling HTTP followers has it from a `JournalServer` in another process. The
+/// target is absolute: p99 ≤ 250 ms (the server reads the heads for other processes' commits every
+/// 20 ms, then answers every waiting follower).
+///
+/// The scenario process creates a store holding a 1,000-element list (one section), raises its
+/// open-file limit (RLIMIT_NOFILE's soft limit to the hard one, when below 4,096; the server inherits
+/// it), and for each side starts a server process of its own (this executable again, with a hidden
+/// flag: `JournalServer` on 127.0.0.1, port 0, default configuration, logging errors only), which
+/// prints its port. The followers are `HTTPFollowerPool`: raw non-blocking sockets, one keep-alive
+/// connection each, one thread with `poll()`; each asks `GET /v1/lists/list/journal?since=V&limit=100&wait=30`
+/// from the last version it has, and asks again as soon as an answer is complete, timestamping each new
+/// version as the answer that holds it is complete.
+///
+/// - ours: 1,000 followers;
+/// - the baseline, measured first in the same run: the same server (a fresh process) and writer with
+///   one follower, so that the ratio says what 1,000 clients cost over one.
+///
+/// For each side: once every follower waits (its request sent), one untimed warm-up commit, and once
+/// every follower has it and waits again, 200 ms of quiet; then the writer in the scenario process
+/// (not the server's: the server finds the commits by its polling, as for any writer) makes
+/// `commitCount` commits with `Store.commit`, `spacingMs` apart, each changing the content of
+/// `changedPerCommit` elements, and takes the time as each `commit` returns. Times are
+/// `clock_gettime(CLOCK_MONOTONIC)`; latency = arrival − commit return, over every (follower, commit)
+/// pair. Every follower must have every commit (`missingDeliveries` 0): a missing one is a failure.
+/// Then the scenario reads the server's peak resident memory (`VmHWM` of /proc/<pid>/status), closes
+/// the connections, stops the server with SIGTERM (a graceful shutdown) and waits for it.
+///
+/// ours_ms and baseline_ms are p99 latencies (nearest rank); details hold p50, p99, min and max of
+/// both, the deliveries, the missing ones, the follower count, connection errors and reconnects, and
+/// peakMemoryMB: the SERVER's peak with 1,000 followers (baselinePeakMemoryMB with one). The followers
+/// and the writer share the machine with the server.
+struct HTTPFollowersScenario {
+    static let name = "http-followers"
+    static let baselineName = "the same server and writer with 1 follower"
+    static let target = Target(minRatio: nil, maxOursMs: 250)
+    static let listName = "list"
+    static let elementCount = 1_000
+    static let followerCount = 1_000
+    static let commitCount = 100
+    static let spacingMs = 50
+    static let changedPerCommit = 3
+    /// The open-file soft limit below which it is raised to the hard limit.
+    static let wantedOpenFiles: rlim_t = 4_096
+    /// Hidden arguments: `liststore-bench --serve-journal PATH`.
+    static let serveFlag = "--serve-journal"
+
+    static var scenario: Scenario {
+        Scenario(
+            name: name,
+            summary: "commit → delivered to \(followerCount) HTTP long-poll followers of a journal server (p99) vs \(baselineName)",
+            target: target
+        ) { () throws(ScenarioFailure) in try HTTPFollowersScenario().run() }
+    }
+
+    let log = ScenarioLog(scenario: name)
+
+    /// What one side measured.
+    struct Side {
+        var followers: Int
+        var latencies: [Double]
+        var missing: Int
+        var peakMemoryMB: Double?
+        var errors: Int
+        var reconnects: Int
+        var p50: Double { latencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(latencies, 50) }
+        var p99: Double { latencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(latencies, 99) }
+    }
+
+    func run() throws(ScenarioFailure) -> ScenarioResult {
+        signal(SIGPIPE, SIG_IGN)
+        let openFiles = try raiseOpenFileLimit()
+        guard openFiles >= rlim_t(Self.followerCount + 64) else {
+            throw log.failure("the open-file limit is \(openFiles), too low for \(Self.followerCount) connections")
+        }
+        let directory = try log.attempt("creating a temporary directory") { try TemporaryDirectory(label: Self.name) }
+        defer { directory.remove() }
+        let path = directory.file("http.liststore")
+        var elements = (0..<Self.elementCount).map { StoreInput.listItem(Item("e\($0)", $0)) }
+        let model = StoreInput.listItem(Item("s", 0))
+        let store = try log.attempt("creating the store") { () throws -> Store in
+            let store = try Store(path: path)
+            try store.commit([ListSection(model: model, elements: elements)], to: Self.listName)
+            try store.checkpoint()
+            return store
+        }
+        var head = 1
+        var changes = 0
+        /// Commits `changedPerCommit` new contents; returns the new version.
+        func commit() throws -> Int {
+            for _ in 0..<Self.changedPerCommit {
+                let k = changes % Self.elementCount
+                elements[k] = StoreInput.listItem(Item("e\(k)", Self.elementCount + changes))
+                changes += 1
+            }
+            let result = try store.commit([ListSection(model: model, elements: elements)], to: Self.listName)
+            guard result.changed, result.version == head + 1 else {
+                throw ScenarioFailure(scenario: Self.name, message: "a commit after \(head) made version \(result.version)")
+            }
+            head = result.version
+            return head
+        }
+
+        var failures = [String]()
+        var sides = [Side]()
+        for followers in [1, Self.followerCount] {
+            let who = followers == 1 ? "baseline (1 follower)" : "ours (\(followers) followers)"
+            log.progress("\(who): starting the server in a process of its own")
+            let server = try log.attempt("starting the server") { try ServerProcess(path: path) }
+            let firstVersion = head + 2  // after the warm-up commit
+            let lastVersion = firstVersion + Self.commitCount - 1
+            let pool = HTTPFollowerPool(
+                count: followers, port: server.port, list: Self.listName, since: head,
+                firstVersion: firstVersion, lastVersion: lastVersion)
+            let thread = Thread { pool.run() }
+            thread.name = "http-followers"
+            thread.start()
+
+            var returnedAt = [Int64]()
+            let committed = Result { () throws -> Void in
+                var started = MonotonicClock.nanoseconds()
+                try waitFor("every follower waiting", pool, timeoutSeconds: 120) { $0.waitingSince >= head }
+                log.progress("\(who): \(followers) followers waiting after "
+                    + "\(Format.fixed(Double(MonotonicClock.nanoseconds() - started) / 1e6, decimals: 0)) ms; a warm-up commit")
+                let warmUp = try commit()
+                started = MonotonicClock.nanoseconds()
+                try waitFor("the warm-up commit", pool, timeoutSeconds: 60) { $0.seen >= warmUp && $0.waitingSince >= warmUp }
+                log.progress("\(who): every follower had the warm-up commit after "
+                    + "\(Format.fixed(Double(MonotonicClock.nanoseconds() - started) / 1e6, decimals: 1)) ms; "
+                    + "\(Self.commitCount) commits, \(Self.spacingMs) ms apart")
+                var start = MonotonicClock.nanoseconds() + 200_000_000
+                for _ in 0..<Self.commitCount {
+                    MonotonicClock.sleep(until: start)
+                    _ = try commit()
+                    returnedAt.append(MonotonicClock.nanoseconds())
+                    start += Int64(Self.spacingMs) * 1_000_000
+                }
+                try waitFor("every commit at every follower", pool, timeoutSeconds: 30) { $0.seen >= lastVersion }
+            }
+            pool.stop()
+            pool.finished.wait()
+            let progress = pool.current
+            let peak = server.peakMemoryMB()
+            let stopped = server.stop(timeout: .seconds(30))
+            if case .failure(let error) = committed {
+                log.progress("\(who): \(error)")
+                failures.append("\(who): \(error)")
+            }
+            if !stopped { failures.append("\(who): the server did not stop within 30 s of SIGTERM") }
+            if progress.errors > 0 || progress.reconnects > 0 {
+                log.progress("\(who): \(progress.errors) errors (\(progress.badStatuses) answers other than 200), "
+                    + "\(progress.reconnects) reconnects; " + progress.errorSamples.joined(separator: "; "))
+            }
+
+            var latencies = [Double]()
+            var missing = 0
+            let span = lastVersion - firstVersion + 1
+            for f in 0..<followers {
+                for c in 0..<span {
+                    let at = pool.arrivals[f * span + c]
+                    if at == 0 || c >= returnedAt.count {
+                        missing += 1
+                    } else {
+                        latencies.append(Double(at - returnedAt[c]) / 1e6)
+                    }
+                }
+            }
+            if missing > 0 {
+                failures.append("\(who): \(missing) of \(followers * span) deliveries missing")
+            }
+            let side = Side(
+                followers: followers, latencies: latencies, missing: missing, peakMemoryMB: peak,
+                errors: progress.errors, reconnects: progress.reconnects)
+            log.progress("\(who): \(latencies.count) deliveries, \(missing) missing; p50 \(Format.fixed(side.p50, decimals: 2)) ms, "
+                + "p99 \(Format.fixed(side.p99, decimals: 2)) ms, max \(Format.fixed(latencies.max() ?? .nan, decimals: 2)) ms; "
+                + "server peak \(peak.map { Format.fixed($0, decimals: 1) } ?? "?") MB")
+            sides.append(side)
+        }
+        for failure in failures { log.progress(failure) }
+        let (baseline, ours) = (sides[0], sides[1])
+        guard !ours.latencies.isEmpty, !baseline.latencies.isEmpty else {
+            throw log.failure("no deliveries: " + failures.joined(separator: "; "))
+        }
+
+        var details: [String: JSONValue] = [
+            "followers": .int(ours.followers),
+            "commits": .int(Self.commitCount),
+            "deliveries": .int(ours.latencies.count),
+            "missingDeliveries": .int(ours.missing),
+            "p50Ms": .number(ours.p50, decimals: 2),
+            "p99Ms": .number(ours.p99, decimals: 2),
+            "minMs": .number(ours.latencies.min() ?? 0, decimals: 2),
+            "maxMs": .number(ours.latencies.max() ?? 0, decimals: 2),
+            "errors": .int(ours.errors),
+            "reconnects": .int(ours.reconnects),
+            "baselineFollowers": .int(baseline.followers),
+            "baselineDeliveries": .int(baseline.latencies.count),
+            "baselineMissingDeliveries": .int(baseline.missing),
+            "baselineP50Ms": .number(baseline.p50, decimals: 2),
+            "baselineP99Ms": .number(baseline.p99, decimals: 2),
+            "baselineMinMs": .number(baseline.latencies.min() ?? 0, decimals: 2),
+            "baselineMaxMs": .number(baseline.latencies.max() ?? 0, decimals: 2),
+            "baselineErrors": .int(baseline.errors),
+            "openFileLimit": .int(Int(openFiles)),
+        ]
+        if let mb = ours.peakMemoryMB { details["peakMemoryMB"] = .number(mb, decimals: 1) }
+        if let mb = baseline.peakMemoryMB { details["baselinePeakMemoryMB"] = .number(mb, decimals: 1) }
+        return ScenarioResult(
+            scenario: Self.name, oursMs: ours.p99, baseline: Self.baselineName, baselineMs: baseline.p99,
+            target: Self.target, details: details, oursRuns: "p99 of \(ours.latencies.count)",
+            baselineRuns: "p99 of \(baseline.latencies.count)", failures: failures)
+    }
+
+    /// Raises the soft open-file limit to the hard one when it is below `wantedOpenFiles`; returns the
+    /// soft limit in force.
+    func raiseOpenFileLimit() throws(ScenarioFailure) -> rlim_t {
+        #if os(Linux)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else {
+            throw log.failure("getrlimit(RLIMIT_NOFILE): \(String(cString: strerror(errno)))")
+        }
+        if limit.rlim_cur < Self.wantedOpenFiles && limit.rlim_cur < limit.rlim_max {
+            let before = limit.rlim_cur
+            limit.rlim_cur = limit.rlim_max
+            guard setrlimit(resource, &limit) == 0 else {
+                throw log.failure("setrlimit(RLIMIT_NOFILE, \(limit.rlim_max)): \(String(cString: strerror(errno)))")
+            }
+            log.progress("raised the open-file limit from \(before) to \(limit.rlim_cur)")
+        }
+        return limit.rlim_cur
+    }
+
+    /// Waits until `condition` holds for the pool's progress; throws after `timeoutSeconds`.
+    func waitFor(
+        _ what: String, _ pool: HTTPFollowerPool, timeoutSeconds: Int64,
+        _ condition: (HTTPFollowerPool.Progress) -> Bool
+    ) throws {
+        let deadline = MonotonicClock.nanoseconds() + timeoutSeconds * 1_000_000_000
+        while true {
+            let progress = pool.current
+            if condition(progress) { return }
+            if MonotonicClock.nanoseconds() > deadline {
+                throw ScenarioFailure(
+                    scenario: Self.name,
+                    message: "timed out after \(timeoutSeconds) s waiting for \(what) (slowest follower at version "
+                        + "\(progress.seen), \(progress.errors) errors, \(progress.reconnects) reconnects"
+                        + (progress.errorSamples.isEmpty ? "" : ": " + progress.errorSamples.joined(separator: "; ")) + ")")
+            }
+            MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 1_000_000)
+        }
+    }
+
+    // MARK: - The server process
+
+    /// The journal server in a process of its own: it says "port <n>" on its stdout once it serves.
+    final class ServerProcess {
+        let process = Process()
+        let output = Pipe()
+        private(set) var port = 0
+
+        init(path: String) throws {
+            process.executableURL = ScenarioResult.executableURL
+            process.arguments = [HTTPFollowersScenario.serveFlag, path]
+            process.standardOutput = output
+            try process.run()
+            var line = [UInt8]()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty {
+                    process.waitUntilExit()
+                    throw ScenarioFailure(
+                        scenario: HTTPFollowersScenario.name,
+                        message: "the server ended with status \(process.terminationStatus) before it served")
+                }
+                line += data
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard text.hasPrefix("port "), let port = Int(text.dropFirst(5).prefix { $0 != "\n" }), port > 0 else {
+                throw ScenarioFailure(scenario: HTTPFollowersScenario.name, message: "the server said \(text.debugDescription)")
+            }
+            self.port = port
+        }
+
+        /// The server's peak resident size in MiB (`VmHWM`), or nil when it cannot be read.
+        func peakMemoryMB() -> Double? {
+            guard let handle = FileHandle(forReadingAtPath: "/proc/\(process.processIdentifier)/status") else { return nil }
+            defer { try? handle.close() }
+            let status = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+                return Double(String(line.dropFirst("VmHWM:".count).filter { $0.isNumber })).map { $0 / 1024 }
+            }
+            return nil
+        }
+
+        /// Sends SIGTERM and waits for the server to end (SIGKILL after `timeout`); returns whether it
+        /// ended by itself.
+        func stop(timeout: Duration) -> Bool {
+            kill(process.processIdentifier, SIGTERM)
+            let deadline = ContinuousClock.now + timeout
+            while process.isRunning && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            let stopped = !process.isRunning
+            if !stopped { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return stopped && process.terminationStatus == 0
+        }
+    }
+
+    /// Runs the server when the arguments ask for it; returns its exit status, or nil.
+    static func serverMain(_ arguments: [String]) -> Int32? {
+        guard arguments.count == 3, arguments[1] == serveFlag else { return nil }
+        // A server whose parent went away does not serve forever.
+        let parent = getppid()
+        let watchdog = DispatchSource.makeTimerSource(queue: .global())
+        watchdog.schedule(deadline: .now() + 1, repeating: 1)
+        watchdog.setEventHandler {
+            if getppid() != parent {
+                StandardError.line("\(name): the server's parent went away; exiting")
+                exit(3)
+            }
+        }
+        watchdog.resume()
+        do {
+            let store = try Store(path: arguments[2])
+            var logger = Logger(label: "liststore-bench.server") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .error
+            let server = JournalServer(store: store, configuration: .init(port: 0), logger: logger)
+            try runBlocking {
+                try await server.run(handlingSignals: true) { port in LiveDeliveryScenario.writeOut("port \(port)\n") }
+            }
+            watchdog.cancel()
+            return 0
+        } catch {
+            StandardError.line("\(name): the server failed: \(error)")
+            return 1
+        }
+    }
+}
