@@ -299,13 +299,11 @@ struct HTTPFollowersScenario {
 
         /// The server's peak resident size in MiB (`VmHWM`), or nil when it cannot be read.
         func peakMemoryMB() -> Double? {
-            guard let handle = FileHandle(forReadingAtPath: "/proc/\(process.processIdentifier)/status") else { return nil }
-            defer { try? handle.close() }
-            let status = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-            for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-                return Double(String(line.dropFirst("VmHWM:".count).filter { $0.isNumber })).map { $0 / 1024 }
-            }
-            return nil
+            #if os(Linux)
+            PeakMemory.peakMB(ofProcess: String(process.processIdentifier))
+            #else
+            nil
+            #endif
         }
 
         /// Sends SIGTERM and waits for the server to end (SIGKILL after `timeout`); returns whether it

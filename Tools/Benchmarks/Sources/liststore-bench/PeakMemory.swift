@@ -31,13 +31,7 @@ enum PeakMemory {
     /// The peak resident size in MiB, or nil when it cannot be read.
     static func peakMB() -> Double? {
         #if os(Linux)
-        guard let status = readFile("/proc/self/status") else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let digits = line.dropFirst("VmHWM:".count).filter { $0.isNumber }
-            guard let kB = Double(String(digits)) else { return nil }
-            return kB / 1024
-        }
-        return nil
+        return peakMB(ofProcess: "self")
         #elseif canImport(Darwin)
         var usage = rusage()
         guard getrusage(RUSAGE_SELF, &usage) == 0 else { return nil }
@@ -48,6 +42,18 @@ enum PeakMemory {
     }
 
     #if os(Linux)
+    /// The peak resident size in MiB of process `pid` (a number, or "self"): its `VmHWM`, or nil
+    /// when it cannot be read.
+    static func peakMB(ofProcess pid: String) -> Double? {
+        guard let status = readFile("/proc/\(pid)/status") else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let digits = line.dropFirst("VmHWM:".count).filter { $0.isNumber }
+            guard let kB = Double(String(digits)) else { return nil }
+            return kB / 1024
+        }
+        return nil
+    }
+
     /// glibc's `malloc_trim(0)` (not exported by the Glibc module), looked up at run time.
     private static func trimMalloc() {
         typealias MallocTrim = @convention(c) (Int) -> Int32
