@@ -84,15 +84,17 @@ struct PullCommand: ParsableCommand {
                 try pull(from: LocalSource(source), into: replicaStore)
             } else if let from {
                 let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-                let source = try AsyncBridge.run { () async throws -> HTTPSource in
+                let source: HTTPSource
+                do {
+                    source = try HTTPSource(from, token: token)
+                } catch {
+                    throw CommandFailure("\(error)", status: ExitStatus.usage)  // not an http(s) URL
+                }
+                // The source first: nothing is created when the server is unreachable, refuses the
+                // token, or lacks the list.
+                try AsyncBridge.run { [list = list.list] in
                     do {
-                        let source = try HTTPSource(from, token: token)
-                        // The source first: nothing is created when the server is unreachable, refuses
-                        // the token, or lacks the list.
-                        _ = try await source.summary(of: list.list)
-                        return source
-                    } catch let error as SyncError where error.description.hasPrefix("'") {
-                        throw CommandFailure(error.description, status: ExitStatus.usage)
+                        _ = try await source.summary(of: list)
                     } catch {
                         throw SyncFailure.mapped(error)
                     }
