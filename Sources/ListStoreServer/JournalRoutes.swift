@@ -36,14 +36,7 @@ struct JournalRoutes: Sendable {
             let to = try Self.integer(request, "to")
             return Self.json(try await _Offload.run { [store] in
                 let (_, target, changeset) = try store.changeset(of: list, from: from, to: to)
-                var out = Array("{\"digest\":".utf8)
-                JSONValue.string(target.digest.hex).serialize(into: &out)
-                out.append(contentsOf: ",\"from\":\(from),\"list\":".utf8)
-                JSONValue.string(list).serialize(into: &out)
-                out.append(contentsOf: ",\"schemaVersion\":1,\"stages\":".utf8)
-                out.append(contentsOf: changeset.isEmpty ? Array("[]".utf8) : changeset.stagesJSON)
-                out.append(contentsOf: ",\"to\":\(target.version)}".utf8)
-                return out
+                return SyncDocument.diff(changeset, from: from, to: target)
             })
         }
         v1.post("lists/:list/commits") { request, context in try await commit(request, context) }
@@ -56,12 +49,7 @@ struct JournalRoutes: Sendable {
                 throw APIError(.badRequest, "invalidArgument", "the body must be {\"version\": V} with V ≥ 0")
             }
             _ = try await _Offload.run { [store] in try store.registerConsumer(name, of: list, at: version) }
-            var out = Array("{\"consumer\":".utf8)
-            JSONValue.string(name).serialize(into: &out)
-            out.append(contentsOf: ",\"list\":".utf8)
-            JSONValue.string(list).serialize(into: &out)
-            out.append(contentsOf: ",\"schemaVersion\":1,\"version\":\(version)}".utf8)
-            return Self.json(out)
+            return Self.json(SyncDocument.consumer(name, of: list, version: version))
         }
     }
 

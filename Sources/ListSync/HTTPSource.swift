@@ -1,6 +1,5 @@
 import Foundation
 import ListDiff
-import ListJSON
 import ListStore
 
 #if canImport(FoundationNetworking)
@@ -49,38 +48,32 @@ public struct HTTPSource: ListSource {
     }
 
     public func identity() async throws -> StoreIdentity {
-        try await decode(try await get("v1/store"), SyncDocument.decodeIdentity)
+        try decode(try await get("v1/store"), SyncDocument.decodeIdentity)
     }
 
     public func summary(of list: String) async throws -> ListSummary {
-        try await decode(try await get(path(list)), SyncDocument.decodeSummary)
+        try decode(try await get(path(list)), SyncDocument.decodeSummary)
     }
 
     public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        try await decode(try await get(path(list, "journal"), ["since": version, "limit": max(0, limit)]), SyncDocument.decodeJournal)
+        try decode(try await get(path(list, "journal"), ["since": version, "limit": max(0, limit)]), SyncDocument.decodeJournal)
     }
 
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
-        try await decode(try await get(path(list, "snapshot"), version.map { ["at": $0] } ?? [:]), SyncDocument.decodeSnapshot)
+        try decode(try await get(path(list, "snapshot"), version.map { ["at": $0] } ?? [:]), SyncDocument.decodeSnapshot)
     }
 
     public func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
         -> (changeset: ListChangeset, head: ListSnapshot)
     {
         let bytes = try await get(path(list, "diff"), ["from": version])
-        return try await decode(bytes) { bytes in
-            let value = try JSONValue(parsing: bytes)
-            guard let to = value["to"]?.intValue, let digest = value["digest"]?.stringValue, let stages = value["stages"] else {
-                throw SyncDocument.DecodingError(description: "diff: expected \"to\", \"digest\" and \"stages\"")
-            }
-            let (changeset, result) = try StageDocument.decodeStages(stages, applyingTo: state)
-            return (changeset, ListSnapshot(list: list, version: to, digest: ListDigest(hex: digest), sections: result))
-        }
+        let (changeset, head) = try decode(bytes) { try SyncDocument.decodeDiff($0, applyingTo: state) }
+        return (changeset, head)
     }
 
     public func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
         let seconds = max(0, Int((timeout + .milliseconds(999)).components.seconds))
-        let page = try await decode(
+        let page = try decode(
             try await get(path(list, "journal"), ["since": version, "limit": 0, "wait": seconds], extraTime: .seconds(seconds)),
             SyncDocument.decodeJournal)
         return page.hasMore
@@ -146,7 +139,7 @@ public struct HTTPSource: ListSource {
         throw SyncError.transport("\(what): HTTP \(http.statusCode): \(message)")
     }
 
-    private func decode<T>(_ bytes: [UInt8], _ decode: ([UInt8]) throws -> T) async throws -> T {
+    private func decode<T>(_ bytes: [UInt8], _ decode: ([UInt8]) throws -> T) throws -> T {
         do {
             return try decode(bytes)
         } catch {

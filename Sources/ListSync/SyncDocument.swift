@@ -83,6 +83,24 @@ public enum SyncDocument {
         ])
     }
 
+    /// `{"digest","from","list","schemaVersion":1,"stages":[…],"to"}`: one changeset from version
+    /// `from` to the snapshot `to`, with `to`'s digest.
+    public static func diff(_ changeset: ListChangeset, from: Int, to: ListSnapshot) -> [UInt8] {
+        var out = Array("{\"digest\":".utf8)
+        JSONValue.string(to.digest.hex).serialize(into: &out)
+        out.append(contentsOf: ",\"from\":\(from),\"list\":".utf8)
+        JSONValue.string(to.list).serialize(into: &out)
+        out.append(contentsOf: ",\"schemaVersion\":1,\"stages\":".utf8)
+        out.append(contentsOf: changeset.isEmpty ? Array("[]".utf8) : changeset.stagesJSON)
+        out.append(contentsOf: ",\"to\":\(to.version)}".utf8)
+        return out
+    }
+
+    /// `{"consumer","list","schemaVersion":1,"version"}`: a consumer's acknowledged version.
+    public static func consumer(_ name: String, of list: String, version: Int) -> [UInt8] {
+        document(["consumer": .string(name), "list": .string(list), "version": JSONValue(version)])
+    }
+
     /// `{"error":{"code":…,"message":…,"expectedVersion"?,"currentVersion"?},"schemaVersion":1}`.
     public static func error(code: String, message: String, expectedVersion: Int? = nil, currentVersion: Int? = nil) -> [UInt8] {
         var error: JSONObject = ["code": .string(code), "message": .string(message)]
@@ -148,6 +166,21 @@ public enum SyncDocument {
         return ListSnapshot(
             list: try string(object, "list"), version: try int(object, "version"),
             digest: ListDigest(hex: try string(object, "digest")), sections: sections)
+    }
+
+    /// The changeset of a `diff` document, decoded against `state` (the list at its `from` version),
+    /// and the snapshot it leads to.
+    /// - Throws: `DecodingError`; `DocumentError` when the stages do not apply to `state`.
+    public static func decodeDiff(_ bytes: [UInt8], applyingTo state: [ListSection]) throws
+        -> (changeset: ListChangeset, to: ListSnapshot)
+    {
+        let object = try topLevel(bytes, "diff")
+        guard let stages = object["stages"] else { throw DecodingError(description: "stages: expected an array") }
+        let (changeset, result) = try StageDocument.decodeStages(stages, applyingTo: state)
+        let to = ListSnapshot(
+            list: try string(object, "list"), version: try int(object, "to"), digest: ListDigest(hex: try string(object, "digest")),
+            sections: result)
+        return (changeset, to)
     }
 
     /// The error of an `error` document: its code, message and versions.
