@@ -7,7 +7,7 @@
 ///   surrogates are rejected.
 /// - A leading UTF-8 byte order mark (EF BB BF) is accepted and skipped, as RFC 8259 §8.1 allows.
 /// - A key that occurs twice in one object is an error.
-/// - Nesting of arrays and objects is limited (`maxDepth`, 512 by default). The parser is iterative,
+/// - Nesting of arrays and objects is limited (`maxDepth`, `defaultMaxDepth` = 516 by default). The parser is iterative,
 ///   so even a limit far larger than that fails cleanly rather than crashing.
 ///
 /// ```swift
@@ -15,8 +15,21 @@
 /// let deep = JSONParser(maxDepth: 10_000)
 /// ```
 public struct JSONParser: Sendable {
-    /// The nesting limit used when none is given.
-    public static let defaultMaxDepth = 512
+    /// The deepest nesting of an item's content that a store accepts (`[[1]]` has depth 2).
+    ///
+    /// This is the one depth rule of the formats: a commit whose contents nest deeper is refused
+    /// (`invalidSnapshot`), and every document that carries contents (snapshot, stages, journal,
+    /// diff, events) nests them at most `documentEnvelopeDepth` levels down, so whatever a store
+    /// accepted parses again within `defaultMaxDepth`.
+    public static let maxContentDepth = 500
+
+    /// How many levels the documents of DESIGN §3 may add around a content: the deepest, an element
+    /// of a section inserted by a stage of a `log --json` document, sits 9 levels down.
+    public static let documentEnvelopeDepth = 16
+
+    /// The nesting limit used when none is given: room for the deepest content a store accepts
+    /// inside the deepest document that carries it.
+    public static let defaultMaxDepth = maxContentDepth + documentEnvelopeDepth
 
     /// The deepest nesting of arrays and objects accepted; `[[1]]` has depth 2, a scalar depth 0.
     public var maxDepth: Int

@@ -35,11 +35,16 @@ enum _ContentHashing {
         return ContentHash(of: item.content)
     }
 
-    /// Throws unless `content` is canonical JSON text.
+    /// Throws unless `content` is canonical JSON text nested at most `JSONParser.maxContentDepth`
+    /// levels deep (so that every document carrying it can be read back).
     static func checkCanonical(_ content: [UInt8], path: () -> String) throws(StoreError) {
         let value: JSONValue
         do {
-            value = try JSONParser().parse(content)
+            value = try JSONParser(maxDepth: JSONParser.maxContentDepth).parse(content)
+        } catch where error.reason == .tooDeep(limit: JSONParser.maxContentDepth) {
+            throw StoreError(
+                .invalidSnapshot,
+                "\(path()): arrays and objects nested deeper than \(JSONParser.maxContentDepth) levels, the most a store accepts")
         } catch {
             throw StoreError(.invalidSnapshot, "\(path()): not JSON: \(error)")
         }

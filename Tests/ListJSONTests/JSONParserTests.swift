@@ -147,21 +147,21 @@ import Testing
     @Test func absurdNestingIsAnErrorNotACrash() {
         let deep = [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
         let error = failure(deep)
-        #expect(error?.reason == .tooDeep(limit: 512))
-        #expect(error?.offset == 512)
+        #expect(error?.reason == .tooDeep(limit: JSONParser.defaultMaxDepth))
+        #expect(error?.offset == JSONParser.defaultMaxDepth)
         #expect(failure(deep, maxDepth: 10_000)?.reason == .tooDeep(limit: 10_000))
         let objects = Array(String(repeating: #"{"a":"#, count: 100_000).utf8)
-        #expect(failure(objects)?.reason == .tooDeep(limit: 512))
+        #expect(failure(objects)?.reason == .tooDeep(limit: JSONParser.defaultMaxDepth))
         let closed = Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
-        #expect(failure(closed)?.reason == .tooDeep(limit: 512))
+        #expect(failure(closed)?.reason == .tooDeep(limit: JSONParser.defaultMaxDepth))
         #expect(failure(Array("[]".utf8), maxDepth: 0)?.reason == .tooDeep(limit: 0))
         #expect(throws: Never.self) { try JSONValue(parsing: "1", maxDepth: 0) }
     }
 
     @Test func depthLimitIsExact() throws {
         func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
-        #expect(try JSONValue(parsing: nested(512)).serialized() == nested(512))
-        #expect(failure(nested(513))?.reason == .tooDeep(limit: 512))
+        #expect(try JSONValue(parsing: nested(516)).serialized() == nested(516))
+        #expect(failure(nested(517))?.reason == .tooDeep(limit: JSONParser.defaultMaxDepth))
         #expect(try JSONValue(parsing: nested(3), maxDepth: 3) == [[[]]])
         #expect(failure(Array(nested(4).utf8), maxDepth: 3)?.reason == .tooDeep(limit: 3))
     }
