@@ -23,7 +23,11 @@ import ListStoreMigrations
 ///
 /// The file is created on the first write; reading a store that does not exist throws
 /// `.storeNotFound` and creates nothing. A file that is not a ListStore database, or one written by a
-/// newer schema, is refused (`.notAStore`, `.unsupportedSchema`) and left untouched.
+/// newer schema, is refused (`.notAStore`, `.unsupportedSchema`) and left untouched; so is anything
+/// that is not a regular file (a FIFO or a device is never opened). A store this process may not
+/// write (a read-only file, directory or medium) is opened read-only: reads work, writes throw `.io`,
+/// and nothing is created beside it. Such a store is read as an immutable file unless a writer has it
+/// open (its `-wal` and `-shm` exist), so do not read it this way while another user starts writing.
 public final class Store: Sendable {
     /// How a store opens its file.
     public struct Configuration: Sendable {
@@ -78,8 +82,14 @@ public final class Store: Sendable {
                 try _StoreFile.create(at: path) { db in try Store.migrate(db) }
             }
             try _StoreFile.checkHeader(path, supportedSchema: Store.schemaVersion)
+            let readOnly = try _StoreFile.readOnlyLocation(of: path)
             let pool = try Store.mapErrors(path: path) {
-                try openPool(migrating: try checkMigrationsReadOnly())
+                let migrating = try checkMigrationsReadOnly(at: readOnly ?? path)
+                if migrating, readOnly != nil {
+                    throw StoreError(
+                        .io, "the store at \(path) needs this release's schema changes but is read-only for this process; it was left untouched")
+                }
+                return try openPool(readOnlyAt: readOnly, migrating: migrating)
             }
             state.pool = pool
             return pool
@@ -96,24 +106,27 @@ public final class Store: Sendable {
 
     /// Checks the migration record through a read-only connection, which cannot change the file;
     /// returns whether migrations are pending.
-    private func checkMigrationsReadOnly() throws -> Bool {
+    private func checkMigrationsReadOnly(at location: String) throws -> Bool {
         var config = GRDB.Configuration()
         config.readonly = true
         config.busyMode = .timeout(configuration.busyTimeout)
-        let queue = try DatabaseQueue(path: path, configuration: config)
+        let queue = try DatabaseQueue(path: location, configuration: config)
         defer { try? queue.close() }
         return try queue.read { db in try Store.checkMigrations(db) }
     }
 
-    private func openPool(migrating: Bool) throws -> DatabasePool {
+    /// Opens the pool: read-only at `readOnlyLocation` (see `_StoreFile.readOnlyLocation(of:)`) when
+    /// this process may not write the store, where every write fails with `.io` and changes nothing.
+    private func openPool(readOnlyAt readOnlyLocation: String?, migrating: Bool) throws -> DatabasePool {
         var config = GRDB.Configuration()
+        config.readonly = readOnlyLocation != nil
         config.busyMode = .timeout(configuration.busyTimeout)
         config.label = "ListStore"
         let synchronous = configuration.flushesEachCommit ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 10000")
         }
-        let pool = try DatabasePool(path: path, configuration: config)
+        let pool = try DatabasePool(path: readOnlyLocation ?? path, configuration: config)
         // Apply what this release adds (checked again under the write lock: another process may
         // have done it meanwhile).
         if migrating {
@@ -199,6 +212,8 @@ public final class Store: Sendable {
             switch error.resultCode {
             case .SQLITE_CORRUPT, .SQLITE_NOTADB:
                 throw StoreError(.damaged, "the store at \(path) is damaged: \(error.message ?? "\(error.resultCode)")")
+            case .SQLITE_READONLY:
+                throw StoreError(.io, "the store at \(path) is read-only for this process; nothing was written")
             default:
                 throw StoreError(.io, "the store at \(path) could not be used: \(error.message ?? "\(error.resultCode)")")
             }
