@@ -15,7 +15,9 @@ extension Store {
     /// - Parameters:
     ///   - sections: the whole new snapshot. Contents must be canonical JSON (`ListItem(id:json:)`
     ///     makes it so).
-    ///   - list: the list's name (created by its first commit).
+    ///   - list: the list's name (created by its first commit): 1 to 1,024 bytes of UTF-8 without
+    ///     control characters; a new list's name must also be in NFC and hold no invisible
+    ///     formatting characters (bidirectional controls, zero-width spaces), so no two lists print alike.
     ///   - expectedVersion: when given, the commit happens only if the head is this version (0 for a
     ///     list that has none yet).
     ///   - author: optional, recorded in the journal.
@@ -114,12 +116,12 @@ extension Store {
 
     /// Throws unless `name` can name a list: 1 to 1,024 bytes of UTF-8, no control characters.
     static func validateListName(_ name: String) throws {
-        guard !name.isEmpty, name.utf8.count <= 1024 else {
-            throw StoreError(.invalidListName, "a list name must have 1 to 1024 bytes, not \(name.utf8.count)")
-        }
-        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw StoreError(.invalidListName, "a list name must not contain control characters: \(name.debugDescription)")
-        }
+        if let problem = _Names.problem(with: name, "list") { throw StoreError(.invalidListName, problem) }
+    }
+
+    /// Throws unless `name` can name a new list: also in NFC, without invisible formatting characters.
+    static func validateNewListName(_ name: String) throws {
+        if let problem = _Names.problem(withNew: name, "list") { throw StoreError(.invalidListName, problem) }
     }
 
     /// Once the write-ahead log has grown past 4 MiB, copies it back into the database file on a

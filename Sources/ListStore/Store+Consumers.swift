@@ -25,8 +25,8 @@ extension Store {
     /// // … after applying version 42:
     /// try store.acknowledge(consumer: "laptop", of: "inbox", version: 42)
     /// ```
-    /// - Throws: `StoreError` `.invalidArgument` (a name that is empty, over 1,024 bytes or holds
-    ///   control characters), `.listNotFound`, `.versionNotFound` (a version after the head),
+    /// - Throws: `StoreError` `.invalidArgument` (a name that is empty, over 1,024 bytes, holds
+    ///   control or invisible formatting characters, or is not in NFC), `.listNotFound`, `.versionNotFound` (a version after the head),
     ///   `.storeNotFound`, `.io`.
     @discardableResult
     public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) throws -> ConsumerInfo {
@@ -77,10 +77,8 @@ extension Store {
     }
 
     private func setConsumer(_ name: String, of list: String, version: Int?, registering: Bool) throws -> ConsumerInfo {
-        guard !name.isEmpty, name.utf8.count <= 1024,
-              !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
-        else {
-            throw StoreError(.invalidArgument, "a consumer name must have 1 to 1024 bytes and no control characters: \(name.debugDescription)")
+        if let problem = registering ? _Names.problem(withNew: name, "consumer") : _Names.problem(with: name, "consumer") {
+            throw StoreError(.invalidArgument, problem)
         }
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {

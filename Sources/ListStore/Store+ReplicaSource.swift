@@ -87,6 +87,7 @@ extension Store {
             var listID = listID
             let now = _Time.iso8601(Date())
             if listID == 0 {
+                try Store.validateNewListName(list)
                 try db.execute(
                     sql: "INSERT INTO list (name, head_version, head_digest, base_version, created_at) VALUES (?, 0, ?, 0, ?)",
                     arguments: [list, result.digest.hex, now])

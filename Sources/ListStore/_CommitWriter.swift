@@ -178,6 +178,7 @@ struct _CommitWriter {
         }
         var listID = head.listID
         if head.version == 0 {
+            try Store.validateNewListName(list)
             let insert = try _RawStatement(
                 db, "INSERT INTO list (name, head_version, head_digest, base_version, created_at) VALUES (?, 0, '', 0, ?)")
             insert.bind(1, text: list)

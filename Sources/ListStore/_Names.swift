@@ -1,0 +1,58 @@
+import Foundation
+
+/// The rules for list and consumer names, written once for both.
+///
+/// Every name has 1 to 1,024 bytes of UTF-8 and no control characters. A name given to a new list or
+/// consumer must also look like itself alone: it is in Unicode normalization form C (so "é" as one
+/// scalar and "e" + U+0301 cannot name two lists that print the same), and it holds no invisible
+/// formatting characters (bidirectional controls that reorder what is shown, zero-width spaces, the
+/// byte order mark; the zero-width joiner of emoji sequences is allowed). Names stored before these
+/// rules keep working.
+enum _Names {
+    /// Why `name` cannot name anything, or `nil`.
+    static func problem(with name: String, _ what: String) -> String? {
+        guard !name.isEmpty, name.utf8.count <= 1024 else {
+            return "a \(what) name must have 1 to 1024 bytes, not \(name.utf8.count)"
+        }
+        guard !name.unicodeScalars.contains(where: isControl) else {
+            return "a \(what) name must not contain control characters: \(name.debugDescription)"
+        }
+        return nil
+    }
+
+    /// Why `name` cannot name a new list or consumer, or `nil`.
+    static func problem(withNew name: String, _ what: String) -> String? {
+        if let problem = problem(with: name, what) { return problem }
+        if let format = name.unicodeScalars.first(where: isInvisibleFormat) {
+            return "a \(what) name must not contain invisible formatting characters such as U+\(hex(format)): \(name.debugDescription)"
+        }
+        let composed = name.precomposedStringWithCanonicalMapping
+        guard composed.unicodeScalars.elementsEqual(name.unicodeScalars) else {
+            return "a \(what) name must be in Unicode normalization form C (NFC), as \(composed.debugDescription) is: \(escaped(name))"
+        }
+        return nil
+    }
+
+    /// C0 and C1 controls and DEL.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// Format characters (general category Cf: bidirectional controls, zero-width spaces, soft
+    /// hyphen, byte order mark, …) but the zero-width joiner, and the line and paragraph separators.
+    private static func isInvisibleFormat(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value == 0x200D { return false }
+        if scalar.value == 0x2028 || scalar.value == 0x2029 { return true }
+        return scalar.properties.generalCategory == .format
+    }
+
+    private static func hex(_ scalar: Unicode.Scalar) -> String {
+        let digits = String(scalar.value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// The name with every scalar outside ASCII written as `\u{…}`, so the two forms can be told apart.
+    private static func escaped(_ name: String) -> String {
+        name.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(hex($0))}" }.joined()
+    }
+}
