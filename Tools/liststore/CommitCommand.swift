@@ -47,7 +47,7 @@ struct CommitCommand: ParsableCommand {
             let elementCount = sections.reduce(0) { $0 + $1.elements.count }
             let store = try store.storeForWriting()
             let before = json ? nil : try? StoreFailure.mapping { try store.snapshot(of: list.list) }
-            if elementCount >= 100_000 { Terminal.progress("committing \(elementCount) elements to '\(list.list)'…") }
+            if elementCount >= 100_000 { Terminal.progress("committing \(elementCount) elements to \(Output.quoted(list.list))…") }
             let result = try StoreFailure.mapping {
                 try store.commit(sections, to: list.list, expectedVersion: expectVersion, author: author, message: message)
             }
@@ -57,11 +57,11 @@ struct CommitCommand: ParsableCommand {
                 return
             }
             guard result.changed else {
-                Terminal.out("'\(result.list)': no changes; version \(result.version) stays the head.\n")
+                Terminal.out("\(Output.quoted(result.list)): no changes; version \(result.version) stays the head.\n")
                 return
             }
             Terminal.out(
-                "'\(result.list)': version \(result.version) (parent \(result.parentVersion)), digest \(Output.short(result.digest)), \(result.rowsWritten) rows written\n")
+                "\(Output.quoted(result.list)): version \(result.version) (parent \(result.parentVersion)), digest \(Output.short(result.digest)), \(result.rowsWritten) rows written\n")
             let source = before.flatMap { $0.version == result.parentVersion ? $0.sections : nil } ?? (result.parentVersion == 0 ? [] : nil)
             if let source {
                 Terminal.out(try StageSummary(changeset: result.changeset, source: source).text)

@@ -48,12 +48,12 @@ struct ConsumersCommand: ParsableCommand {
             var note: String?
             if let register {
                 let info = try StoreFailure.mapping { try store.registerConsumer(register, of: list, at: at) }
-                note = "'\(list)': consumer '\(info.name)' registered at version \(info.version); pruning keeps the journal after it.\n"
+                note = "\(Output.quoted(list)): consumer \(Output.quoted(info.name)) registered at version \(info.version); pruning keeps the journal after it.\n"
             } else if let unregister {
                 guard try StoreFailure.mapping({ try store.unregisterConsumer(unregister, of: list) }) else {
-                    throw CommandFailure("no consumer named '\(unregister)' is registered on list '\(list)'", status: ExitStatus.usage)
+                    throw CommandFailure("no consumer named \(Output.quoted(unregister)) is registered on list \(Output.quoted(list))", status: ExitStatus.usage)
                 }
-                note = "'\(list)': consumer '\(unregister)' unregistered.\n"
+                note = "\(Output.quoted(list)): consumer \(Output.quoted(unregister)) unregistered.\n"
             }
             if !json, let note {
                 Terminal.out(note)
@@ -73,7 +73,7 @@ struct ConsumersCommand: ParsableCommand {
                 return
             }
             guard !consumers.isEmpty else {
-                Terminal.out("'\(list)': no consumers registered.\n")
+                Terminal.out("\(Output.quoted(list)): no consumers registered.\n")
                 return
             }
             Terminal.out(Output.table(

@@ -88,15 +88,15 @@ struct DemoCommand: ParsableCommand {
         }
         var isDirectory: ObjCBool = false
         if manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw CommandFailure("'\(directory)' is not a directory", status: ExitStatus.usage) }
+            guard isDirectory.boolValue else { throw CommandFailure("\(Output.quoted(directory)) is not a directory", status: ExitStatus.usage) }
             for name in ["inbox.liststore", "replica.liststore"] where manager.fileExists(atPath: directory + "/" + name) {
-                throw CommandFailure("'\(directory)' already holds \(name); choose a new directory", status: ExitStatus.usage)
+                throw CommandFailure("\(Output.quoted(directory)) already holds \(name); choose a new directory", status: ExitStatus.usage)
             }
         } else {
             do {
                 try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw CommandFailure("cannot create '\(directory)': \(error.localizedDescription)", status: ExitStatus.ioError)
+                throw CommandFailure("cannot create \(Output.quoted(directory)): \(error.localizedDescription)", status: ExitStatus.ioError)
             }
         }
         return directory

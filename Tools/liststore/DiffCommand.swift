@@ -71,7 +71,7 @@ struct DiffCommand: ParsableCommand {
                     out.append(contentsOf: ",\"toVersion\":\(to.version)}\n".utf8)
                     Terminal.out(String(decoding: out, as: UTF8.self))
                 } else {
-                    Terminal.out("'\(list)' version \(from.version) → \(to.version): ")
+                    Terminal.out("\(Output.quoted(list)) version \(from.version) → \(to.version): ")
                     Terminal.out(try StageSummary(changeset: changeset, source: from.sections).text)
                 }
                 return

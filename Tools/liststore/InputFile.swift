@@ -11,13 +11,13 @@ enum InputFile {
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw CommandFailure("cannot open '\(path)': no such file", status: ExitStatus.missingInput)
+            throw CommandFailure("cannot open \(Output.quoted(path)): no such file", status: ExitStatus.missingInput)
         }
         guard !isDirectory.boolValue else {
-            throw CommandFailure("cannot read '\(path)': it is a directory", status: ExitStatus.missingInput)
+            throw CommandFailure("cannot read \(Output.quoted(path)): it is a directory", status: ExitStatus.missingInput)
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure("cannot read '\(path)': permission denied or unreadable", status: ExitStatus.missingInput)
+            throw CommandFailure("cannot read \(Output.quoted(path)): permission denied or unreadable", status: ExitStatus.missingInput)
         }
         return [UInt8](data)
     }

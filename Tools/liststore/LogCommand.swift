@@ -44,7 +44,7 @@ struct LogCommand: ParsableCommand {
                 return
             }
             guard !page.entries.isEmpty else {
-                Terminal.out("'\(list.list)': no journal entries\(since.map { " after version \($0)" } ?? "").\n")
+                Terminal.out("\(Output.quoted(list.list)): no journal entries\(since.map { " after version \($0)" } ?? "").\n")
                 return
             }
             var rows: [[String]] = []

@@ -58,14 +58,14 @@ struct PruneCommand: ParsableCommand {
                 return
             }
             var text = result.removedEntries == 0
-                ? "'\(result.list)': nothing pruned; "
-                : "'\(result.list)': \(result.removedEntries) journal \(result.removedEntries == 1 ? "entry" : "entries") removed; "
+                ? "\(Output.quoted(result.list)): nothing pruned; "
+                : "\(Output.quoted(result.list)): \(result.removedEntries) journal \(result.removedEntries == 1 ? "entry" : "entries") removed; "
             text += result.base == result.previousBase
                 ? "the history still starts at version \(result.base) (head \(result.head)).\n"
                 : "the history now starts at version \(result.base) (was \(result.previousBase); head \(result.head)).\n"
             if !result.heldBy.isEmpty {
                 text += "Held back by \(result.heldBy.count == 1 ? "consumer" : "consumers") "
-                    + result.heldBy.map { "'\($0)'" }.joined(separator: ", ") + " (--force prunes past them).\n"
+                    + result.heldBy.map { "\(Output.quoted($0))" }.joined(separator: ", ") + " (--force prunes past them).\n"
             }
             Terminal.out(text)
         }

@@ -35,7 +35,7 @@ struct ShowCommand: ParsableCommand {
                 Terminal.out(String(decoding: snapshot.documentJSON, as: UTF8.self) + "\n")
                 return
             }
-            var text = "'\(snapshot.list)' version \(snapshot.version): \(StageSummary.plural(snapshot.sections.count, "section")), "
+            var text = "\(Output.quoted(snapshot.list)) version \(snapshot.version): \(StageSummary.plural(snapshot.sections.count, "section")), "
                 + "\(StageSummary.plural(snapshot.elementCount, "element")), digest \(snapshot.digest.hex)\n"
             for (s, section) in snapshot.sections.enumerated() {
                 text += "\n[\(s)] \(StageSummary.id(section.model.id))  \(StageSummary.content(String(decoding: section.model.content, as: UTF8.self)))\n"

@@ -15,7 +15,7 @@ struct StoreOptions: ParsableArguments {
     func existingStore() throws -> Store {
         let store = try storeForWriting()
         guard store.exists else {
-            throw CommandFailure("no store at '\(db)'", status: ExitStatus.missingInput)
+            throw CommandFailure("no store at \(Output.quoted(db))", status: ExitStatus.missingInput)
         }
         return store
     }

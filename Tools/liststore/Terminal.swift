@@ -11,8 +11,9 @@ enum Terminal {
     /// Writes `text` to standard output.
     static func out(_ text: String) { write(text, to: 1) }
 
-    /// Writes one line, prefixed with the program name, to standard error.
-    static func errorLine(_ line: String) { write("liststore: " + line + "\n", to: 2) }
+    /// Writes one line, prefixed with the program name, to standard error; control characters in
+    /// it (a name or a server's message holding a line break or an escape sequence) are escaped.
+    static func errorLine(_ line: String) { write("liststore: " + Output.printable(line) + "\n", to: 2) }
 
     /// Whether standard error is a terminal (progress is shown only then).
     static var showsProgress: Bool { isatty(2) != 0 }
@@ -21,7 +22,7 @@ enum Terminal {
     /// progress line; `nil` clears it.
     static func progress(_ line: String?) {
         guard showsProgress else { return }
-        write("\r\u{1B}[K" + (line.map { "liststore: " + $0 } ?? ""), to: 2)
+        write("\r\u{1B}[K" + (line.map { "liststore: " + Output.printable($0) } ?? ""), to: 2)
     }
 
     /// Runs a command body; a `CommandFailure` becomes one line on stderr and its exit code.

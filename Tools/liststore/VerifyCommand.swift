@@ -32,7 +32,7 @@ struct VerifyCommand: ParsableCommand {
             let report = try StoreFailure.mapping {
                 try store.verify(list: list) { progress in
                     if progress.completed % 100 == 0 || progress.completed == progress.total {
-                        Terminal.progress("verifying '\(progress.list)': \(progress.completed)/\(progress.total) versions")
+                        Terminal.progress("verifying \(Output.quoted(progress.list)): \(progress.completed)/\(progress.total) versions")
                     }
                 }
             }
