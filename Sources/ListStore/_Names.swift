@@ -2,10 +2,10 @@ import Foundation
 
 /// The rules for list and consumer names, written once for both.
 ///
-/// Every name has 1 to 1,024 bytes of UTF-8 and no control characters. A name given to a new list or
-/// consumer must also look like itself alone: it is in Unicode normalization form C (so "é" as one
-/// scalar and "e" + U+0301 cannot name two lists that print the same), and it holds no invisible
-/// formatting characters (bidirectional controls that reorder what is shown, zero-width spaces, the
+/// Every name has 1 to 1,024 bytes of UTF-8 and no C0 control characters or DEL. A name given to a
+/// new list or consumer must also hold no C1 control characters and look like itself alone: it is
+/// in Unicode normalization form C (so "é" as one scalar and "e" + U+0301 cannot name two lists that
+/// print the same), and it holds no invisible formatting characters (bidirectional controls that reorder what is shown, zero-width spaces, the
 /// byte order mark; the zero-width joiner of emoji sequences is allowed). Names stored before these
 /// rules keep working.
 enum _Names {
@@ -14,7 +14,7 @@ enum _Names {
         guard !name.isEmpty, name.utf8.count <= 1024 else {
             return "a \(what) name must have 1 to 1024 bytes, not \(name.utf8.count)"
         }
-        guard !name.unicodeScalars.contains(where: isControl) else {
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             return "a \(what) name must not contain control characters: \(name.debugDescription)"
         }
         return nil
@@ -23,6 +23,9 @@ enum _Names {
     /// Why `name` cannot name a new list or consumer, or `nil`.
     static func problem(withNew name: String, _ what: String) -> String? {
         if let problem = problem(with: name, what) { return problem }
+        guard !name.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) else {
+            return "a \(what) name must not contain control characters: \(name.debugDescription)"
+        }
         if let format = name.unicodeScalars.first(where: isInvisibleFormat) {
             return "a \(what) name must not contain invisible formatting characters such as U+\(hex(format)): \(name.debugDescription)"
         }
@@ -31,11 +34,6 @@ enum _Names {
             return "a \(what) name must be in Unicode normalization form C (NFC), as \(composed.debugDescription) is: \(escaped(name))"
         }
         return nil
-    }
-
-    /// C0 and C1 controls and DEL.
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// Format characters (general category Cf: bidirectional controls, zero-width spaces, soft

@@ -54,7 +54,7 @@ struct VerifyCommand: ParsableCommand {
                 ])
             } else {
                 var text = report.integrityProblems.isEmpty
-                    ? "integrity check: ok\n" : "integrity check: \(report.integrityProblems.joined(separator: "; "))\n"
+                    ? "integrity check: ok\n" : "integrity check: \(Output.printable(report.integrityProblems.joined(separator: "; ")))\n"
                 var rows: [[String]] = []
                 for list in report.lists {
                     let status = list.isValid
