@@ -7,9 +7,10 @@ import Hummingbird
 ///
 /// The server's own hosts:
 /// - bound to loopback (`127.0.0.0/8`, `::1`, `localhost`): `localhost`, an address of
-///   `127.0.0.0/8` or `[::1]`, on the server's port;
+///   `127.0.0.0/8` or `[::1]`, on the server's port or without a port;
 /// - bound to any other address, the wildcard (`0.0.0.0`, `::`) included: `localhost` and any IP
-///   address literal, on the server's port (an address cannot be rebound; names can);
+///   address literal, on the server's port or without a port (an address cannot be rebound;
+///   names can);
 /// - in every case, the `allowedHosts` (`name`, any port, or `name:port`), such as the name a
 ///   reverse proxy forwards.
 ///
@@ -50,7 +51,8 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
         let authority = authority.lowercased()
         guard let (host, givenPort) = Self.split(authority) else { return false }
         if allowedHosts.contains(authority) || allowedHosts.contains(host) { return true }
-        guard let port = port(), (givenPort ?? 80) == port else { return false }
+        // Without a port, a Host names the server on any of its ports (no browser leaves it out).
+        guard let port = port(), givenPort == nil || givenPort == port else { return false }
         if host == "localhost" { return true }
         if bindsToLoopback { return Self.isLoopbackAddress(host) }
         return Self.isIPv4(host) != nil || host.contains(":")

@@ -153,7 +153,7 @@ import Testing
                 return connection
             }
         }
-        for request in ["GET /v1/lists/l/events HTTP/1.1\r\n", "GET /v1/lists/l/journal?wait=5 HTTP/1.1\r\n"] {
+        for request in ["GET /v1/lists/l/events HTTP/1.1\r\n", "GET /v1/lists/l/journal?since=1&wait=5 HTTP/1.1\r\n"] {
             let busy = try await RawAnswer.exchange(port: port, request + host)
             #expect(busy.status == 503 && busy.errorCode == "serverBusy" && busy.headers["retry-after"] == "5", "\(request)")
         }
