@@ -85,19 +85,26 @@ extension Store {
     }
 
     /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest
-    /// first, at most `limit`.
+    /// first, at most `limit` of them and, with `maxBytes`, only as many as fit in that many bytes of
+    /// stages JSON (`JournalEntry.stagesJSON`) — but always at least one, so that a reader paging
+    /// with `hasMore` makes progress even past an entry larger than the budget.
     ///
     /// ```swift
     /// var cursor = 0
     /// repeat {
-    ///     let page = try store.journal(of: "inbox", after: cursor, limit: 100)
+    ///     let page = try store.journal(of: "inbox", after: cursor, limit: 100, maxBytes: 8 << 20)
     ///     for entry in page.entries { /* … */ cursor = entry.version }
     /// } while page.hasMore
     /// ```
+    /// - Parameters:
+    ///   - limit: the most entries returned (0 answers only `hasMore`).
+    ///   - maxBytes: the byte budget of the page's stages (default: no budget). Entries are read
+    ///     only once they are known to fit, so the memory a page takes follows the budget.
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound` (a version older
     ///   than the retained history, or after the head), `.damaged`, `.io`.
-    /// - Complexity: O(size of the entries returned).
-    public func journal(of list: String, after version: Int? = nil, limit: Int = 100) throws -> JournalPage {
+    /// - Complexity: O(size of the entries returned); with a budget, one more pass over the sizes of
+    ///   at most `limit` entries.
+    public func journal(of list: String, after version: Int? = nil, limit: Int = 100, maxBytes: Int = .max) throws -> JournalPage {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
@@ -105,6 +112,29 @@ extension Store {
                 let version = version ?? info.baseVersion
                 try checkRetained(version, info)
                 let limit = max(0, limit)
+                if maxBytes < .max, limit > 0 {
+                    // Count the entries that fit by their sizes alone, then read only those.
+                    let sizes = try _RawStatement(
+                        db, """
+                            SELECT length(CAST(stages AS BLOB)) FROM journal
+                            WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
+                            """)
+                    sizes.bind(1, info.id)
+                    sizes.bind(2, version)
+                    sizes.bind(3, info.headVersion)
+                    sizes.bind(4, Int64(min(limit, Int(Int64.max))))
+                    defer { sizes.reset() }
+                    var (fitting, bytes) = (0, 0)
+                    while try sizes.step() {
+                        bytes += Int(sizes.int64(0))
+                        if fitting > 0, bytes > maxBytes {
+                            // The entry after the last one that fits exists: more follow.
+                            let entries = try entries(db, info: info, after: version, through: info.headVersion, limit: fitting)
+                            return JournalPage(entries: entries, hasMore: true)
+                        }
+                        fitting += 1
+                    }
+                }
                 var entries = try entries(db, info: info, after: version, through: info.headVersion, limit: limit + 1)
                 let hasMore = entries.count > limit
                 if hasMore { entries.removeLast() }

@@ -4,8 +4,9 @@ import ListSync
 import Logging
 
 /// An error answered to a client: a status and the JSON error document
-/// `{"error":{"code":…,"message":…},"schemaVersion":1}`. Store errors keep their code; anything
-/// unexpected is logged and answered as `internal` without details.
+/// `{"error":{"code":…,"message":…},"schemaVersion":1}`. Store errors keep their code, except those
+/// of a failing server (a damaged store, I/O): those and anything unexpected are logged and
+/// answered 500 `internal` without details.
 struct APIError: Error {
     var status: HTTPResponse.Status
     var code: String
@@ -25,24 +26,41 @@ struct APIError: Error {
         APIError(.badRequest, StoreError.Code.invalidArgument.description, message)
     }
 
+    /// The code of a 503 answer: the server holds as many connections or waiting requests as it
+    /// may.
+    static let serverBusyCode = "serverBusy"
+    /// The `Retry-After` of a 503 answer, in seconds.
+    static let retryAfterSeconds = 5
+
+    /// 503 with `Retry-After`: the server is at one of its limits.
+    static func serverBusy(_ message: String) -> APIError {
+        var error = APIError(.serviceUnavailable, serverBusyCode, message)
+        error.headers[.retryAfter] = String(retryAfterSeconds)
+        return error
+    }
+
+    /// The answer to a failure of the server itself (500): no details, which go to the log.
+    static let `internal` = APIError(.internalServerError, "internal", "the server failed to answer this request")
+
     /// `error` as the client sees it.
     static func from(_ error: any Error, logger: Logger) -> APIError {
         switch error {
         case let error as APIError:
             return error
         case let error as StoreError:
+            guard status(of: error.code) != .internalServerError else {
+                logger.error("store error (\(error.code)): \(error.message)")
+                return .internal
+            }
             var api = APIError(status(of: error.code), error.code.description, error.message)
             api.expectedVersion = error.expectedVersion
             api.currentVersion = error.currentVersion
-            if api.status == .internalServerError {
-                logger.error("store error: \(error.message)")
-            }
             return api
-        case let error as HTTPError:
+        case let error as HTTPError where error.status != .internalServerError:
             return APIError(error.status, error.status == .contentTooLarge ? "bodyTooLarge" : "http", error.body ?? error.status.reasonPhrase)
         default:
             logger.error("unexpected error: \(String(describing: error))")
-            return APIError(.internalServerError, "internal", "the server failed to answer this request")
+            return .internal
         }
     }
 

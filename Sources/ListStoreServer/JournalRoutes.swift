@@ -4,6 +4,7 @@ import ListJSON
 import ListStore
 import ListSync
 import HTTPTypes
+import NIOCore
 import ServiceLifecycle
 
 /// The `/v1` endpoints of `JournalServer`.
@@ -11,6 +12,7 @@ struct JournalRoutes: Sendable {
     let store: Store
     let watcher: HeadWatcher
     let configuration: JournalServer.Configuration
+    let state: ServerState
 
     func add(to router: Router<BasicRequestContext>) {
         let v1 = router.group("v1")
@@ -67,9 +69,14 @@ struct JournalRoutes: Sendable {
         guard Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
         }
-        let read = { [store] in try await _Offload.run { try store.journal(of: list, after: since, limit: limit) } }
+        let maxBytes = configuration.maxPageBytes
+        let read = { [store] in try await _Offload.run { try store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes) } }
         var page = try await read()
         if wait > 0, page.entries.isEmpty, !page.hasMore {
+            guard let slot = state.streams.slot() else {
+                throw APIError.serverBusy("the server holds as many long polls and event streams as it may; try again later")
+            }
+            defer { withExtendedLifetime(slot) {} }
             var version = since ?? 0
             if since == nil { version = try await _Offload.run { [store] in try store.summary(of: list).baseVersion } }
             if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) { page = try await read() }
@@ -90,8 +97,8 @@ struct JournalRoutes: Sendable {
             throw APIError(.badRequest, StoreError.Code.invalidSnapshot.description, "not a snapshot document: \(error)")
         }
         let expectedVersion = try Self.expectedVersion(value)
-        let author = value["author"]?.stringValue
-        let message = value["message"]?.stringValue
+        let author = try Self.optionalString(value, "author")
+        let message = try Self.optionalString(value, "message")
         let result = try await _Offload.run { [store] in
             try store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
         }
@@ -103,37 +110,41 @@ struct JournalRoutes: Sendable {
     private func events(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let since = try Self.lastEventID(request) ?? Self.integer(request, "since")
+        guard let slot = state.streams.slot() else {
+            throw APIError.serverBusy("the server holds as many long polls and event streams as it may; try again later")
+        }
+        let maxBytes = configuration.maxPageBytes
         // Errors before the stream starts get a status: unknown list, a version not retained.
-        let first = try await _Offload.run { [store] in try store.journal(of: list, after: since, limit: 100) }
+        _ = try await _Offload.run { [store] in try store.journal(of: list, after: since, limit: 0) }
         let base = since == nil ? try await _Offload.run { [store] in try store.summary(of: list).baseVersion } : 0
         let start = since ?? base
-        let (store, watcher, keepAlive, logger) = (store, watcher, configuration.keepAliveInterval, context.logger)
+        let (store, watcher, state, keepAlive, logger) = (store, watcher, state, configuration.keepAliveInterval, context.logger)
+        // Each entry is written as it comes, and each write waits while the connection cannot take
+        // more (a client that does not read), so a stream holds at most one page of the store.
         let body = ResponseBody { writer in
+            // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
+            defer { withExtendedLifetime(slot) {} }
             var cursor = start
-            var page: JournalPage? = first
             while !watcher.isClosed && !Task.isCancelled {
                 let current: JournalPage
-                if let page { current = page } else {
-                    do {
-                        let after = cursor
-                        current = try await _Offload.run { try store.journal(of: list, after: after, limit: 100) }
-                    } catch {
-                        let api = APIError.from(error, logger: logger)
-                        let data = SyncDocument.error(code: api.code, message: api.message)
-                        try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
-                        break
-                    }
+                do {
+                    let after = cursor
+                    current = try await _Offload.run { try store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes) }
+                } catch {
+                    let api = APIError.from(error, logger: logger)
+                    let data = SyncDocument.error(code: api.code, message: api.message)
+                    try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                    break
                 }
-                page = nil
                 if !current.entries.isEmpty {
-                    var out: [UInt8] = []
                     for entry in current.entries {
-                        out.append(contentsOf: "id: \(entry.version)\nevent: commit\ndata: ".utf8)
-                        out.append(contentsOf: SyncDocument.commitObject(entry))
-                        out.append(contentsOf: "\n\n".utf8)
+                        var event = ByteBuffer(string: "id: \(entry.version)\nevent: commit\ndata: ")
+                        event.writeBytes(SyncDocument.commitObject(entry))
+                        event.writeString("\n\n")
+                        try await writer.write(event)
+                        state.addEventBytes(event.readableBytes)
                         cursor = entry.version
                     }
-                    try await writer.write(ByteBuffer(bytes: out))
                 } else if !current.hasMore, await !watcher.wait(for: list, after: cursor, timeout: keepAlive), !watcher.isClosed {
                     try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
                 }
@@ -152,16 +163,26 @@ struct JournalRoutes: Sendable {
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// The request's body, at most `limit` bytes (413 beyond).
+    /// The request's body, at most `limit` bytes: 413 (`bodyTooLarge`) beyond, 400
+    /// (`bodyIncomplete`) when the client ends it before it is whole.
     static func body(of request: Request, upTo limit: Int) async throws -> ByteBuffer {
         let tooLarge = APIError(.contentTooLarge, "bodyTooLarge", "the request body is larger than \(limit) bytes")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
         var request = request
         do {
             return try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
         } catch {
-            throw tooLarge  // the body went past the limit (or the client went away)
+            throw APIError(.badRequest, "bodyIncomplete", "the request body ended before it was complete")
         }
+    }
+
+    /// The string member `name` of a body, `nil` when absent or null; 400 when it is not a string.
+    static func optionalString(_ value: JSONValue, _ name: String) throws -> String? {
+        guard let member = value[name], !member.isNull else { return nil }
+        guard let string = member.stringValue else { throw APIError.invalidArgument("\(name): expected a string") }
+        return string
     }
 
     static func list(_ context: BasicRequestContext) throws -> String {

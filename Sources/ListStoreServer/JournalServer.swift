@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import ListStore
 import Logging
 import ServiceLifecycle
@@ -29,6 +30,10 @@ import UnixSignals
 /// | `PUT /v1/lists/:list/consumers/:name` | registers or acknowledges a consumer: `{"version":V}` |
 public struct JournalServer: Sendable {
     /// Where and how the server listens, and its limits.
+    ///
+    /// The limits bound what a client can make the server hold: memory per answer
+    /// (`maxPageBytes`, `maxBodyBytes`), descriptors (`maxConnections`), waiting requests
+    /// (`maxStreams`), and time (`idleTimeout`, `headerTimeout`).
     public struct Configuration: Sendable {
         /// The address to bind (default 127.0.0.1: this machine only).
         public var host: String
@@ -40,6 +45,9 @@ public struct JournalServer: Sendable {
         public var maxBodyBytes: Int
         /// The most journal entries one request returns.
         public var maxLimit: Int
+        /// The most bytes of stages one journal page or one read of an event stream holds (at least
+        /// one entry is always sent, however large); `hasMore` tells the client to ask again.
+        public var maxPageBytes: Int
         /// The longest `wait` of a long poll.
         public var maxWait: Duration
         /// How often the heads are read for commits of other processes while clients wait.
@@ -49,23 +57,79 @@ public struct JournalServer: Sendable {
         /// How many connections may wait to be accepted (the kernel caps it at `somaxconn`): many
         /// followers reconnecting at once after a restart should not see their connections dropped.
         public var backlog: Int
+        /// The most connections open at once; one more is answered 503 and closed. `nil`: the
+        /// descriptor limit (`RLIMIT_NOFILE`) less a reserve for the store's files, read when the
+        /// server is created (see `JournalServer.raiseDescriptorLimit()`).
+        public var maxConnections: Int?
+        /// The most long polls and event streams at once, a part of `maxConnections` so that waiting
+        /// clients never lock out the others; one more is answered 503 with `Retry-After`. `nil`:
+        /// `maxConnections` less a tenth of it (at least 16).
+        public var maxStreams: Int?
+        /// How long a connection may stay idle — no request under way and nothing received — before
+        /// it is closed. The time a long poll or event stream takes to answer does not count.
+        public var idleTimeout: Duration
+        /// How long a request head may take from its first byte to its end before the connection
+        /// is closed.
+        public var headerTimeout: Duration
+        /// Other `Host` values this server answers to, as `name` (any port) or `name:port`: the
+        /// names of a reverse proxy or of the machine. Loopback names and addresses are always
+        /// allowed on a loopback server, IP addresses on any other (see `OriginPolicyMiddleware`).
+        public var allowedHosts: [String]
+        /// The `Origin`s (`scheme://host[:port]`) whose requests are served; requests carrying any
+        /// other `Origin` are refused (403).
+        public var allowedOrigins: [String]
 
         /// A configuration; the defaults suit a server on this machine.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, maxBodyBytes: Int = 32 << 20,
-            maxLimit: Int = 1000, maxWait: Duration = .seconds(60), pollInterval: Duration = .milliseconds(20),
-            keepAliveInterval: Duration = .seconds(15), backlog: Int = 4096
+            maxLimit: Int = 1000, maxPageBytes: Int = 8 << 20, maxWait: Duration = .seconds(60),
+            pollInterval: Duration = .milliseconds(20), keepAliveInterval: Duration = .seconds(15), backlog: Int = 4096,
+            maxConnections: Int? = nil, maxStreams: Int? = nil, idleTimeout: Duration = .seconds(60),
+            headerTimeout: Duration = .seconds(10), allowedHosts: [String] = [], allowedOrigins: [String] = []
         ) {
             self.host = host
             self.port = port
             self.token = token
             self.maxBodyBytes = maxBodyBytes
             self.maxLimit = maxLimit
+            self.maxPageBytes = maxPageBytes
             self.maxWait = maxWait
             self.pollInterval = pollInterval
             self.keepAliveInterval = keepAliveInterval
             self.backlog = backlog
+            self.maxConnections = maxConnections
+            self.maxStreams = maxStreams
+            self.idleTimeout = idleTimeout
+            self.headerTimeout = headerTimeout
+            self.allowedHosts = allowedHosts
+            self.allowedOrigins = allowedOrigins
         }
+
+        /// Whether `host` is a loopback name or address (`localhost`, `127.0.0.0/8`, `::1`): only
+        /// this machine can connect.
+        public var bindsToLoopback: Bool {
+            OriginPolicyMiddleware<BasicRequestContext>.isLoopbackAddress(
+                host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host)
+        }
+
+        /// `maxConnections`, or the default derived from the descriptor limit.
+        public var effectiveMaxConnections: Int {
+            maxConnections ?? max(16, min(DescriptorLimit.current, 1 << 24) - DescriptorLimit.reserve)
+        }
+
+        /// `maxStreams`, or the default derived from `effectiveMaxConnections`.
+        public var effectiveMaxStreams: Int {
+            let connections = effectiveMaxConnections
+            return maxStreams ?? max(1, connections - max(16, connections / 10))
+        }
+    }
+
+    /// Raises the process's soft limit of open files to its hard limit, so that the default
+    /// `maxConnections` is as large as the system allows; returns the limit now in force. A
+    /// program serving many followers calls it before it creates the server.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int {
+        DescriptorLimit.raiseToHardLimit()
     }
 
     /// The store served.
@@ -75,11 +139,15 @@ public struct JournalServer: Sendable {
     /// Where requests and errors are logged.
     public var logger: Logger
 
+    /// What the server holds while it runs: connections, waiting requests, bytes being streamed.
+    let state: ServerState
+
     /// A server of `store`.
     public init(store: Store, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
+        state = ServerState(configuration)
     }
 
     /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM: then
@@ -90,17 +158,30 @@ public struct JournalServer: Sendable {
     /// - Throws: when the address cannot be bound.
     public func run(handlingSignals: Bool = true, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval)
+        let state = state
+        if configuration.port != 0 { state.port = configuration.port }
         let router = Router()
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
         if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
-        JournalRoutes(store: store, watcher: watcher, configuration: configuration).add(to: router)
+        router.add(middleware: JSONContentTypeMiddleware())
+        JournalRoutes(store: store, watcher: watcher, configuration: configuration, state: state).add(to: router)
         let port = configuration.port
+        let (idleTimeout, headerTimeout) = (configuration.idleTimeout, configuration.headerTimeout)
         let app = Application(
-            router: router,
+            responder: HeadResponder(responder: router.buildResponder()),
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(
+                    responder: responder, idleTimeout: idleTimeout, headerTimeout: headerTimeout, connections: state.connections)
+            },
             configuration: .init(
                 address: .hostname(configuration.host, port: port), serverName: "liststore", backlog: configuration.backlog),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                state.port = bound
+                await onRunning(bound)
+            },
             logger: logger)
         // Services shut down in reverse order: the watcher first, which ends the waits of long polls
         // and event streams, then the HTTP server, which waits for the requests under way.

@@ -1,6 +1,6 @@
 import Foundation
 import ListStore
-import ListStoreServer
+@testable import ListStoreServer
 import Logging
 
 #if canImport(FoundationNetworking)
@@ -11,20 +11,27 @@ import FoundationNetworking
 struct ServerHarness {
     let url: String
     let task: Task<Void, any Error>
+    let server: JournalServer
+
+    /// The bound port.
+    var port: Int { Int(url.split(separator: ":").last!)! }
 
     /// Starts a server of `store` and waits until it accepts connections.
     static func start(_ store: Store, token: String? = nil, maxBodyBytes: Int = 1 << 20) async throws -> ServerHarness {
+        try await start(store, .init(port: 0, token: token, maxBodyBytes: maxBodyBytes, keepAliveInterval: .seconds(1)))
+    }
+
+    /// Starts a server of `store` with `configuration` (its port should be 0).
+    static func start(_ store: Store, _ configuration: JournalServer.Configuration) async throws -> ServerHarness {
         var logger = Logger(label: "test.server")
         logger.logLevel = .critical
-        let server = JournalServer(
-            store: store, configuration: .init(port: 0, token: token, maxBodyBytes: maxBodyBytes, keepAliveInterval: .seconds(1)),
-            logger: logger)
+        let server = JournalServer(store: store, configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task {
             defer { continuation.finish() }
             try await server.run(handlingSignals: false) { port in continuation.yield(port) }
         }
-        for await port in ports { return ServerHarness(url: "http://127.0.0.1:\(port)", task: task) }
+        for await port in ports { return ServerHarness(url: "http://127.0.0.1:\(port)", task: task, server: server) }
         _ = try await task.value
         throw CancellationError()
     }
@@ -35,13 +42,16 @@ struct ServerHarness {
         _ = try? await task.value
     }
 
-    /// One request: the status and the body.
+    /// One request: the status and the body. A body is sent as `application/json`.
     func request(_ path: String, method: String = "GET", body: String? = nil, token: String? = nil) async throws
         -> (status: Int, body: [UInt8], headers: [AnyHashable: Any])
     {
         var request = URLRequest(url: URL(string: url + path)!)
         request.httpMethod = method
-        if let body { request.httpBody = Data(body.utf8) }
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as! HTTPURLResponse

@@ -20,6 +20,20 @@ struct ServerCommand: AsyncParsableCommand {
             The address is printed on stdout once it accepts connections; requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
             polls and event streams, and exits with 0 once the requests under way are answered.
 
+            Only requests whose Host is this server's are answered (403 otherwise): on a loopback \
+            address, localhost, 127.0.0.0/8 and [::1] on its port; on any other address, localhost \
+            and IP addresses on its port; always, the --allow-host names (such as a reverse proxy's). \
+            Requests carrying an Origin other than the server's own or an --allow-origin are refused \
+            (403), and POST and PUT need 'Content-Type: application/json' (415). A --host other than \
+            a loopback address needs --token (or --allow-unauthenticated, which lets anyone who \
+            reaches the port read and write).
+
+            Limits: at most --max-connections open connections (default: the open-files limit, raised \
+            to its hard limit, less 64) and --max-streams long polls and event streams among them \
+            (default: nine tenths of the connections); beyond either, 503 with Retry-After. A \
+            connection idle for --idle-timeout seconds, or whose request head takes longer than \
+            --header-timeout seconds, is closed.
+
             Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db; 74 I/O \
             error or damaged store.
             """
@@ -40,9 +54,38 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-mib"), help: ArgumentHelp("The largest request body accepted, in MiB.", valueName: "MiB"))
     var maxBodyMiB = 32
 
+    @Option(name: .customLong("max-page-mib"), help: ArgumentHelp("The most stages one journal page or event-stream read holds, in MiB.", valueName: "MiB"))
+    var maxPageMiB = 8
+
+    @Option(name: .long, help: ArgumentHelp("The most open connections (default: the open-files limit less 64).", valueName: "n"))
+    var maxConnections: Int?
+
+    @Option(name: .long, help: ArgumentHelp("The most long polls and event streams (default: 9/10 of --max-connections).", valueName: "n"))
+    var maxStreams: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Close a connection idle this long.", valueName: "seconds"))
+    var idleTimeout = 60
+
+    @Option(name: .long, help: ArgumentHelp("Close a connection whose request head takes longer than this.", valueName: "seconds"))
+    var headerTimeout = 10
+
+    @Option(name: .long, help: ArgumentHelp("Also answer requests for this Host ('name' or 'name:port'); repeatable.", valueName: "host"))
+    var allowHost: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Also serve requests from this Origin ('https://app.example'); repeatable.", valueName: "origin"))
+    var allowOrigin: [String] = []
+
+    @Flag(name: .long, help: "Serve a non-loopback --host without --token: anyone who reaches the port can read and write.")
+    var allowUnauthenticated = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxBodyMiB >= 1 else { throw ValidationError("--max-body-mib must be 1 or more") }
+        guard maxPageMiB >= 1 else { throw ValidationError("--max-page-mib must be 1 or more") }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be 1 or more") }
+        if let maxStreams, maxStreams < 0 { throw ValidationError("--max-streams must be 0 or more") }
+        guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 or more") }
+        guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be 1 or more") }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
     }
 
@@ -56,14 +99,24 @@ struct ServerCommand: AsyncParsableCommand {
             fail(error.message, error.code == .notAStore || error.code == .unsupportedSchema || error.code == .damaged || error.code == .io ? 74 : 1)
         }
         let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        JournalServer.raiseDescriptorLimit()
+        let configuration = JournalServer.Configuration(
+            host: host, port: port, token: token, maxBodyBytes: maxBodyMiB << 20, maxPageBytes: maxPageMiB << 20,
+            maxConnections: maxConnections, maxStreams: maxStreams, idleTimeout: .seconds(idleTimeout),
+            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin)
+        if token == nil, !configuration.bindsToLoopback {
+            guard allowUnauthenticated else {
+                fail("--host \(host) is reachable from other machines: give --token (or LISTSTORE_TOKEN), or --allow-unauthenticated", 64)
+            }
+            FileHandle.standardError.write(Data(
+                "warning: serving \(host) WITHOUT A TOKEN (--allow-unauthenticated): anyone who reaches this port can read and write every list\n".utf8))
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .info
             return handler
         }
-        let server = JournalServer(
-            store: store,
-            configuration: .init(host: host, port: port, token: token, maxBodyBytes: maxBodyMiB << 20))
+        let server = JournalServer(store: store, configuration: configuration)
         let (db, host) = (db, host)
         do {
             try await server.run { port in

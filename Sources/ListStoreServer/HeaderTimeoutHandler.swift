@@ -1,0 +1,104 @@
+import NIOCore
+import NIOHTTPTypes
+
+/// Closes a connection whose request head is not complete within a timeout of its first byte, so a
+/// client that sends its headers a byte every few seconds cannot hold a connection forever.
+///
+/// It sits in front of the HTTP decoder, where it sees the bytes as they come; its `Observer`,
+/// behind the decoder, tells it (by outbound user events) when a head is complete and when the
+/// connection waits for the next request. The time a request takes to answer — a long poll, an
+/// event stream — is not counted: the timer runs only between the first byte of a request and the
+/// end of its head. A connection that sends nothing at all is the idle timeout's business.
+final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    /// What the `Observer` tells the handler.
+    enum Event {
+        /// A request head is complete: stop the timer.
+        case headReceived
+        /// Every request so far is answered: the next byte starts a new head.
+        case awaitingHead
+    }
+
+    private let timeout: TimeAmount
+    private var awaitingHead = true
+    private var timer: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if awaitingHead, timer == nil {
+            timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let event = event as? Event else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        switch event {
+        case .headReceived:
+            awaitingHead = false
+            cancelTimer()
+        case .awaitingHead:
+            awaitingHead = true
+        }
+        promise?.succeed()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        cancelTimer()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimer()
+    }
+
+    private func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// Behind the HTTP decoder: reports complete heads and answered requests to the
+    /// `HeaderTimeoutHandler` in front of it.
+    final class Observer: ChannelDuplexHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPRequestPart
+        typealias InboundOut = HTTPRequestPart
+        typealias OutboundIn = HTTPResponsePart
+        typealias OutboundOut = HTTPResponsePart
+
+        private var unanswered = 0
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if case .head = unwrapInboundIn(data) {
+                unanswered += 1
+                context.triggerUserOutboundEvent(Event.headReceived, promise: nil)
+            }
+            context.fireChannelRead(data)
+        }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            if case .end = unwrapOutboundIn(data) {
+                unanswered -= 1
+                if unanswered == 0 { context.triggerUserOutboundEvent(Event.awaitingHead, promise: nil) }
+            }
+            context.write(data, promise: promise)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension HeaderTimeoutHandler: Sendable {}
+
+@available(*, unavailable)
+extension HeaderTimeoutHandler.Observer: Sendable {}

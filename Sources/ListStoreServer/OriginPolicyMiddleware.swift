@@ -1,0 +1,108 @@
+import HTTPTypes
+import Hummingbird
+
+/// Refuses (403) requests that a web page could have sent or read in the server's name: a `Host`
+/// that is not the server's own — DNS rebinding, where a hostile name resolves to the server — and
+/// an `Origin` that is not allowed — a cross-site request from a browser.
+///
+/// The server's own hosts:
+/// - bound to loopback (`127.0.0.0/8`, `::1`, `localhost`): `localhost`, an address of
+///   `127.0.0.0/8` or `[::1]`, on the server's port or without a port;
+/// - bound to any other address, the wildcard (`0.0.0.0`, `::`) included: `localhost` and any IP
+///   address literal, on the server's port or without a port (an address cannot be rebound;
+///   names can);
+/// - in every case, the `allowedHosts` (`name`, any port, or `name:port`), such as the name a
+///   reverse proxy forwards.
+///
+/// An `Origin` is allowed when it is one of `allowedOrigins` or the server's own
+/// (`http://` + the request's `Host`). Requests without `Origin` (other programs than browsers,
+/// same-origin GETs) are not refused for it.
+struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
+    let bindsToLoopback: Bool
+    let allowedHosts: Set<String>
+    let allowedOrigins: Set<String>
+    /// The port the server is bound to, once it is known.
+    let port: @Sendable () -> Int?
+
+    init(configuration: JournalServer.Configuration, port: @escaping @Sendable () -> Int?) {
+        bindsToLoopback = configuration.bindsToLoopback
+        allowedHosts = Set(configuration.allowedHosts.map { $0.lowercased() })
+        allowedOrigins = Set(configuration.allowedOrigins.map { Self.normalizedOrigin($0) })
+        self.port = port
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let authority = request.head.authority, isAllowed(host: authority) else {
+            throw APIError(.forbidden, "hostNotAllowed", "the Host of this request is not this server's (see --allow-host)")
+        }
+        if let origin = request.headers[.origin] {
+            let normalized = Self.normalizedOrigin(origin)
+            guard allowedOrigins.contains(normalized) || normalized == "http://" + authority.lowercased() else {
+                throw APIError(.forbidden, "originNotAllowed", "requests from the origin '\(origin)' are not allowed (see --allow-origin)")
+            }
+        }
+        return try await next(request, context)
+    }
+
+    /// Whether `authority` (a `Host` header: `name[:port]`, `[v6][:port]`) names this server.
+    ///
+    /// - Complexity: O(length of `authority`).
+    func isAllowed(host authority: String) -> Bool {
+        let authority = authority.lowercased()
+        guard let (host, givenPort) = Self.split(authority) else { return false }
+        if allowedHosts.contains(authority) || allowedHosts.contains(host) { return true }
+        // Without a port, a Host names the server on any of its ports (no browser leaves it out).
+        guard let port = port(), givenPort == nil || givenPort == port else { return false }
+        if host == "localhost" { return true }
+        if bindsToLoopback { return Self.isLoopbackAddress(host) }
+        return Self.isIPv4(host) != nil || host.contains(":")
+    }
+
+    /// The host and port of an authority; `nil` when it is malformed.
+    static func split(_ authority: String) -> (host: String, port: Int?)? {
+        var host = Substring(authority)
+        var port: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return nil }
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { return nil }
+                port = rest.dropFirst()
+            }
+        } else if let colon = host.firstIndex(of: ":") {
+            port = host[host.index(after: colon)...]
+            host = host[..<colon]
+        }
+        guard !host.isEmpty else { return nil }
+        guard let port else { return (String(host), nil) }
+        guard let number = Int(port), (0...65535).contains(number) else { return nil }
+        return (String(host), number)
+    }
+
+    /// Whether `host` (without brackets) is `localhost` or a loopback address: `127.0.0.0/8`, `::1`.
+    static func isLoopbackAddress(_ host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        return isIPv4(host)?.first == 127
+    }
+
+    /// The four parts of a dotted IPv4 address, `nil` when `host` is not one.
+    static func isIPv4(_ host: String) -> [Int]? {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        let numbers = parts.compactMap { part in part.count <= 3 && part.allSatisfy(\.isASCII) ? Int(part) : nil }
+        guard parts.count == 4, numbers.count == 4, numbers.allSatisfy({ (0...255).contains($0) }) else { return nil }
+        return numbers
+    }
+
+    /// An origin as compared: lowercase, without a trailing slash.
+    static func normalizedOrigin(_ origin: String) -> String {
+        var origin = origin.lowercased()
+        while origin.hasSuffix("/") { origin.removeLast() }
+        return origin
+    }
+}
+
+extension HTTPField.Name {
+    static let origin = HTTPField.Name("Origin")!
+}
