@@ -27,6 +27,24 @@ import Darwin
         init(_ description: String) { self.description = description }
     }
 
+    @Test func serveHandsTheServersOwnOptionsOn() throws {
+        let f = try SyncCommandTests.Fixture()
+        try f.commit(0)
+        // A public address without a token is refused by liststore-server (64), and allowed with
+        // its explicit flag, which warns.
+        let refused = try CLIRunner.run(["serve", "--db", f.source, "--host", "0.0.0.0", "--port", "0"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--allow-unauthenticated"))
+        let bad = try CLIRunner.run(["serve", "--db", f.source, "--port", "0", "--max-connections", "many"])
+        #expect(bad.status == 64)
+        let (server, url) = try Self.serve(f.source, ["--host", "0.0.0.0", "--allow-unauthenticated", "--max-page-mib", "1"])
+        defer { _ = server.waitForExit(timeout: .seconds(1)) }
+        #expect(url.hasPrefix("http://0.0.0.0:"))
+        server.send(SIGTERM)
+        #expect(server.waitForExit(timeout: .seconds(30)))
+        #expect(server.errorOutput.lowercased().contains("warning"))
+    }
+
     @Test func pullFromAServerWithAToken() throws {
         let f = try SyncCommandTests.Fixture()
         for k in 0..<3 { try f.commit(k) }

@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 
-/// `liststore serve --db D [--host H] [--port P] [--token T]`: runs `liststore-server`, the HTTP
+/// `liststore serve --db D [--host H] [--port P] [--token T] [SERVER OPTIONS…]`: runs `liststore-server`, the HTTP
 /// server built next to `liststore` (a product of its own, so that `liststore` itself does not
 /// build an HTTP server).
 struct ServeCommand: ParsableCommand {
@@ -21,7 +21,10 @@ struct ServeCommand: ParsableCommand {
             and HTTPSource: lists, snapshots, the journal with long polls, diffs, commits, \
             Server-Sent Events. Binds to 127.0.0.1 unless --host says otherwise; with --token (or \
             LISTSTORE_TOKEN) every request needs 'Authorization: Bearer <token>'. SIGINT or SIGTERM \
-            shuts it down gracefully (exit 0).
+            shuts it down gracefully (exit 0). Any other option is passed on to liststore-server: \
+            limits and timeouts (--max-connections, --max-streams, --max-page-mib, --max-body-mib, \
+            --idle-timeout, --header-timeout), --allow-host, --allow-origin and \
+            --allow-unauthenticated; 'liststore-server --help' lists them.
 
             The server is the liststore-server executable next to this one ('swift build' builds \
             both; 'swift build --product liststore-server' builds it alone). Exit codes: 0 ok; 1 \
@@ -42,6 +45,11 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Require 'Authorization: Bearer <token>' (default: $LISTSTORE_TOKEN).", valueName: "token"))
     var token: String?
 
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("Options of liststore-server, passed on as they are.", valueName: "server-option"))
+    var serverOptions: [String] = []
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
@@ -55,6 +63,7 @@ struct ServeCommand: ParsableCommand {
             }
             var arguments = [server, "--db", db, "--host", host, "--port", String(port)]
             if let token { arguments += ["--token", token] }
+            arguments += serverOptions
             let argv = arguments.map { strdup($0) } + [nil]
             execv(server, argv)
             throw CommandFailure("cannot run \(server): \(String(cString: strerror(errno)))", status: ExitStatus.failure)
