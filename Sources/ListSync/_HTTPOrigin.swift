@@ -28,10 +28,19 @@ struct _HTTPOrigin: Hashable, Sendable, CustomStringConvertible {
         return "\(scheme)://\(host):\(port)"
     }
 
-    /// `text` (a URL, perhaps unparseable) without what its authority holds before an `@` (user name
-    /// and password): what messages may show of a URL.
+    /// `text` (a URL, perhaps unparseable) as messages may show it: without what its authority holds
+    /// before an `@` (user name and password) nor its query and fragment (which may hold keys), each
+    /// replaced by `***`.
+    ///
+    /// ```swift
+    /// _HTTPOrigin.redacting("http://alice:pw@host:8080/sync?key=k")   // "http://***@host:8080/sync?***"
+    /// ```
     /// - Complexity: O(length).
     static func redacting(_ text: String) -> String {
+        var text = text
+        if let mark = text.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            text = String(text[...mark]) + "***"
+        }
         guard let schemeEnd = text.range(of: "://") else { return text }
         let rest = text[schemeEnd.upperBound...]
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
