@@ -18,33 +18,72 @@ import FoundationNetworking
 ///
 /// Errors: the server's store errors come back as `StoreError` with their code (an unknown list is
 /// `.listNotFound`, a pruned version `.versionNotFound`); a refused token is `SyncError.unauthorized`;
-/// anything else that goes wrong on the way (no connection, a timeout, a server that goes away
-/// mid-answer, an answer that is not the expected document) is `SyncError.transport` naming the
-/// request. Nothing is applied from an incomplete answer.
+/// anything else that goes wrong on the way is `SyncError.transport` naming the request, marked
+/// transient (`SyncError.isTransient`) when trying again may heal it: no connection, a timeout, a
+/// server that goes away mid-answer, a 502, 503 or 504. An answer that is not the expected document,
+/// one larger than `maxAnswerBytes`, or a redirect to another origin is not transient. Nothing is
+/// applied from an incomplete answer.
+///
+/// Limits: every request must be answered completely within `requestTimeout` (a long poll gets its
+/// wait on top) and fails after `idleTimeout` without a byte; an answer is read up to
+/// `maxAnswerBytes` and the request fails as soon as it passes them, without reading the rest.
+/// Redirects are followed only within the server's origin (scheme, host and port), so the token
+/// never goes anywhere else; a redirect to another origin fails the request. Messages never show a
+/// URL's user name or password (the initializers refuse them) nor the token.
 public struct HTTPSource: ListSource {
     /// The server's base URL (`http://host:port`, perhaps with a path prefix).
     public let url: URL
     /// The bearer token sent with every request.
     public let token: String?
-    /// How long a request may take before it fails (a long poll gets its wait on top).
+    /// How long a request may take, answer included, before it fails (a long poll gets its wait on top).
     public var requestTimeout: Duration
+    /// How long a request may go without receiving anything before it fails (a long poll gets its
+    /// wait on top).
+    public var idleTimeout: Duration = .seconds(30)
+    /// The largest answer (body bytes) accepted; a request whose answer is larger fails as soon as
+    /// it passes this, without reading the rest. A snapshot of a large list can take hundreds of MB.
+    public var maxAnswerBytes: Int = HTTPSource.defaultMaxAnswerBytes
 
-    /// A source at `url`.
-    public init(url: URL, token: String? = nil, requestTimeout: Duration = .seconds(30)) {
+    /// The default `maxAnswerBytes`: 512 MiB.
+    public static let defaultMaxAnswerBytes = 512 << 20
+
+    private let serverOrigin: _HTTPOrigin
+
+    /// A source at `url`: an absolute `http` or `https` URL, perhaps with a path prefix (requests go
+    /// to `<url>/v1/…`).
+    ///
+    /// ```swift
+    /// var source = try HTTPSource(url: URL(string: "https://sync.example.com/liststore")!, token: token)
+    /// source.maxAnswerBytes = 64 << 20
+    /// ```
+    /// - Throws: `SyncError.transport` unless it is an `http` or `https` URL with a host; when it
+    ///   holds a user name or password (give credentials as `token`; they would be sent to the
+    ///   server and shown in messages), a query or a fragment (requests add their own).
+    public init(url: URL, token: String? = nil, requestTimeout: Duration = .seconds(120)) throws {
+        let shown = _HTTPOrigin.redacting(url.absoluteString)
+        guard let origin = _HTTPOrigin(url), let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            throw SyncError.transport("'\(shown)' is not an http:// or https:// URL")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw SyncError.transport("'\(shown)' holds a user name or password: give the server's token as the token instead")
+        }
+        guard components.query == nil, components.fragment == nil else {
+            throw SyncError.transport("'\(shown)' has a query or fragment: give the server's base URL (requests add their own)")
+        }
         self.url = url
         self.token = token
         self.requestTimeout = requestTimeout
+        self.serverOrigin = origin
     }
 
-    /// A source at the URL `string`.
-    /// - Throws: `SyncError.transport` unless it is an absolute `http` or `https` URL.
-    public init(_ string: String, token: String? = nil, requestTimeout: Duration = .seconds(30)) throws {
-        guard let url = URL(string: string), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            url.host != nil
-        else {
-            throw SyncError.transport("'\(string)' is not an http:// or https:// URL")
+    /// A source at the URL `string` (see `init(url:token:requestTimeout:)`).
+    /// - Throws: `SyncError.transport` unless it is an absolute `http` or `https` URL with a host and
+    ///   without user name, password, query or fragment.
+    public init(_ string: String, token: String? = nil, requestTimeout: Duration = .seconds(120)) throws {
+        guard let url = URL(string: string) else {
+            throw SyncError.transport("'\(_HTTPOrigin.redacting(string))' is not an http:// or https:// URL")
         }
-        self.init(url: url, token: token, requestTimeout: requestTimeout)
+        try self.init(url: url, token: token, requestTimeout: requestTimeout)
     }
 
     public func identity() async throws -> StoreIdentity {
@@ -91,18 +130,30 @@ public struct HTTPSource: ListSource {
     }
 
     private func get(_ path: String, _ query: KeyValuePairs<String, Int> = [:], extraTime: Duration = .zero) async throws -> [UInt8] {
-        let text = query.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
-        return try await send("GET", text.isEmpty ? path : path + "?" + text, extraTime: extraTime)
+        try await send("GET", path, query: query.map { "\($0.key)=\($0.value)" }.joined(separator: "&"), extraTime: extraTime)
+    }
+
+    /// The URL of `path` (percent-encoded, relative to `url`'s path) with the percent-encoded `query`.
+    private func target(_ path: String, query: String) throws -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            throw SyncError.transport("cannot make a URL of \(_HTTPOrigin.redacting(url.absoluteString))")
+        }
+        var base = components.percentEncodedPath
+        if !base.hasSuffix("/") { base += "/" }
+        components.percentEncodedPath = base + path
+        components.percentEncodedQuery = query.isEmpty ? nil : query
+        guard let target = components.url else { throw SyncError.transport("cannot make a URL of \(base + path)") }
+        return target
     }
 
     /// Sends one request; returns the body of a 2xx answer, throws the error an other answer names.
-    private func send(_ method: String, _ path: String, body: [UInt8]? = nil, extraTime: Duration = .zero) async throws -> [UInt8] {
-        var base = url.absoluteString
-        if !base.hasSuffix("/") { base += "/" }
-        guard let target = URL(string: base + path) else { throw SyncError.transport("cannot make a URL of \(base + path)") }
+    private func send(_ method: String, _ path: String, query: String = "", body: [UInt8]? = nil, extraTime: Duration = .zero)
+        async throws -> [UInt8]
+    {
+        let target = try target(path, query: query)
         var request = URLRequest(url: target)
         request.httpMethod = method
-        request.timeoutInterval = Double((requestTimeout + extraTime).components.seconds) + 1
+        request.timeoutInterval = Self.seconds(idleTimeout + extraTime)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
@@ -110,21 +161,34 @@ public struct HTTPSource: ListSource {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         let what = "\(method) \(target.absoluteString)"
+        let deadline = requestTimeout + extraTime
         let data: Data
-        let response: URLResponse
+        let http: HTTPURLResponse
         do {
-            (data, response) = try await HTTPSource.session.data(for: request)
+            let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes)
+            (http, data) = try await transfer.run(request, in: Self.session, router: Self.router, deadline: deadline)
+        } catch let stop as _HTTPTransfer.Stop {
+            switch stop {
+            case .cancelled:
+                throw CancellationError()
+            case .tooLarge:
+                throw SyncError.transport("\(what): the answer is larger than the \(Self.size(maxAnswerBytes)) this client accepts; not read further")
+            case .deadline:
+                throw SyncError.transport("\(what): no complete answer within \(Self.secondsText(deadline))", transient: true)
+            case .redirectElsewhere(let elsewhere):
+                throw SyncError.transport("\(what): redirected to another origin (\(elsewhere)); not followed (only \(serverOrigin) gets the token)")
+            }
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             if Task.isCancelled { throw CancellationError() }
-            throw SyncError.transport("\(what): \(Self.describe(error))")
+            let (description, transient) = Self.describe(error)
+            throw SyncError.transport("\(what): \(description)", transient: transient)
         }
-        guard let http = response as? HTTPURLResponse else { throw SyncError.transport("\(what): not an HTTP answer") }
         let bytes = [UInt8](data)
         if (200..<300).contains(http.statusCode) {
             if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), length != bytes.count {
-                throw SyncError.transport("\(what): the answer ended after \(bytes.count) of \(length) bytes")
+                throw SyncError.transport("\(what): the answer ended after \(bytes.count) of \(length) bytes", transient: true)
             }
             return bytes
         }
@@ -136,7 +200,9 @@ public struct HTTPSource: ListSource {
         if let reported, let code = StoreError.Code(named: reported.code) {
             throw StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
         }
-        throw SyncError.transport("\(what): HTTP \(http.statusCode): \(message)")
+        // A gateway's answer while the server is restarted or deployed.
+        let transient = [502, 503, 504].contains(http.statusCode)
+        throw SyncError.transport("\(what): HTTP \(http.statusCode): \(message)", transient: transient)
     }
 
     private func decode<T>(_ bytes: [UInt8], _ decode: ([UInt8]) throws -> T) throws -> T {
@@ -147,21 +213,44 @@ public struct HTTPSource: ListSource {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
-        guard let error = error as? URLError else { return "\(error)" }
+    /// What went wrong, for people, and whether trying again may heal it.
+    private static func describe(_ error: any Error) -> (String, transient: Bool) {
+        guard let error = error as? URLError else { return ("\(error)", false) }
         switch error.code {
-        case .timedOut: return "timed out"
-        case .cannotConnectToHost, .cannotFindHost: return "cannot connect to the server"
-        case .networkConnectionLost: return "the connection was lost before the answer was complete"
-        default: return error.localizedDescription
+        case .timedOut: return ("timed out (nothing received for a while)", true)
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
+            return ("cannot connect to the server", true)
+        case .networkConnectionLost: return ("the connection was lost before the answer was complete", true)
+        case .badServerResponse: return ("the server closed the connection without a proper answer", true)
+        default: return (error.localizedDescription, false)
         }
     }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// `30 s`, `2.5 s`.
+    private static func secondsText(_ duration: Duration) -> String {
+        let seconds = (Self.seconds(duration) * 10).rounded() / 10
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+
+    /// `512 MiB`, `1.5 MiB`, `800 bytes`.
+    private static func size(_ bytes: Int) -> String {
+        guard bytes >= 1 << 20 else { return "\(bytes) bytes" }
+        let mib = Double(bytes) / Double(1 << 20)
+        return mib == mib.rounded() ? "\(Int(mib)) MiB" : "\((mib * 10).rounded() / 10) MiB"
+    }
+
+    /// The delegate of `session`, which routes each task's events to its transfer.
+    private static let router = _HTTPSessionDelegate()
 
     /// One session for every source: connections to a server are reused.
     private static let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 16
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration)
+        return URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
     }()
 }

@@ -106,18 +106,62 @@ public struct Replica: Sendable {
     /// Pulls, then pulls again each time the source has a new commit, until the task is cancelled;
     /// `onPull` hears of every pull that applied something (and of the first).
     ///
-    /// - Parameter wait: how long one wait for a commit lasts before the source is asked again.
+    /// With a `RetryPolicy`, a follower survives its source going away for a while (a server being
+    /// restarted or deployed): a transient failure (`SyncError.isTransient`: no connection, a
+    /// timeout, a lost connection, a 502, 503 or 504) of a pull or of a wait is reported to `onEvent`
+    /// as `.retrying`, and the follower pulls again after the policy's delay, and again, until a pull
+    /// succeeds (`.reconnected`, then `onPull` if it applied something). Every other error (a refused
+    /// token, an unknown list, an answer it cannot read, a replica error) ends the follow at once, as
+    /// it does without a policy. A replica stays at its last complete version through an outage.
+    ///
+    /// ```swift
+    /// try await replica.follow(from: source, retrying: .standard, onEvent: { event in
+    ///     if case .retrying(let error, 1, let delay) = event { print("lost the source: \(error), retrying in \(delay)") }
+    /// }) { result in print("at source version", result.version) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - wait: how long one wait for a commit lasts before the source is asked again.
+    ///   - retry: how to wait between attempts after transient failures; `nil` (the default) ends
+    ///     the follow at the first failure.
+    /// - Throws: what `pull(from:options:)` throws (transient errors only without `retry`),
+    ///   `CancellationError` when cancelled while waiting to retry, and what `onPull` throws.
     public func follow(
         from source: some ListSource, options: PullOptions = PullOptions(), wait: Duration = .seconds(30),
+        retrying retry: RetryPolicy? = nil, onEvent: (FollowEvent) async -> Void = { _ in },
         onPull: (PullResult) async throws -> Void
     ) async throws {
         let sourceList = options.sourceList ?? list
         var first = true
+        var failures = 0
         while !Task.isCancelled {
-            let result = try await pull(from: source, options: options)
+            let result: PullResult
+            do {
+                result = try await pull(from: source, options: options)
+            } catch let error as SyncError where error.isTransient && !Task.isCancelled {
+                guard let retry else { throw error }
+                failures += 1
+                let delay = retry.delay(afterFailures: failures)
+                await onEvent(.retrying(after: error, attempt: failures, delay: delay))
+                try await Task.sleep(for: delay)
+                continue
+            }
+            if failures > 0 {
+                await onEvent(.reconnected(failures: failures))
+                failures = 0
+            }
             if first || result.applied > 0 { try await onPull(result) }
             first = false
-            _ = try await source.waitForCommit(to: sourceList, after: result.version, timeout: wait)
+            do {
+                _ = try await source.waitForCommit(to: sourceList, after: result.version, timeout: wait)
+            } catch let error as SyncError where error.isTransient && !Task.isCancelled {
+                // The outage starts here; the next pull tells whether it lasts.
+                guard let retry else { throw error }
+                failures += 1
+                let delay = retry.delay(afterFailures: failures)
+                await onEvent(.retrying(after: error, attempt: failures, delay: delay))
+                try await Task.sleep(for: delay)
+            }
         }
     }
 

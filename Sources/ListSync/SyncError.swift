@@ -26,8 +26,12 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case resyncRequired(ResyncReason, message: String)
     /// Applying source `version` gave a digest other than the source's.
     case diverged(version: Int, expected: ListDigest, actual: ListDigest)
-    /// The source could not be reached or answered nonsense (a network source).
-    case transport(String)
+    /// The source could not be reached or answered nonsense (a network source). `transient` says
+    /// whether trying again later may heal it: no connection, a timeout, a connection lost before the
+    /// answer was complete, a server answering 502, 503 or 504 (a server being restarted or
+    /// deployed). An answer that is not the expected document, larger than the client accepts, or a
+    /// redirect to another origin is not transient.
+    case transport(String, transient: Bool = false)
     /// The source refused the credentials (a network source answering 401).
     case unauthorized(String)
 
@@ -37,8 +41,14 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .resyncRequired(let reason, let message): "resync required (\(reason)): \(message)"
         case .diverged(let version, let expected, let actual):
             "diverged at source version \(version): expected digest \(expected.hex), got \(actual.hex)"
-        case .transport(let message), .unauthorized(let message): message
+        case .transport(let message, _), .unauthorized(let message): message
         }
+    }
+
+    /// Whether trying again later may heal this error (a `.transport` error marked transient).
+    public var isTransient: Bool {
+        if case .transport(_, let transient) = self { return transient }
+        return false
     }
 
     /// The reason, for `.resyncRequired` (and `.digestMismatch` for `.diverged`).

@@ -3,6 +3,12 @@ import ListJSON
 import ListStore
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `pull`, `prune` and `consumers` run as a user runs them: the built binary, its stdout, stderr and
 /// exit code.
 @Suite struct SyncCommandTests {
@@ -290,6 +296,50 @@ import Testing
         #expect(FileManager.default.contents(atPath: notes) == Data("not a database\n".utf8))
         #expect(!FileManager.default.fileExists(atPath: replica))
         #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
+    @Test func pullFromRefusesCredentialsAndQueriesInTheURLWithoutShowingThem() throws {
+        let f = try Fixture()
+        let replica = f.path("replica.liststore")
+        let cases: [[String]] = [
+            ["--from", "http://alice:pa55word@127.0.0.1:1"],
+            ["--from", "http://alice:pa55word@127.0.0.1:1/sync", "--token", "s3cret"],
+            ["--from", "ftp://alice:pa55word@127.0.0.1:1"],
+            ["--from", "http://127.0.0.1:1/sync?key=pa55word"],
+            ["--from", "http://127.0.0.1:1/sync#pa55word"],
+            ["--from", "http://127.0.0.1:1", "--max-answer-mib", "0"],
+            ["--db", f.source, "--max-answer-mib", "4"],
+        ]
+        for extra in cases {
+            let result = try CLIRunner.run(["pull", "--list", "inbox", "--replica", replica] + extra)
+            #expect(result.status == 64, "\(extra): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("liststore: error: "), "\(extra): \(result.stderr)")
+            #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(extra): \(result.stderr)")
+            #expect(!result.stderr.contains("pa55word") && !result.stderr.contains("alice") && !result.stderr.contains("s3cret"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: replica))
+        }
+    }
+
+    @Test func pullFromFailsOnAnAnswerLargerThanMaxAnswerMiB() throws {
+        let f = try Fixture()
+        // About 1.5 MiB of content in one commit.
+        let elements = (0..<48).map { #"{"id":"e\#($0)","content":"\#(String(repeating: "x", count: 32 << 10))"}"# }
+        let big = try f.dir.file("big.json", #"{"sections":[{"id":"s","elements":["# + elements.joined(separator: ",") + "]}]}")
+        #expect(try CLIRunner.run(["commit", "--db", f.source, "--list", "inbox", "--file", big]).status == 0)
+        let (server, url) = try ServeCommandTests.serve(f.source)
+        defer {
+            server.send(SIGTERM)
+            _ = server.waitForExit(timeout: .seconds(20))
+        }
+        let replica = f.path("replica.liststore")
+        let capped = try CLIRunner.run(["pull", "--from", url, "--list", "inbox", "--replica", replica, "--max-answer-mib", "1"])
+        #expect(capped.status == 74, "\(capped.stderr)")
+        #expect(capped.stderr.hasPrefix("liststore: error: ") && capped.stderr.filter { $0 == "\n" }.count == 1, "\(capped.stderr)")
+        #expect(capped.stderr.contains("larger than the 1 MiB this client accepts"), "\(capped.stderr)")
+        let roomy = try CLIRunner.run(["pull", "--from", url, "--list", "inbox", "--replica", replica, "--max-answer-mib", "2", "--json"])
+        #expect(roomy.status == 0, "\(roomy.stderr)")
+        #expect(try roomy.object()["version"] == 1)
+        try f.expectReplicaEqualsSource(replica)
     }
 
     @Test func helpNamesTheCommandsAndTheirExitCodes() throws {

@@ -82,6 +82,61 @@ import Darwin
         #expect(try replica.snapshot(of: "inbox") == source.snapshot(of: "inbox"))
     }
 
+    @Test func aFollowerOfAServerSurvivesItsRestartAndEndsWhenTheTokenIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let sourcePath = dir.url.appendingPathComponent("source.liststore").path
+        let replicaPath = dir.url.appendingPathComponent("replica.liststore").path
+        let source = try Store(path: sourcePath)
+        try source.commit(inbox(["a", "b"], salt: 1), to: "inbox")
+        let (server, url) = try ServeCommandTests.serve(sourcePath)
+        let port = String(url.split(separator: ":").last ?? "")
+        /// `liststore serve` again on the same port.
+        func restart(_ extra: [String] = []) throws -> StreamingProcess {
+            let server = try StreamingProcess(["serve", "--db", sourcePath, "--port", port] + extra)
+            #expect(server.waitForLine(timeout: .seconds(60)) { $0.contains("serving") } != nil, "\(server.errorOutput)")
+            return server
+        }
+        func stop(_ server: StreamingProcess) {
+            server.send(SIGTERM)
+            #expect(server.waitForExit(timeout: .seconds(30)), "the server did not stop")
+        }
+
+        let follower = try StreamingProcess(["pull", "--from", url, "--list", "inbox", "--replica", replicaPath, "--follow", "--json"])
+        defer { _ = follower.waitForExit(timeout: .seconds(1)) }
+        #expect(follower.waitForLine(timeout: .seconds(60)).flatMap(version) == 1, "\(follower.output) \(follower.errorOutput)")
+
+        // The server goes away: the follower says so once and keeps trying.
+        stop(server)
+        let clock = ContinuousClock()
+        var deadline = clock.now + .seconds(60)
+        while !follower.errorOutput.contains("lost the server") && clock.now < deadline { usleep(20_000) }
+        #expect(follower.errorOutput.hasPrefix("liststore: lost the server ("), "\(follower.errorOutput)")
+        #expect(follower.errorOutput.contains("), retrying in "), "\(follower.errorOutput)")
+        try source.commit(inbox(["b", "c"], salt: 2), to: "inbox")
+        usleep(1_500_000)  // a few failed attempts
+        #expect(follower.process.isRunning, "\(follower.errorOutput)")
+
+        // It comes back: the follower reconnects and gets what was committed meanwhile.
+        let restarted = try restart()
+        let second = follower.waitForLine(timeout: .seconds(90)) { version($0) == 2 }
+        #expect(second != nil, "\(follower.output) \(follower.errorOutput)")
+        let errors = follower.errorOutput.split(separator: "\n")
+        #expect(errors.count == 2 && errors.last == "liststore: reconnected", "\(follower.errorOutput)")
+        #expect(try Store(path: replicaPath).snapshot(of: "inbox") == source.snapshot(of: "inbox"))
+
+        // A server that refuses the token ends the follow: retrying will not heal that.
+        stop(restarted)
+        deadline = clock.now + .seconds(60)
+        while follower.errorOutput.split(separator: "\n").count < 3 && clock.now < deadline { usleep(20_000) }
+        let guarded = try restart(["--token", "s3cret"])
+        defer { stop(guarded) }
+        #expect(follower.waitForExit(timeout: .seconds(90)), "the follower kept going: \(follower.errorOutput)")
+        #expect(follower.process.terminationReason == .exit && follower.process.terminationStatus == 77, "\(follower.errorOutput)")
+        let last = follower.errorOutput.split(separator: "\n").last ?? ""
+        #expect(last.hasPrefix("liststore: error: ") && last.contains("refused the token"), "\(follower.errorOutput)")
+        #expect(follower.output.map(version) == [1, 2], "\(follower.output)")
+    }
+
     /// 200 commits of a ~2,000-element list, each changing about 1% of it.
     private func buildSource(at path: String) throws -> Store {
         let store = try Store(path: path)

@@ -4,7 +4,7 @@ import ListJSON
 import ListStore
 import ListSync
 
-/// `liststore pull (--db SRC | --from URL [--token T]) --list L --replica R [--json] [--follow] [--catch-up] [--as NAME]`.
+/// `liststore pull (--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R [--json] [--follow] [--catch-up] [--as NAME]`.
 struct PullCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pull",
@@ -20,7 +20,13 @@ struct PullCommand: ParsableCommand {
             --from URL pulls from a server ('liststore serve') over HTTP, with --token (or the \
             LISTSTORE_TOKEN environment variable) when it needs one. A connection that fails, times \
             out or breaks mid-answer leaves the replica at its last complete version (exit 74); the \
-            next pull resumes. A refused token exits with 77.
+            next pull resumes. A refused token exits with 77. Each request must be answered \
+            completely within 120 s (a long poll gets its wait on top) and fails after 30 s without \
+            a byte; an answer larger than --max-answer-mib (default 512) fails the pull as soon as \
+            it passes the limit (exit 74). Redirects are followed only within the server's origin \
+            (scheme, host and port), so the token never goes elsewhere; a redirect to another \
+            origin fails the pull (exit 74). A URL with a user name or password, a query or a \
+            fragment is refused (exit 64): give the token with --token.
 
             --as NAME registers NAME as a consumer of the list on the source (unless it already is) \
             and acknowledges each pull, so that 'prune' keeps what the replica has not applied yet. \
@@ -28,7 +34,14 @@ struct PullCommand: ParsableCommand {
 
             --follow keeps pulling as commits land until SIGINT or SIGTERM (then it exits with 0; a \
             second signal ends it at once); it prints a line for the first pull and for each pull \
-            that applied something. --json prints {"schemaVersion":1,"list":…,"version":…,\
+            that applied something. With --from it survives the server going away for a while (a \
+            restart or a deploy): when the server cannot be reached, times out, breaks off an answer \
+            or answers 502/503/504, it says 'lost the server (…), retrying in N s' on stderr once \
+            per outage, tries again after 0.5 s, then after waits doubling up to 15 s (less a random \
+            part of up to 20%), and says 'reconnected' once a pull succeeds. Errors that retrying \
+            will not heal still end it with their exit code: a refused token (77), an unknown \
+            list (65), an answer it cannot read or that is too large, a redirect to another \
+            origin (74). --json prints {"schemaVersion":1,"list":…,"version":…,\
             "applied":…,"resynced":…,"reason":…} ("version" is the source version the replica \
             equals; "reason" is null unless it resynced: pruned, differentStore, epochChanged, \
             digestMismatch, aheadOfSource, noCursor); with --follow, one such document per line.
@@ -45,6 +58,9 @@ struct PullCommand: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("The server's token (default: $LISTSTORE_TOKEN).", valueName: "token"))
     var token: String?
+
+    @Option(name: .customLong("max-answer-mib"), help: ArgumentHelp("The largest answer accepted from the server, in MiB (default: 512).", valueName: "n"))
+    var maxAnswerMiB: Int?
 
     @OptionGroup var list: ListOption
 
@@ -66,6 +82,10 @@ struct PullCommand: ParsableCommand {
     func validate() throws {
         guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
         if token != nil && from == nil { throw ValidationError("--token goes with --from") }
+        if let maxAnswerMiB {
+            if from == nil { throw ValidationError("--max-answer-mib goes with --from") }
+            if !(1...(1 << 20)).contains(maxAnswerMiB) { throw ValidationError("--max-answer-mib must be 1…1048576") }
+        }
     }
 
     func run() throws {
@@ -84,23 +104,26 @@ struct PullCommand: ParsableCommand {
                 try pull(from: LocalSource(source), into: replicaStore)
             } else if let from {
                 let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-                let source: HTTPSource
+                var source: HTTPSource
                 do {
                     source = try HTTPSource(from, token: token)
                 } catch {
-                    throw CommandFailure("\(error)", status: ExitStatus.usage)  // not an http(s) URL
+                    // Not an http(s) URL, or one with credentials, a query or a fragment.
+                    throw CommandFailure("\(error)", status: ExitStatus.usage)
                 }
+                if let maxAnswerMiB { source.maxAnswerBytes = maxAnswerMiB << 20 }
+                let server = source
                 // The source first: nothing is created when the server is unreachable, refuses the
                 // token, or lacks the list.
                 try AsyncBridge.run { [list = list.list] in
                     do {
-                        _ = try await source.summary(of: list)
+                        _ = try await server.summary(of: list)
                     } catch {
                         throw SyncFailure.mapped(error)
                     }
                 }
                 let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
-                try pull(from: source, into: replicaStore)
+                try pull(from: server, into: replicaStore)
             }
         }
     }
@@ -116,7 +139,9 @@ struct PullCommand: ParsableCommand {
         try AsyncBridge.run(cancellingOn: follow ? [SIGINT, SIGTERM] : []) {
             do {
                 if follow {
-                    try await target.follow(from: source, options: options) { report($0) }
+                    // A server may go away for a while (a restart, a deploy); a local store does not.
+                    let retry: RetryPolicy? = source is HTTPSource ? .standard : nil
+                    try await target.follow(from: source, options: options, retrying: retry, onEvent: Self.announce) { report($0) }
                 } else {
                     report(try await target.pull(from: source, options: options))
                 }
@@ -126,6 +151,25 @@ struct PullCommand: ParsableCommand {
                 throw SyncFailure.mapped(error)
             }
         }
+    }
+
+    /// Says on stderr, once per outage, that the server was lost and when the follower tries again,
+    /// and that it is back.
+    @Sendable private static func announce(_ event: FollowEvent) {
+        switch event {
+        case .retrying(let error, 1, let delay):
+            Terminal.errorLine("lost the server (\(error)), retrying in \(seconds(delay)) s")
+        case .retrying:
+            break
+        case .reconnected:
+            Terminal.errorLine("reconnected")
+        }
+    }
+
+    /// `0.5`, `2`: a delay in seconds, rounded to a tenth.
+    private static func seconds(_ delay: Duration) -> String {
+        let tenths = (Double(delay.components.seconds) * 10 + Double(delay.components.attoseconds) / 1e17).rounded()
+        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))" : "\(tenths / 10)"
     }
 
     /// Registers `name` on the source unless it is registered: at the version the replica already

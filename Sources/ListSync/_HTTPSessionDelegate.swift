@@ -1,0 +1,50 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delegate of `HTTPSource`'s one URLSession: hands each task's events (answer head, body bytes,
+/// redirect, completion) to the `_HTTPTransfer` registered for it.
+final class _HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Safe: `transfers` is read and written only under `lock`.
+    private let lock = NSLock()
+    private var transfers: [Int: _HTTPTransfer] = [:]
+
+    /// Routes `task`'s events to `transfer` until it completes.
+    func register(_ transfer: _HTTPTransfer, for task: URLSessionTask) {
+        lock.lock()
+        transfers[task.taskIdentifier] = transfer
+        lock.unlock()
+    }
+
+    private func transfer(of task: URLSessionTask, removing: Bool = false) -> _HTTPTransfer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return removing ? transfers.removeValue(forKey: task.taskIdentifier) : transfers[task.taskIdentifier]
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        transfer(of: dataTask)?.received(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(of: dataTask)?.received(data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // A task without a transfer is not ours to send anywhere.
+        completionHandler(transfer(of: task)?.redirect(to: request))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        transfer(of: task, removing: true)?.complete(task.response, error: error)
+    }
+}

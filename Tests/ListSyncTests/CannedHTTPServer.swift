@@ -1,0 +1,147 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A tiny HTTP server on a free loopback port for what a real server would not do: redirect
+/// elsewhere, send an endless answer, stall. Each connection is served on a thread of its own by
+/// `respond`, which gets the request's head (request line and headers) and writes what it likes to
+/// the connection; the server records every request head it read.
+final class CannedHTTPServer: @unchecked Sendable {
+    // Safe: `fd` and `port` are set in `init` and then only read; `heads` and `closedByClient` are
+    // reached through their locks.
+    let port: Int
+    private let fd: Int32
+    private let heads = _TestLocked([String]())
+    private let closedByClient = _TestLocked(0)
+
+    /// How `respond` talks to one client.
+    struct Connection {
+        let fd: Int32
+        let server: CannedHTTPServer
+
+        /// Sends `text`; returns `false` once the client has gone away.
+        @discardableResult
+        func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+        /// Sends `bytes`; returns `false` once the client has gone away (and records that).
+        @discardableResult
+        func send(_ bytes: [UInt8]) -> Bool {
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 {
+                    server.closedByClient.withLock { $0 += 1 }
+                    return false
+                }
+                offset += n
+            }
+            return true
+        }
+    }
+
+    /// Starts listening; `respond` serves each request.
+    init(_ respond: @escaping @Sendable (_ head: String, _ connection: Connection) -> Void) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = Self.loopback(port: 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [weak self, fd] in
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                guard let self else { close(client); return }
+                Thread { [self] in
+                    defer { close(client) }
+                    // Several requests may come on one connection (keep-alive).
+                    var pending = [UInt8]()
+                    var buffer = [UInt8](repeating: 0, count: 65536)
+                    while true {
+                        while Self.headEnd(pending) == nil {
+                            let n = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+                            if n <= 0 { return }
+                            pending += buffer[0..<n]
+                        }
+                        let end = Self.headEnd(pending)!
+                        let head = String(decoding: pending[0..<end], as: UTF8.self)
+                        pending.removeSubrange(0..<(end + 4))
+                        self.heads.withLock { $0.append(head) }
+                        respond(head, Connection(fd: client, server: self))
+                    }
+                }.start()
+            }
+        }.start()
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+
+    /// `http://127.0.0.1:port`.
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    /// The heads of the requests read so far.
+    var requests: [String] { heads.withLock { $0 } }
+
+    /// How many times a client went away while this server was still sending.
+    var clientsGone: Int { closedByClient.withLock { $0 } }
+
+    /// Whether a request head holds an `Authorization` header.
+    static func hasAuthorization(_ head: String) -> Bool {
+        head.split(separator: "\r\n").contains { $0.lowercased().hasPrefix("authorization:") }
+    }
+
+    /// A complete answer with `body`.
+    static func answer(_ body: String, status: String = "200 OK", headers: [String] = []) -> String {
+        (["HTTP/1.1 \(status)", "Content-Type: application/json", "Content-Length: \(body.utf8.count)"] + headers)
+            .joined(separator: "\r\n") + "\r\n\r\n" + body
+    }
+
+    /// A store identity document (`GET /v1/store`).
+    static let identity = #"{"epoch":1,"schemaVersion":1,"uuid":"3F2504E0-4F89-11D3-9A0C-0305E82C3301"}"#
+
+    private static func headEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
+
+/// A value behind a lock, for the test servers' threads.
+final class _TestLocked<Value>: @unchecked Sendable {
+    // Safe: `value` is only reached under `lock`.
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
