@@ -95,7 +95,7 @@ struct PullCommand: ParsableCommand {
                 let source = try StoreOptions(db: db).existingStore()
                 _ = try StoreFailure.mapping { try source.summary(of: list.list) }
                 guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
-                    throw CommandFailure("the replica cannot be the source store '\(db)'", status: ExitStatus.usage)
+                    throw CommandFailure("the replica cannot be the source store \(Output.quoted(db))", status: ExitStatus.usage)
                 }
                 let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
                 if let consumer {
@@ -200,7 +200,7 @@ struct PullCommand: ParsableCommand {
 
     /// `replica.liststore: inbox at source version 12 (3 commits applied)` and a newline.
     static func line(_ result: Replica.PullResult, replica: String, catchUp: Bool) -> String {
-        var text = "\(replica): \(result.list) at source version \(result.version)"
+        var text = "\(Output.printable(replica)): \(Output.printable(result.list)) at source version \(result.version)"
         if result.resynced {
             text += ", resynced by diff (\(result.reason?.rawValue ?? "unknown reason"))"
         } else if result.applied == 0 {
