@@ -90,15 +90,15 @@ import Testing
         try store.commit(linearList(3), to: "l")
         // Idle: closed after the idle timeout.
         let idleServer = try await ServerHarness.start(
-            store, .init(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(1), headerTimeout: .seconds(30)))
+            store, .init(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(2), headerTimeout: .seconds(30)))
         let port = idleServer.port
         let idle = try await RawConnection.run { try RawConnection(port: port).receive(timeout: .seconds(20)).closed }
         #expect(idle)
         // A long poll and an event stream outlive the idle timeout: they answer, the server is not silent on them.
-        let poll = try await RawAnswer.exchange(port: port, "GET /v1/lists/l/journal?since=1&wait=3 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
+        let poll = try await RawAnswer.exchange(port: port, "GET /v1/lists/l/journal?since=1&wait=5 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
         #expect(poll.status == 200 && poll.body.contains("\"hasMore\":false"))
         let committer = Task {
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: .seconds(5))
             try store.commit(linearList(5), to: "l")
         }
         let events = try await RawConnection.run {
