@@ -21,7 +21,7 @@ extension Intent {
     /// let base = [JSONSection(model: JSONItem(id: "today"), elements: [JSONItem(id: "m1"), JSONItem(id: "m2")])]
     /// let mine = [JSONSection(model: JSONItem(id: "today"), elements: [JSONItem(id: "m2"), JSONItem(id: "m1")])]
     /// Intent.changes(from: base, to: mine)
-    /// // [.moveElement("m2", section: "today", after: nil, before: "m1")]  (or m1 after m2)
+    /// // [.moveElement("m2", section: "today", after: nil, before: "m1")]
     /// ```
     ///
     /// `Rebase(Intent.changes(from: base, to: mine), onto: base).snapshot == mine` for any two snapshots.
