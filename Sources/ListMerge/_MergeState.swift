@@ -9,7 +9,7 @@ import ListJSON
 struct _MergeState<Item: MergeableItem> {
     // Sections.
     private(set) var sectionItems: [Item] = []
-    private var sectionOrdinals: [Int32] = []
+    private var sectionOrdinals: [Int] = []
     private var sectionPrevious: [Int32] = []
     private var sectionNext: [Int32] = []
     private var firstElement: [Int32] = []
@@ -21,7 +21,7 @@ struct _MergeState<Item: MergeableItem> {
 
     // Elements.
     private(set) var elementItems: [Item] = []
-    private var elementOrdinals: [Int32] = []
+    private var elementOrdinals: [Int] = []
     private var elementPrevious: [Int32] = []
     private var elementNext: [Int32] = []
     /// The section holding each element, -1 once removed.
@@ -33,15 +33,15 @@ struct _MergeState<Item: MergeableItem> {
     /// - Complexity: O(n), one hash per identifier (two for a repeated one).
     init(_ snapshot: [ArraySection<Item, Item>]) {
         precondition(snapshot.count < Int(Int32.max), "a snapshot holds fewer than 2^31 sections")
-        var repeats: [ExactString: Int32] = [:]
-        func ordinal(_ id: String, _ node: Int32, in index: inout [ItemRef: Int32], counts: inout [ExactString: Int32]) -> Int32 {
+        var repeats: [ExactString: Int] = [:]
+        func ordinal(_ id: String, _ node: Int32, in index: inout [ItemRef: Int32], counts: inout [ExactString: Int]) -> Int {
             guard let first = index.updateValue(node, forKey: ItemRef(id)) else { return 0 }
             // A repeated id: put the first occurrence back and count on.
             index[ItemRef(id)] = first
             let key = ExactString(id)
             let ordinal = counts[key, default: 1]
             counts[key] = ordinal + 1
-            index[ItemRef(id, ordinal: Int(ordinal))] = node
+            index[ItemRef(id, ordinal: ordinal)] = node
             return ordinal
         }
         sectionItems.reserveCapacity(snapshot.count)
@@ -55,7 +55,7 @@ struct _MergeState<Item: MergeableItem> {
         elementNext.reserveCapacity(elementCount)
         elementSection.reserveCapacity(elementCount)
         elementIndex.reserveCapacity(elementCount)
-        var elementRepeats: [ExactString: Int32] = [:]
+        var elementRepeats: [ExactString: Int] = [:]
         for section in snapshot {
             let s = newSection(section.model, ordinal: 0)
             sectionOrdinals[Int(s)] = ordinal(section.model.documentID, s, in: &sectionIndex, counts: &repeats)
@@ -78,12 +78,12 @@ struct _MergeState<Item: MergeableItem> {
 
     /// The reference of a section node.
     func sectionRef(_ s: Int32) -> ItemRef {
-        ItemRef(sectionItems[Int(s)].documentID, ordinal: Int(sectionOrdinals[Int(s)]))
+        ItemRef(sectionItems[Int(s)].documentID, ordinal: sectionOrdinals[Int(s)])
     }
 
     /// The reference of an element node.
     func elementRef(_ e: Int32) -> ItemRef {
-        ItemRef(elementItems[Int(e)].documentID, ordinal: Int(elementOrdinals[Int(e)]))
+        ItemRef(elementItems[Int(e)].documentID, ordinal: elementOrdinals[Int(e)])
     }
 
     /// The elements of a section, in order.
@@ -123,7 +123,7 @@ struct _MergeState<Item: MergeableItem> {
     mutating func newSection(_ item: Item, ordinal: Int) -> Int32 {
         let s = Int32(truncatingIfNeeded: sectionItems.count)
         sectionItems.append(item)
-        sectionOrdinals.append(Int32(truncatingIfNeeded: ordinal))
+        sectionOrdinals.append(ordinal)
         sectionPrevious.append(-1)
         sectionNext.append(-1)
         firstElement.append(-1)
@@ -142,7 +142,7 @@ struct _MergeState<Item: MergeableItem> {
     mutating func newElement(_ item: Item, ordinal: Int) -> Int32 {
         let e = Int32(truncatingIfNeeded: elementItems.count)
         elementItems.append(item)
-        elementOrdinals.append(Int32(truncatingIfNeeded: ordinal))
+        elementOrdinals.append(ordinal)
         elementPrevious.append(-1)
         elementNext.append(-1)
         elementSection.append(-1)
