@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListJSON", targets: ["ListJSON"]),
+        .library(name: "ListMerge", targets: ["ListMerge"]),
         .library(name: "ListStore", targets: ["ListStore"]),
         .library(name: "ListSync", targets: ["ListSync"]),
         .library(name: "ListStoreServer", targets: ["ListStoreServer"]),
@@ -29,6 +30,9 @@ let package = Package(
         .target(name: "ListDiff"),
         // The JSON formats of DESIGN §3: exact JSON values, snapshot documents, stage objects.
         .target(name: "ListJSON", dependencies: ["ListDiff"]),
+        // Offline writes (DESIGN §8): intents from two snapshots, their rebase onto a head, the conflict
+        // report. Pure: no Foundation, no SQLite.
+        .target(name: "ListMerge", dependencies: ["ListDiff", "ListJSON"]),
         // The SQL schema: Migrations/*.sql, embedded in the code at build time.
         .target(
             name: "ListStoreMigrations",
@@ -88,6 +92,7 @@ let package = Package(
             path: "Tests/ListStoreTestSupport"),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListDiffTestSupport"]),
         .testTarget(name: "ListJSONTests", dependencies: ["ListJSON", "ListDiff", "ListDiffTestSupport"]),
+        .testTarget(name: "ListMergeTests", dependencies: ["ListMerge", "ListJSON", "ListDiff", "ListDiffTestSupport"]),
         .testTarget(
             name: "ListStoreTests",
             dependencies: [
