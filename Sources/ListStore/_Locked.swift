@@ -1,17 +1,18 @@
 import Foundation
 
-/// A value behind a lock.
+/// A value behind a lock (package-visible: the sync client and the server keep their shared state
+/// in it too).
 ///
 /// `@unchecked Sendable`: the value is only reached through `withLock`, which holds the lock.
-final class _Locked<Value>: @unchecked Sendable {
+package final class _Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let lock = NSLock()
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

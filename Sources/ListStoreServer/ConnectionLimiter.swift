@@ -1,4 +1,4 @@
-import Foundation
+import ListStore
 
 /// Counts the holders of a scarce resource — connections, or requests that wait for commits —
 /// against a maximum. A holder keeps a `Slot`; the slot is given back when it is deallocated, so it
@@ -9,7 +9,7 @@ import Foundation
 /// guard let slot = streams.slot() else { throw busy }
 /// defer { withExtendedLifetime(slot) {} }
 /// ```
-final class ConnectionLimiter: @unchecked Sendable {
+final class ConnectionLimiter: Sendable {
     /// A held place, given back when deallocated.
     final class Slot: Sendable {
         private let limiter: ConnectionLimiter
@@ -25,9 +25,7 @@ final class ConnectionLimiter: @unchecked Sendable {
 
     /// The most slots held at once.
     let maximum: Int
-    // `@unchecked Sendable`: `held` is only touched under `lock`.
-    private let lock = NSLock()
-    private var held = 0
+    private let held = _Locked(0)
 
     init(maximum: Int) {
         self.maximum = max(0, maximum)
@@ -37,23 +35,18 @@ final class ConnectionLimiter: @unchecked Sendable {
     ///
     /// - Complexity: O(1).
     func slot() -> Slot? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard held < maximum else { return nil }
-        held += 1
-        return Slot(self)
+        let taken = held.withLock { held in
+            guard held < maximum else { return false }
+            held += 1
+            return true
+        }
+        return taken ? Slot(self) : nil
     }
 
     /// How many slots are held now.
-    var current: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return held
-    }
+    var current: Int { held.withLock { $0 } }
 
     private func release() {
-        lock.lock()
-        defer { lock.unlock() }
-        held -= 1
+        held.withLock { $0 -= 1 }
     }
 }

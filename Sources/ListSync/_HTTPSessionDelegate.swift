@@ -1,4 +1,5 @@
 import Foundation
+import ListStore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,21 +8,16 @@ import FoundationNetworking
 /// The delegate of `HTTPSource`'s one URLSession: hands each task's events (answer head, body bytes,
 /// redirect, completion) to the `_HTTPTransfer` registered for it.
 final class _HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Safe: `transfers` is read and written only under `lock`.
-    private let lock = NSLock()
-    private var transfers: [Int: _HTTPTransfer] = [:]
+    // Safe: its only state is behind a lock.
+    private let transfers = _Locked([Int: _HTTPTransfer]())
 
     /// Routes `task`'s events to `transfer` until it completes.
     func register(_ transfer: _HTTPTransfer, for task: URLSessionTask) {
-        lock.lock()
-        transfers[task.taskIdentifier] = transfer
-        lock.unlock()
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
     }
 
     private func transfer(of task: URLSessionTask, removing: Bool = false) -> _HTTPTransfer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return removing ? transfers.removeValue(forKey: task.taskIdentifier) : transfers[task.taskIdentifier]
+        transfers.withLock { removing ? $0.removeValue(forKey: task.taskIdentifier) : $0[task.taskIdentifier] }
     }
 
     func urlSession(
