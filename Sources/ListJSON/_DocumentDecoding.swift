@@ -2,11 +2,12 @@ import ListDiff
 
 /// Shared decoding steps for snapshot documents and stage objects. Each step reports errors relative
 /// to the value it reads; `at` puts the step's place in front of the path on the way out, so paths
-/// are only built when something is wrong.
-enum _Decode {
+/// are only built when something is wrong. Package-visible: ListMerge decodes its intents and
+/// conflicts with the same steps.
+package enum _Decode {
     /// Runs `body`, prefixing the path of any error with `component`.
     @inline(__always)
-    static func at<T>(
+    package static func at<T>(
         _ component: DocumentError.PathComponent, _ body: () throws(DocumentError) -> T
     ) throws(DocumentError) -> T {
         do {
@@ -16,21 +17,21 @@ enum _Decode {
         }
     }
 
-    static func object(_ value: JSONValue) throws(DocumentError) -> JSONObject {
+    package static func object(_ value: JSONValue) throws(DocumentError) -> JSONObject {
         guard case .object(let object) = value else {
             throw DocumentError(.typeMismatch(expected: "an object", found: value.kindName))
         }
         return object
     }
 
-    static func array(_ value: JSONValue) throws(DocumentError) -> [JSONValue] {
+    package static func array(_ value: JSONValue) throws(DocumentError) -> [JSONValue] {
         guard case .array(let array) = value else {
             throw DocumentError(.typeMismatch(expected: "an array", found: value.kindName))
         }
         return array
     }
 
-    static func string(_ value: JSONValue) throws(DocumentError) -> String {
+    package static func string(_ value: JSONValue) throws(DocumentError) -> String {
         guard case .string(let string) = value else {
             throw DocumentError(.typeMismatch(expected: "a string", found: value.kindName))
         }
@@ -38,7 +39,7 @@ enum _Decode {
     }
 
     /// A non-negative integer that fits `Int`, written without fraction or exponent.
-    static func index(_ value: JSONValue) throws(DocumentError) -> Int {
+    package static func index(_ value: JSONValue) throws(DocumentError) -> Int {
         guard case .number(let number) = value else {
             throw DocumentError(.typeMismatch(expected: "a non-negative integer", found: value.kindName))
         }
@@ -50,7 +51,7 @@ enum _Decode {
 
     /// The value of a required key, decoded by `decode`; errors name the key.
     @inline(__always)
-    static func required<T>(
+    package static func required<T>(
         _ object: JSONObject, _ key: String, _ decode: (JSONValue) throws(DocumentError) -> T
     ) throws(DocumentError) -> T {
         guard let value = object[key] else { throw DocumentError(.missing, path: [.key(key)]) }
@@ -59,7 +60,7 @@ enum _Decode {
 
     /// The value of an optional key decoded by `decode`, or `nil` when the key is absent.
     @inline(__always)
-    static func optional<T>(
+    package static func optional<T>(
         _ object: JSONObject, _ key: String, _ decode: (JSONValue) throws(DocumentError) -> T
     ) throws(DocumentError) -> T? {
         guard let value = object[key] else { return nil }
@@ -68,7 +69,7 @@ enum _Decode {
 
     /// Each element of an array decoded by `decode`; errors name the index.
     @inline(__always)
-    static func each<T>(
+    package static func each<T>(
         _ array: [JSONValue], _ decode: (JSONValue) throws(DocumentError) -> T
     ) throws(DocumentError) -> [T] {
         var result: [T] = []

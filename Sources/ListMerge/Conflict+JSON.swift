@@ -29,7 +29,7 @@ extension Conflict {
     ///   unknown, `id` missing or not a string, `section` or `key` not a string, a bad ordinal.
     /// - Complexity: O(size of the values).
     public init(decoding value: JSONValue) throws(DocumentError) {
-        let object = try _JSONFields.object(value)
+        let object = try _Decode.object(value)
         let name = try _JSONFields.string(object, "kind")
         guard let kind = Kind(rawValue: name) else {
             throw DocumentError(.invalidValue("unknown conflict kind \(JSONValue.string(name).serialized())"), path: [.key("kind")])
@@ -50,12 +50,8 @@ extension Conflict {
     ///   decode.
     /// - Complexity: O(size of the report).
     public static func conflicts(decoding value: JSONValue) throws(DocumentError) -> [Conflict] {
-        var conflicts: [Conflict] = []
-        for (i, element) in try _JSONFields.array(value).enumerated() {
-            conflicts.append(try _JSONFields.at(.index(i)) { () throws(DocumentError) -> Conflict in
-                try Conflict(decoding: element)
-            })
+        try _Decode.each(try _Decode.array(value)) { (element) throws(DocumentError) -> Conflict in
+            try Conflict(decoding: element)
         }
-        return conflicts
     }
 }

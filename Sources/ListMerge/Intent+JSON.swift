@@ -70,7 +70,7 @@ extension Intent {
     ///   ordinal that is not a non-negative integer, `elements` not an array of objects.
     /// - Complexity: O(size of the intent).
     public init(decoding value: JSONValue) throws(DocumentError) {
-        let object = try _JSONFields.object(value)
+        let object = try _Decode.object(value)
         let op = try _JSONFields.string(object, "op")
         let ref = try _JSONFields.ref(object, "id")
         let content = object["content"] ?? .null
@@ -78,12 +78,12 @@ extension Intent {
         switch op {
         case "deleteSection":
             let elements = try _JSONFields.each(object, "elements") { (value) throws(DocumentError) -> ItemRef in
-                try _JSONFields.ref(try _JSONFields.object(value), "id")
+                try _JSONFields.ref(try _Decode.object(value), "id")
             }
             self = .deleteSection(ref, elements: elements)
         case "insertSection":
             let elements = try _JSONFields.each(object, "elements") { (value) throws(DocumentError) -> Element in
-                let member = try _JSONFields.object(value)
+                let member = try _Decode.object(value)
                 return Element(try _JSONFields.ref(member, "id"), content: member["content"] ?? .null)
             }
             self = .insertSection(
@@ -123,13 +123,9 @@ extension Intent {
     ///   decode, e.g. `[3].section: required but missing`.
     /// - Complexity: O(size of the intents).
     public static func intents(decoding value: JSONValue) throws(DocumentError) -> [Intent] {
-        var intents: [Intent] = []
-        for (i, element) in try _JSONFields.array(value).enumerated() {
-            intents.append(try _JSONFields.at(.index(i)) { () throws(DocumentError) -> Intent in
-                try Intent(decoding: element)
-            })
+        try _Decode.each(try _Decode.array(value)) { (element) throws(DocumentError) -> Intent in
+            try Intent(decoding: element)
         }
-        return intents
     }
 
     private static func referenceValue(_ ref: ItemRef) -> JSONValue {
