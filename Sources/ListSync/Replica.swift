@@ -134,16 +134,21 @@ public struct Replica: Sendable {
         let sourceList = options.sourceList ?? list
         var first = true
         var failures = 0
+        // A transient failure: without a policy it ends the follow; with one, it is counted,
+        // reported, and waited out.
+        func backOff(after error: SyncError) async throws {
+            guard let retry else { throw error }
+            failures += 1
+            let delay = retry.delay(afterFailures: failures)
+            await onEvent(.retrying(after: error, attempt: failures, delay: delay))
+            try await Task.sleep(for: delay)
+        }
         while !Task.isCancelled {
             let result: PullResult
             do {
                 result = try await pull(from: source, options: options)
             } catch let error as SyncError where error.isTransient && !Task.isCancelled {
-                guard let retry else { throw error }
-                failures += 1
-                let delay = retry.delay(afterFailures: failures)
-                await onEvent(.retrying(after: error, attempt: failures, delay: delay))
-                try await Task.sleep(for: delay)
+                try await backOff(after: error)
                 continue
             }
             if failures > 0 {
@@ -156,11 +161,7 @@ public struct Replica: Sendable {
                 _ = try await source.waitForCommit(to: sourceList, after: result.version, timeout: wait)
             } catch let error as SyncError where error.isTransient && !Task.isCancelled {
                 // The outage starts here; the next pull tells whether it lasts.
-                guard let retry else { throw error }
-                failures += 1
-                let delay = retry.delay(afterFailures: failures)
-                await onEvent(.retrying(after: error, attempt: failures, delay: delay))
-                try await Task.sleep(for: delay)
+                try await backOff(after: error)
             }
         }
     }
