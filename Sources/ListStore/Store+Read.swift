@@ -103,7 +103,7 @@ extension Store {
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound` (a version older
     ///   than the retained history, or after the head), `.damaged`, `.io`.
     /// - Complexity: O(size of the entries returned); with a budget, one more pass over the sizes of
-    ///   at most `limit` entries.
+    ///   at most `limit + 1` entries (and no entry past the page is read).
     public func journal(of list: String, after version: Int? = nil, limit: Int = 100, maxBytes: Int = .max) throws -> JournalPage {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
@@ -113,7 +113,8 @@ extension Store {
                 try checkRetained(version, info)
                 let limit = max(0, limit)
                 if maxBytes < .max, limit > 0 {
-                    // Count the entries that fit by their sizes alone, then read only those.
+                    // Count the entries that fit by their sizes alone (one row past `limit` tells
+                    // whether more follow), then read only those.
                     let sizes = try _RawStatement(
                         db, """
                             SELECT length(CAST(stages AS BLOB)) FROM journal
@@ -122,18 +123,19 @@ extension Store {
                     sizes.bind(1, info.id)
                     sizes.bind(2, version)
                     sizes.bind(3, info.headVersion)
-                    sizes.bind(4, Int64(min(limit, Int(Int64.max))))
+                    sizes.bind(4, Int64(min(limit, Int(Int64.max) - 1) + 1))
                     defer { sizes.reset() }
-                    var (fitting, bytes) = (0, 0)
+                    var (fitting, bytes, hasMore) = (0, 0, false)
                     while try sizes.step() {
                         bytes += Int(sizes.int64(0))
-                        if fitting > 0, bytes > maxBytes {
-                            // The entry after the last one that fits exists: more follow.
-                            let entries = try entries(db, info: info, after: version, through: info.headVersion, limit: fitting)
-                            return JournalPage(entries: entries, hasMore: true)
+                        if fitting == limit || (fitting > 0 && bytes > maxBytes) {
+                            hasMore = true
+                            break
                         }
                         fitting += 1
                     }
+                    let entries = try entries(db, info: info, after: version, through: info.headVersion, limit: fitting)
+                    return JournalPage(entries: entries, hasMore: hasMore)
                 }
                 var entries = try entries(db, info: info, after: version, through: info.headVersion, limit: limit + 1)
                 let hasMore = entries.count > limit

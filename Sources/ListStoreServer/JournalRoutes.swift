@@ -73,9 +73,7 @@ struct JournalRoutes: Sendable {
         let read = { [store] in try await _Offload.run { try store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes) } }
         var page = try await read()
         if wait > 0, page.entries.isEmpty, !page.hasMore {
-            guard let slot = state.streams.slot() else {
-                throw APIError.serverBusy("the server holds as many long polls and event streams as it may; try again later")
-            }
+            let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
             var version = since ?? 0
             if since == nil { version = try await _Offload.run { [store] in try store.summary(of: list).baseVersion } }
@@ -110,12 +108,11 @@ struct JournalRoutes: Sendable {
     private func events(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let since = try Self.lastEventID(request) ?? Self.integer(request, "since")
-        guard let slot = state.streams.slot() else {
-            throw APIError.serverBusy("the server holds as many long polls and event streams as it may; try again later")
-        }
+        let slot = try streamSlot()
         let maxBytes = configuration.maxPageBytes
-        // Errors before the stream starts get a status: unknown list, a version not retained.
-        _ = try await _Offload.run { [store] in try store.journal(of: list, after: since, limit: 0) }
+        // Errors before the stream starts get a status: unknown list, a version not retained. The
+        // first page, read for that, is the stream's first.
+        let first = try await _Offload.run { [store] in try store.journal(of: list, after: since, limit: 100, maxBytes: maxBytes) }
         let base = since == nil ? try await _Offload.run { [store] in try store.summary(of: list).baseVersion } : 0
         let start = since ?? base
         let (store, watcher, state, keepAlive, logger) = (store, watcher, state, configuration.keepAliveInterval, context.logger)
@@ -125,17 +122,21 @@ struct JournalRoutes: Sendable {
             // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
+            var page: JournalPage? = first
             while !watcher.isClosed && !Task.isCancelled {
                 let current: JournalPage
-                do {
-                    let after = cursor
-                    current = try await _Offload.run { try store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes) }
-                } catch {
-                    let api = APIError.from(error, logger: logger)
-                    let data = SyncDocument.error(code: api.code, message: api.message)
-                    try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
-                    break
+                if let page { current = page } else {
+                    do {
+                        let after = cursor
+                        current = try await _Offload.run { try store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes) }
+                    } catch {
+                        let api = APIError.from(error, logger: logger)
+                        let data = SyncDocument.error(code: api.code, message: api.message)
+                        try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                        break
+                    }
                 }
+                page = nil
                 if !current.entries.isEmpty {
                     for entry in current.entries {
                         var event = ByteBuffer(string: "id: \(entry.version)\nevent: commit\ndata: ")
@@ -158,6 +159,14 @@ struct JournalRoutes: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// A place among the long polls and event streams, or 503 when they are all taken.
+    private func streamSlot() throws -> ConnectionLimiter.Slot {
+        guard let slot = state.streams.slot() else {
+            throw APIError.serverBusy("the server holds as many long polls and event streams as it may; try again later")
+        }
+        return slot
+    }
 
     static func json(_ bytes: [UInt8]) -> Response {
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
