@@ -37,19 +37,19 @@ let package = Package(
         .target(
             name: "ListStoreMigrations",
             path: "Migrations",
-            resources: [.embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql")]
+            resources: [.embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql"), .embedInCode("v0003_offline.sql")]
         ),
         // Lists persisted in SQLite with a journal of staged changesets.
         .target(
             name: "ListStore",
             dependencies: [
-                "ListDiff", "ListJSON", "ListStoreMigrations",
+                "ListDiff", "ListJSON", "ListMerge", "ListStoreMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // Consumers: cursors, live changes, replicas, resync.
-        .target(name: "ListSync", dependencies: ["ListDiff", "ListJSON", "ListStore"]),
+        .target(name: "ListSync", dependencies: ["ListDiff", "ListJSON", "ListMerge", "ListStore"]),
         .executableTarget(
             name: "ListStoreCLI",
             dependencies: [

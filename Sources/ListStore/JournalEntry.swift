@@ -1,5 +1,6 @@
 import Foundation
 import ListJSON
+import ListMerge
 
 /// One version in a list's journal: what changed from its parent version, when, by whom.
 ///
@@ -35,12 +36,19 @@ public struct JournalEntry: Sendable, Hashable {
     public var elementCount: Int
     /// The staged changeset as a JSON array of stage objects (UTF-8).
     public var stagesJSON: [UInt8]
+    /// For a version a replica's push made (DESIGN §8): its client id and sequence number.
+    public var pushID: PushID?
+    /// For a version a push made: what its merge could not honour as written (empty otherwise).
+    public var conflicts: [Conflict]
 
     /// An entry, as a store or a network source describes it.
     public init(
         list: String, version: Int, parentVersion: Int, committedAt: String, digest: ListDigest, author: String?,
-        message: String?, sectionCount: Int, elementCount: Int, stagesJSON: [UInt8]
+        message: String?, sectionCount: Int, elementCount: Int, stagesJSON: [UInt8], pushID: PushID? = nil,
+        conflicts: [Conflict] = []
     ) {
+        self.pushID = pushID
+        self.conflicts = conflicts
         self.list = list
         self.version = version
         self.parentVersion = parentVersion

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ListDiff
+import ListMerge
 
 extension Store {
     /// Records `sections` as the new head of `list`: diffs them against the head and writes the rows
@@ -43,9 +44,17 @@ extension Store {
     ///
     /// With `stages` (a journal entry's JSON, and what to call it in an error), `makeTarget` is not
     /// called: the stages are applied to the head, and the journal keeps the same JSON.
+    ///
+    /// With `merge`, `makeTarget` is not called either: `merge` rebases a push onto the head (or
+    /// returns `nil` to leave the head as it is), and the result carries its conflicts.
+    ///
+    /// With `queueLocalChange` (the default), a change to a replica list is a local change: its
+    /// intents are queued in the list's outbox in the same transaction (DESIGN §8).
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
         makeTarget: ([ListSection]) throws -> [ListSection], replaying stages: (json: [UInt8], what: String)? = nil,
+        mergingFrom merge: ((Database, _Head) throws -> Rebase<ListItem>?)? = nil,
+        queueLocalChange: Bool = true,
         alsoWrite: ((Database, _ listID: Int64, CommitResult) throws -> Void)? = nil
     ) throws -> CommitResult {
         try Store.validateListName(list)
@@ -67,6 +76,8 @@ extension Store {
                     let changesBefore = db.totalChangesCount
                     let plan: _CommitPlan
                     var writer: _CommitWriter
+                    var target: [ListSection]?
+                    var mergeConflicts: [Conflict]?
                     if let stages {
                         plan = try _CommitPlan.replaying(stages.json, on: head) { stages.what }
                         writer = _CommitWriter(
@@ -76,7 +87,15 @@ extension Store {
                     } else {
                         // The elements are diffed on another thread while sections that come or go
                         // whole are written here.
-                        let sections = try makeTarget(head.sections)
+                        let sections: [ListSection]
+                        if let merge {
+                            let rebase = try merge(db, head)
+                            sections = rebase?.snapshot ?? head.sections
+                            mergeConflicts = rebase?.conflicts
+                        } else {
+                            sections = try makeTarget(head.sections)
+                        }
+                        target = sections
                         let diffing = _Background { _CommitPlan.diffing(head, to: sections) }
                         writer = _CommitWriter(db: db, head: head, target: sections, path: path)
                         let wroteSections = Result { try writer.writeUnpairedSections() }
@@ -87,7 +106,8 @@ extension Store {
                     guard !changeset.isEmpty else {
                         result = CommitResult(
                             list: list, version: head.version, parentVersion: head.version, changed: false,
-                            digest: head.digest, stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0)
+                            digest: head.digest, stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0,
+                            mergeConflicts: mergeConflicts)
                         try alsoWrite?(db, head.listID, result!)
                         return .commit
                     }
@@ -98,7 +118,12 @@ extension Store {
                     result = CommitResult(
                         list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: newHead.digest,
                         stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset,
-                        rowsWritten: db.totalChangesCount - changesBefore)
+                        rowsWritten: db.totalChangesCount - changesBefore, mergeConflicts: mergeConflicts)
+                    if queueLocalChange, let target {
+                        result!.pendingSeq = try queueIfReplica(
+                            db, listID: newHead.listID, base: head, target: target, version: newHead.version,
+                            author: author, message: message)
+                    }
                     try alsoWrite?(db, newHead.listID, result!)
                     committed = newHead
                     return .commit

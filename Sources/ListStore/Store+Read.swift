@@ -210,7 +210,8 @@ extension Store {
     func entries(_ db: Database, info: _ListInfo, after: Int, through: Int, limit: Int = Int.max) throws -> [JournalEntry] {
         let statement = try _RawStatement(
             db, """
-                SELECT version, parent_version, committed_at, digest, author, message, section_count, element_count, stages
+                SELECT version, parent_version, committed_at, digest, author, message, section_count, element_count, stages,
+                    push_client, push_seq, conflicts
                 FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
                 """)
         statement.bind(1, info.id)
@@ -224,7 +225,9 @@ extension Store {
                 list: info.name, version: Int(statement.int64(0)), parentVersion: Int(statement.int64(1)),
                 committedAt: statement.string(2), digest: ListDigest(hex: statement.string(3)),
                 author: statement.optionalString(4), message: statement.optionalString(5),
-                sectionCount: Int(statement.int64(6)), elementCount: Int(statement.int64(7)), stagesJSON: statement.bytes(8)))
+                sectionCount: Int(statement.int64(6)), elementCount: Int(statement.int64(7)), stagesJSON: statement.bytes(8),
+                pushID: statement.optionalString(9).map { PushID(client: $0, seq: Int(statement.int64(10))) },
+                conflicts: statement.isNull(11) ? [] : try Store.decodeConflicts(statement.bytes(11), of: "version \(statement.int64(0)) of list '\(info.name)'")))
         }
         return entries
     }

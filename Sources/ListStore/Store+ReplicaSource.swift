@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ListMerge
 
 /// For a list that replicates a list of another store: which store and list it follows, and the
 /// source version (with its digest) that the replica's head equals.
@@ -72,18 +73,35 @@ extension Store {
         let what = "the stages of source version \(entry.version) of list '\(entry.list)'"
         return try commitReplica(
             to: list, source: source, author: entry.author, message: entry.message, stages: (entry.stagesJSON, what),
-            check: check) { _ in [] }
+            copying: entry, check: check) { _ in [] }
     }
 
     private func commitReplica(
         to list: String, source: ReplicaSource, author: String?, message: String?,
-        stages: (json: [UInt8], what: String)? = nil, check: (CommitResult) throws -> Void,
-        makeTarget: ([ListSection]) throws -> [ListSection]
+        stages: (json: [UInt8], what: String)? = nil, copying entry: JournalEntry? = nil,
+        check: (CommitResult) throws -> Void, makeTarget: ([ListSection]) throws -> [ListSection]
     ) throws -> CommitResult {
         try withoutActuallyEscaping(check) { check in
-        try commit(to: list, expectedVersion: nil, author: author, message: message, makeTarget: makeTarget, replaying: stages) {
-            db, listID, result in
+        try commit(
+            to: list, expectedVersion: nil, author: author, message: message, makeTarget: makeTarget, replaying: stages,
+            queueLocalChange: false
+        ) { db, listID, result in
+            if listID != 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE list_id = ?", arguments: [listID]) != 0 {
+                // A local change landed since the replica looked: the pull must rebase it instead.
+                throw StoreError(
+                    .versionConflict, "list '\(list)' has local changes: a pull rebases them onto the source's head",
+                    expectedVersion: result.parentVersion, currentVersion: result.parentVersion)
+            }
             try check(result)
+            if let entry, result.changed, entry.pushID != nil || !entry.conflicts.isEmpty {
+                // The source's entry names the push that made it: keep that, as author and message.
+                try db.execute(
+                    sql: "UPDATE journal SET push_client = ?, push_seq = ?, conflicts = ? WHERE list_id = ? AND version = ?",
+                    arguments: [
+                        entry.pushID?.client, entry.pushID?.seq,
+                        entry.conflicts.isEmpty ? nil : Conflict.jsonValue(entry.conflicts).serialized(), listID, result.version,
+                    ])
+            }
             var listID = listID
             let now = _Time.iso8601(Date())
             if listID == 0 {

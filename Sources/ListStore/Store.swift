@@ -148,8 +148,8 @@ public final class Store: Sendable {
             try applyPendingMigrations(db)
             let now = _Time.iso8601(Date())
             try db.execute(
-                sql: "INSERT OR IGNORE INTO store (id, uuid, epoch, created_at) VALUES (1, ?, 1, ?)",
-                arguments: [UUID().uuidString.lowercased(), now])
+                sql: "INSERT OR IGNORE INTO store (id, uuid, epoch, created_at, client_id) VALUES (1, ?, 1, ?, ?)",
+                arguments: [UUID().uuidString.lowercased(), now, UUID().uuidString.lowercased()])
             return .commit
         }
     }

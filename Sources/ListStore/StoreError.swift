@@ -37,6 +37,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidEdit = Code("invalidEdit")
         /// An argument is out of range: a negative count, an empty or overlong consumer name.
         public static let invalidArgument = Code("invalidArgument")
+        /// A push's sequence number is below one the source already merged for its client, and was
+        /// never recorded: the replica's outbox and the source disagree (DESIGN §8).
+        public static let pushOutOfOrder = Code("pushOutOfOrder")
 
         public var description: String { name }
 
@@ -45,7 +48,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public init?(named name: String) {
             let known: [Code] = [
                 .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .listNotFound, .versionNotFound,
-                .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument,
+                .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument, .pushOutOfOrder,
             ]
             guard let code = known.first(where: { $0.name == name }) else { return nil }
             self = code

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// Who a store is: a UUID created with the store, and an epoch that `advanceEpoch()` bumps when the
@@ -36,7 +37,9 @@ extension Store {
 
     /// Bumps the epoch, telling every consumer that this store's history may not be the one they
     /// followed: call it after restoring the file from a backup, or after rewriting history. Cursors
-    /// of the old epoch then get "resync required" (epoch changed).
+    /// of the old epoch then get "resync required" (epoch changed). The store also gets a new client
+    /// id for its pushes (DESIGN §8), so that local changes made after a restore are never mistaken
+    /// for ones a source already merged.
     ///
     /// - Returns: the new identity.
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
@@ -46,7 +49,11 @@ extension Store {
         return try Store.mapErrors(path: path) {
             try pool.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
-                    try db.execute(sql: "UPDATE store SET epoch = epoch + 1 WHERE id = 1")
+                    // A new client id too: a restored store must not push under sequence numbers a
+                    // source recorded for changes made after the backup.
+                    try db.execute(
+                        sql: "UPDATE store SET epoch = epoch + 1, client_id = ? WHERE id = 1",
+                        arguments: [UUID().uuidString.lowercased()])
                     return .commit
                 }
                 return try Store.identity(db, path: path)

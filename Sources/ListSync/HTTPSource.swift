@@ -122,6 +122,14 @@ public struct HTTPSource: ListSource {
         _ = try await send("PUT", path(list, "consumers", name), body: Array("{\"version\":\(version)}".utf8))
     }
 
+    public func push(_ push: Push, to list: String) async throws -> PushAnswer {
+        try decode(try await send("POST", path(list, "pushes"), body: SyncDocument.push(push)), SyncDocument.decodePushAnswer)
+    }
+
+    public func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
+        try decode(try await get(path(list, "pushes", client)), SyncDocument.decodeLatestPush)
+    }
+
     // MARK: - Requests
 
     /// `v1/lists/<list>[/<more>…]`, each segment percent-encoded.

@@ -22,6 +22,12 @@ public protocol ListSource: Sendable {
     /// Records that consumer `name` has applied `version`, registering it if needed (see
     /// `Store.registerConsumer` and `Store.acknowledge`).
     func acknowledge(consumer name: String, of list: String, version: Int) async throws
+    /// Merges a replica's local change into `list` (see `Store.merge(_:into:)`): the source rebases
+    /// the intents onto its head and records the push's id; a push it recorded before is answered
+    /// from the record and applies nothing.
+    func push(_ push: Push, to list: String) async throws -> PushAnswer
+    /// The push of `client` with the highest sequence number that `list` recorded, or `nil`.
+    func latestPush(from client: String, to list: String) async throws -> PushAnswer?
 }
 
 extension ListSource {
@@ -109,5 +115,13 @@ public struct LocalSource: ListSource {
 
     public func acknowledge(consumer name: String, of list: String, version: Int) async throws {
         try store.registerConsumer(name, of: list, at: version)
+    }
+
+    public func push(_ push: Push, to list: String) async throws -> PushAnswer {
+        try store.merge(push, into: list)
+    }
+
+    public func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
+        try store.latestPush(from: client, to: list)
     }
 }

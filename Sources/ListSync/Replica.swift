@@ -71,6 +71,10 @@ public struct Replica: Sendable {
         public var resynced: Bool
         /// Why it had to (`nil` when it did not).
         public var reason: ResyncReason?
+        /// Local changes still pending after the pull (rebased onto the source's head).
+        public var pending = 0
+        /// Local changes the pull found in the source's head, and took out of the outbox.
+        public var confirmedChanges = 0
     }
 
     /// Brings the replica up to date with its source: the commits after its version are applied
@@ -90,12 +94,32 @@ public struct Replica: Sendable {
     public func pull(from source: some ListSource, options: PullOptions = PullOptions()) async throws -> PullResult {
         let sourceList = options.sourceList ?? list
         let identity = try await source.identity()
+        if let pending = try store._pendingState(of: list), !pending.outbox.isEmpty {
+            // Local changes: they are rebased onto the source's new head (DESIGN §8).
+            let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
+            if let consumer = options.consumer {
+                try await source.acknowledge(consumer: consumer, of: sourceList, version: result.version)
+            }
+            return result
+        }
         var result = PullResult(list: list, version: 0, digest: "", applied: 0, resynced: false, reason: nil)
         do {
-            try await apply(from: source, sourceList: sourceList, identity: identity, options: options, into: &result)
-        } catch let error as SyncError {
-            guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
-            try await resync(from: source, sourceList: sourceList, identity: identity, reason: reason, into: &result)
+            do {
+                try await apply(from: source, sourceList: sourceList, identity: identity, options: options, into: &result)
+            } catch let error as SyncError {
+                guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
+                try await resync(from: source, sourceList: sourceList, identity: identity, reason: reason, into: &result)
+            }
+        } catch StoreError.Code.versionConflict {
+            // A local change landed meanwhile (the store refuses to replay the source onto it).
+            let rest = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
+            result.version = rest.version
+            result.digest = rest.digest
+            result.applied += rest.applied
+            result.resynced = result.resynced || rest.resynced
+            result.reason = result.reason ?? rest.reason
+            result.pending = rest.pending
+            result.confirmedChanges = rest.confirmedChanges
         }
         if let consumer = options.consumer {
             try await source.acknowledge(consumer: consumer, of: sourceList, version: result.version)
@@ -120,14 +144,20 @@ public struct Replica: Sendable {
     /// }) { result in print("at source version", result.version) }
     /// ```
     ///
+    /// With `pushing`, the follower syncs (DESIGN §8): each round pushes the replica's local changes
+    /// first, then pulls, and a local commit of this process wakes it as a source commit does (a
+    /// commit of another process within `localPollInterval`).
+    ///
     /// - Parameters:
+    ///   - pushing: push local changes before each pull (`sync`), and wake for local commits too.
     ///   - wait: how long one wait for a commit lasts before the source is asked again.
     ///   - retry: how to wait between attempts after transient failures; `nil` (the default) ends
     ///     the follow at the first failure.
     /// - Throws: what `pull(from:options:)` throws (transient errors only without `retry`),
     ///   `CancellationError` when cancelled while waiting to retry, and what `onPull` throws.
     public func follow(
-        from source: some ListSource, options: PullOptions = PullOptions(), wait: Duration = .seconds(30),
+        from source: some ListSource, options: PullOptions = PullOptions(), pushing: Bool = false,
+        localPollInterval: Duration = .seconds(1), wait: Duration = .seconds(30),
         retrying retry: RetryPolicy? = nil, onEvent: (FollowEvent) async -> Void = { _ in },
         onPull: (PullResult) async throws -> Void
     ) async throws {
@@ -145,8 +175,9 @@ public struct Replica: Sendable {
         }
         while !Task.isCancelled {
             let result: PullResult
+            let localGeneration = CommitSignal.shared.generation(of: store.path)
             do {
-                result = try await pull(from: source, options: options)
+                result = pushing ? try await sync(with: source, options: options).pull : try await pull(from: source, options: options)
             } catch let error as SyncError where error.isTransient && !Task.isCancelled {
                 try await backOff(after: error)
                 continue
@@ -158,7 +189,13 @@ public struct Replica: Sendable {
             if first || result.applied > 0 { try await onPull(result) }
             first = false
             do {
-                _ = try await source.waitForCommit(to: sourceList, after: result.version, timeout: wait)
+                if pushing {
+                    try await waitForSourceOrLocalCommit(
+                        source, list: sourceList, after: result.version, localGeneration: localGeneration,
+                        localPoll: localPollInterval, timeout: wait)
+                } else {
+                    _ = try await source.waitForCommit(to: sourceList, after: result.version, timeout: wait)
+                }
             } catch let error as SyncError where error.isTransient && !Task.isCancelled {
                 // The outage starts here; the next pull tells whether it lasts.
                 try await backOff(after: error)
@@ -167,6 +204,30 @@ public struct Replica: Sendable {
     }
 
     // MARK: - Internals
+
+    /// Returns at a commit of the source after `version`, at a local change pending in the outbox, or
+    /// after `timeout`.
+    private func waitForSourceOrLocalCommit(
+        _ source: some ListSource, list sourceList: String, after version: Int, localGeneration: UInt64,
+        localPoll: Duration, timeout: Duration
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try await source.waitForCommit(to: sourceList, after: version, timeout: timeout) }
+            group.addTask { [store, list] in
+                let clock = ContinuousClock()
+                let deadline = clock.now + timeout
+                var generation = localGeneration
+                while clock.now < deadline, !Task.isCancelled {
+                    if let status = try? store.replicaStatus(of: list), status.pending > 0 { return }
+                    await CommitSignal.shared.wait(
+                        path: store.path, unlessGenerationIsNot: generation, timeout: min(localPoll, deadline - clock.now))
+                    generation = CommitSignal.shared.generation(of: store.path)
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
 
     private func apply(
         from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions,

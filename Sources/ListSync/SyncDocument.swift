@@ -1,5 +1,6 @@
 import ListDiff
 import ListJSON
+import ListMerge
 import ListStore
 
 /// The JSON documents of the journal over HTTP, which are also what `liststore … --json` prints
@@ -58,7 +59,9 @@ public enum SyncDocument {
         var object = JSONObject()
         if let author = entry.author { object["author"] = .string(author) }
         object["committedAt"] = .string(entry.committedAt)
+        if !entry.conflicts.isEmpty { object["conflicts"] = Conflict.jsonValue(entry.conflicts) }
         object["digest"] = .string(entry.digest.hex)
+        if let push = entry.pushID { object["push"] = pushIDValue(push) }
         object["elements"] = JSONValue(entry.elementCount)
         if let message = entry.message { object["message"] = .string(message) }
         object["parentVersion"] = JSONValue(entry.parentVersion)
@@ -94,6 +97,28 @@ public enum SyncDocument {
         out.append(contentsOf: changeset.isEmpty ? Array("[]".utf8) : changeset.stagesJSON)
         out.append(contentsOf: ",\"to\":\(to.version)}".utf8)
         return out
+    }
+
+    /// A push (DESIGN §8): `{"author"?,"client","intents":[…],"message"?,"seq"}`.
+    /// - Complexity: O(size of the intents).
+    public static func push(_ push: Push) -> [UInt8] {
+        var object: JSONObject = [
+            "client": .string(push.id.client), "seq": JSONValue(push.id.seq), "intents": Intent.jsonValue(push.intents),
+        ]
+        if let author = push.author { object["author"] = .string(author) }
+        if let message = push.message { object["message"] = .string(message) }
+        return JSONValue.object(object).serializedBytes()
+    }
+
+    /// A push's answer (DESIGN §8): `{"conflicts":[…],"duplicate","list","schemaVersion":1,"seq","version"}`.
+    public static func pushAnswer(_ answer: PushAnswer) -> [UInt8] {
+        document(pushAnswerObject(answer))
+    }
+
+    /// The latest push a source recorded for a client: `{"latest":answer|null,"list","schemaVersion":1}`,
+    /// `answer` as `pushAnswer` writes it (without `schemaVersion`).
+    public static func latestPush(_ answer: PushAnswer?, list: String) -> [UInt8] {
+        document(["latest": answer.map { .object(pushAnswerObject($0)) } ?? .null, "list": .string(list)])
     }
 
     /// `{"consumer","list","schemaVersion":1,"version"}`: a consumer's acknowledged version.
@@ -183,6 +208,40 @@ public enum SyncDocument {
         return (changeset, to)
     }
 
+    /// The push of a `push` document.
+    /// - Throws: `DecodingError` (wrong or missing members, a sequence number below 1, a bad intent).
+    public static func decodePush(_ bytes: [UInt8]) throws -> Push {
+        let object = try topLevel(bytes, "push")
+        let seq = try int(object, "seq")
+        guard seq >= 1 else { throw DecodingError(description: "push: \"seq\" must be 1 or more") }
+        guard let intentsValue = object["intents"] else { throw DecodingError(description: "push: expected \"intents\"") }
+        let intents: [Intent]
+        do {
+            intents = try Intent.intents(decoding: intentsValue)
+        } catch {
+            throw DecodingError(description: "push: intents: \(error)")
+        }
+        return Push(
+            id: PushID(client: try string(object, "client"), seq: seq), intents: intents,
+            author: try optionalString(object, "author"), message: try optionalString(object, "message"))
+    }
+
+    /// The answer of a `pushAnswer` document.
+    /// - Throws: `DecodingError`.
+    public static func decodePushAnswer(_ bytes: [UInt8]) throws -> PushAnswer {
+        try pushAnswer(try topLevel(bytes, "push answer"))
+    }
+
+    /// The answer of a `latestPush` document (`nil`: none recorded).
+    /// - Throws: `DecodingError`.
+    public static func decodeLatestPush(_ bytes: [UInt8]) throws -> PushAnswer? {
+        let object = try topLevel(bytes, "latest push")
+        guard let latest = object["latest"] else { throw DecodingError(description: "latest push: expected \"latest\"") }
+        if latest == .null { return nil }
+        guard let answer = latest.objectValue else { throw DecodingError(description: "latest push: expected an object") }
+        return try pushAnswer(answer)
+    }
+
     /// The error of an `error` document: its code, message and versions.
     /// - Throws: `DecodingError`.
     public static func decodeError(_ bytes: [UInt8]) throws -> (code: String, message: String, expectedVersion: Int?, currentVersion: Int?) {
@@ -217,6 +276,40 @@ public enum SyncDocument {
             elementCount: try int(object, "elements"), baseVersion: try int(object, "baseVersion"))
     }
 
+    private static func pushIDValue(_ id: PushID) -> JSONValue {
+        .object(["client": .string(id.client), "seq": JSONValue(id.seq)])
+    }
+
+    private static func pushAnswerObject(_ answer: PushAnswer) -> JSONObject {
+        [
+            "conflicts": Conflict.jsonValue(answer.conflicts), "duplicate": .bool(answer.duplicate),
+            "list": .string(answer.list), "seq": JSONValue(answer.seq), "version": JSONValue(answer.version),
+        ]
+    }
+
+    private static func pushAnswer(_ object: JSONObject) throws -> PushAnswer {
+        guard let duplicate = object["duplicate"]?.boolValue else {
+            throw DecodingError(description: "push answer: expected \"duplicate\" to be a boolean")
+        }
+        return PushAnswer(
+            list: try string(object, "list"), version: try int(object, "version"), seq: try int(object, "seq"),
+            duplicate: duplicate, conflicts: try conflicts(object["conflicts"] ?? .array([]), "push answer"))
+    }
+
+    private static func conflicts(_ value: JSONValue, _ what: String) throws -> [Conflict] {
+        do {
+            return try Conflict.conflicts(decoding: value)
+        } catch {
+            throw DecodingError(description: "\(what): conflicts: \(error)")
+        }
+    }
+
+    private static func optionalString(_ object: JSONObject, _ key: String) throws -> String? {
+        guard let value = object[key], value != .null else { return nil }
+        guard let string = value.stringValue else { throw DecodingError(description: "\(key): expected a string") }
+        return string
+    }
+
     private static func entry(_ value: JSONValue, list: String) throws -> JournalEntry {
         guard let object = value.objectValue else { throw DecodingError(description: "commits: expected objects") }
         guard let stages = object["stages"], stages.arrayValue != nil else {
@@ -227,7 +320,14 @@ public enum SyncDocument {
             committedAt: try string(object, "committedAt"), digest: ListDigest(hex: try string(object, "digest")),
             author: object["author"]?.stringValue, message: object["message"]?.stringValue,
             sectionCount: try int(object, "sections"), elementCount: try int(object, "elements"),
-            stagesJSON: stages.serializedBytes())
+            stagesJSON: stages.serializedBytes(), pushID: try pushID(object["push"]),
+            conflicts: try conflicts(object["conflicts"] ?? .array([]), "commits"))
+    }
+
+    private static func pushID(_ value: JSONValue?) throws -> PushID? {
+        guard let value, value != .null else { return nil }
+        guard let object = value.objectValue else { throw DecodingError(description: "push: expected an object") }
+        return PushID(client: try string(object, "client"), seq: try int(object, "seq"))
     }
 
     private static func parse(_ bytes: [UInt8], _ what: String) throws -> JSONValue {

@@ -49,6 +49,16 @@ private final class FlakySource: ListSource, @unchecked Sendable {
         return try await base.journal(of: list, after: version, limit: limit)
     }
 
+    func push(_ push: Push, to list: String) async throws -> PushAnswer {
+        try call()
+        return try await base.push(push, to: list)
+    }
+
+    func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
+        try call()
+        return try await base.latestPush(from: client, to: list)
+    }
+
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
         try call()
         return try await base.snapshot(of: list, at: version)

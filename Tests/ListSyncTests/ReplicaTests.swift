@@ -117,6 +117,10 @@ import Testing
         func acknowledge(consumer name: String, of list: String, version: Int) async throws {
             try await base.acknowledge(consumer: name, of: list, version: version)
         }
+        func push(_ push: Push, to list: String) async throws -> PushAnswer { try await base.push(push, to: list) }
+        func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
+            try await base.latestPush(from: client, to: list)
+        }
     }
 
     /// Stages that do not apply to the replica, or apply but do not reproduce the source's digest:
@@ -176,20 +180,23 @@ import Testing
         let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source))
 
-        // Local changes on the replica: its digest no longer matches the recorded source version.
+        // A local change on the replica is pending, not a divergence: the pull keeps it (DESIGN §8).
         try replica.store.commit(linearList(6), to: "l")
-        await #expect(throws: SyncError.self) {
-            try await replica.pull(from: LocalSource(source), options: .init(resyncByDiff: false))
-        }
-        var result = try await replica.pull(from: LocalSource(source))
-        #expect(result.resynced && result.reason == .digestMismatch)
-        #expect(try replica.store.snapshot(of: "l").sections == linearList(5))
+        var result = try await replica.pull(from: LocalSource(source), options: .init(resyncByDiff: false))
+        #expect(!result.resynced && result.pending == 1)
+        #expect(try replica.store.snapshot(of: "l").sections == linearList(6))
+        try await replica.push(to: LocalSource(source))
+        result = try await replica.pull(from: LocalSource(source))
+        #expect(result.pending == 0 && result.confirmedChanges == 1)
+        #expect(try source.snapshot(of: "l").sections == linearList(6))
+        try source.commit(linearList(5), to: "l")
+        try await replica.pull(from: LocalSource(source))
 
         // Pruned past the replica.
         for k in 0..<4 { try source.commit(linearList(5 + k, content: k + 1), to: "l") }
         try source.prune("l", .keepLast(1))
         result = try await replica.pull(from: LocalSource(source))
-        #expect(result.resynced && result.reason == .pruned && result.version == 5)
+        #expect(result.resynced && result.reason == .pruned && result.version == 7)
 
         // The source was restored (new epoch), or replaced by another store.
         try source.advanceEpoch()

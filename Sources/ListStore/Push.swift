@@ -1,0 +1,69 @@
+import ListMerge
+
+/// Who pushed a change: a replica store's client id and the change's sequence number in its outbox
+/// (DESIGN §8). A source records each pair once.
+public struct PushID: Hashable, Sendable, CustomStringConvertible {
+    /// The replica store's client id (a lowercase UUID, see `Store.clientID()`).
+    public var client: String
+    /// The change's sequence number: 1, 2, 3, … per list.
+    public var seq: Int
+
+    /// A push id.
+    public init(client: String, seq: Int) {
+        self.client = client
+        self.seq = seq
+    }
+
+    /// `client#seq`.
+    public var description: String { "\(client)#\(seq)" }
+}
+
+/// One local change of a replica, sent to its source: the intents that turn the replica's list before
+/// the change into the list after it, with who made it (DESIGN §8).
+///
+/// ```swift
+/// let push = Push(id: PushID(client: try replica.clientID(), seq: 1), intents: intents, author: "ana")
+/// let answer = try source.merge(push, into: "inbox")
+/// ```
+public struct Push: Hashable, Sendable {
+    /// The client id and sequence number.
+    public var id: PushID
+    /// The change, by identity.
+    public var intents: [Intent]
+    /// Who made it, if they said.
+    public var author: String?
+    /// Why, if they said.
+    public var message: String?
+
+    /// A push.
+    public init(id: PushID, intents: [Intent], author: String? = nil, message: String? = nil) {
+        self.id = id
+        self.intents = intents
+        self.author = author
+        self.message = message
+    }
+}
+
+/// What a source did with a push: the version that holds it, and what its merge could not honour.
+public struct PushAnswer: Hashable, Sendable {
+    /// The list.
+    public var list: String
+    /// The source version that holds the change (the head when the merge changed nothing).
+    public var version: Int
+    /// The push's sequence number.
+    public var seq: Int
+    /// Whether the source had already merged this push: the answer is the recorded one, nothing was
+    /// applied again.
+    public var duplicate: Bool
+    /// The merge's conflict report.
+    public var conflicts: [Conflict]
+
+    /// An answer.
+    public init(list: String, version: Int, seq: Int, duplicate: Bool, conflicts: [Conflict]) {
+        self.list = list
+        self.version = version
+        self.seq = seq
+        self.duplicate = duplicate
+        self.conflicts = conflicts
+    }
+}

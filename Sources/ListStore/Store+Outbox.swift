@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+import ListJSON
+import ListMerge
+
+/// What a replica list holds for a pull with local changes (not API: ListSync's replicas read it).
+package struct _PendingState: Sendable {
+    /// The source and the confirmed source version.
+    package var position: ReplicaSource
+    /// The replica's head version.
+    package var headVersion: Int
+    /// The confirmed state: the source's snapshot at `position.version`.
+    package var confirmed: [ListSection]
+    /// The outbox, oldest first.
+    package var outbox: [OutboxEntry]
+    /// The store's client id.
+    package var clientID: String
+}
+
+extension Store {
+    /// The id this store pushes its local changes under (a lowercase UUID made with the store, made
+    /// anew by `advanceEpoch()`).
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    public func clientID() throws -> String {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) { try pool.read { db in try Self.clientID(db, path: path) } }
+    }
+
+    /// The local changes of the replica list `list` that its confirmed state does not hold yet,
+    /// oldest first (empty for a list that is not a replica).
+    ///
+    /// ```swift
+    /// try replicaStore.commit(sections, to: "inbox").pendingSeq   // 1: queued
+    /// try replicaStore.outbox(of: "inbox").map(\.seq)              // [1]
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(size of the outbox).
+    public func outbox(of list: String) throws -> [OutboxEntry] {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in try outbox(db, listID: try listInfo(db, list: list).id, list: list) }
+        }
+    }
+
+    /// Where the replica list `list` stands: source, confirmed version, pending and pushed local
+    /// changes, the last push's conflicts; `nil` for a list that is not a replica.
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1) plus the size of the last conflict report.
+    public func replicaStatus(of list: String) throws -> ReplicaStatus? {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                let info = try listInfo(db, list: list)
+                guard let position = try Self.position(db, listID: info.id) else { return nil }
+                let counts = try Row.fetchOne(
+                    db, sql: "SELECT COUNT(*) - COUNT(pushed_version), COUNT(pushed_version) FROM outbox WHERE list_id = ?",
+                    arguments: [info.id])!
+                let report = try String.fetchOne(db, sql: "SELECT last_conflicts FROM replica_source WHERE list_id = ?", arguments: [info.id])
+                return ReplicaStatus(
+                    list: list, source: position, headVersion: info.headVersion, clientID: try Self.clientID(db, path: path),
+                    pending: counts[0], pushed: counts[1],
+                    lastConflicts: try report.map { try Self.decodeConflicts(Array($0.utf8), of: "the last push of list '\(list)'") } ?? [])
+            }
+        }
+    }
+
+    // MARK: - For replicas (package-visible: ListSync writes through these)
+
+    /// The replica list's position, head version, confirmed state and outbox, read at one instant;
+    /// `nil` when `list` is not a replica (or does not exist).
+    package func _pendingState(of list: String) throws -> _PendingState? {
+        guard exists else { return nil }
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                guard let info = try? listInfo(db, list: list), let position = try Self.position(db, listID: info.id) else {
+                    return nil
+                }
+                let confirmed: [ListSection]
+                if let bytes = try String.fetchOne(
+                    db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [info.id])
+                {
+                    do {
+                        confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.utf8)))
+                    } catch {
+                        throw StoreError(.damaged, "the confirmed state of list '\(list)' does not decode: \(error)")
+                    }
+                } else {
+                    confirmed = try snapshot(db, list: list, at: nil).sections
+                }
+                return _PendingState(
+                    position: position, headVersion: info.headVersion, confirmed: confirmed,
+                    outbox: try outbox(db, listID: info.id, list: list), clientID: try Self.clientID(db, path: path))
+            }
+        }
+    }
+
+    /// Records that the outbox entry `seq` of `list` was pushed and how the source answered.
+    package func _recordPushed(_ answer: PushAnswer, of list: String) throws {
+        let pool = try existingPool()
+        try Store.mapErrors(path: path) {
+            try pool.write { db in
+                let info = try listInfo(db, list: list)
+                try db.execute(
+                    sql: "UPDATE outbox SET pushed_version = ? WHERE list_id = ? AND seq = ?",
+                    arguments: [answer.version, info.id, answer.seq])
+                try db.execute(
+                    sql: "UPDATE replica_source SET last_conflicts = ? WHERE list_id = ?",
+                    arguments: [answer.conflicts.isEmpty ? nil : Conflict.jsonValue(answer.conflicts).serialized(), info.id])
+            }
+        }
+    }
+
+    /// Commits a pull of a replica list with local changes, in one transaction: `merged` (the
+    /// remaining outbox rebased onto `confirmed`) becomes the head unless the head moved past
+    /// `expectedVersion` (`.versionConflict`: a local change landed meanwhile), `position` the
+    /// confirmed source version, the outbox loses the entries `confirmedSeqs`, and the confirmed state
+    /// is kept while entries remain. `check` runs inside the transaction first and may throw.
+    package func _commitPull(
+        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
+        confirmed: [ListSection], confirmedSeqs: [Int], message: String, check: (CommitResult) throws -> Void
+    ) throws -> CommitResult {
+        try withoutActuallyEscaping(check) { check in
+            try commit(
+                to: list, expectedVersion: expectedVersion, author: nil, message: message, makeTarget: { _ in merged },
+                queueLocalChange: false
+            ) { db, listID, result in
+                try check(result)
+                for seq in confirmedSeqs {
+                    try db.execute(sql: "DELETE FROM outbox WHERE list_id = ? AND seq = ?", arguments: [listID, seq])
+                }
+                let remaining = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE list_id = ?", arguments: [listID]) ?? 0
+                let document: String? =
+                    remaining == 0
+                    ? nil
+                    : String(decoding: ListSnapshot(list: list, version: position.version, digest: position.digest, sections: confirmed).documentJSON, as: UTF8.self)
+                try db.execute(
+                    sql: """
+                        UPDATE replica_source SET store_uuid = ?, store_epoch = ?, list_name = ?, version = ?, digest = ?,
+                            confirmed = ?, updated_at = ? WHERE list_id = ?
+                        """,
+                    arguments: [
+                        position.store.uuid, position.store.epoch, position.list, position.version, position.digest.hex,
+                        document, _Time.iso8601(Date()), listID,
+                    ])
+            }
+        }
+    }
+
+    // MARK: - Internals
+
+    /// Queues a change of `list` in its outbox when it is a replica list (DESIGN §8); returns its
+    /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.
+    func queueIfReplica(
+        _ db: Database, listID: Int64, base: _Head, target: [ListSection], version: Int, author: String?, message: String?
+    ) throws -> Int? {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT next_seq, confirmed IS NULL, version, digest FROM replica_source WHERE list_id = ?",
+            arguments: [listID])
+        else { return nil }
+        let seq: Int = row[0]
+        if row[1] as Bool {
+            // The head equalled the confirmed state until now.
+            let confirmed = ListSnapshot(list: "", version: row[2], digest: ListDigest(hex: row[3]), sections: base.sections)
+            try db.execute(
+                sql: "UPDATE replica_source SET confirmed = ? WHERE list_id = ?",
+                arguments: [String(decoding: confirmed.documentJSON, as: UTF8.self), listID])
+        }
+        let intents = Intent.changes(from: base.sections, to: target)
+        try db.execute(
+            sql: """
+                INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [listID, seq, Intent.jsonValue(intents).serialized(), author, message, _Time.iso8601(Date()), version])
+        try db.execute(sql: "UPDATE replica_source SET next_seq = ? WHERE list_id = ?", arguments: [seq + 1, listID])
+        return seq
+    }
+
+    private func outbox(_ db: Database, listID: Int64, list: String) throws -> [OutboxEntry] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT seq, intents, author, message, created_at, local_version, pushed_version
+                FROM outbox WHERE list_id = ? ORDER BY seq
+                """,
+            arguments: [listID]
+        ).map { row in
+            let seq: Int = row[0]
+            let text: String = row[1]
+            let intents: [Intent]
+            do {
+                intents = try Intent.intents(decoding: try JSONParser().parse(Array(text.utf8)))
+            } catch {
+                throw StoreError(.damaged, "local change \(seq) of list '\(list)' does not decode: \(error)")
+            }
+            return OutboxEntry(
+                seq: seq, intents: intents, author: row[2], message: row[3], createdAt: row[4], localVersion: row[5],
+                pushedVersion: row[6])
+        }
+    }
+
+    private static func position(_ db: Database, listID: Int64) throws -> ReplicaSource? {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = ?",
+            arguments: [listID])
+        else { return nil }
+        return ReplicaSource(
+            store: StoreIdentity(uuid: row[0], epoch: row[1]), list: row[2], version: row[3], digest: ListDigest(hex: row[4]))
+    }
+
+    private static func clientID(_ db: Database, path: String) throws -> String {
+        guard let id = try String.fetchOne(db, sql: "SELECT client_id FROM store WHERE id = 1") else {
+            throw StoreError(.damaged, "the store at \(path) is damaged: it has no client id")
+        }
+        return id
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+import ListJSON
+import ListMerge
+
+extension Store {
+    /// Merges a replica's local change into `list` (DESIGN §8): rebases the push's intents onto the
+    /// head with the rules of `Rebase` and commits the result as an ordinary version, in one
+    /// transaction that also records the push's id and the conflict report. A push whose id is
+    /// already recorded is answered from the record (`duplicate`) and applies nothing, so a replica
+    /// may send a push again whenever it did not hear the answer.
+    ///
+    /// When `list` is itself a replica, the merged change is one of its local changes: it is queued in
+    /// its outbox too, and reaches its own source with its next push.
+    ///
+    /// ```swift
+    /// let answer = try store.merge(push, into: "inbox")
+    /// answer.version        // the version that holds the change
+    /// answer.conflicts      // what could not be honoured as written
+    /// ```
+    ///
+    /// - Returns: the version holding the change (the head when the merge changed nothing), and the
+    ///   conflicts.
+    /// - Throws: `StoreError` `.listNotFound`, `.invalidSnapshot` (a change that would make the list
+    ///   invalid, such as content nested too deep), `.pushOutOfOrder` (a sequence number below one
+    ///   the source already merged for that client, never recorded), `.io`, `.damaged`.
+    /// - Complexity: O(n + m) for n items and m intents (see `Rebase`), plus the commit's diff.
+    public func merge(_ push: Push, into list: String) throws -> PushAnswer {
+        _ = try existingPool()
+        var answer: PushAnswer?
+        _ = try commit(to: list, expectedVersion: nil, author: push.author, message: push.message,
+            makeTarget: { _ in [] }, mergingFrom: { db, head in
+                guard head.listID != 0 else { throw StoreError(.listNotFound, "no list named '\(list)' in \(self.path)") }
+                if let recorded = try Self.recordedPush(db, listID: head.listID, id: push.id, list: list, duplicate: true) {
+                    answer = recorded
+                    return nil
+                }
+                if let latest = try Self.latestSeq(db, listID: head.listID, client: push.id.client), latest > push.id.seq {
+                    throw StoreError(
+                        .pushOutOfOrder,
+                        "push \(push.id.seq) of client \(push.id.client) comes after its push \(latest) and was never recorded")
+                }
+                return Rebase(push.intents, onto: head.sections)
+            }
+        ) { db, listID, result in
+            guard answer == nil, let conflicts = result.mergeConflicts else { return }
+            let report = Conflict.jsonValue(conflicts).serialized()
+            try db.execute(
+                sql: "INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [listID, push.id.client, push.id.seq, result.version, report, _Time.iso8601(Date())])
+            if result.changed {
+                try db.execute(
+                    sql: "UPDATE journal SET push_client = ?, push_seq = ?, conflicts = ? WHERE list_id = ? AND version = ?",
+                    arguments: [push.id.client, push.id.seq, conflicts.isEmpty ? nil : report, listID, result.version])
+            }
+            answer = PushAnswer(list: list, version: result.version, seq: push.id.seq, duplicate: false, conflicts: conflicts)
+        }
+        return answer!
+    }
+
+    /// The push of `client` with the highest sequence number that `list` recorded, or `nil`.
+    ///
+    /// A replica that resynced by diff asks this to tell which of its pushed changes the source's head
+    /// already holds.
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.io`.
+    /// - Complexity: O(log p) for p recorded pushes.
+    public func latestPush(from client: String, to list: String) throws -> PushAnswer? {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                let info = try listInfo(db, list: list)
+                guard let seq = try Self.latestSeq(db, listID: info.id, client: client) else { return nil }
+                return try Self.recordedPush(db, listID: info.id, id: PushID(client: client, seq: seq), list: list, duplicate: false)
+            }
+        }
+    }
+
+    private static func latestSeq(_ db: Database, listID: Int64, client: String) throws -> Int? {
+        try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM push WHERE list_id = ? AND client_id = ?", arguments: [listID, client])
+    }
+
+    private static func recordedPush(_ db: Database, listID: Int64, id: PushID, list: String, duplicate: Bool) throws -> PushAnswer? {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT version, conflicts FROM push WHERE list_id = ? AND client_id = ? AND seq = ?",
+            arguments: [listID, id.client, id.seq])
+        else { return nil }
+        let report: String = row[1]
+        return PushAnswer(
+            list: list, version: row[0], seq: id.seq, duplicate: duplicate,
+            conflicts: try decodeConflicts(Array(report.utf8), of: "push \(id) of list '\(list)'"))
+    }
+
+    /// Decodes a stored conflict report.
+    /// - Throws: `StoreError.damaged`.
+    static func decodeConflicts(_ bytes: [UInt8], of what: String) throws -> [Conflict] {
+        do {
+            return try Conflict.conflicts(decoding: try JSONParser().parse(bytes))
+        } catch {
+            throw StoreError(.damaged, "the conflict report of \(what) does not decode: \(error)")
+        }
+    }
+}

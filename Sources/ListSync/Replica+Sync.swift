@@ -1,0 +1,205 @@
+import ListDiff
+import ListMerge
+import ListStore
+
+extension Replica {
+    /// What a push did.
+    public struct PushResult: Sendable, Hashable {
+        /// The replica's list.
+        public var list: String
+        /// Local changes the source merged now.
+        public var pushed: Int
+        /// Local changes the source had merged before (an answer that was lost): answered from its
+        /// record, applied nothing.
+        public var duplicates: Int
+        /// The source version holding the last change pushed (`nil` when there was nothing to push).
+        public var version: Int?
+        /// The conflicts of the changes pushed, in order.
+        public var conflicts: [Conflict]
+    }
+
+    /// What a sync did: its push, then its pull.
+    public struct SyncResult: Sendable, Hashable {
+        /// The push.
+        public var push: PushResult
+        /// The pull.
+        public var pull: PullResult
+    }
+
+    /// Where the replica stands: its source and confirmed version, its local changes, the conflicts
+    /// of its last push; `nil` before its first pull.
+    ///
+    /// ```swift
+    /// if let status = try replica.status(), status.pending > 0 { print(status.pending, "changes to push") }
+    /// ```
+    /// - Throws: `StoreError` of the replica's store.
+    public func status() throws -> ReplicaStatus? {
+        guard store.exists else { return nil }
+        do {
+            return try store.replicaStatus(of: list)
+        } catch StoreError.Code.listNotFound {
+            return nil
+        }
+    }
+
+    /// Sends the replica's local changes that were not pushed yet to its source, oldest first, each
+    /// with the replica's client id and its sequence number (DESIGN §8). The source merges each
+    /// change onto its head and records its id in the same transaction; an answer lost on the way
+    /// leaves the change unmarked here, and the next push sends it again and gets the recorded answer
+    /// (`duplicates`), so every change is applied exactly once. The changes stay in the outbox until a
+    /// pull confirms them.
+    ///
+    /// ```swift
+    /// try replica.store.edit("inbox") { $0.append(ListItem(id: "m9"), toSection: 0) }   // pending
+    /// let pushed = try await replica.push(to: source)
+    /// pushed.conflicts      // what the source could not honour as written
+    /// ```
+    ///
+    /// - Throws: `SyncError.transport` (the rest stays pending), `StoreError` of either store
+    ///   (`.pushOutOfOrder` when the source's record and the outbox disagree).
+    /// - Complexity: per change, the source's merge: O(n + m) for n items and m intents.
+    @discardableResult
+    public func push(to source: some ListSource, options: PullOptions = PullOptions()) async throws -> PushResult {
+        var result = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
+        guard let state = try store._pendingState(of: list) else { return result }
+        let sourceList = options.sourceList ?? state.position.list
+        for entry in state.outbox where entry.pushedVersion == nil {
+            let push = Push(
+                id: PushID(client: state.clientID, seq: entry.seq), intents: entry.intents, author: entry.author,
+                message: entry.message)
+            let answer = try await source.push(push, to: sourceList)
+            try store._recordPushed(answer, of: list)
+            if answer.duplicate { result.duplicates += 1 } else { result.pushed += 1 }
+            result.version = answer.version
+            result.conflicts += answer.conflicts
+        }
+        return result
+    }
+
+    /// Pushes the local changes, then pulls (DESIGN §8): afterwards the replica holds the source's
+    /// head with whatever local changes landed meanwhile on top.
+    ///
+    /// ```swift
+    /// let result = try await replica.sync(with: HTTPSource("http://server:8080"))
+    /// result.pull.pending    // 0: everything is confirmed
+    /// ```
+    /// - Throws: what `push(to:options:)` and `pull(from:options:)` throw.
+    @discardableResult
+    public func sync(with source: some ListSource, options: PullOptions = PullOptions()) async throws -> SyncResult {
+        let push = try await push(to: source, options: options)
+        let pull = try await pull(from: source, options: options)
+        return SyncResult(push: push, pull: pull)
+    }
+
+    // MARK: - Pulling with local changes
+
+    /// A pull while local changes are pending: the source's new versions are applied to the
+    /// confirmed state in memory (or it resyncs to the source's head); the changes the source now
+    /// holds leave the outbox; the rest are rebased onto the new confirmed state; and the result is
+    /// committed as one local version, with the new position and outbox, in one transaction. A local
+    /// change landing meanwhile makes it start again.
+    func pullRebasing(from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions)
+        async throws -> PullResult
+    {
+        while true {
+            guard let state = try store._pendingState(of: list) else {
+                throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' follows no source")
+            }
+            var confirmed = state.confirmed
+            var position = state.position
+            var seenSeq = 0
+            var result = PullResult(list: list, version: position.version, digest: "", applied: 0, resynced: false, reason: nil)
+            do {
+                try await advance(
+                    &confirmed, &position, seenSeq: &seenSeq, applied: &result.applied, clientID: state.clientID,
+                    from: source, sourceList: sourceList, identity: identity, options: options)
+            } catch let error as SyncError {
+                guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
+                let head = try await source.snapshot(of: sourceList, at: nil)
+                confirmed = head.sections
+                position = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
+                seenSeq = 0
+                if let latest = try await source.latestPush(from: state.clientID, to: sourceList), latest.version <= head.version {
+                    seenSeq = latest.seq
+                }
+                result.applied += 1
+                result.resynced = true
+                result.reason = reason
+            }
+            // Versions a push was answered with count only in the store and epoch that answered.
+            let trusted = position.store == state.position.store
+            var confirmedSeqs: [Int] = []
+            var merged = confirmed
+            for entry in state.outbox {
+                let recorded = entry.pushedVersion.map { trusted && $0 <= position.version } ?? false
+                if entry.seq <= seenSeq || recorded {
+                    confirmedSeqs.append(entry.seq)
+                } else {
+                    merged = Rebase(entry.intents, onto: merged).snapshot
+                }
+            }
+            let pending = state.outbox.count - confirmedSeqs.count
+            let message =
+                pending == 0
+                ? "pull to source version \(position.version)"
+                : "pull to source version \(position.version), \(pending) local change\(pending == 1 ? "" : "s") rebased on top"
+            do {
+                let expected = position
+                _ = try store._commitPull(
+                    merged, to: list, expectedVersion: state.headVersion, position: position, confirmed: confirmed,
+                    confirmedSeqs: confirmedSeqs, message: message
+                ) { committed in
+                    if pending == 0, committed.digest != expected.digest {
+                        throw SyncError.diverged(version: expected.version, expected: expected.digest, actual: committed.digest)
+                    }
+                }
+            } catch StoreError.Code.versionConflict {
+                continue  // a local change landed meanwhile: start again with it
+            }
+            result.version = position.version
+            result.digest = position.digest.hex
+            result.pending = pending
+            result.confirmedChanges = confirmedSeqs.count
+            return result
+        }
+    }
+
+    /// Applies the source's journal after `position` to `confirmed`, checking each version's digest;
+    /// notes the highest sequence number of this client's pushes met on the way.
+    private func advance(
+        _ confirmed: inout [ListSection], _ position: inout ReplicaSource, seenSeq: inout Int, applied: inout Int,
+        clientID: String, from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions
+    ) async throws {
+        if position.list != sourceList {
+            throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
+        }
+        let cursor = Cursor(store: position.store, list: sourceList, version: position.version)
+        if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
+            throw SyncError.resyncRequired(reason, message: message)
+        }
+        while true {
+            let page = try await source.journal(of: sourceList, after: position.version, limit: options.pageSize)
+            for entry in page.entries {
+                guard entry.parentVersion == position.version else {
+                    throw SyncError.resyncRequired(
+                        .digestMismatch, message: "source version \(entry.version) follows \(entry.parentVersion), not \(position.version)")
+                }
+                let next: [ListSection]
+                do {
+                    next = try entry.changeset(applyingTo: confirmed).result
+                } catch {
+                    throw SyncError.resyncRequired(.digestMismatch, message: "\(error)")
+                }
+                let digest = ListDigest.of(next)
+                guard digest == entry.digest else {
+                    throw SyncError.diverged(version: entry.version, expected: entry.digest, actual: digest)
+                }
+                confirmed = next
+                position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
+                if let push = entry.pushID, push.client == clientID { seenSeq = max(seenSeq, push.seq) }
+                applied += 1
+            }
+            if !page.hasMore { return }
+        }
+    }
+}
