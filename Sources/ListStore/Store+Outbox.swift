@@ -115,11 +115,14 @@ extension Store {
     /// Commits a pull of a replica list with local changes, in one transaction: `merged` (the
     /// remaining outbox rebased onto `confirmed`) becomes the head unless the head moved past
     /// `expectedVersion` (`.versionConflict`: a local change landed meanwhile), `position` the
-    /// confirmed source version, the outbox loses the entries `confirmedSeqs`, and the confirmed state
-    /// is kept while entries remain. `check` runs inside the transaction first and may throw.
+    /// confirmed source version, the outbox loses the entries `confirmedSeqs` and the others get the
+    /// source version their push was recorded as (or none: pushed again), and the confirmed state is
+    /// kept while entries remain. Non-empty `conflicts` (of answers learned late) become the last
+    /// push's conflicts. `check` runs inside the transaction first and may throw.
     package func _commitPull(
         _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
-        confirmed: [ListSection], confirmedSeqs: [Int], message: String, check: (CommitResult) throws -> Void
+        confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
+        conflicts: [Conflict], message: String, check: (CommitResult) throws -> Void
     ) throws -> CommitResult {
         try withoutActuallyEscaping(check) { check in
             try commit(
@@ -129,6 +132,16 @@ extension Store {
                 try check(result)
                 for seq in confirmedSeqs {
                     try db.execute(sql: "DELETE FROM outbox WHERE list_id = ? AND seq = ?", arguments: [listID, seq])
+                }
+                for entry in remaining {
+                    try db.execute(
+                        sql: "UPDATE outbox SET pushed_version = ? WHERE list_id = ? AND seq = ?",
+                        arguments: [entry.pushedVersion, listID, entry.seq])
+                }
+                if !conflicts.isEmpty {
+                    try db.execute(
+                        sql: "UPDATE replica_source SET last_conflicts = ? WHERE list_id = ?",
+                        arguments: [Conflict.jsonValue(conflicts).serialized(), listID])
                 }
                 let remaining = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE list_id = ?", arguments: [listID]) ?? 0
                 let document: String? =

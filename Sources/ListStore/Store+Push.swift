@@ -58,19 +58,37 @@ extension Store {
         return answer!
     }
 
-    /// The push of `client` with the highest sequence number that `list` recorded, or `nil`.
+    /// The pushes of `client` with a sequence number in `seqs` that `list` recorded, in order, each
+    /// with the version that holds it and its conflicts (`duplicate` is false). At most 1,000 are
+    /// returned; ask again from after the last one for more.
     ///
-    /// A replica that resynced by diff asks this to tell which of its pushed changes the source's head
-    /// already holds.
-    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.io`.
-    /// - Complexity: O(log p) for p recorded pushes.
-    public func latestPush(from client: String, to list: String) throws -> PushAnswer? {
+    /// A replica asks this to tell which of its changes the source holds when it never heard the
+    /// answer of their push, and to learn their conflicts.
+    ///
+    /// ```swift
+    /// let recorded = try source.pushes(from: try replica.clientID(), to: "inbox", seqs: 4...9)
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(log p + k) for p recorded pushes and k returned (plus their reports).
+    public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
                 let info = try listInfo(db, list: list)
-                guard let seq = try Self.latestSeq(db, listID: info.id, client: client) else { return nil }
-                return try Self.recordedPush(db, listID: info.id, id: PushID(client: client, seq: seq), list: list, duplicate: false)
+                return try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT seq, version, conflicts FROM push
+                        WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
+                        """,
+                    arguments: [info.id, client, seqs.lowerBound, seqs.upperBound]
+                ).map { row in
+                    let seq: Int = row[0]
+                    let report: String = row[2]
+                    return PushAnswer(
+                        list: list, version: row[1], seq: seq, duplicate: false,
+                        conflicts: try Store.decodeConflicts(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"))
+                }
             }
         }
     }

@@ -137,7 +137,7 @@ extension Store {
                     let entries = try entries(db, info: info, after: version, through: info.headVersion, limit: fitting)
                     return JournalPage(entries: entries, hasMore: hasMore)
                 }
-                var entries = try entries(db, info: info, after: version, through: info.headVersion, limit: limit + 1)
+                var entries = try entries(db, info: info, after: version, through: info.headVersion, limit: min(limit, Int.max - 1) + 1)
                 let hasMore = entries.count > limit
                 if hasMore { entries.removeLast() }
                 return JournalPage(entries: entries, hasMore: hasMore)

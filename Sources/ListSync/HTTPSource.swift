@@ -126,8 +126,9 @@ public struct HTTPSource: ListSource {
         try decode(try await send("POST", path(list, "pushes"), body: SyncDocument.push(push)), SyncDocument.decodePushAnswer)
     }
 
-    public func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
-        try decode(try await get(path(list, "pushes", client)), SyncDocument.decodeLatestPush)
+    public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
+        try decode(
+            try await get(path(list, "pushes", client), ["from": seqs.lowerBound, "to": seqs.upperBound]), SyncDocument.decodePushes)
     }
 
     // MARK: - Requests

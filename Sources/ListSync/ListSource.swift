@@ -26,8 +26,9 @@ public protocol ListSource: Sendable {
     /// the intents onto its head and records the push's id; a push it recorded before is answered
     /// from the record and applies nothing.
     func push(_ push: Push, to list: String) async throws -> PushAnswer
-    /// The push of `client` with the highest sequence number that `list` recorded, or `nil`.
-    func latestPush(from client: String, to list: String) async throws -> PushAnswer?
+    /// The pushes of `client` with a sequence number in `seqs` that `list` recorded, in order (at
+    /// most 1,000; see `Store.pushes(from:to:seqs:)`).
+    func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer]
 }
 
 extension ListSource {
@@ -121,7 +122,7 @@ public struct LocalSource: ListSource {
         try store.merge(push, into: list)
     }
 
-    public func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
-        try store.latestPush(from: client, to: list)
+    public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
+        try store.pushes(from: client, to: list, seqs: seqs)
     }
 }

@@ -107,34 +107,46 @@ extension Replica {
             }
             var confirmed = state.confirmed
             var position = state.position
-            var seenSeq = 0
             var result = PullResult(list: list, version: position.version, digest: "", applied: 0, resynced: false, reason: nil)
             do {
                 try await advance(
-                    &confirmed, &position, seenSeq: &seenSeq, applied: &result.applied, clientID: state.clientID,
-                    from: source, sourceList: sourceList, identity: identity, options: options)
+                    &confirmed, &position, applied: &result.applied, from: source, sourceList: sourceList, identity: identity,
+                    options: options)
             } catch let error as SyncError {
                 guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
                 let head = try await source.snapshot(of: sourceList, at: nil)
                 confirmed = head.sections
                 position = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
-                seenSeq = 0
-                if let latest = try await source.latestPush(from: state.clientID, to: sourceList), latest.version <= head.version {
-                    seenSeq = latest.seq
-                }
                 result.applied += 1
                 result.resynced = true
                 result.reason = reason
             }
-            // Versions a push was answered with count only in the store and epoch that answered.
+            // Which changes the source holds: those whose push was answered (by this store and
+            // epoch) and, for the rest, the source's record of them (an answer lost on the way, or a
+            // source that is another store now), with their conflicts.
             let trusted = position.store == state.position.store
+            var recorded: [Int: Int] = [:]
+            for entry in state.outbox { if trusted, let version = entry.pushedVersion { recorded[entry.seq] = version } }
+            let unanswered = state.outbox.map(\.seq).filter { recorded[$0] == nil }
+            if var from = unanswered.first, let last = unanswered.last {
+                while from <= last {
+                    let page = try await source.pushes(from: state.clientID, to: sourceList, seqs: from...last)
+                    for answer in page {
+                        recorded[answer.seq] = answer.version
+                        result.conflicts += answer.conflicts
+                    }
+                    guard let next = page.last?.seq, page.count >= 1000 else { break }
+                    from = next + 1
+                }
+            }
             var confirmedSeqs: [Int] = []
+            var remaining: [(seq: Int, pushedVersion: Int?)] = []
             var merged = confirmed
             for entry in state.outbox {
-                let recorded = entry.pushedVersion.map { trusted && $0 <= position.version } ?? false
-                if entry.seq <= seenSeq || recorded {
+                if let version = recorded[entry.seq], version <= position.version {
                     confirmedSeqs.append(entry.seq)
                 } else {
+                    remaining.append((entry.seq, recorded[entry.seq]))
                     merged = Rebase(entry.intents, onto: merged).snapshot
                 }
             }
@@ -147,7 +159,7 @@ extension Replica {
                 let expected = position
                 _ = try store._commitPull(
                     merged, to: list, expectedVersion: state.headVersion, position: position, confirmed: confirmed,
-                    confirmedSeqs: confirmedSeqs, message: message
+                    confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: result.conflicts, message: message
                 ) { committed in
                     if pending == 0, committed.digest != expected.digest {
                         throw SyncError.diverged(version: expected.version, expected: expected.digest, actual: committed.digest)
@@ -164,11 +176,10 @@ extension Replica {
         }
     }
 
-    /// Applies the source's journal after `position` to `confirmed`, checking each version's digest;
-    /// notes the highest sequence number of this client's pushes met on the way.
+    /// Applies the source's journal after `position` to `confirmed`, checking each version's digest.
     private func advance(
-        _ confirmed: inout [ListSection], _ position: inout ReplicaSource, seenSeq: inout Int, applied: inout Int,
-        clientID: String, from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions
+        _ confirmed: inout [ListSection], _ position: inout ReplicaSource, applied: inout Int,
+        from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions
     ) async throws {
         if position.list != sourceList {
             throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
@@ -196,7 +207,6 @@ extension Replica {
                 }
                 confirmed = next
                 position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
-                if let push = entry.pushID, push.client == clientID { seenSeq = max(seenSeq, push.seq) }
                 applied += 1
             }
             if !page.hasMore { return }

@@ -1,4 +1,5 @@
 import ListDiff
+import ListMerge
 import ListStore
 
 /// A list of a store of its own that follows a list of a source store: each pull applies the
@@ -58,7 +59,7 @@ public struct Replica: Sendable {
     }
 
     /// What a pull did.
-    public struct PullResult: Sendable, Hashable, Codable {
+    public struct PullResult: Sendable, Hashable {
         /// The replica's list.
         public var list: String
         /// The source version the replica now equals.
@@ -75,6 +76,9 @@ public struct Replica: Sendable {
         public var pending = 0
         /// Local changes the pull found in the source's head, and took out of the outbox.
         public var confirmedChanges = 0
+        /// The conflicts of pushes whose answer the replica had not heard (a lost answer), learned
+        /// from the source's record during the pull.
+        public var conflicts: [Conflict] = []
     }
 
     /// Brings the replica up to date with its source: the commits after its version are applied

@@ -115,10 +115,10 @@ public enum SyncDocument {
         document(pushAnswerObject(answer))
     }
 
-    /// The latest push a source recorded for a client: `{"latest":answer|null,"list","schemaVersion":1}`,
+    /// Pushes a source recorded for a client: `{"list","pushes":[answer…],"schemaVersion":1}`, each
     /// `answer` as `pushAnswer` writes it (without `schemaVersion`).
-    public static func latestPush(_ answer: PushAnswer?, list: String) -> [UInt8] {
-        document(["latest": answer.map { .object(pushAnswerObject($0)) } ?? .null, "list": .string(list)])
+    public static func pushes(_ answers: [PushAnswer], list: String) -> [UInt8] {
+        document(["list": .string(list), "pushes": .array(answers.map { .object(pushAnswerObject($0)) })])
     }
 
     /// `{"consumer","list","schemaVersion":1,"version"}`: a consumer's acknowledged version.
@@ -232,14 +232,15 @@ public enum SyncDocument {
         try pushAnswer(try topLevel(bytes, "push answer"))
     }
 
-    /// The answer of a `latestPush` document (`nil`: none recorded).
+    /// The answers of a `pushes` document.
     /// - Throws: `DecodingError`.
-    public static func decodeLatestPush(_ bytes: [UInt8]) throws -> PushAnswer? {
-        let object = try topLevel(bytes, "latest push")
-        guard let latest = object["latest"] else { throw DecodingError(description: "latest push: expected \"latest\"") }
-        if latest == .null { return nil }
-        guard let answer = latest.objectValue else { throw DecodingError(description: "latest push: expected an object") }
-        return try pushAnswer(answer)
+    public static func decodePushes(_ bytes: [UInt8]) throws -> [PushAnswer] {
+        let object = try topLevel(bytes, "pushes")
+        guard let pushes = object["pushes"]?.arrayValue else { throw DecodingError(description: "pushes: expected an array") }
+        return try pushes.map { value in
+            guard let answer = value.objectValue else { throw DecodingError(description: "pushes: expected objects") }
+            return try pushAnswer(answer)
+        }
     }
 
     /// The error of an `error` document: its code, message and versions.

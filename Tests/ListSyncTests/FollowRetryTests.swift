@@ -54,9 +54,9 @@ private final class FlakySource: ListSource, @unchecked Sendable {
         return try await base.push(push, to: list)
     }
 
-    func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
+    func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
         try call()
-        return try await base.latestPush(from: client, to: list)
+        return try await base.pushes(from: client, to: list, seqs: seqs)
     }
 
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {

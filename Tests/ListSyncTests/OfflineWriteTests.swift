@@ -48,8 +48,8 @@ struct LosingAnswers<Base: ListSource>: ListSource {
         if counter.next() % every == 0 { throw SyncError.transport("the answer was lost", transient: true) }
         return answer
     }
-    func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
-        try await base.latestPush(from: client, to: list)
+    func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
+        try await base.pushes(from: client, to: list, seqs: seqs)
     }
 }
 
@@ -167,8 +167,8 @@ final class _Counter: @unchecked Sendable {
         let stale = Push(id: PushID(client: "c", seq: 1), intents: [.insertElement("b", content: .null, section: "s", after: nil, before: nil)])
         #expect { try source.merge(stale, into: "l") } throws: { ($0 as? StoreError)?.code == .pushOutOfOrder }
         #expect(try source.summary(of: "l").version == 2)
-        #expect(try source.latestPush(from: "c", to: "l")?.seq == 2)
-        #expect(try source.latestPush(from: "d", to: "l") == nil)
+        #expect(try source.pushes(from: "c", to: "l", seqs: 1...5).map(\.seq) == [2])
+        #expect(try source.pushes(from: "d", to: "l", seqs: 1...5).isEmpty)
     }
 
     /// The source pruned past the replica's confirmed version: the replica resyncs its confirmed state

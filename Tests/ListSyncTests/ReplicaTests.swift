@@ -118,8 +118,8 @@ import Testing
             try await base.acknowledge(consumer: name, of: list, version: version)
         }
         func push(_ push: Push, to list: String) async throws -> PushAnswer { try await base.push(push, to: list) }
-        func latestPush(from client: String, to list: String) async throws -> PushAnswer? {
-            try await base.latestPush(from: client, to: list)
+        func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
+            try await base.pushes(from: client, to: list, seqs: seqs)
         }
     }
 
