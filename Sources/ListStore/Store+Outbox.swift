@@ -74,24 +74,8 @@ extension Store {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
-                guard let info = try? listInfo(db, list: list), let position = try Self.position(db, listID: info.id) else {
-                    return nil
-                }
-                let confirmed: [ListSection]
-                if let bytes = try String.fetchOne(
-                    db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [info.id])
-                {
-                    do {
-                        confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.utf8)))
-                    } catch {
-                        throw StoreError(.damaged, "the confirmed state of list '\(list)' does not decode: \(error)")
-                    }
-                } else {
-                    confirmed = try snapshot(db, list: list, at: nil).sections
-                }
-                return _PendingState(
-                    position: position, headVersion: info.headVersion, confirmed: confirmed,
-                    outbox: try outbox(db, listID: info.id, list: list), clientID: try Self.clientID(db, path: path))
+                guard let info = try? listInfo(db, list: list) else { return nil }
+                return try pendingState(db, info: info)
             }
         }
     }
@@ -162,6 +146,24 @@ extension Store {
     }
 
     // MARK: - Internals
+
+    /// The pending state of the list `info` names, or `nil` when it is not a replica.
+    func pendingState(_ db: Database, info: _ListInfo) throws -> _PendingState? {
+        guard let position = try Self.position(db, listID: info.id) else { return nil }
+        let confirmed: [ListSection]
+        if let bytes = try String.fetchOne(db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [info.id]) {
+            do {
+                confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.utf8)))
+            } catch {
+                throw StoreError(.damaged, "the confirmed state of list '\(info.name)' does not decode: \(error)")
+            }
+        } else {
+            confirmed = try snapshot(db, list: info.name, at: nil).sections
+        }
+        return _PendingState(
+            position: position, headVersion: info.headVersion, confirmed: confirmed,
+            outbox: try outbox(db, listID: info.id, list: info.name), clientID: try Self.clientID(db, path: path))
+    }
 
     /// Queues a change of `list` in its outbox when it is a replica list (DESIGN §8); returns its
     /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.

@@ -1,4 +1,5 @@
 import GRDB
+import ListMerge
 
 extension Store {
     /// Checks the store: SQLite's integrity check, then, for every list (or only `list`), a replay of
@@ -116,6 +117,20 @@ extension Store {
                             &result, at: info.headVersion, "element \(e) of section \(s) of the head has a wrong content hash")
                     }
                     flat += 1
+                }
+            }
+            // A replica list: its head is its outbox rebased onto its confirmed state (DESIGN §8).
+            if let pending = try pendingState(db, info: info) {
+                guard ListDigest.of(pending.confirmed) == pending.position.digest else {
+                    return diverged(
+                        &result, at: info.headVersion,
+                        "the confirmed state is not source version \(pending.position.version) (its digest differs)")
+                }
+                let rebased = pending.outbox.reduce(pending.confirmed) { Rebase($1.intents, onto: $0).snapshot }
+                guard rebased == head.sections else {
+                    return diverged(
+                        &result, at: info.headVersion,
+                        "the head is not the \(pending.outbox.count) local changes rebased onto the confirmed state")
                 }
             }
         } catch {
