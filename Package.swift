@@ -53,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "ListStoreCLI",
             dependencies: [
-                "ListDiff", "ListJSON", "ListStore", "ListSync",
+                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/liststore"

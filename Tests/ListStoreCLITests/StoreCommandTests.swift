@@ -166,6 +166,14 @@ import Testing
         let source = try Store(path: folder + "/inbox.liststore").snapshot(of: "inbox")
         let replica = try Store(path: folder + "/replica.liststore").snapshot(of: "inbox")
         #expect(source == replica)
+        // The offline part: the laptop's edits and the server's merge, with the clashes reported.
+        #expect(result.stdout.contains("local change 3, pending"))
+        #expect(result.stdout.contains("conflict: m3 key \"subject\": both changed it"))
+        #expect(result.stdout.contains("conflict: m5 was deleted on the server"))
+        #expect(result.stdout.contains("The laptop equals the server"))
+        let laptop = try Store(path: folder + "/laptop.liststore")
+        #expect(try laptop.snapshot(of: "inbox").digest == source.digest)
+        #expect(try laptop.outbox(of: "inbox").isEmpty)
         // A second run in the same directory refuses to overwrite.
         let again = try CLIRunner.run(["demo", "--directory", folder])
         #expect(again.status == 64)

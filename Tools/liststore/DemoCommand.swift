@@ -8,10 +8,13 @@ import ListStore
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Build a small list over several commits, replay its journal into a replica, compare digests.",
+        abstract: "Build a small list over several commits, replay its journal into a replica, compare digests; then edit a replica offline and merge.",
         discussion: """
             Works in --directory (created; it must not hold a store yet) or in a new temporary \
-            directory, and leaves both stores there to explore with show, log, diff and verify.
+            directory, and leaves the stores there to explore with show, log, diff, status and verify: \
+            inbox.liststore (the server's list), replica.liststore (its journal replayed commit by \
+            commit) and laptop.liststore (a replica edited offline while the server's list changed \
+            too, then synced: the merge and its conflicts are shown).
 
             \(ExitStatus.helpText)
             """
@@ -66,6 +69,8 @@ struct DemoCommand: ParsableCommand {
             Terminal.out(
                 allMatch && verified
                     ? "\nEvery digest matches, and both stores verify.\n" : "\nThe replica does not match the source.\n")
+            let laptopPath = folder + "/laptop.liststore"
+            let merged = try OfflineDemo(server: store, laptopPath: laptopPath).run()
             Terminal.out("""
 
                 Explore:
@@ -73,9 +78,11 @@ struct DemoCommand: ParsableCommand {
                   swift run liststore show --db \(sourcePath) --list inbox --at 2
                   swift run liststore diff --db \(sourcePath) --list inbox --from-version 1
                   swift run liststore verify --db \(replicaPath)
+                  swift run liststore log --db \(laptopPath) --list inbox
 
                 """)
             if !(allMatch && verified) { throw CommandFailure("the replica does not match the source", status: ExitStatus.failure) }
+            if !merged { throw CommandFailure("the laptop does not match the server after the sync", status: ExitStatus.failure) }
         }
     }
 
@@ -89,7 +96,7 @@ struct DemoCommand: ParsableCommand {
         var isDirectory: ObjCBool = false
         if manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw CommandFailure("\(Output.quoted(directory)) is not a directory", status: ExitStatus.usage) }
-            for name in ["inbox.liststore", "replica.liststore"] where manager.fileExists(atPath: directory + "/" + name) {
+            for name in ["inbox.liststore", "replica.liststore", "laptop.liststore"] where manager.fileExists(atPath: directory + "/" + name) {
                 throw CommandFailure("\(Output.quoted(directory)) already holds \(name); choose a new directory", status: ExitStatus.usage)
             }
         } else {
