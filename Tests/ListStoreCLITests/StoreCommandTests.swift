@@ -163,9 +163,10 @@ import Testing
         #expect(result.stdout.contains("move section"))
         #expect(result.stdout.contains("delete section"))
         #expect(result.stdout.contains("update element"))
+        // The replayed replica equals the server's list before the offline part (version 5).
         let source = try Store(path: folder + "/inbox.liststore").snapshot(of: "inbox")
         let replica = try Store(path: folder + "/replica.liststore").snapshot(of: "inbox")
-        #expect(source == replica)
+        #expect(try Store(path: folder + "/inbox.liststore").snapshot(of: "inbox", at: 5) == replica)
         // The offline part: the laptop's edits and the server's merge, with the clashes reported.
         #expect(result.stdout.contains("local change 3, pending"))
         #expect(result.stdout.contains("conflict: m3 key \"subject\": both changed it"))
