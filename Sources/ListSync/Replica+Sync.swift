@@ -61,11 +61,12 @@ extension Replica {
     @discardableResult
     public func push(to source: some ListSource, options: PullOptions = PullOptions()) async throws -> PushResult {
         var result = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
-        guard let state = try store._pendingState(of: list) else { return result }
-        let sourceList = options.sourceList ?? state.position.list
-        for entry in state.outbox where entry.pushedVersion == nil {
+        guard let position = try position() else { return result }
+        let sourceList = options.sourceList ?? position.list
+        let client = try store.clientID()
+        for entry in try store.outbox(of: list) where entry.pushedVersion == nil {
             let push = Push(
-                id: PushID(client: state.clientID, seq: entry.seq), intents: entry.intents, author: entry.author,
+                id: PushID(client: client, seq: entry.seq), intents: entry.intents, author: entry.author,
                 message: entry.message)
             let answer = try await source.push(push, to: sourceList)
             try store._recordPushed(answer, of: list)
