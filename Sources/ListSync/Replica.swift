@@ -201,7 +201,7 @@ public struct Replica: Sendable {
         result.digest = position.digest.hex
 
         if options.catchUp {
-            let state = current == nil ? [] : try store.snapshot(of: list).sections
+            let state = current == nil ? [] : try await store.snapshot(of: list).sections
             let (changeset, head) = try await source.catchUp(of: sourceList, from: position.version, applyingTo: state)
             guard !changeset.isEmpty || head.version != position.version else { return }
             let next = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)

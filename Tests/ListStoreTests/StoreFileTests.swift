@@ -142,7 +142,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        let lists = try Store(path: path).lists()
+        let lists = try await Store(path: path).lists()
         #expect(lists.map(\.name) == (0..<8).map { "l\($0)" })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("creating") }.isEmpty)
     }
