@@ -82,22 +82,22 @@ public struct LocalSource: ListSource {
         self.pollInterval = pollInterval
     }
 
-    public func identity() async throws -> StoreIdentity { try store.identity() }
+    public func identity() async throws -> StoreIdentity { try await store.identity() }
 
-    public func summary(of list: String) async throws -> ListSummary { try store.summary(of: list) }
+    public func summary(of list: String) async throws -> ListSummary { try await store.summary(of: list) }
 
     public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        try store.journal(of: list, after: version, limit: limit)
+        try await store.journal(of: list, after: version, limit: limit)
     }
 
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
-        try store.snapshot(of: list, at: version)
+        try await store.snapshot(of: list, at: version)
     }
 
     public func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
         -> (changeset: ListChangeset, head: ListSnapshot)
     {
-        let (_, head, changeset) = try store.changeset(of: list, from: version)
+        let (_, head, changeset) = try await store.changeset(of: list, from: version)
         return (changeset, head)
     }
 
@@ -106,7 +106,7 @@ public struct LocalSource: ListSource {
         let deadline = clock.now + timeout
         while true {
             let generation = CommitSignal.shared.generation(of: store.path)
-            if let head = try? store.summary(of: list).version, head > version { return true }
+            if let head = try? await store.summary(of: list).version, head > version { return true }
             let now = clock.now
             if now >= deadline || Task.isCancelled { return false }
             await CommitSignal.shared.wait(
@@ -115,14 +115,14 @@ public struct LocalSource: ListSource {
     }
 
     public func acknowledge(consumer name: String, of list: String, version: Int) async throws {
-        try store.registerConsumer(name, of: list, at: version)
+        try await store.registerConsumer(name, of: list, at: version)
     }
 
     public func push(_ push: Push, to list: String) async throws -> PushAnswer {
-        try store.merge(push, into: list)
+        try await store._offPool(writing: { [store] in try store.merge(push, into: list) })
     }
 
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
-        try store.pushes(from: client, to: list, seqs: seqs)
+        try await store._offPool(reading: { [store] in try store.pushes(from: client, to: list, seqs: seqs) })
     }
 }

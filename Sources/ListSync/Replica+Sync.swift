@@ -61,15 +61,18 @@ extension Replica {
     @discardableResult
     public func push(to source: some ListSource, options: PullOptions = PullOptions()) async throws -> PushResult {
         var result = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
-        guard let position = try position() else { return result }
+        let local = try await store._offPool(reading: { [store, list] () throws -> (ReplicaSource, String, [OutboxEntry])? in
+            guard let position = try self.position() else { return nil }
+            return (position, try store.clientID(), try store.outbox(of: list))
+        })
+        guard let (position, client, outbox) = local else { return result }
         let sourceList = options.sourceList ?? position.list
-        let client = try store.clientID()
-        for entry in try store.outbox(of: list) where entry.pushedVersion == nil {
+        for entry in outbox where entry.pushedVersion == nil {
             let push = Push(
                 id: PushID(client: client, seq: entry.seq), intents: entry.intents, author: entry.author,
                 message: entry.message)
             let answer = try await source.push(push, to: sourceList)
-            try store._recordPushed(answer, of: list)
+            try await store._offPool(writing: { [store, list] in try store._recordPushed(answer, of: list) })
             if answer.duplicate { result.duplicates += 1 } else { result.pushed += 1 }
             result.version = answer.version
             result.conflicts += answer.conflicts
@@ -103,7 +106,7 @@ extension Replica {
         async throws -> PullResult
     {
         while true {
-            guard let state = try store._pendingState(of: list) else {
+            guard let state = try await store._offPool(reading: { [store, list] in try store._pendingState(of: list) }) else {
                 throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' follows no source")
             }
             var confirmed = state.confirmed
@@ -157,15 +160,17 @@ extension Replica {
                 ? "pull to source version \(position.version)"
                 : "pull to source version \(position.version), \(pending) local change\(pending == 1 ? "" : "s") rebased on top"
             do {
-                let expected = position
-                _ = try store._commitPull(
-                    merged, to: list, expectedVersion: state.headVersion, position: position, confirmed: confirmed,
-                    confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: result.conflicts, message: message
-                ) { committed in
-                    if pending == 0, committed.digest != expected.digest {
-                        throw SyncError.diverged(version: expected.version, expected: expected.digest, actual: committed.digest)
+                let (expected, headVersion, conflicts) = (position, state.headVersion, result.conflicts)
+                _ = try await store._offPool(writing: { [store, list, merged, confirmed, confirmedSeqs, remaining] in
+                    try store._commitPull(
+                        merged, to: list, expectedVersion: headVersion, position: expected, confirmed: confirmed,
+                        confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts, message: message
+                    ) { committed in
+                        if pending == 0, committed.digest != expected.digest {
+                            throw SyncError.diverged(version: expected.version, expected: expected.digest, actual: committed.digest)
+                        }
                     }
-                }
+                })
             } catch StoreError.Code.versionConflict {
                 continue  // a local change landed meanwhile: start again with it
             }

@@ -98,7 +98,7 @@ public struct Replica: Sendable {
     public func pull(from source: some ListSource, options: PullOptions = PullOptions()) async throws -> PullResult {
         let sourceList = options.sourceList ?? list
         let identity = try await source.identity()
-        if let pending = try store._pendingState(of: list), !pending.outbox.isEmpty {
+        if let pending = try await store._offPool(reading: { [store, list] in try store._pendingState(of: list) }), !pending.outbox.isEmpty {
             // Local changes: they are rebased onto the source's new head (DESIGN §8).
             let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
             if let consumer = options.consumer {
@@ -222,7 +222,7 @@ public struct Replica: Sendable {
                 let deadline = clock.now + timeout
                 var generation = localGeneration
                 while clock.now < deadline, !Task.isCancelled {
-                    if let status = try? store.replicaStatus(of: list), status.pending > 0 { return }
+                    if let status = try? await store._offPool(reading: { try store.replicaStatus(of: list) }), status.pending > 0 { return }
                     await CommitSignal.shared.wait(
                         path: store.path, unlessGenerationIsNot: generation, timeout: min(localPoll, deadline - clock.now))
                     generation = CommitSignal.shared.generation(of: store.path)
@@ -237,8 +237,8 @@ public struct Replica: Sendable {
         from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions,
         into result: inout PullResult
     ) async throws {
-        var position = try position()
-        let current = try currentSummary()
+        var position = try await store._offPool(reading: { try self.position() })
+        let current = try await store._offPool(reading: { try self.currentSummary() })
         if let position {
             if position.list != sourceList {
                 throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
@@ -266,11 +266,13 @@ public struct Replica: Sendable {
         result.digest = position.digest.hex
 
         if options.catchUp {
-            let state = current == nil ? [] : try store.snapshot(of: list).sections
+            let state = current == nil ? [] : try await store.snapshot(of: list).sections
             let (changeset, head) = try await source.catchUp(of: sourceList, from: position.version, applyingTo: state)
             guard !changeset.isEmpty || head.version != position.version else { return }
             let next = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
-            try commit(head.sections, at: next, author: nil, message: "catch-up to source version \(head.version)")
+            try await store._offPool(writing: {
+                try self.commit(head.sections, at: next, author: nil, message: "catch-up to source version \(head.version)")
+            })
             result.version = head.version
             result.digest = head.digest.hex
             result.applied = 1
@@ -286,7 +288,7 @@ public struct Replica: Sendable {
                 }
                 position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
                 do {
-                    try commit(entry, at: position)
+                    try await store._offPool(writing: { [position] in try self.commit(entry, at: position) })
                 } catch let error as StoreError where error.code == .invalidEdit {
                     throw SyncError.resyncRequired(.digestMismatch, message: error.message)
                 }
@@ -314,7 +316,9 @@ public struct Replica: Sendable {
     ) async throws {
         let head = try await source.snapshot(of: sourceList, at: nil)
         let position = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
-        try commit(head.sections, at: position, author: nil, message: "resync (\(reason)) to source version \(head.version)")
+        try await store._offPool(writing: {
+            try self.commit(head.sections, at: position, author: nil, message: "resync (\(reason)) to source version \(head.version)")
+        })
         result.version = head.version
         result.digest = head.digest.hex
         result.applied += 1

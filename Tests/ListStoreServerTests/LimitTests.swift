@@ -23,16 +23,16 @@ import Testing
         try Self.bigVersions(store, list: "l", count: 6, size: 100_000)
 
         // The store: as many entries as fit, at least one, and hasMore for the rest.
-        #expect(try store.journal(of: "l", after: 0, limit: 1000).entries.count == 6)
-        var page = try store.journal(of: "l", after: 0, limit: 1000, maxBytes: 250_000)
+        #expect(try await store.journal(of: "l", after: 0, limit: 1000).entries.count == 6)
+        var page = try await store.journal(of: "l", after: 0, limit: 1000, maxBytes: 250_000)
         #expect(page.entries.map(\.version) == [1, 2] && page.hasMore)
-        page = try store.journal(of: "l", after: 0, limit: 1000, maxBytes: 1)
+        page = try await store.journal(of: "l", after: 0, limit: 1000, maxBytes: 1)
         #expect(page.entries.map(\.version) == [1] && page.hasMore)
-        page = try store.journal(of: "l", after: 4, limit: 1000, maxBytes: 250_000)
+        page = try await store.journal(of: "l", after: 4, limit: 1000, maxBytes: 250_000)
         #expect(page.entries.map(\.version) == [5, 6] && !page.hasMore)
-        page = try store.journal(of: "l", after: 0, limit: 2, maxBytes: 10_000_000)
+        page = try await store.journal(of: "l", after: 0, limit: 2, maxBytes: 10_000_000)
         #expect(page.entries.map(\.version) == [1, 2] && page.hasMore)
-        #expect(try store.journal(of: "l", after: 0, limit: 0, maxBytes: 1) == JournalPage(entries: [], hasMore: true))
+        #expect(try await store.journal(of: "l", after: 0, limit: 0, maxBytes: 1) == JournalPage(entries: [], hasMore: true))
 
         // The server pages by bytes, and a client paging with hasMore gets everything.
         let server = try await ServerHarness.start(store, .init(port: 0, maxPageBytes: 250_000))
@@ -87,7 +87,7 @@ import Testing
     @Test func idleAndHalfSentConnectionsAreClosedButWaitingClientsAreNot() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         // Idle: closed after the idle timeout.
         let idleServer = try await ServerHarness.start(
             store, .init(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(2), headerTimeout: .seconds(30)))
@@ -99,7 +99,7 @@ import Testing
         #expect(poll.status == 200 && poll.body.contains("\"hasMore\":false"))
         let committer = Task {
             try await Task.sleep(for: .seconds(5))
-            try store.commit(linearList(5), to: "l")
+            try await store.commit(linearList(5), to: "l")
         }
         let events = try await RawConnection.run {
             let connection = try RawConnection(port: port)
@@ -137,7 +137,7 @@ import Testing
     @Test func connectionsAndWaitingRequestsHaveCaps() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         let server = try await ServerHarness.start(store, .init(port: 0, maxConnections: 6, maxStreams: 2))
         defer { Task { await server.stop() } }
         let port = server.port

@@ -12,12 +12,12 @@ import Testing
     @Test func writesNeedJSONAndRequestsNeedTheServersHostAndAnAllowedOrigin() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         let server = try await ServerHarness.start(
             store, .init(port: 0, allowedHosts: ["proxy.example"], allowedOrigins: ["https://app.example"]))
         defer { Task { await server.stop() } }
         let port = server.port
-        let document = String(decoding: try store.snapshot(of: "l").documentJSON, as: UTF8.self)
+        let document = String(decoding: try await store.snapshot(of: "l").documentJSON, as: UTF8.self)
 
         // A browser's cross-site text/plain or form POST needs no preflight: refused, nothing committed.
         for contentType in ["text/plain", "application/x-www-form-urlencoded", nil] {
@@ -31,7 +31,7 @@ import Testing
             port: port, "PUT /v1/lists/l/consumers/c HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n",
             body: "{\"version\":1}")
         #expect(put.status == 415)
-        #expect(try store.summary(of: "l").version == 1)
+        #expect(try await store.summary(of: "l").version == 1)
         let json = try await RawAnswer.exchange(
             port: port,
             "POST /v1/lists/l/commits HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: Application/JSON; charset=utf-8\r\nContent-Length: \(document.utf8.count)\r\n",
@@ -66,7 +66,7 @@ import Testing
     @Test func aWildcardServerAnswersAddressesAndAllowedNamesOnly() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(2), to: "l")
+        try await store.commit(linearList(2), to: "l")
         let server = try await ServerHarness.start(store, .init(host: "0.0.0.0", port: 0, token: "t", allowedHosts: ["lists.example"]))
         defer { Task { await server.stop() } }
         let port = server.port
@@ -93,23 +93,23 @@ import Testing
         #expect(answer.status == 400 && answer.errorCode == "bodyIncomplete")
         let large = try await server.request("/v1/lists/l/commits", method: "POST", body: "{\"sections\":[" + String(repeating: " ", count: 8000) + "]}")
         #expect(large.status == 413)
-        let committed = store.exists ? try store.lists().count : 0
+        let committed = store.exists ? try await store.lists().count : 0
         #expect(committed == 0)
     }
 
     @Test func wrongTypedAuthorOrMessageIsRefused() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         let server = try await ServerHarness.start(store)
         defer { Task { await server.stop() } }
-        let document = String(decoding: try store.snapshot(of: "l").documentJSON, as: UTF8.self).dropLast()
+        let document = String(decoding: try await store.snapshot(of: "l").documentJSON, as: UTF8.self).dropLast()
         for extra in [",\"author\":7", ",\"message\":{\"a\":1}", ",\"author\":[\"x\"]", ",\"message\":true"] {
             let answer = try await server.request("/v1/lists/l/commits", method: "POST", body: document + extra + "}")
             #expect(answer.status == 400, "\(extra)")
             #expect((try? SyncDocument.decodeError(answer.body).code) == "invalidArgument", "\(extra)")
         }
-        #expect(try store.summary(of: "l").version == 1)
+        #expect(try await store.summary(of: "l").version == 1)
         let fine = try await server.request("/v1/lists/l/commits", method: "POST", body: document + ",\"author\":null,\"message\":\"m\"}")
         #expect(fine.status == 200)
     }
@@ -117,7 +117,7 @@ import Testing
     @Test func headAnswersAsGetWithoutBody() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         let server = try await ServerHarness.start(store)
         defer { Task { await server.stop() } }
         let port = server.port

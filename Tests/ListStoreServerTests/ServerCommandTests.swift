@@ -22,7 +22,7 @@ import Testing
     @Test func aNonLoopbackHostNeedsATokenOrAnExplicitFlag() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.file("s.liststore")
-        try Store(path: db).commit(linearList(2), to: "l")
+        try await Store(path: db).commit(linearList(2), to: "l")
 
         var environment = ProcessInfo.processInfo.environment
         environment["LISTSTORE_TOKEN"] = nil

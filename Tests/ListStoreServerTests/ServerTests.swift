@@ -14,31 +14,31 @@ import Testing
     @Test func endpointsAnswerTheDocumentsAndClearErrors() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        for k in 1...3 { try store.commit(linearList(4 + k, content: k), to: "in box/ü", author: "ana") }
+        for k in 1...3 { try await store.commit(linearList(4 + k, content: k), to: "in box/ü", author: "ana") }
         let server = try await ServerHarness.start(store, maxBodyBytes: 4096)
         defer { Task { await server.stop() } }
         let list = "/v1/lists/" + PercentEncoding.encode("in box/ü")
 
         var answer = try await server.request("/v1/lists")
         #expect(answer.status == 200)
-        #expect(try SyncDocument.decodeLists(answer.body) == store.lists())
+        #expect(try await SyncDocument.decodeLists(answer.body) == store.lists())
         answer = try await server.request(list + "/snapshot?at=2")
-        #expect(try SyncDocument.decodeSnapshot(answer.body) == store.snapshot(of: "in box/ü", at: 2))
+        #expect(try await SyncDocument.decodeSnapshot(answer.body) == store.snapshot(of: "in box/ü", at: 2))
         answer = try await server.request(list + "/journal?since=0&limit=2")
         let page = try SyncDocument.decodeJournal(answer.body)
         #expect(page.hasMore && page.entries.map(\.version) == [1, 2])
-        #expect(page.entries == (try store.journal(of: "in box/ü", after: 0, limit: 2).entries))
+        #expect(page.entries == (try await store.journal(of: "in box/ü", after: 0, limit: 2).entries))
         answer = try await server.request(list + "/diff?from=1&to=3")
         let diff = try JSONValue(parsing: answer.body)
         #expect(diff["to"]?.intValue == 3 && diff["from"]?.intValue == 1)
 
         // A commit, then the same expected version again: 409 with both versions.
-        let document = String(decoding: try store.snapshot(of: "in box/ü", at: 1).documentJSON, as: UTF8.self)
+        let document = String(decoding: try await store.snapshot(of: "in box/ü", at: 1).documentJSON, as: UTF8.self)
         let withExpectation = document.dropLast() + ",\"expectedVersion\":3,\"author\":\"bo\"}"
         answer = try await server.request(list + "/commits", method: "POST", body: String(withExpectation))
         #expect(answer.status == 200)
         #expect(try JSONValue(parsing: answer.body)["version"]?.intValue == 4)
-        #expect(try store.journal(of: "in box/ü", after: 3).entries.first?.author == "bo")
+        #expect(try await store.journal(of: "in box/ü", after: 3).entries.first?.author == "bo")
         answer = try await server.request(list + "/commits", method: "POST", body: String(withExpectation))
         #expect(answer.status == 409)
         let conflict = try SyncDocument.decodeError(answer.body)
@@ -63,13 +63,13 @@ import Testing
             #expect(answer.status == bad.status, "\(bad.method) \(bad.path)")
             #expect((try? SyncDocument.decodeError(answer.body).code) == bad.code, "\(bad.method) \(bad.path)")
         }
-        #expect(try store.summary(of: "in box/ü").version == 4)
+        #expect(try await store.summary(of: "in box/ü").version == 4)
     }
 
     @Test func tokensAreRequiredWhenSet() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         let server = try await ServerHarness.start(store, token: "s3cret")
         defer { Task { await server.stop() } }
         for token in [nil, "wrong", "s3cre", "s3cret2", ""] {
@@ -109,15 +109,15 @@ import Testing
         var resyncs = 0
         var pulls = 0
         for step in 0..<150 {
-            try store.commit(listSections(current), to: "l")
+            try await store.commit(listSections(current), to: "l")
             current = random.edit(current, intensity: Double(step % 10) / 10)
             if rng.next() % 9 == 0 { _ = try? store.prune("l", .keepLast(Int(rng.next() % 5))) }
             for (r, replica) in replicas.enumerated() where rng.next() % UInt64(3 + 2 * r) == 0 {
                 let result = try await replica.pull(from: source, options: .init(catchUp: r == 2 && rng.next() % 2 == 0))
                 pulls += 1
                 if result.resynced { resyncs += 1 }
-                let mine = try replica.store.snapshot(of: "l")
-                let expected = try store.snapshot(of: "l", at: result.version)
+                let mine = try await replica.store.snapshot(of: "l")
+                let expected = try await store.snapshot(of: "l", at: result.version)
                 #expect(mine.sections == expected.sections)
                 #expect(mine.digest == expected.digest && mine.digest.hex == result.digest)
             }
@@ -126,15 +126,15 @@ import Testing
         #expect(resyncs > 0)
         for replica in replicas {
             try await replica.pull(from: source)
-            #expect(try replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
-            #expect(try replica.store.verify().isValid)
+            #expect(try await replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
+            #expect(try await replica.store.verify().isValid)
         }
     }
 
     @Test func longPollsAndEventStreamsDeliverCommitsAsTheyLand() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         let server = try await ServerHarness.start(store)
         defer { Task { await server.stop() } }
         let source = try HTTPSource(server.url)
@@ -142,7 +142,7 @@ import Testing
         // A follower of the changes over HTTP gets the backlog, then each commit once, in order.
         let follower = Task {
             var versions: [Int] = []
-            for try await change in source.changes(after: Cursor(store: try store.identity(), list: "l", version: 0), wait: .seconds(5)) {
+            for try await change in source.changes(after: Cursor(store: try await store.identity(), list: "l", version: 0), wait: .seconds(5)) {
                 versions.append(change.entry.version)
                 if versions.count == 4 { break }
             }
@@ -152,7 +152,7 @@ import Testing
         // nothing came: `true` means the commit woke it).
         let waiting = Task { try await source.waitForCommit(to: "l", after: 1, timeout: .seconds(60)) }
         try await Task.sleep(for: .milliseconds(300))
-        for k in 2...4 { try store.commit(linearList(3 + k), to: "l") }
+        for k in 2...4 { try await store.commit(linearList(3 + k), to: "l") }
         #expect(try await waiting.value)
         #expect(try await follower.value == [1, 2, 3, 4])
         // Nothing new: the long poll times out with false.
@@ -162,7 +162,7 @@ import Testing
         let port = Int(server.url.split(separator: ":").last!)!
         let committer = Task {
             try await Task.sleep(for: .milliseconds(500))
-            try store.commit(linearList(9), to: "l")
+            try await store.commit(linearList(9), to: "l")
         }
         let stream = try await RawSocket.exchange(
             port: port, "GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(10)
@@ -187,12 +187,12 @@ import Testing
     @Test func aServerThatBreaksOffLeavesTheReplicaAtItsLastCompleteVersion() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        for k in 1...3 { try store.commit(linearList(3 + k), to: "l") }
+        for k in 1...3 { try await store.commit(linearList(3 + k), to: "l") }
         let server = try await ServerHarness.start(store)
         defer { Task { await server.stop() } }
         let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
         #expect(try await replica.pull(from: try HTTPSource(server.url)).version == 3)
-        for k in 4...5 { try store.commit(linearList(3 + k), to: "l") }
+        for k in 4...5 { try await store.commit(linearList(3 + k), to: "l") }
 
         let breaking = try BreakingServer()
         await #expect {
@@ -206,10 +206,10 @@ import Testing
             try await replica.pull(from: try HTTPSource("http://127.0.0.1:1", requestTimeout: .seconds(2)))
         }
         #expect(try replica.position()?.version == 3)
-        #expect(try replica.store.verify().isValid)
+        #expect(try await replica.store.verify().isValid)
         // The next pull resumes.
         let result = try await replica.pull(from: try HTTPSource(server.url))
         #expect(result.version == 5 && result.applied == 2 && !result.resynced)
-        #expect(try replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
+        #expect(try await replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
     }
 }

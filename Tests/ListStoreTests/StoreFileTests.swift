@@ -102,6 +102,9 @@ import Testing
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: """
+                DROP TABLE outbox; DROP TABLE push; ALTER TABLE store DROP COLUMN client_id;
+                ALTER TABLE journal DROP COLUMN push_client; ALTER TABLE journal DROP COLUMN push_seq;
+                ALTER TABLE journal DROP COLUMN conflicts;
                 DROP TABLE consumer; DROP TABLE replica_source;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
@@ -112,6 +115,9 @@ import Testing
         #expect(try store.snapshot(of: "l").sections == linearList(3))
         try store.registerConsumer("app", of: "l")
         #expect(try store.consumers(of: "l").map(\.name) == ["app"])
+        // Version 3 (offline writes) made the store a client id of its own.
+        #expect(UUID(uuidString: try store.clientID()) != nil)
+        #expect(try store.verify().isValid)
     }
 
     /// A creation killed midway leaves its temporary file; the next creation in the directory
@@ -142,7 +148,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        let lists = try Store(path: path).lists()
+        let lists = try await Store(path: path).lists()
         #expect(lists.map(\.name) == (0..<8).map { "l\($0)" })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("creating") }.isEmpty)
     }

@@ -9,7 +9,7 @@ import Testing
     @Test func changesDeliverTheBacklogThenLiveCommitsInOrder() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        for k in 1...3 { try store.commit(linearList(k), to: "l") }
+        for k in 1...3 { try await store.commit(linearList(k), to: "l") }
         let source = LocalSource(store)
         let origin = try await source.origin(of: "l")
         let follower = Task { () -> [Int] in
@@ -25,7 +25,7 @@ import Testing
         }
         for k in 4...12 {
             try await Task.sleep(for: .milliseconds(5))
-            try store.commit(linearList(k), to: "l")
+            try await store.commit(linearList(k), to: "l")
         }
         #expect(try await follower.value == Array(1...12))
     }
@@ -34,7 +34,7 @@ import Testing
     @Test func inProcessCommitsWakeFollowersAtOnce() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(1), to: "l")
+        try await store.commit(linearList(1), to: "l")
         let source = LocalSource(store, pollInterval: .seconds(10))
         let cursor = try await source.cursor(of: "l")
         let clock = ContinuousClock()
@@ -43,7 +43,7 @@ import Testing
             return nil
         }
         try await Task.sleep(for: .milliseconds(100))
-        try store.commit(linearList(2), to: "l")
+        try await store.commit(linearList(2), to: "l")
         let committed = clock.now
         let delivered = try #require(try await follower.value)
         #expect(delivered - committed < .seconds(2))
@@ -52,9 +52,9 @@ import Testing
     @Test func staleCursorsAreRefusedWithTheReason() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        for k in 1...5 { try store.commit(linearList(k), to: "l") }
+        for k in 1...5 { try await store.commit(linearList(k), to: "l") }
         let source = LocalSource(store)
-        let identity = try store.identity()
+        let identity = try await store.identity()
 
         func reason(_ cursor: Cursor) async -> ResyncReason? {
             do {

@@ -22,7 +22,7 @@ import Testing
     func replicasThatWriteConverge(seed: UInt64) async throws {
         let directory = try TemporaryDirectory()
         let source = try Store(path: directory.file("source.liststore"))
-        try source.commit(OfflineEditor.start(sections: 3, elements: 5), to: "l")
+        try await source.commit(OfflineEditor.start(sections: 3, elements: 5), to: "l")
         var rng = SplitMix64(seed: seed)
         var editors = (0..<4).map { OfflineEditor(client: "c\($0)", seed: seed &+ UInt64($0) &* 7919) }
         var serverEditor = OfflineEditor(client: "srv", seed: seed ^ 0xFFFF)
@@ -36,14 +36,14 @@ import Testing
             let c = Int(rng.next() % 5)
             if c == 4 {
                 // The source is edited directly (another writer on the server).
-                try source.commit(serverEditor.edit(try source.snapshot(of: "l").sections), to: "l")
+                try await source.commit(serverEditor.edit(try await source.snapshot(of: "l").sections), to: "l")
                 continue
             }
             let replica = replicas[c]
             switch rng.next() % 3 {
             case 0:  // an offline session
                 for _ in 0..<(1 + Int(rng.next() % 3)) {
-                    let result = try replica.store.commit(editors[c].edit(try replica.store.snapshot(of: "l").sections), to: "l")
+                    let result = try await replica.store.commit(editors[c].edit(try await replica.store.snapshot(of: "l").sections), to: "l")
                     if result.pendingSeq != nil { localChanges[c] += 1 }
                 }
             case 1:  // a sync, perhaps losing the answer of a push the source applied
@@ -66,19 +66,19 @@ import Testing
         }
         for replica in replicas { reported += try await replica.pull(from: LocalSource(source)).conflicts }
 
-        let head = try source.snapshot(of: "l")
+        let head = try await source.snapshot(of: "l")
         for (c, replica) in replicas.enumerated() {
-            #expect(try replica.store.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
+            #expect(try await replica.store.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
             #expect(try replica.store.outbox(of: "l").isEmpty)
             // Every push applied once: the source recorded each local change, in order, once.
             let recorded = try source.pushes(from: replica.store.clientID(), to: "l", seqs: 1...max(1, localChanges[c]))
             #expect(recorded.map(\.seq) == Array(0..<localChanges[c]).map { $0 + 1 })
             try expectValidTransitions(replica.store)
-            #expect(try replica.store.verify().isValid)
+            #expect(try await replica.store.verify().isValid)
         }
-        let pushIDs = try source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
+        let pushIDs = try await source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
         #expect(Set(pushIDs).count == pushIDs.count, "a push was applied twice")
-        #expect(try source.verify().isValid)
+        #expect(try await source.verify().isValid)
 
         // One identity, one item.
         let sectionIDs = head.sections.map(\.model.id)

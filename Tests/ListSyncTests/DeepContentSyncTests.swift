@@ -18,24 +18,24 @@ import Testing
             ListSection(model: ListItem(id: "s", json: deep), elements: [ListItem(id: "e", json: deep)]),
             ListSection(model: ListItem(id: "t", json: deep), elements: [ListItem(id: "f", json: deep)]),
         ]
-        try source.commit(v1, to: "l")
-        try source.commit(v2, to: "l")
+        try await source.commit(v1, to: "l")
+        try await source.commit(v2, to: "l")
 
-        let page = try source.journal(of: "l")
+        let page = try await source.journal(of: "l")
         #expect(try SyncDocument.decodeJournal(SyncDocument.journal(page, list: "l")) == page)
         for entry in page.entries {
             #expect(try SyncDocument.decodeCommitObject(SyncDocument.commitObject(entry), list: "l") == entry)
         }
-        let head = try source.snapshot(of: "l")
+        let head = try await source.snapshot(of: "l")
         #expect(try SyncDocument.decodeSnapshot(head.documentJSON).sections == v2)
-        let (_, _, changeset) = try source.changeset(of: "l", from: 1)
+        let (_, _, changeset) = try await source.changeset(of: "l", from: 1)
         let (decoded, target) = try SyncDocument.decodeDiff(SyncDocument.diff(changeset, from: 1, to: head), applyingTo: v1)
         #expect(target.sections == v2 && decoded.count == changeset.count)
 
         let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "l")
         let result = try await replica.pull(from: LocalSource(source))
         #expect(result.version == 2)
-        #expect(try replica.store.snapshot(of: "l").sections == v2)
-        #expect(try replica.store.verify().isValid)
+        #expect(try await replica.store.snapshot(of: "l").sections == v2)
+        #expect(try await replica.store.verify().isValid)
     }
 }

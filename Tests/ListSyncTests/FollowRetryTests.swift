@@ -98,7 +98,7 @@ private final class Log: @unchecked Sendable {
     @Test(.timeLimit(.minutes(1))) func aFollowerRetriesThroughAnOutageAndSaysSoOnce() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("source.liststore"))
-        try store.commit(linearList(1), to: "l")
+        try await store.commit(linearList(1), to: "l")
         // The first pull and wait work; then six requests fail as a restarting server's would.
         let source = FlakySource(
             LocalSource(store), healthyCalls: 4, failures: 6,
@@ -122,18 +122,18 @@ private final class Log: @unchecked Sendable {
         }
         let deadline = ContinuousClock.now + .seconds(30)
         while source.requests < 12 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        try store.commit(linearList(2), to: "l")
+        try await store.commit(linearList(2), to: "l")
         while !log.all.contains("version 2") && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         follower.cancel()
         _ = await follower.result
         #expect(log.all == ["version 1"] + (1...6).map { "retrying \($0)" } + ["reconnected after 6", "version 2"], "\(log.all)")
-        #expect(try replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
+        #expect(try await replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
     }
 
     @Test(.timeLimit(.minutes(1))) func errorsThatRetryingWillNotHealEndTheFollow() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("source.liststore"))
-        try store.commit(linearList(1), to: "l")
+        try await store.commit(linearList(1), to: "l")
         let failures: [any Error] = [
             SyncError.unauthorized("the server refused the token (401)"),
             StoreError(.listNotFound, "no list 'l'"),
@@ -156,7 +156,7 @@ private final class Log: @unchecked Sendable {
     @Test(.timeLimit(.minutes(1))) func withoutARetryPolicyTheFirstFailureEndsTheFollow() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("source.liststore"))
-        try store.commit(linearList(1), to: "l")
+        try await store.commit(linearList(1), to: "l")
         let source = FlakySource(LocalSource(store), healthyCalls: 4, failures: 1, failure: SyncError.transport("down", transient: true))
         let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "l")
         await #expect(throws: SyncError.self) { try await replica.follow(from: source, wait: .milliseconds(50)) { _ in } }

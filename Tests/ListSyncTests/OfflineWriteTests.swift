@@ -70,7 +70,7 @@ final class _Counter: @unchecked Sendable {
     /// A source with `layout` and a replica that pulled it.
     func setUp(_ directory: TemporaryDirectory, _ start: [(String, [String])]) async throws -> (Store, Replica) {
         let source = try Store(path: directory.file("source.liststore"))
-        try source.commit(sections(start), to: "l")
+        try await source.commit(sections(start), to: "l")
         let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source))
         return (source, replica)
@@ -79,30 +79,30 @@ final class _Counter: @unchecked Sendable {
     @Test func aLocalChangeIsCommittedAtOnceAndQueued() async throws {
         let directory = try TemporaryDirectory()
         let (source, replica) = try await setUp(directory, [("s", ["a", "b"])])
-        let result = try replica.store.commit(sections([("s", ["b", "a", "c"])]), to: "l", author: "ana")
+        let result = try await replica.store.commit(sections([("s", ["b", "a", "c"])]), to: "l", author: "ana")
         #expect(result.changed && result.pendingSeq == 1)
-        #expect(layout(try replica.store.snapshot(of: "l").sections) == [["s", "b", "a", "c"]])
+        #expect(layout(try await replica.store.snapshot(of: "l").sections) == [["s", "b", "a", "c"]])
         let outbox = try replica.store.outbox(of: "l")
         #expect(outbox.map(\.seq) == [1] && outbox[0].author == "ana" && outbox[0].pushedVersion == nil)
         #expect(outbox[0].localVersion == result.version)
         let status = try #require(try replica.status())
         #expect(status.pending == 1 && status.pushed == 0 && status.source.version == 1)
         // A commit on a list that is no replica queues nothing.
-        #expect(try source.commit(sections([("s", ["a"])]), to: "l").pendingSeq == nil)
-        #expect(try replica.store.verify().isValid)
+        #expect(try await source.commit(sections([("s", ["a"])]), to: "l").pendingSeq == nil)
+        #expect(try await replica.store.verify().isValid)
     }
 
     @Test func pushThenPullConvergesAndEmptiesTheOutbox() async throws {
         let directory = try TemporaryDirectory()
         let (source, replica) = try await setUp(directory, [("s", ["a", "b", "c"])])
-        try replica.store.commit(sections([("s", ["c", "a", "b", "d"])]), to: "l")
+        try await replica.store.commit(sections([("s", ["c", "a", "b", "d"])]), to: "l")
         let synced = try await replica.sync(with: LocalSource(source))
         #expect(synced.push.pushed == 1 && synced.push.duplicates == 0 && synced.push.conflicts.isEmpty)
         #expect(synced.pull.pending == 0 && synced.pull.confirmedChanges == 1)
-        #expect(layout(try source.snapshot(of: "l").sections) == [["s", "c", "a", "b", "d"]])
-        #expect(try replica.store.snapshot(of: "l").digest == source.snapshot(of: "l").digest)
+        #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "c", "a", "b", "d"]])
+        #expect(try await replica.store.snapshot(of: "l").digest == source.snapshot(of: "l").digest)
         #expect(try replica.store.outbox(of: "l").isEmpty)
-        let entry = try #require(try source.journal(of: "l").entries.last)
+        let entry = try #require(try await source.journal(of: "l").entries.last)
         #expect(entry.pushID == PushID(client: try replica.store.clientID(), seq: 1))
         #expect(try replica.status()?.pending == 0)
     }
@@ -114,24 +114,24 @@ final class _Counter: @unchecked Sendable {
         let (source, replica) = try await setUp(directory, [("s", ["a", "b", "c"])])
         var mine = sections([("s", ["c", "a"])])
         mine[0].elements[1] = ListItem(id: "a", json: ["v": "mine"])
-        try replica.store.commit(mine, to: "l")
+        try await replica.store.commit(mine, to: "l")
         var theirs = sections([("s", ["a", "x", "b", "c"])])
         theirs[0].elements[0] = ListItem(id: "a", json: ["v": "theirs"])
-        try source.commit(theirs, to: "l")
+        try await source.commit(theirs, to: "l")
 
         // A pull before the push shows the source's change with mine on top.
         let pulled = try await replica.pull(from: LocalSource(source))
         #expect(pulled.pending == 1 && pulled.version == 2)
-        #expect(layout(try replica.store.snapshot(of: "l").sections) == [["s", "c", "a", "x"]])
+        #expect(layout(try await replica.store.snapshot(of: "l").sections) == [["s", "c", "a", "x"]])
 
         let synced = try await replica.sync(with: LocalSource(source))
         #expect(synced.push.conflicts == [Conflict(.contentConflict, "a", section: "s", key: "v", mine: "mine", theirs: "theirs")])
-        let head = try source.snapshot(of: "l")
+        let head = try await source.snapshot(of: "l")
         #expect(layout(head.sections) == [["s", "c", "a", "x"]])
         #expect(head.sections[0].elements[1] == ListItem(id: "a", json: ["v": "mine"]))
-        #expect(try replica.store.snapshot(of: "l").digest == head.digest)
+        #expect(try await replica.store.snapshot(of: "l").digest == head.digest)
         #expect(try replica.status()?.lastConflicts == synced.push.conflicts)
-        #expect(try source.journal(of: "l").entries.last?.conflicts == synced.push.conflicts)
+        #expect(try await source.journal(of: "l").entries.last?.conflicts == synced.push.conflicts)
     }
 
     /// The source merges a push and the answer is lost: the push is sent again, answered from the
@@ -140,21 +140,21 @@ final class _Counter: @unchecked Sendable {
         let directory = try TemporaryDirectory()
         let (source, replica) = try await setUp(directory, [("s", ["a"])])
         let losing = LosingAnswers(base: LocalSource(source), every: 1)
-        try replica.store.commit(sections([("s", ["a", "b"])]), to: "l")
+        try await replica.store.commit(sections([("s", ["a", "b"])]), to: "l")
         await #expect(throws: SyncError.self) { try await replica.push(to: losing) }
         #expect(try replica.status()?.pending == 1)
         let again = try await replica.push(to: LocalSource(source))
         #expect(again.pushed == 0 && again.duplicates == 1)
         // Moves are not idempotent; a second application would be visible.
-        try replica.store.commit(sections([("s", ["b", "a"])]), to: "l")
-        try source.commit(sections([("s", ["a", "b", "z"])]), to: "l")
+        try await replica.store.commit(sections([("s", ["b", "a"])]), to: "l")
+        try await source.commit(sections([("s", ["a", "b", "z"])]), to: "l")
         let lost = LosingAnswers(base: LocalSource(source), every: 1)
         await #expect(throws: SyncError.self) { try await replica.push(to: lost) }
-        try source.commit(sections([("s", ["z", "b", "a"])]), to: "l")
+        try await source.commit(sections([("s", ["z", "b", "a"])]), to: "l")
         try await replica.sync(with: LocalSource(source))
-        #expect(layout(try source.snapshot(of: "l").sections) == [["s", "z", "b", "a"]])
-        #expect(try replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
-        let pushes = try source.journal(of: "l").entries.compactMap(\.pushID)
+        #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "z", "b", "a"]])
+        #expect(try await replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
+        let pushes = try await source.journal(of: "l").entries.compactMap(\.pushID)
         #expect(pushes.map(\.seq) == [1, 2])
     }
 
@@ -166,7 +166,7 @@ final class _Counter: @unchecked Sendable {
         _ = try source.merge(push, into: "l")
         let stale = Push(id: PushID(client: "c", seq: 1), intents: [.insertElement("b", content: .null, section: "s", after: nil, before: nil)])
         #expect { try source.merge(stale, into: "l") } throws: { ($0 as? StoreError)?.code == .pushOutOfOrder }
-        #expect(try source.summary(of: "l").version == 2)
+        #expect(try await source.summary(of: "l").version == 2)
         #expect(try source.pushes(from: "c", to: "l", seqs: 1...5).map(\.seq) == [2])
         #expect(try source.pushes(from: "d", to: "l", seqs: 1...5).isEmpty)
     }
@@ -176,25 +176,25 @@ final class _Counter: @unchecked Sendable {
     @Test func aResyncKeepsLocalChanges() async throws {
         let directory = try TemporaryDirectory()
         let (source, replica) = try await setUp(directory, [("s", ["a", "b"])])
-        try replica.store.commit(sections([("s", ["a", "b", "mine"])]), to: "l")
-        for k in 0..<3 { try source.commit(sections([("s", ["a", "b", "t\(k)"])]), to: "l") }
+        try await replica.store.commit(sections([("s", ["a", "b", "mine"])]), to: "l")
+        for k in 0..<3 { try await source.commit(sections([("s", ["a", "b", "t\(k)"])]), to: "l") }
         try source.prune("l", .keepLast(0))
         let pulled = try await replica.pull(from: LocalSource(source))
         #expect(pulled.resynced && pulled.reason == .pruned && pulled.pending == 1)
         // Placed right after its neighbour in mine (rule 1).
-        #expect(layout(try replica.store.snapshot(of: "l").sections) == [["s", "a", "b", "mine", "t2"]])
+        #expect(layout(try await replica.store.snapshot(of: "l").sections) == [["s", "a", "b", "mine", "t2"]])
         try await replica.sync(with: LocalSource(source))
-        #expect(layout(try source.snapshot(of: "l").sections) == [["s", "a", "b", "mine", "t2"]])
+        #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "a", "b", "mine", "t2"]])
         #expect(try replica.status()?.pending == 0 && replica.store.outbox(of: "l").isEmpty)
 
         // Pushed, answer lost, then a resync: the source's record tells the change is in its head.
-        try replica.store.commit(sections([("s", ["a", "b", "mine", "t2", "more"])]), to: "l")
+        try await replica.store.commit(sections([("s", ["a", "b", "mine", "t2", "more"])]), to: "l")
         await #expect(throws: SyncError.self) { try await replica.push(to: LosingAnswers(base: LocalSource(source), every: 1)) }
-        try source.commit(sections([("s", ["a", "b", "mine", "t2", "more", "t3"])]), to: "l")
+        try await source.commit(sections([("s", ["a", "b", "mine", "t2", "more", "t3"])]), to: "l")
         try source.prune("l", .keepLast(0))
         let again = try await replica.pull(from: LocalSource(source))
         #expect(again.resynced && again.pending == 0 && again.confirmedChanges == 1)
-        #expect(try replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
+        #expect(try await replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
     }
 
     /// A replica of a replica writes: its push becomes a local change of the middle replica, which
@@ -204,16 +204,16 @@ final class _Counter: @unchecked Sendable {
         let (source, middle) = try await setUp(directory, [("s", ["a"])])
         let leaf = Replica(store: try Store(path: directory.file("leaf.liststore")), list: "l")
         try await leaf.pull(from: LocalSource(middle.store))
-        try leaf.store.commit(sections([("s", ["a", "leaf"])]), to: "l")
+        try await leaf.store.commit(sections([("s", ["a", "leaf"])]), to: "l")
         try await leaf.sync(with: LocalSource(middle.store))
         #expect(try middle.status()?.pending == 1)
         try await middle.sync(with: LocalSource(source))
-        #expect(layout(try source.snapshot(of: "l").sections) == [["s", "a", "leaf"]])
+        #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "a", "leaf"]])
         try await leaf.sync(with: LocalSource(middle.store))
         for store in [middle.store, leaf.store] {
-            #expect(try store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
+            #expect(try await store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
             #expect(try store.outbox(of: "l").isEmpty)
-            #expect(try store.verify().isValid)
+            #expect(try await store.verify().isValid)
         }
     }
 
@@ -225,11 +225,11 @@ final class _Counter: @unchecked Sendable {
             try await replica.follow(from: LocalSource(source), pushing: true, localPollInterval: .milliseconds(20), wait: .seconds(5)) { _ in }
         }
         defer { follower.cancel() }
-        try replica.store.commit(sections([("s", ["a", "b"])]), to: "l")
+        try await replica.store.commit(sections([("s", ["a", "b"])]), to: "l")
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(60)
-        while try source.summary(of: "l").version < 2, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(layout(try source.snapshot(of: "l").sections) == [["s", "a", "b"]])
+        while try await source.summary(of: "l").version < 2, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "a", "b"]])
         follower.cancel()
         _ = await follower.result
     }

@@ -94,7 +94,7 @@ struct ServerCommand: AsyncParsableCommand {
         do {
             store = try Store(path: db)
             guard store.exists else { fail("no store at '\(db)'", 66) }
-            _ = try store.identity()
+            _ = try await store.identity()
         } catch let error as StoreError {
             fail(error.message, error.code == .notAStore || error.code == .unsupportedSchema || error.code == .damaged || error.code == .io ? 74 : 1)
         }

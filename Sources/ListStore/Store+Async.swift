@@ -1,0 +1,301 @@
+import Dispatch
+
+// The async variants of the store's methods, for callers on Swift's cooperative thread pool (a sync
+// client, a server, an app's tasks), as GRDB's `DatabasePool` has async `read` and `write`: same
+// names, same arguments, same results and errors. The blocking work never runs on the pool: it
+// runs on a dispatch queue, and the calling task is resumed when it is done.
+//
+// - Reads run on a global concurrent queue; GRDB's reader pool bounds how many read SQLite at once.
+// - Writes run, in the order they were called, on one serial queue per store file for the whole
+//   process: SQLite lets one writer in at a time anyway, so concurrent async commits to a file hold
+//   one thread between them instead of one each blocked on the write lock.
+//
+// Both use the `.default` QoS, not the `.userInitiated` of `_Background`, whose helper threads a
+// commit waits for while it holds the write lock: a burst of async work cannot take those threads.
+//
+// Cancellation: a task cancelled before its work starts (also while it waits in a queue) throws
+// `CancellationError`, and nothing is read or written. Once started, the work runs to its end and
+// its result is returned: a commit lands whole or not at all, and the caller learns which.
+
+extension Store {
+    /// The store's identity, read off the cooperative thread pool.
+    ///
+    /// ```swift
+    /// let id = try await store.identity()    // e.g. 1f0c…/1
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`; `CancellationError` when the task
+    ///   is cancelled before the read starts.
+    /// - Complexity: O(1).
+    public func identity() async throws -> StoreIdentity {
+        try await _StoreQueues.read { try self.identity() }
+    }
+
+    /// The lists of the store, by name, read off the cooperative thread pool.
+    ///
+    /// ```swift
+    /// for list in try await store.lists() { print(list.name, list.version) }
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`; `CancellationError` when the task
+    ///   is cancelled before the read starts.
+    /// - Complexity: O(lists).
+    public func lists() async throws -> [ListSummary] {
+        try await _StoreQueues.read { try self.lists() }
+    }
+
+    /// One list's summary (head version and digest, counts, oldest retained version), read off the
+    /// cooperative thread pool.
+    ///
+    /// ```swift
+    /// let head = try await store.summary(of: "inbox").version
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`;
+    ///   `CancellationError` when the task is cancelled before the read starts.
+    /// - Complexity: O(1).
+    public func summary(of list: String) async throws -> ListSummary {
+        try await _StoreQueues.read { try self.summary(of: list) }
+    }
+
+    /// A version of `list` (the head, or with `version` any version still in its history), read off
+    /// the cooperative thread pool.
+    ///
+    /// ```swift
+    /// let now = try await store.snapshot(of: "inbox")
+    /// let then = try await store.snapshot(of: "inbox", at: now.version - 3)
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`,
+    ///   `.io`; `CancellationError` when the task is cancelled before the read starts.
+    /// - Complexity: O(n) for the head; O(n × v) for a version v commits after the base.
+    public func snapshot(of list: String, at version: Int? = nil) async throws -> ListSnapshot {
+        try await _StoreQueues.read { try self.snapshot(of: list, at: version) }
+    }
+
+    /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest
+    /// first, at most `limit` of them and, with `maxBytes`, only as many as fit in that many bytes of
+    /// stages JSON (but at least one), read off the cooperative thread pool.
+    ///
+    /// ```swift
+    /// var cursor = 0
+    /// repeat {
+    ///     let page = try await store.journal(of: "inbox", after: cursor, limit: 100, maxBytes: 8 << 20)
+    ///     for entry in page.entries { /* … */ cursor = entry.version }
+    /// } while page.hasMore
+    /// ```
+    /// - Parameters:
+    ///   - limit: the most entries returned (0 answers only `hasMore`).
+    ///   - maxBytes: the byte budget of the page's stages (default: no budget).
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound` (a version older
+    ///   than the retained history, or after the head), `.damaged`, `.io`; `CancellationError` when
+    ///   the task is cancelled before the read starts.
+    /// - Complexity: O(size of the entries returned); with a budget, one more pass over the sizes of
+    ///   at most `limit + 1` entries.
+    public func journal(
+        of list: String, after version: Int? = nil, limit: Int = 100, maxBytes: Int = .max
+    ) async throws -> JournalPage {
+        try await _StoreQueues.read { try self.journal(of: list, after: version, limit: limit, maxBytes: maxBytes) }
+    }
+
+    /// One minimal staged changeset from `version` to `otherVersion` (default: the head), both in the
+    /// list's retained history, read and diffed off the cooperative thread pool.
+    ///
+    /// ```swift
+    /// let (_, head, changeset) = try await store.changeset(of: "inbox", from: 7)
+    /// print(changeset.count, "stages up to version", head.version)
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`,
+    ///   `.io`; `CancellationError` when the task is cancelled before the read starts.
+    /// - Complexity: that of two `snapshot(of:at:)` calls plus one diff.
+    public func changeset(of list: String, from version: Int, to otherVersion: Int? = nil) async throws
+        -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
+    {
+        try await _StoreQueues.read { try self.changeset(of: list, from: version, to: otherVersion) }
+    }
+
+    /// Records `sections` as the new head of `list` (diffed against the head, rows and journal entry
+    /// written in one transaction), off the cooperative thread pool. Async commits to one store file
+    /// run one after the other, in the order they were called.
+    ///
+    /// ```swift
+    /// let result = try await store.commit(sections, to: "inbox", expectedVersion: 7, author: "ana")
+    /// if result.changed { print("version", result.version, "in", result.stageCount, "stages") }
+    /// ```
+    ///
+    /// - Parameters: as `commit(_:to:expectedVersion:author:message:)`.
+    /// - Returns: the new version, or the unchanged head when nothing changed.
+    /// - Throws: `StoreError` `.versionConflict` (with `expectedVersion` and `currentVersion`),
+    ///   `.invalidSnapshot`, `.invalidListName`, `.notAStore`, `.unsupportedSchema`, `.damaged`, `.io`;
+    ///   `CancellationError` when the task is cancelled before the commit starts. Nothing is written
+    ///   when it throws; a commit that has started is not cancelled.
+    /// - Complexity: that of the synchronous `commit`: O(n + k log k) time for n items and k changes,
+    ///   plus O(c) row writes for c changed items.
+    @discardableResult
+    public func commit(
+        _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil,
+        message: String? = nil
+    ) async throws -> CommitResult {
+        try await _StoreQueues.write(path) {
+            try self.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
+        }
+    }
+
+    /// Changes a copy of the head of `list` and commits it, atomically, off the cooperative thread
+    /// pool: `body` runs on the store's write queue inside the write transaction, so no other writer
+    /// can commit in between (keep it short, and do not wait in it for other tasks).
+    ///
+    /// ```swift
+    /// try await store.edit("inbox", author: "ana") { draft in
+    ///     try draft.moveSection(ExactString("done"), to: 0)
+    /// }
+    /// ```
+    /// - Throws: what `body` throws (nothing is written), and what `commit` throws;
+    ///   `CancellationError` when the task is cancelled before the edit starts (`body` is not called).
+    /// - Complexity: that of `commit`.
+    @discardableResult
+    public func edit(
+        _ list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil,
+        _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
+    ) async throws -> CommitResult {
+        try await _StoreQueues.write(path) {
+            try self.edit(list, expectedVersion: expectedVersion, author: author, message: message, body)
+        }
+    }
+
+    /// Registers a consumer of `list` (pruning keeps every journal entry after `version`, default the
+    /// oldest retained version, until it acknowledges a later one), off the cooperative thread pool.
+    ///
+    /// ```swift
+    /// try await store.registerConsumer("laptop", of: "inbox")
+    /// ```
+    /// - Throws: `StoreError` `.invalidArgument` (an invalid consumer name), `.listNotFound`,
+    ///   `.versionNotFound` (a version after the head), `.storeNotFound`, `.io`; `CancellationError`
+    ///   when the task is cancelled before the write starts.
+    /// - Complexity: O(consumers of the list).
+    @discardableResult
+    public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) async throws -> ConsumerInfo {
+        try await _StoreQueues.write(path) { try self.registerConsumer(name, of: list, at: version) }
+    }
+
+    /// Records that consumer `name` of `list` has applied `version`, off the cooperative thread pool;
+    /// pruning may now drop what lies before it.
+    ///
+    /// ```swift
+    /// try await store.acknowledge(consumer: "laptop", of: "inbox", version: 42)
+    /// ```
+    /// - Throws: `StoreError` `.invalidArgument` (an invalid name, or no consumer has that name),
+    ///   `.listNotFound`, `.versionNotFound` (a version after the head), `.storeNotFound`, `.io`;
+    ///   `CancellationError` when the task is cancelled before the write starts.
+    /// - Complexity: O(consumers of the list).
+    @discardableResult
+    public func acknowledge(consumer name: String, of list: String, version: Int) async throws -> ConsumerInfo {
+        try await _StoreQueues.write(path) { try self.acknowledge(consumer: name, of: list, version: version) }
+    }
+
+    /// Checks the store (SQLite's integrity check, then a replay of every list's journal, or only
+    /// `list`'s, against the stored digests, counts and head rows), off the cooperative thread pool.
+    ///
+    /// ```swift
+    /// let report = try await store.verify { print($0.list, $0.completed, "/", $0.total) }
+    /// ```
+    /// - Parameter progress: called after each replayed entry, on the thread that reads the store.
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound` (for `list`), `.notAStore`, `.damaged`
+    ///   when the file cannot even be read, `.io`; `CancellationError` when the task is cancelled
+    ///   before the check starts.
+    /// - Complexity: O(v × n) for v journal entries over lists of n items.
+    public func verify(
+        list: String? = nil, progress: (@Sendable (VerificationProgress) -> Void)? = nil
+    ) async throws -> VerificationReport {
+        try await _StoreQueues.read { try self.verify(list: list, progress: progress) }
+    }
+}
+
+/// Where the async variants run their blocking work.
+private enum _StoreQueues {
+    private static let reads = DispatchQueue.global(qos: .default)
+
+    /// The write queue of each store file with async writes in flight, and how many there are; a
+    /// queue is dropped with the last of them, so a process that opens many stores keeps none idle.
+    private static let writers = _Locked([String: (queue: DispatchQueue, users: Int)]())
+
+    /// Runs `work` on the read queue.
+    static func read<T: Sendable>(_ work: @Sendable () throws -> T) async throws -> T {
+        try await run(on: reads, work)
+    }
+
+    /// Runs `work` on the write queue of the store file at `path`, after the async writes to it
+    /// called before.
+    static func write<T: Sendable>(_ path: String, _ work: @Sendable () throws -> T) async throws -> T {
+        let key = CommitSignal.key(path)
+        let queue = writers.withLock { writers in
+            let queue = writers[key]?.queue ?? DispatchQueue(label: "ListStore.write", qos: .default)
+            writers[key] = (queue, (writers[key]?.users ?? 0) + 1)
+            return queue
+        }
+        // Runs once `work` has returned or will never run, so no two queues of a file run at once.
+        defer {
+            writers.withLock { writers in
+                if let users = writers[key]?.users, users > 1 {
+                    writers[key]?.users = users - 1
+                } else {
+                    writers[key] = nil
+                }
+            }
+        }
+        return try await run(on: queue, work)
+    }
+
+    /// Runs `work` on `queue` and resumes the calling task with its result; throws
+    /// `CancellationError` without running it when the task is cancelled first.
+    private static func run<T: Sendable>(on queue: DispatchQueue, _ work: @Sendable () throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        return try await withoutActuallyEscaping(work) { work in
+            let job = _Job(work)
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    queue.async { continuation.resume(with: job.run()) }
+                }
+            } onCancel: {
+                job.cancel()
+            }
+        }
+    }
+}
+
+/// Work waiting in a queue, which cancelling the task that waits for it skips.
+///
+/// The work is dropped before the task is resumed, so it does not outlive the call that lent it
+/// (`withoutActuallyEscaping` checks that).
+private final class _Job<T: Sendable>: Sendable {
+    private let state: _Locked<(work: (@Sendable () throws -> T)?, cancelled: Bool)>
+
+    init(_ work: @escaping @Sendable () throws -> T) {
+        state = _Locked((work, false))
+    }
+
+    func cancel() {
+        state.withLock { $0.cancelled = true }
+    }
+
+    /// Runs the work unless cancelled.
+    func run() -> Result<T, any Error> {
+        let taken = state.withLock { state in
+            defer { state.work = nil }
+            return state.cancelled ? nil : state.work
+        }
+        guard let work = taken else { return .failure(CancellationError()) }
+        return Result { try work() }
+    }
+}
+
+extension Store {
+    /// Runs `work` (blocking reads of this store) off the cooperative thread pool, as the async
+    /// variants do. Not API (package-visible: ListSync's replicas read through it).
+    package func _offPool<T: Sendable>(reading work: @Sendable () throws -> T) async throws -> T {
+        try await _StoreQueues.read(work)
+    }
+
+    /// Runs `work` (blocking writes to this store) off the cooperative thread pool, after the async
+    /// writes to the same file called before, as the async variants do. Not API (package-visible:
+    /// ListSync's replicas write through it).
+    package func _offPool<T: Sendable>(writing work: @Sendable () throws -> T) async throws -> T {
+        try await _StoreQueues.write(path, work)
+    }
+}

@@ -1,0 +1,242 @@
+import Dispatch
+import ListDiff
+import ListJSON
+import ListStore
+import ListStoreTestSupport
+import Testing
+
+@Suite struct StoreAsyncTests {
+    @Test func asyncReadsAnswerAsTheSynchronousOnes() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for k in 1...6 { try await store.commit(linearList(k, content: k), to: "l", author: "ana", message: "v\(k)") }
+        try await store.commit(linearList(2), to: "other")
+        let expected = try SynchronousReads(try Store(path: store.path))
+
+        #expect(try await store.identity() == expected.identity)
+        #expect(try await store.lists() == expected.lists)
+        #expect(expected.lists.map(\.name) == ["l", "other"])
+        #expect(try await store.summary(of: "l") == expected.summary)
+        #expect(try await store.snapshot(of: "l") == expected.head)
+        #expect(try await store.snapshot(of: "l", at: 3) == expected.third)
+        #expect(expected.third.sections == linearList(3, content: 3))
+        #expect(try await store.journal(of: "l") == expected.journal)
+        #expect(try await store.journal(of: "l", after: 2, limit: 2) == expected.page)
+        #expect(try await store.journal(of: "l", after: 0, limit: 10, maxBytes: 1) == expected.budgeted)
+        #expect(expected.budgeted.entries.map(\.version) == [1] && expected.budgeted.hasMore)
+        let changeset = try await store.changeset(of: "l", from: 2, to: 5)
+        #expect(changeset.from == expected.changeset.from && changeset.to == expected.changeset.to)
+        #expect(changeset.changeset == expected.changeset.changeset && !changeset.changeset.isEmpty)
+        #expect(try await store.changeset(of: "l", from: 4).to == expected.head)
+        #expect(try await store.verify() == expected.report)
+        #expect(expected.report.isValid && expected.report.lists.count == 2)
+        #expect(try await store.verify(list: "other").lists.map(\.name) == ["other"])
+    }
+
+    /// What the synchronous methods answer (called from synchronous code, so the overloads cannot
+    /// be the async ones).
+    private struct SynchronousReads {
+        var identity: StoreIdentity
+        var lists: [ListSummary]
+        var summary: ListSummary
+        var head, third: ListSnapshot
+        var journal, page, budgeted: JournalPage
+        var changeset: (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
+        var report: VerificationReport
+
+        init(_ store: Store) throws {
+            identity = try store.identity()
+            lists = try store.lists()
+            summary = try store.summary(of: "l")
+            head = try store.snapshot(of: "l")
+            third = try store.snapshot(of: "l", at: 3)
+            journal = try store.journal(of: "l")
+            page = try store.journal(of: "l", after: 2, limit: 2)
+            budgeted = try store.journal(of: "l", after: 0, limit: 10, maxBytes: 1)
+            changeset = try store.changeset(of: "l", from: 2, to: 5)
+            report = try store.verify()
+        }
+    }
+
+    @Test func asyncCallsThrowTheStoreErrors() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        await #expect { try await store.summary(of: "l") } throws: { ($0 as? StoreError)?.code == .storeNotFound }
+        #expect(!store.exists)
+        try await store.commit(linearList(3), to: "l", expectedVersion: 0)
+        await #expect { try await store.summary(of: "nope") } throws: { ($0 as? StoreError)?.code == .listNotFound }
+        await #expect { try await store.snapshot(of: "l", at: 9) } throws: { ($0 as? StoreError)?.code == .versionNotFound }
+        await #expect { try await store.journal(of: "l", after: 5) } throws: { ($0 as? StoreError)?.code == .versionNotFound }
+        await #expect {
+            try await store.commit(linearList(4), to: "l", expectedVersion: 0)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .versionConflict && error.expectedVersion == 0 && error.currentVersion == 1
+        }
+        await #expect {
+            try await store.edit("l") { draft in try draft.removeElement("missing") }
+        } throws: { ($0 as? StoreError)?.code == .invalidEdit }
+        await #expect { try await store.registerConsumer("", of: "l") } throws: { ($0 as? StoreError)?.code == .invalidArgument }
+        await #expect {
+            try await store.acknowledge(consumer: "nobody", of: "l", version: 1)
+        } throws: { ($0 as? StoreError)?.code == .invalidArgument }
+        // Nothing was written by the failed calls.
+        #expect(try await store.summary(of: "l").version == 1)
+        #expect(try await store.snapshot(of: "l").sections == linearList(3))
+    }
+
+    @Test func asyncWritesCommitEditAndMoveConsumers() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        let first = try await store.commit(linearList(2), to: "l", author: "ana", message: "start")
+        #expect(first.version == 1 && first.changed)
+        let unchanged = try await store.commit(linearList(2), to: "l")
+        #expect(unchanged.version == 1 && !unchanged.changed)
+        let edited = try await store.edit("l", expectedVersion: 1, author: "bo", message: "more") { draft in
+            try draft.append(ListItem("e2", 2), toSection: "s")
+            try draft.reloadElement(ListItem("e0", 10))
+        }
+        #expect(edited.version == 2 && edited.parentVersion == 1)
+        let head = try await store.snapshot(of: "l")
+        #expect(head.sections == [ListSection(model: ListItem("s"), elements: [ListItem("e0", 10), ListItem("e1", 1), ListItem("e2", 2)])])
+        let entry = try #require(try await store.journal(of: "l", after: 1).entries.first)
+        #expect(entry.author == "bo" && entry.message == "more")
+
+        let registered = try await store.registerConsumer("laptop", of: "l", at: 1)
+        #expect(registered.name == "laptop" && registered.list == "l" && registered.version == 1)
+        let acknowledged = try await store.acknowledge(consumer: "laptop", of: "l", version: 2)
+        #expect(acknowledged.version == 2)
+        #expect(try store.consumers(of: "l").map(\.version) == [2])
+    }
+
+    @Test func concurrentAsyncCommitsWithExpectedVersionLoseNoUpdate() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.liststore")
+        // Two store values on one file: their async writes share the file's queue.
+        let stores = [try Store(path: path), try Store(path: path)]
+        try await stores[0].commit([ListSection(model: ListItem("s"), elements: [])], to: "l", expectedVersion: 0)
+        let writers = 24
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<writers {
+                group.addTask {
+                    let store = stores[k % 2]
+                    while true {
+                        // Read, change, commit only onto what was read: a lost update would need a
+                        // commit onto a stale head.
+                        let head = try await store.snapshot(of: "l")
+                        var sections = head.sections
+                        sections[0].elements.append(ListItem("w\(k)", k))
+                        do {
+                            try await store.commit(sections, to: "l", expectedVersion: head.version, author: "w\(k)")
+                            return
+                        } catch let error as StoreError where error.code == .versionConflict {
+                            #expect(error.expectedVersion == head.version && error.currentVersion! > head.version)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let summary = try await stores[1].summary(of: "l")
+        #expect(summary.version == 1 + writers)
+        let page = try await stores[1].journal(of: "l", limit: 1000)
+        #expect(page.entries.map(\.version) == Array(1...(1 + writers)))
+        #expect(page.entries.allSatisfy { $0.parentVersion == $0.version - 1 })
+        let ids = try await stores[0].snapshot(of: "l").sections[0].elements.map(\.differenceIdentifier)
+        #expect(Set(ids) == Set((0..<writers).map { ExactString("w\($0)") }) && ids.count == writers)
+        #expect(try await stores[0].verify().isValid)
+    }
+
+    @Test func concurrentAsyncEditsAllLandOnConsecutiveVersions() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit([ListSection(model: ListItem("s"), elements: [])], to: "l")
+        let editors = 32
+        let versions = try await withThrowingTaskGroup(of: Int.self) { group in
+            for k in 0..<editors {
+                group.addTask {
+                    try await store.edit("l") { draft in try draft.append(ListItem("e\(k)", k), toSection: "s") }.version
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(versions.sorted() == Array(2...(1 + editors)))
+        let elements = try await store.snapshot(of: "l").sections[0].elements
+        #expect(Set(elements.map(\.differenceIdentifier)) == Set((0..<editors).map { ExactString("e\($0)") }))
+        #expect(try await store.verify().isValid)
+    }
+
+    @Test func asyncWorkRunsOffTheCooperativePool() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(1), to: "l")
+        // Code running on the cooperative pool runs inside a task; a dispatch queue's thread does not.
+        let inTask = _Locked<[Bool]>([])
+        let probe: @Sendable () -> Void = { inTask.withLock { $0.append(withUnsafeCurrentTask { $0 != nil }) } }
+
+        // The probe tells: a synchronous edit called here runs its body in this task.
+        let blocking: () throws -> Void = { try store.edit("l") { _ in probe() } }
+        try blocking()
+        #expect(inTask.withLock { $0 } == [true])
+
+        inTask.withLock { $0 = [] }
+        try await store.edit("l") { draft in
+            probe()
+            try draft.append(ListItem("e1", 1), toSection: "s")
+        }
+        try await store.commit(linearList(3), to: "l")
+        _ = try await store.verify { _ in probe() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<8 {
+                group.addTask { try await store.edit("l") { draft in probe(); try draft.reloadElement(ListItem("e0", k)) } }
+                group.addTask { _ = try await store.verify(list: "l") { _ in probe() } }
+            }
+            try await group.waitForAll()
+        }
+        let seen = inTask.withLock { $0 }
+        #expect(seen.count > 16 && !seen.contains(true))
+    }
+
+    @Test func cancelledTaskNeitherReadsNorWrites() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await store.commit(linearList(1), to: "l")
+        }
+        await #expect(throws: CancellationError.self) { try await cancelledFirst.value }
+        #expect(!store.exists)
+
+        try await store.commit(linearList(1), to: "l")
+        let read = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await store.snapshot(of: "l")
+        }
+        await #expect(throws: CancellationError.self) { try await read.value }
+    }
+
+    @Test func cancellingAQueuedCommitSkipsIt() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(1), to: "l")
+        // An edit holds the file's write queue until released; a commit queued behind it is cancelled.
+        let (started, didStart) = AsyncStream.makeStream(of: Void.self)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Task {
+            try await store.edit("l") { draft in
+                didStart.yield()
+                release.wait()
+                try draft.append(ListItem("e1", 1), toSection: "s")
+            }
+        }
+        for await _ in started { break }
+        let queued = Task { try await store.commit(linearList(5), to: "l") }
+        queued.cancel()
+        release.signal()
+        #expect(try await holder.value.version == 2)
+        await #expect(throws: CancellationError.self) { try await queued.value }
+        #expect(try await store.summary(of: "l").version == 2)
+        // The queue still serves the next writer.
+        #expect(try await store.commit(linearList(5), to: "l").version == 3)
+    }
+}
