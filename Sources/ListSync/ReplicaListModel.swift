@@ -1,0 +1,564 @@
+import ListDiff
+import ListMerge
+import ListStore
+import Observation
+
+/// A replica list as an observable model for an app's UI: it holds the list's sections, applies local
+/// edits at once, syncs with the source in the background, and publishes the staged changeset of
+/// every transition, so that SwiftUI redraws and UIKit animates the same changes.
+///
+/// The model shows the replica's head (`sections`, `version`). An edit is committed to the replica's
+/// store on the spot, as a local change queued for the source (DESIGN §8), and `sections` is the
+/// new head when `edit` returns. `sync()` pushes the local changes and pulls the source's; `start()`
+/// does so in the background until `stop()`, pushing each local change as it lands and pulling each
+/// source commit as it lands, riding out outages with a `RetryPolicy`. Each change of `sections`
+/// comes with the changeset that turns the previous `sections` into the new one (`transitions()`):
+/// a local edit's is its commit's changeset; a sync's is the replica's journal entries in between
+/// (each pull is one entry: the source's commit, or the merge of the source's head with the local
+/// changes still pending), or one minimal diff when the journal cannot tell.
+///
+/// SwiftUI reads the model like any `@Observable` object:
+///
+/// ```swift
+/// struct InboxView: View {
+///     @State var model: ReplicaListModel     // try ReplicaListModel(replica: replica, source: source)
+///
+///     var body: some View {
+///         List(model.sections, id: \.model.id) { section in
+///             Section(section.model.id) {
+///                 ForEach(section.elements, id: \.id) { Text($0.id) }
+///                     .onDelete { rows in
+///                         try? model.edit { draft in
+///                             for row in rows { try draft.removeElement(section.elements[row].differenceIdentifier) }
+///                         }
+///                     }
+///             }
+///         }
+///         .refreshable { await model.sync() }
+///         .onAppear { model.start() }
+///         .onDisappear { model.stop() }
+///         .overlay(alignment: .bottom) { if model.status.isOffline { Text("Offline") } }
+///     }
+/// }
+/// ```
+///
+/// UIKit keeps a copy of what the view shows and animates every transition, stage by stage, with
+/// `performBatchUpdates` (each stage is one safe batch update; see the stage contract):
+///
+/// ```swift
+/// shown = model.sections                         // in the same main-actor turn as transitions()
+/// let transitions = model.transitions()
+/// updates = Task { [weak self] in
+///     for await transition in transitions {
+///         guard let self else { return }
+///         try? transition.changeset.forEachStage(applyingTo: shown) { stage, after in
+///             collectionView.performBatchUpdates { [self] in
+///                 shown = after                  // the data source reads `shown`
+///                 collectionView.deleteSections(IndexSet(stage.sectionDeleted))
+///                 collectionView.insertSections(IndexSet(stage.sectionInserted.map(\.index)))
+///                 for move in stage.sectionMoved { collectionView.moveSection(move.from, toSection: move.to) }
+///                 collectionView.reloadSections(IndexSet(stage.sectionUpdated.map(\.index)))
+///                 collectionView.deleteItems(at: stage.elementDeleted.map { IndexPath(item: $0.element, section: $0.section) })
+///                 // … inserts, moves and reloads of elements alike
+///             }
+///         }
+///     }
+/// }
+/// ```
+///
+/// The model lives on the main actor. Reading the store and syncing run off it, and the results hop
+/// back to be published; on the main actor there is only the commit of a local edit (and reading the
+/// head once, in `init`).
+///
+/// - Complexity: an edit is one commit: O(n + k log k) for n items and k changes, plus the rows it
+///   writes. Publishing a sync reads the replica's journal entries in between and checks the result
+///   against the head's digest, O(n) (past 64 entries, it reads the head and diffs once:
+///   O(n + k log n)), off the main actor.
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+@MainActor @Observable
+public final class ReplicaListModel {
+    /// Where the model stands with its source.
+    public struct Status: Sendable {
+        /// Local changes not pushed yet.
+        public var pending = 0
+        /// Local changes pushed that no pull has confirmed yet.
+        public var unconfirmed = 0
+        /// The source version of the confirmed state (the source's snapshot the replica last pulled);
+        /// `nil` before the first pull.
+        public var confirmedVersion: Int?
+        /// What the source could not honour as written in the last push (empty when it merged cleanly).
+        public var lastConflicts: [Conflict] = []
+        /// Whether a `sync()` is under way.
+        public var isSyncing = false
+        /// Whether the background sync runs: from `start()` until its task has ended after `stop()`
+        /// (or after an error that ended it, in `lastError`).
+        public var isFollowing = false
+        /// Whether the last attempt to reach the source failed with a transient error
+        /// (`SyncError.isTransient`: no connection, a timeout, a server restarting); the background
+        /// sync keeps retrying.
+        public var isOffline = false
+        /// The last error of a sync, of the background sync or of reading the store; `nil` again after
+        /// the next successful sync.
+        public var lastError: (any Error)?
+
+        /// A status with nothing pending, before the first pull.
+        public init() {}
+
+        /// Whether local changes have not reached the source's confirmed state yet.
+        public var hasLocalChanges: Bool { pending + unconfirmed > 0 }
+    }
+
+    /// A change of `sections`, with the staged changeset that makes it.
+    public struct Transition: Equatable, Sendable {
+        /// What made the change.
+        public enum Cause: Hashable, Sendable {
+            /// An `edit` or `commit` of this model.
+            case localEdit
+            /// A sync: a pull of the source's commits, with the local changes rebased on top, or a
+            /// commit to the replica's store that did not come through this model.
+            case sync
+        }
+
+        /// The staged changeset that turns the previous `sections` into `sections`: apply its stages
+        /// in order, each one batch update.
+        public var changeset: ListChangeset
+        /// The replica's version before the transition.
+        public var fromVersion: Int
+        /// The replica's version after it.
+        public var toVersion: Int
+        /// The sections after it.
+        public var sections: [ListSection]
+        /// What made it.
+        public var cause: Cause
+    }
+
+    /// The replica the model shows and writes to.
+    public let replica: Replica
+    /// The source it syncs with.
+    public let source: any ListSource
+
+    /// The replica's head: what the UI shows.
+    public private(set) var sections: [ListSection]
+    /// The replica's head version (its own numbering; `status.confirmedVersion` is the source's); 0
+    /// for a list that has no version yet.
+    public private(set) var version: Int
+    /// Pending changes, the confirmed source version, the last conflicts, syncing and the last error.
+    public private(set) var status: Status
+
+    @ObservationIgnored private var subscribers: [UInt64: AsyncStream<Transition>.Continuation] = [:]
+    @ObservationIgnored private var lastSubscriber: UInt64 = 0
+    /// How the background sync runs, while it should (`start()` to `stop()`).
+    @ObservationIgnored private var followSettings: _FollowSettings?
+    @ObservationIgnored private var following: Task<Void, Never>?
+    @ObservationIgnored private var followGeneration: UInt64 = 0
+    /// Set while `sync()` runs: the background sync is paused meanwhile (one pull at a time).
+    @ObservationIgnored private var syncRunning = false
+    /// The last `sync()`: the next one waits for it, so that one pull runs at a time.
+    @ObservationIgnored private var lastSync: Task<Replica.SyncResult?, Never>?
+
+    /// A model showing `replica`'s head and syncing it with `source`.
+    ///
+    /// ```swift
+    /// let replica = Replica(store: try Store(path: "inbox.liststore"), list: "inbox")
+    /// let model = try ReplicaListModel(replica: replica, source: try HTTPSource("http://server:8080"))
+    /// model.start()
+    /// ```
+    /// A replica that has never pulled shows an empty list until its first sync.
+    /// - Throws: `StoreError` of the replica's store (`.damaged`, `.io`).
+    /// - Complexity: O(n) for n items: it reads the head (kept in memory by the store after a commit).
+    public init(replica: Replica, source: any ListSource) throws {
+        self.replica = replica
+        self.source = source
+        let head = try Self.readHead(of: replica)
+        sections = head.sections
+        version = head.version
+        var status = Status()
+        if let replicaStatus = try replica.status() { status.update(from: replicaStatus) }
+        self.status = status
+    }
+
+    deinit {
+        following?.cancel()
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    // MARK: - Transitions
+
+    /// The transitions from now on, in order, each with the changeset that turns the sections before
+    /// it into the sections after it; every change of `sections` is one. Read `sections` in the same
+    /// main-actor turn as this call: the first transition starts from there.
+    ///
+    /// Every call is a subscriber of its own; nothing is dropped (a slow reader buffers), and the
+    /// stream ends when the iterating task is cancelled or the model goes away.
+    public func transitions() -> AsyncStream<Transition> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Transition.self, bufferingPolicy: .unbounded)
+        lastSubscriber += 1
+        let id = lastSubscriber
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { @MainActor in self?.subscribers[id] = nil }
+        }
+        return stream
+    }
+
+    // MARK: - Local edits
+
+    /// Changes a copy of `sections` with `body` and commits it to the replica at once, as a local change
+    /// queued for the source: when it returns, `sections` is the new head and the transition is
+    /// published.
+    ///
+    /// ```swift
+    /// try model.edit(author: "ana") { draft in
+    ///     try draft.append(ListItem(id: "m9", json: ["text": "new"]), toSection: ExactString("today"))
+    ///     try draft.moveElement(ExactString("m2"), to: ElementPath(section: 0, element: 0))
+    /// }
+    /// ```
+    /// `body` sees `sections` as the UI shows them. If the replica's head moved on meanwhile (a pull
+    /// committed and not published yet), the edit is rebased onto it by identity, as the source would
+    /// merge it (DESIGN §8), instead of undoing the pull, and the transition is one diff.
+    ///
+    /// - Returns: the commit (`changeset`, `version`; `pendingSeq` when it was queued).
+    /// - Throws: what `body` throws (nothing is committed), `StoreError` of the commit (`.invalidEdit`,
+    ///   `.invalidSnapshot`, `.io`, …); the model is unchanged then.
+    /// - Complexity: that of `Store.commit`: O(n + k log k) for n items and k changes, plus the rows
+    ///   written.
+    @discardableResult
+    public func edit(
+        author: String? = nil, message: String? = nil, _ body: (inout ListDraft<ListItem, ListItem>) throws -> Void
+    ) throws -> CommitResult {
+        var draft = ListDraft(sections: sections)
+        try body(&draft)
+        return try commit(draft.sections, author: author, message: message)
+    }
+
+    /// Commits `newSections` to the replica at once, as a local change queued for the source (see
+    /// `edit(author:message:_:)`).
+    ///
+    /// ```swift
+    /// var next = model.sections
+    /// next[0].elements.removeFirst()
+    /// try model.commit(next, message: "archived")
+    /// ```
+    /// - Throws: `StoreError` of the commit (`.invalidSnapshot`, `.io`, …); the model is unchanged then.
+    /// - Complexity: that of `Store.commit`, plus one O(n) comparison of the head with `sections` in its
+    ///   transaction (and, when the head moved on, one rebase and one diff: O(n + k log n)).
+    @discardableResult
+    public func commit(_ newSections: [ListSection], author: String? = nil, message: String? = nil) throws -> CommitResult {
+        let base = sections
+        let baseVersion = version
+        var landed = newSections
+        let result = try replica.store.edit(replica.list, author: author, message: message) { draft in
+            if draft.sections != base {
+                // The head moved past what the model shows: rebase the change onto it.
+                draft.sections = Rebase(Intent.changes(from: base, to: newSections), onto: draft.sections).snapshot
+            } else {
+                draft.sections = newSections
+            }
+            landed = draft.sections
+        }
+        if result.parentVersion == baseVersion {
+            if result.changed { publish(result.changeset, sections: landed, version: result.version, cause: .localEdit) }
+        } else {
+            publish(ListChangeset(source: base, target: landed), sections: landed, version: result.version, cause: .localEdit)
+        }
+        if result.pendingSeq != nil { status.pending += 1 }
+        return result
+    }
+
+    // MARK: - Syncing
+
+    /// Pushes the local changes to the source, then pulls the source's (`Replica.sync(with:)`), off
+    /// the main actor, and publishes what the pull changed. Errors land in `status.lastError` (and
+    /// `status.isOffline` for transient ones); the next successful sync clears them.
+    ///
+    /// ```swift
+    /// List { … }.refreshable { await model.sync() }
+    /// ```
+    /// One sync runs at a time: a call waits for the one under way, then syncs again. While the
+    /// background sync runs (`start()`), it is paused for the sync and resumed after, so that a sync
+    /// also retries at once a source that was unreachable.
+    ///
+    /// - Returns: what the push and the pull did, or `nil` when the sync failed (see `status`).
+    /// - Complexity: that of `Replica.sync(with:)`, plus reading the replica's new journal entries.
+    @discardableResult
+    public func sync() async -> Replica.SyncResult? {
+        let previous = lastSync
+        let task = Task { [weak self] () -> Replica.SyncResult? in
+            _ = await previous?.value
+            return await self?.syncNow()
+        }
+        lastSync = task
+        return await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+    }
+
+    /// Starts syncing in the background, off the main actor, until `stop()`: a follow with pushing
+    /// (`Replica.follow(from:options:pushing:…)`) that pushes each local change as it is committed,
+    /// pulls each source commit as it lands (a long poll over HTTP), and publishes each pull on the
+    /// main actor. A transient failure sets `status.isOffline` and is retried with `retry`'s delays;
+    /// any other error ends the background sync and lands in `status.lastError`.
+    ///
+    /// ```swift
+    /// model.start()                                   // e.g. when the view appears
+    /// model.stop()                                    // when it disappears
+    /// ```
+    /// Calling it while the background sync runs keeps it running; the new settings apply from its
+    /// next restart (after a `sync()`).
+    ///
+    /// - Parameters:
+    ///   - retry: the delays between attempts while the source cannot be reached.
+    ///   - wait: how long one wait for a source commit lasts before the source is asked again.
+    ///   - localPollInterval: how often commits of other processes to the replica's store are looked
+    ///     for (this process's commits wake the sync at once).
+    public func start(
+        retrying retry: RetryPolicy = .standard, wait: Duration = .seconds(30), localPollInterval: Duration = .seconds(1)
+    ) {
+        followSettings = _FollowSettings(retry: retry, wait: wait, localPollInterval: localPollInterval)
+        status.isFollowing = true
+        // One still stopping restarts when it ends; during a `sync()`, it starts after it.
+        settleFollowing()
+    }
+
+    /// Stops the background sync: its task is cancelled, and `status.isFollowing` turns `false` once
+    /// it has ended. Local changes stay committed and pending until the next sync.
+    public func stop() {
+        followSettings = nil
+        following?.cancel()
+        settleFollowing()
+    }
+
+    /// Brings `sections` up to the replica's head, reading the store off the main actor, and publishes
+    /// the transition: for commits to the replica's store that did not come through this model or
+    /// its syncs (another process, or a `Replica` used directly). Syncs do it themselves.
+    ///
+    /// - Complexity: reading the replica's journal entries after `version` and one digest of the list,
+    ///   O(n) (past 64 entries, reading the head and one diff), off the main actor.
+    public func refresh() async {
+        while true {
+            let baseVersion = version
+            let base = sections
+            let replica = replica
+            let read = await Self.offMain { try Self.catchUp(replica, from: baseVersion, base) }
+            guard version == baseVersion else { continue }  // a local edit landed meanwhile: read from it
+            switch read {
+            case .success(let update):
+                if update.version != version || !update.changeset.isEmpty {
+                    publish(update.changeset, sections: update.sections, version: update.version, cause: .sync)
+                }
+                if let replicaStatus = update.status { status.update(from: replicaStatus) }
+            case .failure(let error):
+                if !Task.isCancelled { status.lastError = error }
+            }
+            return
+        }
+    }
+
+    // MARK: - Internals
+
+    /// Applies a transition and hands it to every subscriber.
+    private func publish(_ changeset: ListChangeset, sections newSections: [ListSection], version newVersion: Int, cause: Transition.Cause) {
+        guard !changeset.isEmpty else {
+            version = newVersion  // the same sections (an empty changeset means equal lists)
+            return
+        }
+        let transition = Transition(
+            changeset: changeset, fromVersion: version, toVersion: newVersion, sections: newSections, cause: cause)
+        sections = newSections
+        version = newVersion
+        for continuation in subscribers.values { continuation.yield(transition) }
+    }
+
+    private func syncNow() async -> Replica.SyncResult? {
+        // The background sync pauses: two pulls of one replica must not run at once.
+        syncRunning = true
+        status.isSyncing = true
+        defer {
+            status.isSyncing = false
+            syncRunning = false
+            settleFollowing()
+        }
+        if let running = following {
+            running.cancel()
+            await running.value
+        }
+        let replica = replica
+        let source = source
+        let outcome = await Self.offMain { try await replica.sync(with: source) }
+        switch outcome {
+        case .success:
+            status.lastError = nil
+            status.isOffline = false
+        case .failure(let error):
+            if !(error is CancellationError) { recordFailure(error) }
+        }
+        await refresh()
+        return try? outcome.get()
+    }
+
+    private func launchFollow() {
+        guard let settings = followSettings else { return }
+        followGeneration += 1
+        let generation = followGeneration
+        status.isFollowing = true
+        let replica = replica
+        let source = source
+        following = Task.detached { [weak self] in
+            var failure: (any Error)?
+            do {
+                try await replica.follow(
+                    from: source, pushing: true, localPollInterval: settings.localPollInterval, wait: settings.wait,
+                    retrying: settings.retry, onEvent: { event in await self?.heard(event) }
+                ) { _ in
+                    guard let self else { throw CancellationError() }  // the model went away
+                    await self.pulled()
+                }
+            } catch {
+                if !Task.isCancelled, !(error is CancellationError) { failure = error }
+            }
+            await self?.followEnded(generation, failure: failure)
+        }
+    }
+
+    private func heard(_ event: FollowEvent) {
+        switch event {
+        case .retrying(let error, _, _):
+            status.isOffline = true
+            status.lastError = error
+        case .reconnected:
+            status.isOffline = false
+            status.lastError = nil
+        }
+    }
+
+    private func pulled() async {
+        status.isOffline = false
+        status.lastError = nil
+        await refresh()
+    }
+
+    private func followEnded(_ generation: UInt64, failure: (any Error)?) {
+        guard generation == followGeneration else { return }
+        following = nil
+        if let failure {
+            recordFailure(failure)
+            followSettings = nil
+        }
+        settleFollowing()
+    }
+
+    /// Once no background sync and no `sync()` runs: starts the background sync if it should run
+    /// (`start()` was called while it stopped, or a `sync()` paused it), or records that it stopped.
+    private func settleFollowing() {
+        guard following == nil, !syncRunning else { return }
+        if followSettings != nil {
+            launchFollow()
+        } else {
+            status.isFollowing = false
+        }
+    }
+
+    private func recordFailure(_ error: any Error) {
+        status.lastError = error
+        status.isOffline = (error as? SyncError)?.isTransient ?? false
+    }
+
+    /// Runs `work` in a task of its own, off the main actor, cancelled with the caller.
+    nonisolated private static func offMain<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async
+        -> Result<T, any Error>
+    {
+        let task = Task.detached { try await work() }
+        return await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+    }
+
+    /// The head of the replica's list; empty at version 0 before the store or the list exist.
+    nonisolated private static func readHead(of replica: Replica) throws -> (sections: [ListSection], version: Int) {
+        guard replica.store.exists else { return ([], 0) }
+        do {
+            let head = try replica.store.snapshot(of: replica.list)
+            return (head.sections, head.version)
+        } catch StoreError.Code.listNotFound {
+            return ([], 0)
+        }
+    }
+
+    /// Past this many journal entries, a catch-up is one diff: cheaper to read and to animate.
+    nonisolated private static let journalEntryLimit = 64
+
+    /// What the replica's list holds after `version`, as one transition from `base` (the list at
+    /// `version`): the stages of the journal entries in between, or one diff from the head when the
+    /// journal cannot tell (pruned, more than `journalEntryLimit` entries, stages that do not
+    /// reproduce the head's digest, a store that went back).
+    nonisolated private static func catchUp(_ replica: Replica, from version: Int, _ base: [ListSection]) throws -> _CatchUp {
+        let store = replica.store
+        let list = replica.list
+        let unchanged = _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: nil)
+        guard store.exists else { return unchanged }
+        let head: ListSummary
+        do {
+            head = try store.summary(of: list)
+        } catch StoreError.Code.listNotFound {
+            return unchanged
+        }
+        let status = try replica.status()
+        if head.version == version { return _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: status) }
+        if head.version > version, head.version - version <= journalEntryLimit,
+            let replayed = try? replay(store, list, from: version, base, through: head.version)
+        {
+            return _CatchUp(changeset: replayed.changeset, sections: replayed.sections, version: replayed.version, status: status)
+        }
+        let snapshot = try store.snapshot(of: list)
+        return _CatchUp(
+            changeset: ListChangeset(source: base, target: snapshot.sections), sections: snapshot.sections,
+            version: snapshot.version, status: status)
+    }
+
+    /// The journal entries of `list` after `version`, up to `last`, applied to `base`: their stages in
+    /// order, checked against the last entry's digest.
+    nonisolated private static func replay(
+        _ store: Store, _ list: String, from version: Int, _ base: [ListSection], through last: Int
+    ) throws -> (changeset: ListChangeset, sections: [ListSection], version: Int)? {
+        var state = base
+        var stages: [Stage<ListItem, ListItem>] = []
+        var at = version
+        var digest: ListDigest?
+        while at < last {
+            let page = try store.journal(of: list, after: at, limit: min(100, last - at))
+            for entry in page.entries {
+                guard entry.parentVersion == at else { return nil }
+                let (changeset, next) = try entry.changeset(applyingTo: state)
+                stages += changeset.stages
+                state = next
+                at = entry.version
+                digest = entry.digest
+            }
+            if page.entries.isEmpty { return nil }
+        }
+        guard at == last, let digest, ListDigest.of(state) == digest else { return nil }
+        return (ListChangeset(stages: stages), state, at)
+    }
+}
+
+/// How a model's background sync runs.
+struct _FollowSettings: Sendable {
+    var retry: RetryPolicy
+    var wait: Duration
+    var localPollInterval: Duration
+}
+
+/// What a model's catch-up read, off the main actor.
+struct _CatchUp: Sendable {
+    var changeset: ListChangeset
+    var sections: [ListSection]
+    var version: Int
+    var status: ReplicaStatus?
+}
+
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+extension ReplicaListModel.Status {
+    /// Takes the counts, the confirmed version and the conflicts from the replica's store.
+    mutating func update(from replicaStatus: ReplicaStatus) {
+        pending = replicaStatus.pending
+        unconfirmed = replicaStatus.pushed
+        confirmedVersion = replicaStatus.source.version
+        lastConflicts = replicaStatus.lastConflicts
+    }
+}
