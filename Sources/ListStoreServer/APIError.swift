@@ -26,6 +26,9 @@ struct APIError: Error {
         APIError(.badRequest, StoreError.Code.invalidArgument.description, message)
     }
 
+    /// The code of a 400 answer to a body that is not a push document (DESIGN §8).
+    static let invalidPushCode = "invalidPush"
+
     /// The code of a 503 answer: the server holds as many connections or waiting requests as it
     /// may.
     static let serverBusyCode = "serverBusy"
@@ -67,7 +70,7 @@ struct APIError: Error {
     static func status(of code: StoreError.Code) -> HTTPResponse.Status {
         switch code {
         case .listNotFound, .versionNotFound: .notFound
-        case .versionConflict: .conflict
+        case .versionConflict, .pushOutOfOrder: .conflict
         case .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument: .badRequest
         default: .internalServerError
         }

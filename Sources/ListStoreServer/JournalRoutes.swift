@@ -42,6 +42,8 @@ struct JournalRoutes: Sendable {
             })
         }
         v1.post("lists/:list/commits") { request, context in try await commit(request, context) }
+        v1.post("lists/:list/pushes") { request, context in try await push(request, context) }
+        v1.get("lists/:list/pushes/:client") { request, context in try await pushes(request, context) }
         v1.get("lists/:list/events") { request, context in try await events(request, context) }
         v1.put("lists/:list/consumers/:name") { request, context in
             let list = try Self.list(context)
@@ -101,6 +103,33 @@ struct JournalRoutes: Sendable {
             try store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
         }
         return Self.json(SyncDocument.commit(result))
+    }
+
+    /// Merges a replica's push document (DESIGN §8); a push already recorded is answered from the
+    /// record.
+    private func push(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let list = try Self.list(context)
+        let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
+        let push: Push
+        do {
+            push = try SyncDocument.decodePush(Array(buffer: body))
+        } catch {
+            throw APIError(.badRequest, APIError.invalidPushCode, "not a push document: \(error)")
+        }
+        let answer = try await _Offload.run { [store] in try store.merge(push, into: list) }
+        return Self.json(SyncDocument.pushAnswer(answer))
+    }
+
+    /// The pushes of a client that the list recorded, with a sequence number from `from` (default
+    /// 1) to `to` (default: any), at most 1,000 (see `Store.pushes(from:to:seqs:)`).
+    private func pushes(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let list = try Self.list(context)
+        let client = try Self.parameter(context, "client")
+        let from = try Self.integer(request, "from") ?? 1
+        let to = try Self.integer(request, "to") ?? Int.max
+        guard from <= to else { throw APIError.invalidArgument("'from' must be at most 'to'") }
+        let answers = try await _Offload.run { [store] in try store.pushes(from: client, to: list, seqs: from...to) }
+        return Self.json(SyncDocument.pushes(answers, list: list))
     }
 
     /// Server-Sent Events: `id: V`, `event: commit`, `data:` the journal entry, from `since` (or the

@@ -75,15 +75,18 @@ public enum SyncDocument {
         return text
     }
 
-    /// What `commit --json` prints: `{"changed","changes","digest","list","parentVersion","rowsWritten",
-    /// "schemaVersion":1,"stages","version"}`.
+    /// What `commit --json` prints: `{"changed","changes","digest","list","parentVersion","pending"?,
+    /// "rowsWritten","schemaVersion":1,"stages","version"}`; `pending` (the local change's sequence
+    /// number) only for a commit queued on a replica list (DESIGN §8).
     public static func commit(_ result: CommitResult) -> [UInt8] {
-        document([
+        var object: JSONObject = [
             "list": .string(result.list), "version": JSONValue(result.version),
             "parentVersion": JSONValue(result.parentVersion), "changed": .bool(result.changed),
             "stages": JSONValue(result.stageCount), "changes": JSONValue(result.changeCount),
             "digest": .string(result.digest.hex), "rowsWritten": JSONValue(result.rowsWritten),
-        ])
+        ]
+        if let seq = result.pendingSeq { object["pending"] = JSONValue(seq) }
+        return document(object)
     }
 
     /// `{"digest","from","list","schemaVersion":1,"stages":[…],"to"}`: one changeset from version
@@ -119,6 +122,62 @@ public enum SyncDocument {
     /// `answer` as `pushAnswer` writes it (without `schemaVersion`).
     public static func pushes(_ answers: [PushAnswer], list: String) -> [UInt8] {
         document(["list": .string(list), "pushes": .array(answers.map { .object(pushAnswerObject($0)) })])
+    }
+
+    /// What `pull --json` prints: `{"applied","confirmedChanges"?,"conflicts"?,"list","pending"?,"reason",
+    /// "resynced","schemaVersion":1,"version"}`. `pending` (local changes rebased on top),
+    /// `confirmedChanges` (local changes the source's head now holds) and `conflicts` (those of pushes
+    /// whose answer the replica had not heard) only when the replica had local changes.
+    ///
+    /// ```swift
+    /// let line = SyncDocument.pullResult(try await replica.pull(from: source))
+    /// ```
+    public static func pullResult(_ result: Replica.PullResult) -> [UInt8] {
+        document(pullObject(result))
+    }
+
+    /// What `push --json` prints: `{"conflicts":[…],"duplicates","list","pushed","schemaVersion":1,
+    /// "version"}`; `version` (the source version holding the last change pushed) is null when there
+    /// was nothing to push.
+    /// - Complexity: O(size of the conflicts).
+    public static func pushResult(_ result: Replica.PushResult) -> [UInt8] {
+        document(pushResultObject(result))
+    }
+
+    /// What `sync --json` prints: `{"pull":{…},"push":{…},"schemaVersion":1}`, the members as
+    /// `pullResult` and `pushResult` write them (without `schemaVersion`).
+    ///
+    /// ```swift
+    /// let synced = try await replica.sync(with: source)
+    /// let line = SyncDocument.syncResult(push: synced.push, pull: synced.pull)
+    /// ```
+    /// - Complexity: O(size of the conflicts).
+    public static func syncResult(push: Replica.PushResult, pull: Replica.PullResult) -> [UInt8] {
+        document(["push": .object(pushResultObject(push)), "pull": .object(pullObject(pull))])
+    }
+
+    /// What `status --json` prints: `{"replicas":[{"client","confirmedDigest","confirmedVersion",
+    /// "headVersion","lastConflicts":[…],"list","pending","pushed","source":{"epoch","list","store"}}…],
+    /// "schemaVersion":1}`, one member per replica list, in the order given.
+    ///
+    /// ```swift
+    /// let statuses = try store.lists().compactMap { try store.replicaStatus(of: $0.name) }
+    /// let document = SyncDocument.replicaStatus(statuses)
+    /// ```
+    /// - Complexity: O(size of the conflict reports).
+    public static func replicaStatus(_ statuses: [ReplicaStatus]) -> [UInt8] {
+        document(["replicas": .array(statuses.map { status in
+            .object([
+                "list": .string(status.list), "client": .string(status.clientID),
+                "source": .object([
+                    "store": .string(status.source.store.uuid), "epoch": JSONValue(status.source.store.epoch),
+                    "list": .string(status.source.list),
+                ]),
+                "confirmedVersion": JSONValue(status.source.version), "confirmedDigest": .string(status.source.digest.hex),
+                "headVersion": JSONValue(status.headVersion), "pending": JSONValue(status.pending),
+                "pushed": JSONValue(status.pushed), "lastConflicts": Conflict.jsonValue(status.lastConflicts),
+            ])
+        })])
     }
 
     /// `{"consumer","list","schemaVersion":1,"version"}`: a consumer's acknowledged version.
@@ -285,6 +344,26 @@ public enum SyncDocument {
         [
             "conflicts": Conflict.jsonValue(answer.conflicts), "duplicate": .bool(answer.duplicate),
             "list": .string(answer.list), "seq": JSONValue(answer.seq), "version": JSONValue(answer.version),
+        ]
+    }
+
+    private static func pullObject(_ result: Replica.PullResult) -> JSONObject {
+        var object: JSONObject = [
+            "list": .string(result.list), "version": JSONValue(result.version), "applied": JSONValue(result.applied),
+            "resynced": .bool(result.resynced), "reason": result.reason.map { .string($0.rawValue) } ?? .null,
+        ]
+        if result.pending > 0 || result.confirmedChanges > 0 || !result.conflicts.isEmpty {
+            object["pending"] = JSONValue(result.pending)
+            object["confirmedChanges"] = JSONValue(result.confirmedChanges)
+            object["conflicts"] = Conflict.jsonValue(result.conflicts)
+        }
+        return object
+    }
+
+    private static func pushResultObject(_ result: Replica.PushResult) -> JSONObject {
+        [
+            "list": .string(result.list), "pushed": JSONValue(result.pushed), "duplicates": JSONValue(result.duplicates),
+            "version": result.version.map { JSONValue($0) } ?? .null, "conflicts": Conflict.jsonValue(result.conflicts),
         ]
     }
 

@@ -15,6 +15,12 @@ struct CommitCommand: ParsableCommand {
             prints {"schemaVersion":1,"list":…,"version":…,"parentVersion":…,"changed":…,"stages":…,\
             "changes":…,"digest":…,"rowsWritten":…}.
 
+            A commit to a replica list (one made by 'liststore pull') is a local change (DESIGN §8): \
+            it is committed at once and queued in the replica's outbox, pending until 'liststore \
+            push' or 'liststore sync' sends it to the source. The summary then says 'pending: local \
+            change 3 of list 'inbox', not pushed yet; 'liststore push' or 'sync' sends it', and \
+            --json adds "pending": 3 (the change's sequence number; absent for other commits).
+
             \(ExitStatus.helpText)
             """
     )
@@ -62,6 +68,10 @@ struct CommitCommand: ParsableCommand {
             }
             Terminal.out(
                 "\(Output.quoted(result.list)): version \(result.version) (parent \(result.parentVersion)), digest \(Output.short(result.digest)), \(result.rowsWritten) rows written\n")
+            if let seq = result.pendingSeq {
+                Terminal.out(
+                    "pending: local change \(seq) of list \(Output.quoted(result.list)), not pushed yet; 'liststore push' or 'sync' sends it\n")
+            }
             let source = before.flatMap { $0.version == result.parentVersion ? $0.sections : nil } ?? (result.parentVersion == 0 ? [] : nil)
             if let source {
                 Terminal.out(try StageSummary(changeset: result.changeset, source: source).text)

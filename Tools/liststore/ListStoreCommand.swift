@@ -11,7 +11,7 @@ import Darwin
 private func terminate(_ code: Int32) -> Never { Darwin.exit(code) }
 #endif
 
-/// `liststore`: commit, inspect, verify, pull and serve ordered, sectioned lists.
+/// `liststore`: commit, inspect, verify, pull, push, sync and serve ordered, sectioned lists.
 @main
 struct ListStoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,8 +21,8 @@ struct ListStoreCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             CommitCommand.self, ShowCommand.self, LogCommand.self, ListsCommand.self, VerifyCommand.self,
-            DiffCommand.self, PullCommand.self, PruneCommand.self, ConsumersCommand.self, ServeCommand.self,
-            DemoCommand.self,
+            DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self, StatusCommand.self, PruneCommand.self,
+            ConsumersCommand.self, ServeCommand.self, DemoCommand.self,
         ]
     )
 

@@ -1,6 +1,4 @@
 import ArgumentParser
-import Foundation
-import ListJSON
 import ListStore
 import ListSync
 
@@ -46,26 +44,19 @@ struct PullCommand: ParsableCommand {
             equals; "reason" is null unless it resynced: pruned, differentStore, epochChanged, \
             digestMismatch, aheadOfSource, noCursor); with --follow, one such document per line.
 
+            A replica with local changes (commits to it, pending until 'liststore push' or 'sync' \
+            sends them) keeps them: the pull takes the changes the source now holds out of the \
+            outbox, rebases the rest onto the source's new head and commits that as one local \
+            version. The line then ends with ', 1 local change confirmed, 2 local changes rebased \
+            on top', and the document adds "pending" (local changes still pending), \
+            "confirmedChanges" (local changes the source's head now holds) and "conflicts" (those of \
+            pushes whose answer was lost, learned from the source's record; a line each for people).
+
             \(ExitStatus.helpText)
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The source store (it must exist).", valueName: "path"))
-    var db: String?
-
-    @Option(name: .long, help: ArgumentHelp("The source server ('liststore serve'), e.g. http://host:8080.", valueName: "url"))
-    var from: String?
-
-    @Option(name: .long, help: ArgumentHelp("The server's token (default: $LISTSTORE_TOKEN).", valueName: "token"))
-    var token: String?
-
-    @Option(name: .customLong("max-answer-mib"), help: ArgumentHelp("The largest answer accepted from the server, in MiB (default: 512).", valueName: "n"))
-    var maxAnswerMiB: Int?
-
-    @OptionGroup var list: ListOption
-
-    @Option(name: .long, help: ArgumentHelp("The replica store (created by the first pull).", valueName: "path"))
-    var replica: String
+    @OptionGroup var options: ReplicaOptions
 
     @Option(name: .customLong("as"), help: ArgumentHelp("Register and acknowledge this consumer name on the source.", valueName: "name"))
     var consumer: String?
@@ -79,97 +70,35 @@ struct PullCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document per pull instead of a line.")
     var json = false
 
-    func validate() throws {
-        guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
-        if token != nil && from == nil { throw ValidationError("--token goes with --from") }
-        if let maxAnswerMiB {
-            if from == nil { throw ValidationError("--max-answer-mib goes with --from") }
-            if !(1...(1 << 20)).contains(maxAnswerMiB) { throw ValidationError("--max-answer-mib must be 1…1048576") }
-        }
-    }
-
     func run() throws {
         try Terminal.reportingFailures {
-            if let db {
-                // The source first: nothing is created when it is missing, not a store, or lacks the list.
-                let source = try StoreOptions(db: db).existingStore()
-                _ = try StoreFailure.mapping { try source.summary(of: list.list) }
-                guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
-                    throw CommandFailure("the replica cannot be the source store \(Output.quoted(db))", status: ExitStatus.usage)
-                }
-                let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
-                if let consumer {
-                    try StoreFailure.mapping { try Self.register(consumer, of: list.list, on: source, replica: replicaStore) }
-                }
-                try pull(from: LocalSource(source), into: replicaStore)
-            } else if let from {
-                let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-                var source: HTTPSource
-                do {
-                    source = try HTTPSource(from, token: token)
-                } catch {
-                    // Not an http(s) URL, or one with credentials, a query or a fragment.
-                    throw CommandFailure("\(error)", status: ExitStatus.usage)
-                }
-                if let maxAnswerMiB { source.maxAnswerBytes = maxAnswerMiB << 20 }
-                let server = source
-                // The source first: nothing is created when the server is unreachable, refuses the
-                // token, or lacks the list.
-                try AsyncBridge.run { [list = list.list] in
-                    do {
-                        _ = try await server.summary(of: list)
-                    } catch {
-                        throw SyncFailure.mapped(error)
-                    }
-                }
-                let replicaStore = try StoreFailure.mapping { try Store(path: replica) }
-                try pull(from: server, into: replicaStore)
+            // The source first: nothing is created when it is missing, not a store, unreachable,
+            // refuses the token, or lacks the list.
+            let connected = try options.connect()
+            let replicaStore = try StoreFailure.mapping { try Store(path: options.replica) }
+            if let consumer, case .store(let sourceStore) = connected {
+                try StoreFailure.mapping { try Self.register(consumer, of: options.list.list, on: sourceStore, replica: replicaStore) }
             }
+            try pull(from: connected, into: replicaStore)
         }
     }
 
     /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
-    private func pull(from source: some ListSource, into replicaStore: Store) throws {
-        let options = Replica.PullOptions(catchUp: catchUp, consumer: consumer)
-        let target = Replica(store: replicaStore, list: list.list)
-        let (json, follow, catchUp, name) = (json, follow, catchUp, replica)
+    private func pull(from source: ReplicaOptions.Source, into replicaStore: Store) throws {
+        let pullOptions = Replica.PullOptions(catchUp: catchUp, consumer: consumer)
+        let target = Replica(store: replicaStore, list: options.list.list)
+        let (json, follow, catchUp, name) = (json, follow, catchUp, options.replica)
         let report: @Sendable (Replica.PullResult) -> Void = { result in
             Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
         }
-        try AsyncBridge.run(cancellingOn: follow ? [SIGINT, SIGTERM] : []) {
-            do {
-                if follow {
-                    // A server may go away for a while (a restart, a deploy); a local store does not.
-                    let retry: RetryPolicy? = source is HTTPSource ? .standard : nil
-                    try await target.follow(from: source, options: options, retrying: retry, onEvent: Self.announce) { report($0) }
-                } else {
-                    report(try await target.pull(from: source, options: options))
-                }
-            } catch is CancellationError {
-                // Stopped by a signal.
-            } catch {
-                throw SyncFailure.mapped(error)
+        let (reading, retry) = (source.listSource, source.retryPolicy)
+        try ReplicaWork.run(following: follow) {
+            if follow {
+                try await ReplicaWork.follow(target, from: reading, retrying: retry, options: pullOptions, pushing: false) { report($0) }
+            } else {
+                report(try await target.pull(from: reading, options: pullOptions))
             }
         }
-    }
-
-    /// Says on stderr, once per outage, that the server was lost and when the follower tries again,
-    /// and that it is back.
-    @Sendable private static func announce(_ event: FollowEvent) {
-        switch event {
-        case .retrying(let error, 1, let delay):
-            Terminal.errorLine("lost the server (\(error)), retrying in \(seconds(delay)) s")
-        case .retrying:
-            break
-        case .reconnected:
-            Terminal.errorLine("reconnected")
-        }
-    }
-
-    /// `0.5`, `2`: a delay in seconds, rounded to a tenth.
-    private static func seconds(_ delay: Duration) -> String {
-        let tenths = (Double(delay.components.seconds) * 10 + Double(delay.components.attoseconds) / 1e17).rounded()
-        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))" : "\(tenths / 10)"
     }
 
     /// Registers `name` on the source unless it is registered: at the version the replica already
@@ -188,14 +117,9 @@ struct PullCommand: ParsableCommand {
         try source.registerConsumer(name, of: list, at: version)
     }
 
-    /// `{"applied":…,"list":…,"reason":…,"resynced":…,"schemaVersion":1,"version":…}` and a newline.
+    /// The `pull --json` document (see `SyncDocument.pullResult`) and a newline.
     static func document(_ result: Replica.PullResult) -> String {
-        let object: JSONObject = [
-            "schemaVersion": 1, "list": .string(result.list), "version": JSONValue(result.version),
-            "applied": JSONValue(result.applied), "resynced": .bool(result.resynced),
-            "reason": result.reason.map { .string($0.rawValue) } ?? .null,
-        ]
-        return JSONValue.object(object).serialized() + "\n"
+        String(decoding: SyncDocument.pullResult(result), as: UTF8.self) + "\n"
     }
 
     /// `replica.liststore: inbox at source version 12 (3 commits applied)` and a newline.
@@ -210,10 +134,10 @@ struct PullCommand: ParsableCommand {
         } else {
             text += " (\(StageSummary.plural(result.applied, "commit")) applied)"
         }
-        return text + "\n"
-    }
-
-    private static func canonicalPath(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        if result.confirmedChanges > 0 { text += ", \(StageSummary.plural(result.confirmedChanges, "local change")) confirmed" }
+        if result.pending > 0 { text += ", \(StageSummary.plural(result.pending, "local change")) rebased on top" }
+        guard !result.conflicts.isEmpty else { return text + "\n" }
+        text += ", \(StageSummary.plural(result.conflicts.count, "conflict")) of pushes whose answer was lost"
+        return text + "\n" + ConflictSummary.lines(result.conflicts)
     }
 }

@@ -1,0 +1,180 @@
+import Foundation
+import ListJSON
+import ListStore
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+/// Pushes over HTTP (DESIGN §8): `POST /v1/lists/L/pushes` and `GET /v1/lists/L/pushes/CLIENT` on a
+/// real server, driven by the real client (`HTTPSource`, `Replica`) and by plain requests.
+@Suite struct PushRouteTests {
+    /// A push document of `client`'s change `seq`: `intents` is the JSON text of its intents.
+    static func document(client: String = "c1", seq: Int, _ intents: String, author: String? = nil) -> String {
+        let author = author.map { ",\"author\":\(JSONValue.string($0).serialized())" } ?? ""
+        return "{\"client\":\(JSONValue.string(client).serialized()),\"seq\":\(seq),\"intents\":[\(intents)]\(author)}"
+    }
+
+    /// The push of `document`.
+    static func push(client: String = "c1", seq: Int, _ intents: String, author: String? = nil) throws -> Push {
+        try SyncDocument.decodePush(Array(document(client: client, seq: seq, intents, author: author).utf8))
+    }
+
+    /// Inserts element `id` (content 7) into section "s" between `after` and `before`.
+    static func insert(_ id: String, after: String, before: String) -> String {
+        "{\"op\":\"insertElement\",\"id\":\"\(id)\",\"content\":7,\"section\":\"s\",\"after\":\"\(after)\",\"before\":\"\(before)\"}"
+    }
+
+    /// The element ids of `list`'s head.
+    static func ids(_ store: Store, _ list: String = "l") throws -> [String] {
+        try store.snapshot(of: list).sections.flatMap { $0.elements.map(\.id) }
+    }
+
+    @Test func aPushMergesOnceAndItsRetryGetsTheRecordedAnswer() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try store.commit(linearList(3), to: "l")  // s: e0 e1 e2
+        let server = try await ServerHarness.start(store, token: "s3cret")
+        defer { Task { await server.stop() } }
+        let source = try HTTPSource(server.url, token: "s3cret")
+
+        let push = try Self.push(seq: 1, Self.insert("x", after: "e0", before: "e1"), author: "ana")
+        let answer = try await source.push(push, to: "l")
+        #expect(answer == PushAnswer(list: "l", version: 2, seq: 1, duplicate: false, conflicts: []))
+        #expect(try Self.ids(store) == ["e0", "x", "e1", "e2"])
+        let entry = try #require(try store.journal(of: "l", after: 1).entries.first)
+        #expect(entry.pushID == PushID(client: "c1", seq: 1) && entry.author == "ana")
+
+        // The answer was lost, say: the same push again is answered from the record, applied once.
+        let again = try await source.push(push, to: "l")
+        #expect(again == PushAnswer(list: "l", version: 2, seq: 1, duplicate: true, conflicts: []))
+        #expect(try store.journal(of: "l", after: 0).entries.map(\.version) == [1, 2])
+        #expect(try Self.ids(store) == ["e0", "x", "e1", "e2"])
+
+        // A clash with a commit made meanwhile: mine's content wins and the answer reports it, the
+        // journal entry too (as the server sends it).
+        try store.commit([ListSection(model: ListItem("s"), elements: ["e0", "x", "e1", "e2"].map { ListItem($0, $0 == "e1" ? 5 : 0) })], to: "l")
+        let update = #"{"op":"updateElement","id":"e1","section":"s","base":1,"content":10}"#
+        let clash = try await source.push(try Self.push(seq: 2, update), to: "l")
+        #expect(clash.version == 4 && !clash.duplicate && clash.conflicts.count == 1)
+        let report = try JSONValue(parsing: SyncDocument.pushAnswer(clash))["conflicts"]?.arrayValue
+        #expect(report == [["kind": "contentConflict", "id": "e1", "section": "s", "mine": 10, "theirs": 5]])
+        let journal = try SyncDocument.decodeJournal(try await server.request("/v1/lists/l/journal?since=3", token: "s3cret").body)
+        #expect(journal.entries.first?.pushID == PushID(client: "c1", seq: 2) && journal.entries.first?.conflicts == clash.conflicts)
+
+        // The source's record of a client's pushes, for the answers a replica never heard.
+        let first = PushAnswer(list: "l", version: 2, seq: 1, duplicate: false, conflicts: [])
+        let second = PushAnswer(list: "l", version: 4, seq: 2, duplicate: false, conflicts: clash.conflicts)
+        #expect(try await source.pushes(from: "c1", to: "l", seqs: 1...9) == [first, second])
+        #expect(try await source.pushes(from: "c1", to: "l", seqs: 2...2) == [second])
+        #expect(try await source.pushes(from: "someone else", to: "l", seqs: 1...9) == [])
+        let all = try await server.request("/v1/lists/l/pushes/c1", token: "s3cret")
+        #expect(all.status == 200)
+        #expect(try SyncDocument.decodePushes(all.body) == [first, second])
+        let none = try await server.request("/v1/lists/l/pushes/nobody?from=1&to=5", token: "s3cret")
+        #expect(none.status == 200)
+        #expect(try JSONValue(parsing: none.body) == JSONValue(parsing: Array(#"{"list":"l","pushes":[],"schemaVersion":1}"#.utf8)))
+        for query in ["?from=3&to=2", "?from=-1", "?to=x"] {
+            let bad = try await server.request("/v1/lists/l/pushes/c1" + query, token: "s3cret")
+            #expect(bad.status == 400 && (try? SyncDocument.decodeError(bad.body).code) == "invalidArgument", "\(query)")
+        }
+        let unknown = try await server.request("/v1/lists/nope/pushes/c1", token: "s3cret")
+        #expect(unknown.status == 404 && (try? SyncDocument.decodeError(unknown.body).code) == "listNotFound")
+    }
+
+    @Test func replicasSyncingOverHTTPEndEqualToTheSource() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("source.liststore"))
+        try store.commit(linearList(4), to: "l")  // s: e0 e1 e2 e3
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        let source = try HTTPSource(server.url)
+        let phone = Replica(store: try Store(path: directory.file("phone.liststore")), list: "l")
+        let laptop = Replica(store: try Store(path: directory.file("laptop.liststore")), list: "l")
+        for replica in [phone, laptop] { try await replica.pull(from: source) }
+
+        // Offline: the phone moves e3 first and adds p; the laptop removes e1 and adds q at the end;
+        // the source itself changes e2.
+        try phone.store.commit(
+            [ListSection(model: ListItem("s"), elements: [ListItem("e3", 3), ListItem("e0", 0), ListItem("p", 9), ListItem("e1", 1), ListItem("e2", 2)])],
+            to: "l")
+        try laptop.store.commit(
+            [ListSection(model: ListItem("s"), elements: [ListItem("e0", 0), ListItem("e2", 2), ListItem("e3", 3), ListItem("q", 8)])], to: "l")
+        try store.commit([ListSection(model: ListItem("s"), elements: (0..<4).map { ListItem("e\($0)", $0 == 2 ? 20 : $0) })], to: "l")
+
+        let first = try await phone.sync(with: source)
+        #expect(first.push.pushed == 1 && first.push.conflicts.isEmpty && first.pull.pending == 0 && first.pull.confirmedChanges == 1)
+        let second = try await laptop.sync(with: source)
+        #expect(second.push.pushed == 1 && second.pull.pending == 0)
+        try await phone.sync(with: source)
+
+        // q goes right after e3, its neighbour on the laptop, wherever the phone moved e3.
+        let head = try store.snapshot(of: "l")
+        #expect(head.sections.flatMap { $0.elements.map(\.id) } == ["e3", "q", "e0", "p", "e2"])
+        #expect(head.sections[0].elements[4] == ListItem("e2", 20))
+        for replica in [phone, laptop] {
+            let mine = try replica.store.snapshot(of: "l")
+            #expect(mine.sections == head.sections && mine.digest == head.digest)
+            #expect(try replica.store.outbox(of: "l").isEmpty)
+            #expect(try replica.status()?.source.version == head.version)
+            #expect(try replica.store.verify().isValid)
+        }
+        #expect(try store.verify().isValid)
+    }
+
+    @Test func badPushesAreRefusedWithTheirStatusAndChangeNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try store.commit(linearList(3), to: "l")
+        let server = try await ServerHarness.start(store, token: "s3cret", maxBodyBytes: 4096)
+        defer { Task { await server.stop() } }
+        let source = try HTTPSource(server.url, token: "s3cret")
+        // Client c2 has pushed its change 3; its change 2 never reached the source.
+        _ = try await source.push(try Self.push(client: "c2", seq: 3, Self.insert("y", after: "e1", before: "e2")), to: "l")
+        let version = try store.summary(of: "l").version
+        let journal = try store.journal(of: "l", after: 0)
+
+        let valid = Self.document(seq: 1, Self.insert("x", after: "e0", before: "e1"))
+        let deep = String(repeating: "[", count: 501) + String(repeating: "]", count: 501)
+        let tooDeep = Self.document(
+            seq: 1, "{\"op\":\"insertElement\",\"id\":\"z\",\"content\":\(deep),\"section\":\"s\",\"after\":null,\"before\":null}")
+        let cases: [(path: String, body: String, token: String?, status: Int, code: String)] = [
+            ("/v1/lists/l/pushes", "not json", "s3cret", 400, "invalidPush"),
+            ("/v1/lists/l/pushes", "[1,2]", "s3cret", 400, "invalidPush"),
+            ("/v1/lists/l/pushes", #"{"client":"c1","seq":0,"intents":[]}"#, "s3cret", 400, "invalidPush"),
+            ("/v1/lists/l/pushes", #"{"client":"c1","seq":1}"#, "s3cret", 400, "invalidPush"),
+            ("/v1/lists/l/pushes", #"{"client":7,"seq":1,"intents":[]}"#, "s3cret", 400, "invalidPush"),
+            ("/v1/lists/l/pushes", #"{"client":"c1","seq":1,"intents":[{"op":"fly","id":"e0"}]}"#, "s3cret", 400, "invalidPush"),
+            ("/v1/lists/l/pushes", tooDeep, "s3cret", 400, "invalidSnapshot"),
+            ("/v1/lists/l/pushes", "{\"intents\":[" + String(repeating: " ", count: 5000) + "]}", "s3cret", 413, "bodyTooLarge"),
+            ("/v1/lists/l/pushes", valid, nil, 401, "unauthorized"),
+            ("/v1/lists/l/pushes", valid, "wrong", 401, "unauthorized"),
+            ("/v1/lists/nope/pushes", valid, "s3cret", 404, "listNotFound"),
+            ("/v1/lists/l/pushes", Self.document(client: "c2", seq: 2, Self.insert("x", after: "e0", before: "e1")), "s3cret", 409, "pushOutOfOrder"),
+        ]
+        for bad in cases {
+            let answer = try await server.request(bad.path, method: "POST", body: bad.body, token: bad.token)
+            #expect(answer.status == bad.status, "\(bad.body.prefix(60))")
+            let error = try? SyncDocument.decodeError(answer.body)
+            #expect(error?.code == bad.code, "\(bad.body.prefix(60))")
+            #expect(error.map { !$0.message.isEmpty && !$0.message.contains("\n") } == true)
+            if bad.code == "invalidPush" { #expect(error?.message.hasPrefix("not a push document: ") == true, "\(error?.message ?? "")") }
+        }
+        #expect(try await server.request("/v1/lists/l/pushes/c1").status == 401)
+
+        // The client hears the store's codes.
+        let insert = try Self.push(client: "c2", seq: 2, Self.insert("x", after: "e0", before: "e1"))
+        await #expect {
+            _ = try await source.push(insert, to: "nope")
+        } throws: { ($0 as? StoreError)?.code == .listNotFound }
+        await #expect {
+            _ = try await source.push(insert, to: "l")
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .pushOutOfOrder && error.message.contains("c2")
+        }
+        #expect(try store.summary(of: "l").version == version)
+        #expect(try store.journal(of: "l", after: 0).entries == journal.entries)
+        #expect(try store.pushes(from: "c1", to: "l", seqs: 1...9).isEmpty)
+        #expect(try store.pushes(from: "c2", to: "l", seqs: 1...9).map(\.seq) == [3])
+    }
+}

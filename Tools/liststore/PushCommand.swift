@@ -1,0 +1,78 @@
+import ArgumentParser
+import ListStore
+import ListSync
+
+/// `liststore push (--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R [--json]`.
+struct PushCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Send a replica's local changes to its source, which merges them.",
+        discussion: """
+            A commit to a replica list is a local change: it is committed to the replica at once and \
+            queued, pending, in the replica's outbox. push sends the pending changes, oldest first, \
+            each with the replica store's client id and its sequence number; the source rebases \
+            each onto its head (by identity: moves, inserts and edits land where they belong among \
+            what others changed meanwhile), commits the result as a version of its own, and records \
+            the change's id in the same transaction. A change whose answer was lost on the way is \
+            sent again by the next push and answered from the source's record ("already merged"): \
+            every change is applied exactly once. The changes stay in the outbox until a pull \
+            confirms them ('liststore sync' pushes, then pulls). What a merge could not honour as \
+            written (an edit of an item the source deleted, a content both sides changed: mine \
+            wins) is reported as a conflict, never dropped silently; 'liststore status' shows the \
+            last push's conflicts.
+
+            The source is given as for 'pull' (--db, or --from with --token and --max-answer-mib) \
+            and checked first. The replica must exist and the list be a replica (made by 'pull'). \
+            A server that cannot be reached or breaks off leaves the unanswered changes pending \
+            (exit 74); the next push sends them. A source whose record and the outbox disagree (a \
+            change older than one it merged and never recorded: the source was restored from a \
+            backup) refuses the push as out of order (exit 65).
+
+            Output: 'copy.liststore: inbox: 2 local changes pushed (source version 7), 1 \
+            conflict' (or ': nothing to push'), then one line per conflict. --json prints \
+            {"schemaVersion":1,"list":…,"pushed":…,"duplicates":…,"version":…,"conflicts":[…]} \
+            ("duplicates": changes the source had merged before, answered from its record; \
+            "version": the source version holding the last change pushed, null when there was \
+            nothing to push; "conflicts": {"kind","id","section"?,"key"?,"mine"?,"theirs"?} with \
+            kinds deleted, sectionDeleted, removedWithSection, contentConflict).
+
+            \(ExitStatus.helpText)
+            """
+    )
+
+    @OptionGroup var options: ReplicaOptions
+
+    @Flag(name: .long, help: "Print one JSON document instead of a summary.")
+    var json = false
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            let reading = try options.connect().listSource
+            let replicaStore = try StoreOptions(db: options.replica).existingStore()
+            guard try StoreFailure.mapping({ try replicaStore.replicaStatus(of: options.list.list) }) != nil else {
+                throw CommandFailure(
+                    "list \(Output.quoted(options.list.list)) of \(Output.quoted(options.replica)) is not a replica ('liststore pull' makes one)",
+                    status: ExitStatus.invalidData)
+            }
+            let target = Replica(store: replicaStore, list: options.list.list)
+            let (json, name) = (json, options.replica)
+            try ReplicaWork.run(following: false) {
+                let result = try await target.push(to: reading)
+                Terminal.out(json ? String(decoding: SyncDocument.pushResult(result), as: UTF8.self) + "\n" : Self.lines(result, replica: name))
+            }
+        }
+    }
+
+    /// `copy.liststore: inbox: 2 local changes pushed, 1 already merged (source version 7), 1 conflict`
+    /// and a newline, then one line per conflict.
+    static func lines(_ result: Replica.PushResult, replica: String) -> String {
+        var text = "\(Output.printable(replica)): \(Output.printable(result.list)): "
+        guard let version = result.version else { return text + "nothing to push\n" }
+        var parts: [String] = []
+        if result.pushed > 0 { parts.append("\(StageSummary.plural(result.pushed, "local change")) pushed") }
+        if result.duplicates > 0 { parts.append("\(result.duplicates) already merged") }
+        text += parts.joined(separator: ", ") + " (source version \(version))"
+        if !result.conflicts.isEmpty { text += ", \(StageSummary.plural(result.conflicts.count, "conflict"))" }
+        return text + "\n" + ConflictSummary.lines(result.conflicts)
+    }
+}

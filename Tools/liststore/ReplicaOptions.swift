@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import ListStore
+import ListSync
+
+/// `(--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R`: which replica of
+/// which source `pull`, `push` and `sync` work on; the source is a store of this machine or a server
+/// (`liststore serve`).
+struct ReplicaOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The source store (it must exist).", valueName: "path"))
+    var db: String?
+
+    @Option(name: .long, help: ArgumentHelp("The source server ('liststore serve'), e.g. http://host:8080.", valueName: "url"))
+    var from: String?
+
+    @Option(name: .long, help: ArgumentHelp("The server's token (default: $LISTSTORE_TOKEN).", valueName: "token"))
+    var token: String?
+
+    @Option(name: .customLong("max-answer-mib"), help: ArgumentHelp("The largest answer accepted from the server, in MiB (default: 512).", valueName: "n"))
+    var maxAnswerMiB: Int?
+
+    @OptionGroup var list: ListOption
+
+    @Option(name: .long, help: ArgumentHelp("The replica store (created by the first pull or sync).", valueName: "path"))
+    var replica: String
+
+    func validate() throws {
+        guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
+        if token != nil && from == nil { throw ValidationError("--token goes with --from") }
+        if let maxAnswerMiB {
+            if from == nil { throw ValidationError("--max-answer-mib goes with --from") }
+            if !(1...(1 << 20)).contains(maxAnswerMiB) { throw ValidationError("--max-answer-mib must be 1…1048576") }
+        }
+    }
+
+    /// A source that was checked to hold the list.
+    enum Source {
+        /// A store of this machine.
+        case store(Store)
+        /// A server.
+        case server(HTTPSource)
+
+        /// The source as a replica reads it.
+        var listSource: any ListSource {
+            switch self {
+            case .store(let store): LocalSource(store)
+            case .server(let server): server
+            }
+        }
+
+        /// How a follower waits out a failure: a server may go away for a while (a restart, a
+        /// deploy); a local store does not.
+        var retryPolicy: RetryPolicy? {
+            if case .server = self { return .standard }
+            return nil
+        }
+    }
+
+    /// The source, checked first: a missing or bad store, an unreachable server, a refused token, or
+    /// a source without the list fails before anything is created. A `--db` that is the replica's
+    /// own store is refused (64).
+    ///
+    /// - Throws: `CommandFailure` with the documented exit code.
+    func connect() throws -> Source {
+        let list = list.list
+        if let db {
+            let source = try StoreOptions(db: db).existingStore()
+            _ = try StoreFailure.mapping { try source.summary(of: list) }
+            guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
+                throw CommandFailure("the replica cannot be the source store \(Output.quoted(db))", status: ExitStatus.usage)
+            }
+            return .store(source)
+        }
+        let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        var source: HTTPSource
+        do {
+            source = try HTTPSource(from ?? "", token: token)
+        } catch {
+            // Not an http(s) URL, or one with credentials, a query or a fragment.
+            throw CommandFailure("\(error)", status: ExitStatus.usage)
+        }
+        if let maxAnswerMiB { source.maxAnswerBytes = maxAnswerMiB << 20 }
+        let server = source
+        try AsyncBridge.run {
+            do {
+                _ = try await server.summary(of: list)
+            } catch {
+                throw SyncFailure.mapped(error)
+            }
+        }
+        return .server(server)
+    }
+
+    private static func canonicalPath(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+}

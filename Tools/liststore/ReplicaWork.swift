@@ -1,0 +1,51 @@
+import Foundation
+import ListStore
+import ListSync
+
+/// The replica work of `pull` and `sync`: once, or (`--follow`) round after round until SIGINT or
+/// SIGTERM, waiting out a server that goes away for a while; every error becomes one line with its
+/// exit code.
+enum ReplicaWork {
+    /// Runs `body`, with `following` until the first SIGINT or SIGTERM (then it returns, and the
+    /// command exits with 0; a second signal ends the process at once).
+    /// - Throws: `CommandFailure` for the errors of either store, of the replication or of the server.
+    static func run(following: Bool, _ body: @escaping @Sendable () async throws -> Void) throws {
+        try AsyncBridge.run(cancellingOn: following ? [SIGINT, SIGTERM] : []) {
+            do {
+                try await body()
+            } catch is CancellationError {
+                // Stopped by a signal.
+            } catch {
+                throw SyncFailure.mapped(error)
+            }
+        }
+    }
+
+    /// Follows `source` into `replica` (see `Replica.follow`), syncing with `pushing`; with a retry
+    /// policy (a server), an outage is waited out and announced on stderr.
+    static func follow(
+        _ replica: Replica, from source: any ListSource, retrying retry: RetryPolicy?, options: Replica.PullOptions,
+        pushing: Bool, onPull: (Replica.PullResult) async throws -> Void
+    ) async throws {
+        try await replica.follow(from: source, options: options, pushing: pushing, retrying: retry, onEvent: announce, onPull: onPull)
+    }
+
+    /// Says on stderr, once per outage, that the server was lost and when the follower tries again,
+    /// and that it is back.
+    @Sendable private static func announce(_ event: FollowEvent) {
+        switch event {
+        case .retrying(let error, 1, let delay):
+            Terminal.errorLine("lost the server (\(error)), retrying in \(seconds(delay)) s")
+        case .retrying:
+            break
+        case .reconnected:
+            Terminal.errorLine("reconnected")
+        }
+    }
+
+    /// `0.5`, `2`: a delay in seconds, rounded to a tenth.
+    private static func seconds(_ delay: Duration) -> String {
+        let tenths = (Double(delay.components.seconds) * 10 + Double(delay.components.attoseconds) / 1e17).rounded()
+        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))" : "\(tenths / 10)"
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import ListStore
+import ListSync
+
+/// `liststore status --db R [--list L] [--json]`.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show where a replica's lists stand: source, confirmed version, local changes, conflicts.",
+        discussion: """
+            For each replica list of the store (or only --list): the source list and store it \
+            follows, the confirmed version (the source version whose state the replica last \
+            pulled), the replica's own head version, its local changes pending (not pushed yet) and \
+            pushed (merged by the source, not yet confirmed by a pull), and the conflicts the \
+            source answered the last push with. People get a table, then the conflicts of each \
+            list that has some; a store without replica lists says so.
+
+            --json prints {"schemaVersion":1,"replicas":[{"list":…,"client":…,"source":{"store":…,\
+            "epoch":…,"list":…},"confirmedVersion":…,"confirmedDigest":…,"headVersion":…,\
+            "pending":…,"pushed":…,"lastConflicts":[…]}]} ("client": the id the store pushes its \
+            changes under). A --list that does not exist or is not a replica exits with 65.
+
+            \(ExitStatus.helpText)
+            """
+    )
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("Only this list.", valueName: "name"))
+    var list: String?
+
+    @Flag(name: .long, help: "Print one JSON document instead of a table.")
+    var json = false
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            let store = try store.existingStore()
+            let statuses: [ReplicaStatus] = try StoreFailure.mapping {
+                if let list {
+                    guard let status = try store.replicaStatus(of: list) else {
+                        throw CommandFailure(
+                            "list \(Output.quoted(list)) of \(Output.quoted(self.store.db)) is not a replica", status: ExitStatus.invalidData)
+                    }
+                    return [status]
+                }
+                return try store.lists().compactMap { try store.replicaStatus(of: $0.name) }
+            }
+            if json {
+                Terminal.out(String(decoding: SyncDocument.replicaStatus(statuses), as: UTF8.self) + "\n")
+                return
+            }
+            guard !statuses.isEmpty else {
+                Terminal.out("No replica lists in \(Output.quoted(self.store.db)).\n")
+                return
+            }
+            var text = Output.table(
+                ["list", "source list", "source store", "confirmed", "head", "pending", "pushed", "conflicts"],
+                statuses.map { status in
+                    [
+                        status.list, status.source.list, "\(status.source.store.uuid) (epoch \(status.source.store.epoch))",
+                        "\(status.source.version)", "\(status.headVersion)", "\(status.pending)", "\(status.pushed)",
+                        "\(status.lastConflicts.count)",
+                    ]
+                })
+            for status in statuses where !status.lastConflicts.isEmpty {
+                text += "\n\(Output.quoted(status.list)): the last push was answered with "
+                    + "\(StageSummary.plural(status.lastConflicts.count, "conflict")):\n" + ConflictSummary.lines(status.lastConflicts)
+            }
+            Terminal.out(text)
+        }
+    }
+}

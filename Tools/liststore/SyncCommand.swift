@@ -1,0 +1,73 @@
+import ArgumentParser
+import ListStore
+import ListSync
+
+/// `liststore sync (--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R [--json] [--follow]`.
+struct SyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Push a replica's local changes to its source, then pull.",
+        discussion: """
+            'liststore push', then 'liststore pull' (see their help): the source merges the \
+            replica's pending local changes, and the replica then holds the source's head, with \
+            whatever local changes landed meanwhile rebased on top. The first sync of a replica \
+            creates it, as a pull does. The source is given and checked as for 'pull'.
+
+            --follow keeps syncing until SIGINT or SIGTERM (then it exits with 0; a second signal \
+            ends it at once): a round runs when the source has a new commit and when a local \
+            change is committed to the replica (by this process at once, by another within a \
+            second). It prints the first round and each round that pulled something, and waits out \
+            a server that goes away for a while as 'pull --follow' does (stderr: 'lost the server \
+            (…), retrying in N s', then 'reconnected').
+
+            Output: the push's line and conflicts (as 'push' prints them), then the pull's line (as \
+            'pull' prints it); with --follow, the push's lines only for rounds that pushed \
+            something. --json prints {"schemaVersion":1,"push":{…},"pull":{…}}, "push" as 'push \
+            --json' and "pull" as 'pull --json' print them (without "schemaVersion"); with \
+            --follow, one such document per line. A push refused as out of order exits with 65 \
+            and pulls nothing.
+
+            \(ExitStatus.helpText)
+            """
+    )
+
+    @OptionGroup var options: ReplicaOptions
+
+    @Flag(name: .long, help: "Keep syncing as commits land here or at the source, until SIGINT or SIGTERM.")
+    var follow = false
+
+    @Flag(name: .long, help: "Print one JSON document per sync instead of lines.")
+    var json = false
+
+    func run() throws {
+        try Terminal.reportingFailures {
+            // The source first: nothing is created when it is missing, not a store, unreachable,
+            // refuses the token, or lacks the list.
+            let connected = try options.connect()
+            let replicaStore = try StoreFailure.mapping { try Store(path: options.replica) }
+            let target = Replica(store: replicaStore, list: options.list.list)
+            let (json, follow, name) = (json, follow, options.replica)
+            let report: @Sendable (Replica.PushResult, Replica.PullResult) -> Void = { push, pull in
+                guard !json else {
+                    Terminal.out(String(decoding: SyncDocument.syncResult(push: push, pull: pull), as: UTF8.self) + "\n")
+                    return
+                }
+                Terminal.out(
+                    (push.version != nil || !follow ? PushCommand.lines(push, replica: name) : "")
+                        + PullCommand.line(pull, replica: name, catchUp: false))
+            }
+            let (reading, retry) = (connected.listSource, connected.retryPolicy)
+            try ReplicaWork.run(following: follow) {
+                guard follow else {
+                    let synced = try await target.sync(with: reading)
+                    report(synced.push, synced.pull)
+                    return
+                }
+                let recording = PushRecordingSource(reading)
+                try await ReplicaWork.follow(target, from: recording, retrying: retry, options: .init(), pushing: true) { pulled in
+                    report(Replica.PushResult(list: target.list, answers: recording.takeAnswers()), pulled)
+                }
+            }
+        }
+    }
+}
