@@ -32,7 +32,7 @@ import Testing
     @Test func aPushMergesOnceAndItsRetryGetsTheRecordedAnswer() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")  // s: e0 e1 e2
+        try await store.commit(linearList(3), to: "l")  // s: e0 e1 e2
         let server = try await ServerHarness.start(store, token: "s3cret")
         defer { Task { await server.stop() } }
         let source = try HTTPSource(server.url, token: "s3cret")
@@ -41,18 +41,18 @@ import Testing
         let answer = try await source.push(push, to: "l")
         #expect(answer == PushAnswer(list: "l", version: 2, seq: 1, duplicate: false, conflicts: []))
         #expect(try Self.ids(store) == ["e0", "x", "e1", "e2"])
-        let entry = try #require(try store.journal(of: "l", after: 1).entries.first)
+        let entry = try #require(try await store.journal(of: "l", after: 1).entries.first)
         #expect(entry.pushID == PushID(client: "c1", seq: 1) && entry.author == "ana")
 
         // The answer was lost, say: the same push again is answered from the record, applied once.
         let again = try await source.push(push, to: "l")
         #expect(again == PushAnswer(list: "l", version: 2, seq: 1, duplicate: true, conflicts: []))
-        #expect(try store.journal(of: "l", after: 0).entries.map(\.version) == [1, 2])
+        #expect(try await store.journal(of: "l", after: 0).entries.map(\.version) == [1, 2])
         #expect(try Self.ids(store) == ["e0", "x", "e1", "e2"])
 
         // A clash with a commit made meanwhile: mine's content wins and the answer reports it, the
         // journal entry too (as the server sends it).
-        try store.commit([ListSection(model: ListItem("s"), elements: ["e0", "x", "e1", "e2"].map { ListItem($0, $0 == "e1" ? 5 : 0) })], to: "l")
+        try await store.commit([ListSection(model: ListItem("s"), elements: ["e0", "x", "e1", "e2"].map { ListItem($0, $0 == "e1" ? 5 : 0) })], to: "l")
         let update = #"{"op":"updateElement","id":"e1","section":"s","base":1,"content":10}"#
         let clash = try await source.push(try Self.push(seq: 2, update), to: "l")
         #expect(clash.version == 4 && !clash.duplicate && clash.conflicts.count == 1)
@@ -84,7 +84,7 @@ import Testing
     @Test func replicasSyncingOverHTTPEndEqualToTheSource() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("source.liststore"))
-        try store.commit(linearList(4), to: "l")  // s: e0 e1 e2 e3
+        try await store.commit(linearList(4), to: "l")  // s: e0 e1 e2 e3
         let server = try await ServerHarness.start(store)
         defer { Task { await server.stop() } }
         let source = try HTTPSource(server.url)
@@ -94,12 +94,12 @@ import Testing
 
         // Offline: the phone moves e3 first and adds p; the laptop removes e1 and adds q at the end;
         // the source itself changes e2.
-        try phone.store.commit(
+        try await phone.store.commit(
             [ListSection(model: ListItem("s"), elements: [ListItem("e3", 3), ListItem("e0", 0), ListItem("p", 9), ListItem("e1", 1), ListItem("e2", 2)])],
             to: "l")
-        try laptop.store.commit(
+        try await laptop.store.commit(
             [ListSection(model: ListItem("s"), elements: [ListItem("e0", 0), ListItem("e2", 2), ListItem("e3", 3), ListItem("q", 8)])], to: "l")
-        try store.commit([ListSection(model: ListItem("s"), elements: (0..<4).map { ListItem("e\($0)", $0 == 2 ? 20 : $0) })], to: "l")
+        try await store.commit([ListSection(model: ListItem("s"), elements: (0..<4).map { ListItem("e\($0)", $0 == 2 ? 20 : $0) })], to: "l")
 
         let first = try await phone.sync(with: source)
         #expect(first.push.pushed == 1 && first.push.conflicts.isEmpty && first.pull.pending == 0 && first.pull.confirmedChanges == 1)
@@ -108,30 +108,30 @@ import Testing
         try await phone.sync(with: source)
 
         // q goes right after e3, its neighbour on the laptop, wherever the phone moved e3.
-        let head = try store.snapshot(of: "l")
+        let head = try await store.snapshot(of: "l")
         #expect(head.sections.flatMap { $0.elements.map(\.id) } == ["e3", "q", "e0", "p", "e2"])
         #expect(head.sections[0].elements[4] == ListItem("e2", 20))
         for replica in [phone, laptop] {
-            let mine = try replica.store.snapshot(of: "l")
+            let mine = try await replica.store.snapshot(of: "l")
             #expect(mine.sections == head.sections && mine.digest == head.digest)
             #expect(try replica.store.outbox(of: "l").isEmpty)
             #expect(try replica.status()?.source.version == head.version)
-            #expect(try replica.store.verify().isValid)
+            #expect(try await replica.store.verify().isValid)
         }
-        #expect(try store.verify().isValid)
+        #expect(try await store.verify().isValid)
     }
 
     @Test func badPushesAreRefusedWithTheirStatusAndChangeNothing() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(3), to: "l")
         let server = try await ServerHarness.start(store, token: "s3cret", maxBodyBytes: 4096)
         defer { Task { await server.stop() } }
         let source = try HTTPSource(server.url, token: "s3cret")
         // Client c2 has pushed its change 3; its change 2 never reached the source.
         _ = try await source.push(try Self.push(client: "c2", seq: 3, Self.insert("y", after: "e1", before: "e2")), to: "l")
-        let version = try store.summary(of: "l").version
-        let journal = try store.journal(of: "l", after: 0)
+        let version = try await store.summary(of: "l").version
+        let journal = try await store.journal(of: "l", after: 0)
 
         let valid = Self.document(seq: 1, Self.insert("x", after: "e0", before: "e1"))
         let deep = String(repeating: "[", count: 501) + String(repeating: "]", count: 501)
@@ -172,8 +172,8 @@ import Testing
             guard let error = error as? StoreError else { return false }
             return error.code == .pushOutOfOrder && error.message.contains("c2")
         }
-        #expect(try store.summary(of: "l").version == version)
-        #expect(try store.journal(of: "l", after: 0).entries == journal.entries)
+        #expect(try await store.summary(of: "l").version == version)
+        #expect(try await store.journal(of: "l", after: 0).entries == journal.entries)
         #expect(try store.pushes(from: "c1", to: "l", seqs: 1...9).isEmpty)
         #expect(try store.pushes(from: "c2", to: "l", seqs: 1...9).map(\.seq) == [3])
     }
