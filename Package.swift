@@ -102,7 +102,11 @@ let package = Package(
         ),
         .testTarget(name: "ListSyncTests", dependencies: ["ListSync", "ListStore", "ListDiff", "ListDiffTestSupport", "ListStoreTestSupport"]),
         .testTarget(
-            name: "ListStoreCLITests", dependencies: ["ListStoreCLI", "ListStoreServerTool", "ListStore", "ListSync", "ListJSON"]),
+            name: "ListStoreCLITests",
+            dependencies: [
+                "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListSync", "ListJSON", "ListDiff", "ListDiffTestSupport",
+                "ListStoreTestSupport",
+            ]),
         .testTarget(
             name: "ListStoreServerTests",
             dependencies: [

@@ -1,0 +1,129 @@
+import Foundation
+import ListDiff
+import ListDiffTestSupport
+import ListStore
+import ListStoreTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Replicas that write converge through a real `liststore serve` (DESIGN §8), with the faults of a
+/// real deployment: `liststore sync` killed with SIGKILL at random instants (before, during or after
+/// the server applied its push), the server stopped and started again (SIGTERM) or killed (SIGKILL),
+/// and the source written directly by another process meanwhile. After a final round of syncs every
+/// replica equals the source, nothing doubles and nothing is lost, and every store verifies.
+///
+/// Rounds: `LISTSTORE_PROCESS_CONVERGENCE_ROUNDS` (default 200).
+@Suite struct ConvergenceProcessTests {
+    static let rounds = ProcessInfo.processInfo.environment["LISTSTORE_PROCESS_CONVERGENCE_ROUNDS"].flatMap(Int.init) ?? 200
+
+    final class Server {
+        let db: String
+        private(set) var process: StreamingProcess
+        private(set) var url: String
+
+        init(db: String) throws {
+            self.db = db
+            (process, url) = try ServeCommandTests.serve(db)
+        }
+
+        func restart(killing: Bool) throws {
+            process.send(killing ? SIGKILL : SIGTERM)
+            _ = process.waitForExit(timeout: .seconds(30))
+            (process, url) = try ServeCommandTests.serve(db)
+        }
+
+        func stop() {
+            process.send(SIGTERM)
+            _ = process.waitForExit(timeout: .seconds(30))
+        }
+    }
+
+    @Test func replicasSyncingThroughAServerConvergeThroughKillsAndRestarts() throws {
+        let dir = try TemporaryDirectory()
+        let sourcePath = dir.url.appendingPathComponent("source.liststore").path
+        try Store(path: sourcePath).commit(OfflineEditor.start(sections: 3, elements: 4), to: "l")
+        let server = try Server(db: sourcePath)
+        defer { server.stop() }
+        let clients = (0..<4).map { dir.url.appendingPathComponent("c\($0).liststore").path }
+        var editors = (0..<4).map { OfflineEditor(client: "p\($0)", seed: 0xFEED &+ UInt64($0)) }
+        var serverEditor = OfflineEditor(client: "direct", seed: 0xD1EC7)
+        var rng = SplitMix64(seed: 0xC1A0)
+        var localChanges = [Int](repeating: 0, count: 4)
+        var (kills, restarts) = (0, 0)
+
+        func sync(_ c: Int) throws {
+            let result = try CLIRunner.run(["sync", "--from", server.url, "--list", "l", "--replica", clients[c], "--json"])
+            #expect(result.status == 0, "sync of client \(c): \(result.stderr)")
+        }
+        for c in clients.indices {
+            let pulled = try CLIRunner.run(["pull", "--from", server.url, "--list", "l", "--replica", clients[c]])
+            #expect(pulled.status == 0, "\(pulled.stderr)")
+        }
+
+        for _ in 0..<Self.rounds {
+            let c = Int(rng.next() % 4)
+            switch rng.next() % 10 {
+            case 0..<4:  // an offline session on client c (in this process)
+                let store = try Store(path: clients[c])
+                for _ in 0..<(1 + Int(rng.next() % 2)) {
+                    let result = try store.commit(editors[c].edit(try store.snapshot(of: "l").sections), to: "l")
+                    if result.pendingSeq != nil { localChanges[c] += 1 }
+                }
+            case 4..<7:  // a sync
+                try sync(c)
+            case 7:  // a sync killed at a random instant
+                let child = try CLIRunner.start(["sync", "--from", server.url, "--list", "l", "--replica", clients[c]])
+                usleep(UInt32(rng.next() % 150_000))
+                kill(child.processIdentifier, SIGKILL)
+                child.waitUntilExit()
+                kills += 1
+            case 8:  // another writer on the source
+                let source = try Store(path: sourcePath)
+                try source.commit(serverEditor.edit(try source.snapshot(of: "l").sections), to: "l")
+            default:  // the server goes away and comes back
+                try server.restart(killing: rng.next() % 2 == 0)
+                restarts += 1
+            }
+        }
+        for c in clients.indices { try sync(c) }
+        for c in clients.indices { try sync(c) }
+
+        let source = try Store(path: sourcePath)
+        let head = try source.snapshot(of: "l")
+        var reported = Set<String>()
+        for (c, path) in clients.enumerated() {
+            let client = try Store(path: path)
+            #expect(try client.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
+            #expect(try client.outbox(of: "l").isEmpty)
+            let recorded = try source.pushes(from: client.clientID(), to: "l", seqs: 1...max(1, localChanges[c]))
+            #expect(recorded.map(\.seq) == Array(0..<localChanges[c]).map { $0 + 1 }, "client \(c)'s pushes")
+            reported.formUnion(recorded.flatMap(\.conflicts).map(\.item.id))
+            #expect(try client.verify().isValid)
+            var state = try client.snapshot(of: "l", at: 0).sections
+            for entry in try client.journal(of: "l", limit: .max).entries {
+                let (changeset, next) = try entry.changeset(applyingTo: state)
+                #expect(throws: Never.self) { try BatchUpdateValidator.validate(changeset, source: state, target: next) }
+                state = next
+            }
+        }
+        let pushIDs = try source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
+        #expect(Set(pushIDs).count == pushIDs.count, "a push was applied twice")
+        #expect(try source.verify().isValid)
+        let ids = head.sections.flatMap { $0.elements.map(\.id) }
+        #expect(Set(ids).count == ids.count)
+        let present = Set(ids)
+        let removed = (editors + [serverEditor]).reduce(into: Set<String>()) {
+            $0.formUnion($1.deletedElements)
+            $0.formUnion($1.deletedWithSections)
+        }
+        for id in (editors + [serverEditor]).flatMap(\.insertedElements) where !present.contains(id) {
+            #expect(removed.contains(id) || reported.contains(id), "\(id) was lost")
+        }
+        #expect(localChanges.reduce(0, +) > 0 && (kills > 0 || Self.rounds < 40) && (restarts > 0 || Self.rounds < 40))
+    }
+}
