@@ -49,13 +49,15 @@ extension Store {
     /// returns `nil` to leave the head as it is), and the result carries its conflicts.
     ///
     /// With `queueLocalChange` (the default), a change to a replica list is a local change: its
-    /// intents are queued in the list's outbox in the same transaction (DESIGN §8).
+    /// intents are queued in the list's outbox in the same transaction (DESIGN §8). `checkFirst` runs
+    /// in the transaction before anything is read or written, and may throw to write nothing.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
         makeTarget: ([ListSection]) throws -> [ListSection], replaying stages: (json: [UInt8], what: String)? = nil,
         mergingFrom merge: ((Database, _Head) throws -> Rebase<ListItem>?)? = nil,
         queueLocalChange: Bool = true,
-        alsoWrite: ((Database, _ listID: Int64, CommitResult) throws -> Void)? = nil
+        alsoWrite: ((Database, _ listID: Int64, CommitResult) throws -> Void)? = nil,
+        checkFirst: ((Database, _Head) throws -> Void)? = nil
     ) throws -> CommitResult {
         try Store.validateListName(list)
         guard let pool = try pool(creating: true) else {
@@ -67,6 +69,7 @@ extension Store {
                 var result: CommitResult?
                 try db.inTransaction(.immediate) {
                     let head = try currentHead(db, list: list)
+                    try checkFirst?(db, head)
                     if let expectedVersion, expectedVersion != head.version {
                         throw StoreError(
                             .versionConflict,

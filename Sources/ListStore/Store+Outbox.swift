@@ -80,6 +80,20 @@ extension Store {
         }
     }
 
+    /// A list's head version and digest, whether it holds any section, and its replica position,
+    /// read at one instant; `nil` when the store or the list does not exist.
+    package func _replicaHead(of list: String) throws -> (position: ReplicaSource?, version: Int, digest: ListDigest, holdsData: Bool)? {
+        guard exists else { return nil }
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                guard let info = try? listInfo(db, list: list) else { return nil }
+                let sections = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM section WHERE list_id = ?", arguments: [info.id]) ?? 0
+                return (try Self.position(db, listID: info.id), info.headVersion, info.headDigest, sections > 0)
+            }
+        }
+    }
+
     /// Records that the outbox entry `seq` of `list` was pushed and how the source answered.
     package func _recordPushed(_ answer: PushAnswer, of list: String) throws {
         let pool = try existingPool()

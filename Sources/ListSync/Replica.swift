@@ -237,8 +237,9 @@ public struct Replica: Sendable {
         from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions,
         into result: inout PullResult
     ) async throws {
-        var position = try await store._offPool(reading: { try self.position() })
-        let current = try await store._offPool(reading: { try self.currentSummary() })
+        // The position and the head, read together (another pull may be moving both).
+        let current = try await store._offPool(reading: { [store, list] in try store._replicaHead(of: list) })
+        var position = current?.position
         if let position {
             if position.list != sourceList {
                 throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
@@ -251,7 +252,7 @@ public struct Replica: Sendable {
             if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
                 throw SyncError.resyncRequired(reason, message: message)
             }
-        } else if let current, current.elementCount > 0 || current.sectionCount > 0 || current.version > 0 {
+        } else if let current, current.holdsData || current.version > 0 {
             throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' holds data but follows no source yet")
         } else {
             // A first pull: from the source's oldest retained version.
@@ -297,16 +298,6 @@ public struct Replica: Sendable {
                 result.applied += 1
             }
             if !page.hasMore { break }
-        }
-    }
-
-    /// The replica's head, or `nil` when its store or list does not exist yet.
-    private func currentSummary() throws -> ListSummary? {
-        guard store.exists else { return nil }
-        do {
-            return try store.summary(of: list)
-        } catch StoreError.Code.listNotFound {
-            return nil
         }
     }
 

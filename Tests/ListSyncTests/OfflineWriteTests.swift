@@ -234,6 +234,23 @@ final class _Counter: @unchecked Sendable {
         _ = await follower.result
     }
 
+    /// Two pulls of one replica at once: each source version is applied once, neither fails nor
+    /// resyncs, and the replica ends equal to the source.
+    @Test func twoPullsOfOneReplicaAtOnceApplyEachVersionOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let (source, replica) = try await setUp(directory, [("s", ["a"])])
+        for round in 0..<20 {
+            for k in 0..<5 { try await source.commit(sections([("s", ["a", "r\(round)", "k\(k)"])]), to: "l") }
+            async let first = replica.pull(from: LocalSource(source))
+            async let second = Replica(store: try Store(path: directory.file("replica.liststore")), list: "l")
+                .pull(from: LocalSource(source))
+            let results = try await [first, second]
+            #expect(results.allSatisfy { !$0.resynced }, "\(results)")
+            #expect(try await replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
+        }
+        #expect(try await replica.store.verify().isValid)
+    }
+
     /// The store restored from a backup advances its epoch, and gets a new client id with it.
     @Test func anAdvancedEpochGivesANewClientID() throws {
         let directory = try TemporaryDirectory()
