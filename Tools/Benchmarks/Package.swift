@@ -24,6 +24,7 @@ let package = Package(
             name: "liststore-bench",
             dependencies: [
                 .product(name: "ListDiff", package: "ListStore"),
+                .product(name: "ListMerge", package: "ListStore"),
                 .product(name: "ListStore", package: "ListStore"),
                 .product(name: "ListSync", package: "ListStore"),
                 .product(name: "ListStoreServer", package: "ListStore"),
