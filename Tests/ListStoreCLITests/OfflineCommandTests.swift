@@ -267,8 +267,14 @@ import Darwin
         let outOfOrder = f.path("out-of-order.liststore")
         let elsewhere = f.path("elsewhere.liststore")
         let twin = f.path("twin.liststore")
-        for copy in [outOfOrder, elsewhere] { try FileManager.default.copyItem(atPath: f.source, toPath: copy) }
-        try FileManager.default.copyItem(atPath: replica, toPath: twin)
+        // A store is copied with its write-ahead log, if one was left behind.
+        func copyStore(_ from: String, _ to: String) throws {
+            for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: from + suffix) {
+                try FileManager.default.copyItem(atPath: from + suffix, toPath: to + suffix)
+            }
+        }
+        for copy in [outOfOrder, elsewhere] { try copyStore(f.source, copy) }
+        try copyStore(replica, twin)
         try f.commit(twin, ["a", "b"])
         #expect(try f.run("sync", ["--db", elsewhere], twin)["push"]?["pushed"] == 1)
         try f.commit(twin, ["a"])
