@@ -17,9 +17,9 @@ import Darwin
 /// and the source written directly by another process meanwhile. After a final round of syncs every
 /// replica equals the source, nothing doubles and nothing is lost, and every store verifies.
 ///
-/// Rounds: `LISTSTORE_PROCESS_CONVERGENCE_ROUNDS` (default 200).
+/// Rounds: `LISTSTORE_PROCESS_CONVERGENCE_ROUNDS` (default 150).
 @Suite struct ConvergenceProcessTests {
-    static let rounds = ProcessInfo.processInfo.environment["LISTSTORE_PROCESS_CONVERGENCE_ROUNDS"].flatMap(Int.init) ?? 200
+    static let rounds = ProcessInfo.processInfo.environment["LISTSTORE_PROCESS_CONVERGENCE_ROUNDS"].flatMap(Int.init) ?? 150
 
     final class Server {
         let db: String
