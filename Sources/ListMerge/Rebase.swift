@@ -44,6 +44,7 @@ public struct Rebase<Item: MergeableItem> {
 
     /// Applies `intents` to `theirs` with the rules of DESIGN §8.
     /// - Complexity: see the type.
+    @inlinable
     public init(_ intents: [Intent], onto theirs: [ArraySection<Item, Item>]) {
         var rebase = _Rebasing<Item>(state: _MergeState(theirs))
         for intent in intents where intent.isSectionIntent { rebase.apply(intent) }
@@ -57,13 +58,19 @@ extension Rebase: Sendable where Item: Sendable {}
 extension Rebase: Equatable where Item: Equatable {}
 
 /// The rebase in progress: the state and the report so far.
+@usableFromInline
 struct _Rebasing<Item: MergeableItem> {
-    var state: _MergeState<Item>
-    var conflicts: [Conflict] = []
+    @usableFromInline var state: _MergeState<Item>
+    @usableFromInline var conflicts: [Conflict] = []
+
+    @inlinable
+    init(state: _MergeState<Item>) {
+        self.state = state
+    }
 
     /// Applies one intent.
     /// - Complexity: O(1) plus the contents it merges; a section delete O(elements of the section).
-    mutating func apply(_ intent: Intent) {
+    @inlinable mutating func apply(_ intent: Intent) {
         switch intent {
         case .deleteSection(let ref, let known):
             guard let s = state.section(ref) else { return }
@@ -130,7 +137,7 @@ struct _Rebasing<Item: MergeableItem> {
     }
 
     /// Inserts an element, or moves and merges the one the list already holds under `ref` (rule 2).
-    private mutating func insertElement(
+    @inlinable mutating func insertElement(
         _ ref: ItemRef, content: JSONValue, into s: Int32, section: ItemRef, after: ItemRef?, before: ItemRef?
     ) {
         let e: Int32
@@ -144,14 +151,14 @@ struct _Rebasing<Item: MergeableItem> {
         state.placeElement(e, in: s, after: after, before: before)
     }
 
-    private mutating func mergeSection(_ s: Int32, _ ref: ItemRef, base: JSONValue?, mine: JSONValue) {
+    @inlinable mutating func mergeSection(_ s: Int32, _ ref: ItemRef, base: JSONValue?, mine: JSONValue) {
         let theirs = state.sectionItems[Int(s)].contentValue
         if let merged = merge(ref, section: nil, base: base, mine: mine, theirs: theirs) {
             state.setSectionContent(s, merged)
         }
     }
 
-    private mutating func mergeElement(_ e: Int32, _ ref: ItemRef, section: ItemRef, base: JSONValue?, mine: JSONValue) {
+    @inlinable mutating func mergeElement(_ e: Int32, _ ref: ItemRef, section: ItemRef, base: JSONValue?, mine: JSONValue) {
         let theirs = state.elementItems[Int(e)].contentValue
         if let merged = merge(ref, section: section, base: base, mine: mine, theirs: theirs) {
             state.setElementContent(e, merged)
@@ -159,7 +166,7 @@ struct _Rebasing<Item: MergeableItem> {
     }
 
     /// The three-way merge of rule 4, its clashes reported; `nil` when theirs' content stays.
-    private mutating func merge(
+    @inlinable mutating func merge(
         _ ref: ItemRef, section: ItemRef?, base: JSONValue?, mine: JSONValue, theirs: JSONValue
     ) -> JSONValue? {
         let merge = ContentMerge(base: base, mine: mine, theirs: theirs)

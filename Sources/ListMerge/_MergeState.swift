@@ -6,32 +6,33 @@ import ListJSON
 /// cost O(1) whatever the list's length; the snapshot is materialized once at the end.
 ///
 /// Node indices are `Int32`; a removed node stays in the arrays, out of the lists and the indexes.
+@usableFromInline
 struct _MergeState<Item: MergeableItem> {
     // Sections.
-    private(set) var sectionItems: [Item] = []
-    private var sectionOrdinals: [Int] = []
-    private var sectionPrevious: [Int32] = []
-    private var sectionNext: [Int32] = []
-    private var firstElement: [Int32] = []
-    private var lastElement: [Int32] = []
-    private var firstSection: Int32 = -1
-    private var lastSection: Int32 = -1
-    private var sectionIndex: [ItemRef: Int32] = [:]
-    private var liveSections = 0
+    @usableFromInline var sectionItems: [Item] = []
+    @usableFromInline var sectionOrdinals: [Int] = []
+    @usableFromInline var sectionPrevious: [Int32] = []
+    @usableFromInline var sectionNext: [Int32] = []
+    @usableFromInline var firstElement: [Int32] = []
+    @usableFromInline var lastElement: [Int32] = []
+    @usableFromInline var firstSection: Int32 = -1
+    @usableFromInline var lastSection: Int32 = -1
+    @usableFromInline var sectionIndex: [ItemRef: Int32] = [:]
+    @usableFromInline var liveSections = 0
 
     // Elements.
-    private(set) var elementItems: [Item] = []
-    private var elementOrdinals: [Int] = []
-    private var elementPrevious: [Int32] = []
-    private var elementNext: [Int32] = []
+    @usableFromInline var elementItems: [Item] = []
+    @usableFromInline var elementOrdinals: [Int] = []
+    @usableFromInline var elementPrevious: [Int32] = []
+    @usableFromInline var elementNext: [Int32] = []
     /// The section holding each element, -1 once removed.
-    private(set) var elementSection: [Int32] = []
-    private var elementIndex: [ItemRef: Int32] = [:]
+    @usableFromInline var elementSection: [Int32] = []
+    @usableFromInline var elementIndex: [ItemRef: Int32] = [:]
 
     /// The state of `snapshot`, every item named by its ordinal among the items with its id in
     /// document order (sections and elements counted apart).
     /// - Complexity: O(n), one hash per identifier (two for a repeated one).
-    init(_ snapshot: [ArraySection<Item, Item>]) {
+    @inlinable init(_ snapshot: [ArraySection<Item, Item>]) {
         precondition(snapshot.count < Int(Int32.max), "a snapshot holds fewer than 2^31 sections")
         var repeats: [ExactString: Int] = [:]
         func ordinal(_ id: String, _ node: Int32, in index: inout [ItemRef: Int32], counts: inout [ExactString: Int]) -> Int {
@@ -44,26 +45,54 @@ struct _MergeState<Item: MergeableItem> {
             index[ItemRef(id, ordinal: ordinal)] = node
             return ordinal
         }
-        sectionItems.reserveCapacity(snapshot.count)
-        sectionIndex.reserveCapacity(snapshot.count)
         var elementCount = 0
         for section in snapshot { elementCount += section.elements.count }
         precondition(elementCount < Int(Int32.max), "a snapshot holds fewer than 2^31 elements")
+        let sectionCount = snapshot.count
+        // The arrays are filled in bulk: sections and elements linked in document order.
+        sectionItems.reserveCapacity(sectionCount)
+        sectionOrdinals = Array(repeating: 0, count: sectionCount)
+        sectionPrevious = (0..<Int32(truncatingIfNeeded: sectionCount)).map { $0 - 1 }
+        sectionNext = (0..<Int32(truncatingIfNeeded: sectionCount)).map { $0 + 1 }
+        if sectionCount > 0 {
+            sectionNext[sectionCount - 1] = -1
+            firstSection = 0
+            lastSection = Int32(truncatingIfNeeded: sectionCount - 1)
+        }
+        liveSections = sectionCount
+        firstElement.reserveCapacity(sectionCount)
+        lastElement.reserveCapacity(sectionCount)
+        sectionIndex.reserveCapacity(sectionCount)
         elementItems.reserveCapacity(elementCount)
-        elementOrdinals.reserveCapacity(elementCount)
+        elementOrdinals = Array(repeating: 0, count: elementCount)
         elementPrevious.reserveCapacity(elementCount)
         elementNext.reserveCapacity(elementCount)
         elementSection.reserveCapacity(elementCount)
         elementIndex.reserveCapacity(elementCount)
         var elementRepeats: [ExactString: Int] = [:]
-        for section in snapshot {
-            let s = newSection(section.model, ordinal: 0)
-            sectionOrdinals[Int(s)] = ordinal(section.model.documentID, s, in: &sectionIndex, counts: &repeats)
-            linkSection(s, after: lastSection)
-            for element in section.elements {
-                let e = newElement(element, ordinal: 0)
-                elementOrdinals[Int(e)] = ordinal(element.documentID, e, in: &elementIndex, counts: &elementRepeats)
-                linkElement(e, in: s, after: lastElement[Int(s)])
+        var e: Int32 = 0
+        for (k, section) in snapshot.enumerated() {
+            let s = Int32(truncatingIfNeeded: k)
+            sectionItems.append(section.model)
+            sectionOrdinals[k] = ordinal(section.model.documentID, s, in: &sectionIndex, counts: &repeats)
+            let elements = section.elements
+            guard !elements.isEmpty else {
+                firstElement.append(-1)
+                lastElement.append(-1)
+                continue
+            }
+            let first = e
+            let last = e + Int32(truncatingIfNeeded: elements.count) - 1
+            firstElement.append(first)
+            lastElement.append(last)
+            elementItems.append(contentsOf: elements)
+            for element in elements {
+                elementPrevious.append(e == first ? -1 : e - 1)
+                elementNext.append(e == last ? -1 : e + 1)
+                elementSection.append(s)
+                let o = ordinal(element.documentID, e, in: &elementIndex, counts: &elementRepeats)
+                if o != 0 { elementOrdinals[Int(e)] = o }
+                e += 1
             }
         }
     }
@@ -71,24 +100,24 @@ struct _MergeState<Item: MergeableItem> {
     // MARK: Reading
 
     /// The live section named `ref`, if any.
-    func section(_ ref: ItemRef) -> Int32? { sectionIndex[ref] }
+    @inlinable func section(_ ref: ItemRef) -> Int32? { sectionIndex[ref] }
 
     /// The live element named `ref`, if any.
-    func element(_ ref: ItemRef) -> Int32? { elementIndex[ref] }
+    @inlinable func element(_ ref: ItemRef) -> Int32? { elementIndex[ref] }
 
     /// The reference of a section node.
-    func sectionRef(_ s: Int32) -> ItemRef {
+    @inlinable func sectionRef(_ s: Int32) -> ItemRef {
         ItemRef(sectionItems[Int(s)].documentID, ordinal: sectionOrdinals[Int(s)])
     }
 
     /// The reference of an element node.
-    func elementRef(_ e: Int32) -> ItemRef {
+    @inlinable func elementRef(_ e: Int32) -> ItemRef {
         ItemRef(elementItems[Int(e)].documentID, ordinal: elementOrdinals[Int(e)])
     }
 
     /// The elements of a section, in order.
     /// - Complexity: O(elements of the section).
-    func elements(of s: Int32) -> [Int32] {
+    @inlinable func elements(of s: Int32) -> [Int32] {
         var result: [Int32] = []
         var e = firstElement[Int(s)]
         while e >= 0 {
@@ -100,7 +129,7 @@ struct _MergeState<Item: MergeableItem> {
 
     /// The snapshot the state holds.
     /// - Complexity: O(n).
-    func snapshot() -> [ArraySection<Item, Item>] {
+    @inlinable func snapshot() -> [ArraySection<Item, Item>] {
         var result: [ArraySection<Item, Item>] = []
         result.reserveCapacity(liveSections)
         var s = firstSection
@@ -120,7 +149,7 @@ struct _MergeState<Item: MergeableItem> {
     // MARK: Changing items
 
     /// A new section node, in no list yet.
-    mutating func newSection(_ item: Item, ordinal: Int) -> Int32 {
+    @inlinable mutating func newSection(_ item: Item, ordinal: Int) -> Int32 {
         let s = Int32(truncatingIfNeeded: sectionItems.count)
         sectionItems.append(item)
         sectionOrdinals.append(ordinal)
@@ -132,14 +161,14 @@ struct _MergeState<Item: MergeableItem> {
     }
 
     /// A new section named `ref`, registered in the index, in no list yet.
-    mutating func addSection(_ ref: ItemRef, content: JSONValue) -> Int32 {
+    @inlinable mutating func addSection(_ ref: ItemRef, content: JSONValue) -> Int32 {
         let s = newSection(Item(documentID: ref.id, content: content), ordinal: ref.ordinal)
         sectionIndex[ref] = s
         return s
     }
 
     /// A new element node, in no list yet.
-    mutating func newElement(_ item: Item, ordinal: Int) -> Int32 {
+    @inlinable mutating func newElement(_ item: Item, ordinal: Int) -> Int32 {
         let e = Int32(truncatingIfNeeded: elementItems.count)
         elementItems.append(item)
         elementOrdinals.append(ordinal)
@@ -150,30 +179,30 @@ struct _MergeState<Item: MergeableItem> {
     }
 
     /// A new element named `ref`, registered in the index, in no list yet.
-    mutating func addElement(_ ref: ItemRef, content: JSONValue) -> Int32 {
+    @inlinable mutating func addElement(_ ref: ItemRef, content: JSONValue) -> Int32 {
         let e = newElement(Item(documentID: ref.id, content: content), ordinal: ref.ordinal)
         elementIndex[ref] = e
         return e
     }
 
     /// Replaces a section's content.
-    mutating func setSectionContent(_ s: Int32, _ content: JSONValue) {
+    @inlinable mutating func setSectionContent(_ s: Int32, _ content: JSONValue) {
         sectionItems[Int(s)] = Item(documentID: sectionItems[Int(s)].documentID, content: content)
     }
 
     /// Replaces an element's content.
-    mutating func setElementContent(_ e: Int32, _ content: JSONValue) {
+    @inlinable mutating func setElementContent(_ e: Int32, _ content: JSONValue) {
         elementItems[Int(e)] = Item(documentID: elementItems[Int(e)].documentID, content: content)
     }
 
     /// Removes a section (not its elements) from the list and the index.
-    mutating func removeSection(_ s: Int32) {
+    @inlinable mutating func removeSection(_ s: Int32) {
         unlinkSection(s)
         sectionIndex[sectionRef(s)] = nil
     }
 
     /// Removes an element from its section and the index.
-    mutating func removeElement(_ e: Int32) {
+    @inlinable mutating func removeElement(_ e: Int32) {
         unlinkElement(e)
         elementIndex[elementRef(e)] = nil
     }
@@ -182,7 +211,7 @@ struct _MergeState<Item: MergeableItem> {
 
     /// Puts an unlinked section right after `after` (the start when `nil`) if it is live; else right
     /// before `before` (the end when `nil`) if it is; else at the end.
-    mutating func placeSection(_ s: Int32, after: ItemRef?, before: ItemRef?) {
+    @inlinable mutating func placeSection(_ s: Int32, after: ItemRef?, before: ItemRef?) {
         guard let after else { return linkSection(s, after: -1) }
         if let a = sectionIndex[after], a != s { return linkSection(s, after: a) }
         if let before, let b = sectionIndex[before], b != s { return linkSection(s, after: sectionPrevious[Int(b)]) }
@@ -191,7 +220,7 @@ struct _MergeState<Item: MergeableItem> {
 
     /// Puts an unlinked element into section `s`: right after `after` (the start when `nil`) if it is in
     /// `s`; else right before `before` (the end when `nil`) if it is; else at the end of `s`.
-    mutating func placeElement(_ e: Int32, in s: Int32, after: ItemRef?, before: ItemRef?) {
+    @inlinable mutating func placeElement(_ e: Int32, in s: Int32, after: ItemRef?, before: ItemRef?) {
         guard let after else { return linkElement(e, in: s, after: -1) }
         if let a = elementIndex[after], a != e, elementSection[Int(a)] == s { return linkElement(e, in: s, after: a) }
         if let before, let b = elementIndex[before], b != e, elementSection[Int(b)] == s {
@@ -203,7 +232,7 @@ struct _MergeState<Item: MergeableItem> {
     // MARK: Linked lists
 
     /// Links an unlinked section after `a` (-1: at the start).
-    private mutating func linkSection(_ s: Int32, after a: Int32) {
+    @inlinable mutating func linkSection(_ s: Int32, after a: Int32) {
         let n = a >= 0 ? sectionNext[Int(a)] : firstSection
         sectionPrevious[Int(s)] = a
         sectionNext[Int(s)] = n
@@ -213,7 +242,7 @@ struct _MergeState<Item: MergeableItem> {
     }
 
     /// Takes a section out of the list (its elements stay with it).
-    mutating func unlinkSection(_ s: Int32) {
+    @inlinable mutating func unlinkSection(_ s: Int32) {
         let (p, n) = (sectionPrevious[Int(s)], sectionNext[Int(s)])
         if p >= 0 { sectionNext[Int(p)] = n } else { firstSection = n }
         if n >= 0 { sectionPrevious[Int(n)] = p } else { lastSection = p }
@@ -223,7 +252,7 @@ struct _MergeState<Item: MergeableItem> {
     }
 
     /// Links an unlinked element into section `s` after `a` (-1: at the start).
-    private mutating func linkElement(_ e: Int32, in s: Int32, after a: Int32) {
+    @inlinable mutating func linkElement(_ e: Int32, in s: Int32, after a: Int32) {
         let n = a >= 0 ? elementNext[Int(a)] : firstElement[Int(s)]
         elementPrevious[Int(e)] = a
         elementNext[Int(e)] = n
@@ -233,7 +262,7 @@ struct _MergeState<Item: MergeableItem> {
     }
 
     /// Takes an element out of its section.
-    mutating func unlinkElement(_ e: Int32) {
+    @inlinable mutating func unlinkElement(_ e: Int32) {
         let s = elementSection[Int(e)]
         let (p, n) = (elementPrevious[Int(e)], elementNext[Int(e)])
         if p >= 0 { elementNext[Int(p)] = n } else { firstElement[Int(s)] = n }
