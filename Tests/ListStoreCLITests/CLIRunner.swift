@@ -22,6 +22,14 @@ struct CLIRunner {
         return candidates[0].appendingPathComponent("liststore")
     }()
 
+    /// `run(_:input:)` on a dispatch thread, so that a test waiting for the child does not hold a
+    /// thread of the cooperative pool (in-process servers of other tests need them).
+    static func runOffPool(_ arguments: [String], input: Data = Data()) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Swift.Result { try run(arguments, input: input) }) }
+        }
+    }
+
     /// Runs `liststore arguments…` with `input` on standard input.
     static func run(_ arguments: [String], input: Data = Data()) throws -> Result {
         let process = Process()

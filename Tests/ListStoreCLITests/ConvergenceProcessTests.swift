@@ -43,10 +43,10 @@ import Darwin
         }
     }
 
-    @Test func replicasSyncingThroughAServerConvergeThroughKillsAndRestarts() throws {
+    @Test func replicasSyncingThroughAServerConvergeThroughKillsAndRestarts() async throws {
         let dir = try TemporaryDirectory()
         let sourcePath = dir.url.appendingPathComponent("source.liststore").path
-        try Store(path: sourcePath).commit(OfflineEditor.start(sections: 3, elements: 4), to: "l")
+        try await Store(path: sourcePath).commit(OfflineEditor.start(sections: 3, elements: 4), to: "l")
         let server = try Server(db: sourcePath)
         defer { server.stop() }
         let clients = (0..<4).map { dir.url.appendingPathComponent("c\($0).liststore").path }
@@ -56,12 +56,12 @@ import Darwin
         var localChanges = [Int](repeating: 0, count: 4)
         var (kills, restarts) = (0, 0)
 
-        func sync(_ c: Int) throws {
-            let result = try CLIRunner.run(["sync", "--from", server.url, "--list", "l", "--replica", clients[c], "--json"])
+        func sync(_ c: Int) async throws {
+            let result = try await CLIRunner.runOffPool(["sync", "--from", server.url, "--list", "l", "--replica", clients[c], "--json"])
             #expect(result.status == 0, "sync of client \(c): \(result.stderr)")
         }
         for c in clients.indices {
-            let pulled = try CLIRunner.run(["pull", "--from", server.url, "--list", "l", "--replica", clients[c]])
+            let pulled = try await CLIRunner.runOffPool(["pull", "--from", server.url, "--list", "l", "--replica", clients[c]])
             #expect(pulled.status == 0, "\(pulled.stderr)")
         }
 
@@ -71,49 +71,49 @@ import Darwin
             case 0..<4:  // an offline session on client c (in this process)
                 let store = try Store(path: clients[c])
                 for _ in 0..<(1 + Int(rng.next() % 2)) {
-                    let result = try store.commit(editors[c].edit(try store.snapshot(of: "l").sections), to: "l")
+                    let result = try await store.commit(editors[c].edit(try await store.snapshot(of: "l").sections), to: "l")
                     if result.pendingSeq != nil { localChanges[c] += 1 }
                 }
             case 4..<7:  // a sync
-                try sync(c)
+                try await sync(c)
             case 7:  // a sync killed at a random instant
                 let child = try CLIRunner.start(["sync", "--from", server.url, "--list", "l", "--replica", clients[c]])
-                usleep(UInt32(rng.next() % 150_000))
+                try await Task.sleep(for: .microseconds(Int(rng.next() % 150_000)))
                 kill(child.processIdentifier, SIGKILL)
                 child.waitUntilExit()
                 kills += 1
             case 8:  // another writer on the source
                 let source = try Store(path: sourcePath)
-                try source.commit(serverEditor.edit(try source.snapshot(of: "l").sections), to: "l")
+                try await source.commit(serverEditor.edit(try await source.snapshot(of: "l").sections), to: "l")
             default:  // the server goes away and comes back
                 try server.restart(killing: rng.next() % 2 == 0)
                 restarts += 1
             }
         }
-        for c in clients.indices { try sync(c) }
-        for c in clients.indices { try sync(c) }
+        for c in clients.indices { try await sync(c) }
+        for c in clients.indices { try await sync(c) }
 
         let source = try Store(path: sourcePath)
-        let head = try source.snapshot(of: "l")
+        let head = try await source.snapshot(of: "l")
         var reported = Set<String>()
         for (c, path) in clients.enumerated() {
             let client = try Store(path: path)
-            #expect(try client.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
+            #expect(try await client.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
             #expect(try client.outbox(of: "l").isEmpty)
             let recorded = try source.pushes(from: client.clientID(), to: "l", seqs: 1...max(1, localChanges[c]))
             #expect(recorded.map(\.seq) == Array(0..<localChanges[c]).map { $0 + 1 }, "client \(c)'s pushes")
             reported.formUnion(recorded.flatMap(\.conflicts).map(\.item.id))
-            #expect(try client.verify().isValid)
-            var state = try client.snapshot(of: "l", at: 0).sections
-            for entry in try client.journal(of: "l", limit: .max).entries {
+            #expect(try await client.verify().isValid)
+            var state = try await client.snapshot(of: "l", at: 0).sections
+            for entry in try await client.journal(of: "l", limit: .max).entries {
                 let (changeset, next) = try entry.changeset(applyingTo: state)
                 #expect(throws: Never.self) { try BatchUpdateValidator.validate(changeset, source: state, target: next) }
                 state = next
             }
         }
-        let pushIDs = try source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
+        let pushIDs = try await source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
         #expect(Set(pushIDs).count == pushIDs.count, "a push was applied twice")
-        #expect(try source.verify().isValid)
+        #expect(try await source.verify().isValid)
         let ids = head.sections.flatMap { $0.elements.map(\.id) }
         #expect(Set(ids).count == ids.count)
         let present = Set(ids)

@@ -21,7 +21,8 @@ import Darwin
         init() throws {
             dir = try TemporaryDirectory()
             source = dir.url.appendingPathComponent("source.liststore").path
-            try commit(source, ["a", "b", "c"])
+            let file = try dir.file("commit-first.json", document(["a", "b", "c"]))
+            _ = try CLIRunner.run(["commit", "--db", source, "--list", "inbox", "--file", file])
         }
 
         func path(_ name: String) -> String { dir.url.appendingPathComponent(name).path }
@@ -38,25 +39,25 @@ import Darwin
 
         /// `liststore commit --db store --list inbox` of `elements`, with `extra` options.
         @discardableResult
-        func commit(_ store: String, _ elements: [String], _ extra: [String] = []) throws -> CLIRunner.Result {
+        func commit(_ store: String, _ elements: [String], _ extra: [String] = []) async throws -> CLIRunner.Result {
             let file = try dir.file("commit-\(UUID().uuidString).json", document(elements))
-            let result = try CLIRunner.run(["commit", "--db", store, "--list", "inbox", "--file", file] + extra)
+            let result = try await CLIRunner.runOffPool(["commit", "--db", store, "--list", "inbox", "--file", file] + extra)
             #expect(result.status == 0, "\(result.stderr)")
             return result
         }
 
         /// `liststore command … --list inbox --replica replica --json`, decoded; `source` is
         /// `["--db", path]` or `["--from", url]`.
-        func run(_ command: String, _ source: [String], _ replica: String) throws -> JSONObject {
-            let result = try CLIRunner.run([command] + source + ["--list", "inbox", "--replica", replica, "--json"])
+        func run(_ command: String, _ source: [String], _ replica: String) async throws -> JSONObject {
+            let result = try await CLIRunner.runOffPool([command] + source + ["--list", "inbox", "--replica", replica, "--json"])
             #expect(result.status == 0, "\(command): \(result.stderr)")
             #expect(result.stderr.isEmpty, "\(command): \(result.stderr)")
             return try result.object()
         }
 
         /// `status --db replica --json`: the status of `inbox`.
-        func status(_ replica: String) throws -> JSONObject {
-            let result = try CLIRunner.run(["status", "--db", replica, "--list", "inbox", "--json"])
+        func status(_ replica: String) async throws -> JSONObject {
+            let result = try await CLIRunner.runOffPool(["status", "--db", replica, "--list", "inbox", "--json"])
             #expect(result.status == 0, "\(result.stderr)")
             guard case .array(let replicas)? = try result.object()["replicas"], case .object(let status)? = replicas.first else {
                 throw CLIRunner.Result.NotAnObject(text: result.stdout)
@@ -65,8 +66,8 @@ import Darwin
         }
 
         /// `inbox`'s elements in `store` as `id=text`.
-        func elements(_ store: String) throws -> [String] {
-            let snapshot = try CLIRunner.run(["show", "--db", store, "--list", "inbox", "--json"]).object()
+        func elements(_ store: String) async throws -> [String] {
+            let snapshot = try await CLIRunner.runOffPool(["show", "--db", store, "--list", "inbox", "--json"]).object()
             guard case .array(let sections)? = snapshot["sections"], case .object(let section)? = sections.first,
                 case .array(let elements)? = section["elements"]
             else { return [] }
@@ -79,83 +80,83 @@ import Darwin
         }
 
         /// Expects `replica` to hold the source's head, digest for digest, and to verify.
-        func expectEqualToSource(_ replica: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-            let source = try CLIRunner.run(["show", "--db", self.source, "--list", "inbox", "--json"]).object()
-            let copy = try CLIRunner.run(["show", "--db", replica, "--list", "inbox", "--json"]).object()
+        func expectEqualToSource(_ replica: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let source = try await CLIRunner.runOffPool(["show", "--db", self.source, "--list", "inbox", "--json"]).object()
+            let copy = try await CLIRunner.runOffPool(["show", "--db", replica, "--list", "inbox", "--json"]).object()
             #expect(source["digest"] == copy["digest"] && source["sections"] == copy["sections"], sourceLocation: sourceLocation)
-            #expect(try CLIRunner.run(["verify", "--db", replica]).status == 0, sourceLocation: sourceLocation)
+            #expect(try await CLIRunner.runOffPool(["verify", "--db", replica]).status == 0, sourceLocation: sourceLocation)
         }
     }
 
-    @Test func commitsToAReplicaArePendingUntilPushedAndConfirmedByAPull() throws {
+    @Test func commitsToAReplicaArePendingUntilPushedAndConfirmedByAPull() async throws {
         let f = try Fixture()
         let replica = f.path("replica.liststore")
         let db = ["--db", f.source]
-        #expect(try f.run("pull", db, replica)["version"] == 1)
+        #expect(try await f.run("pull", db, replica)["version"] == 1)
 
         // A commit to the replica is a local change: pending, said in both outputs.
-        let json = try f.commit(replica, ["a", "x", "b", "c"], ["--json"]).object()
+        let json = try await f.commit(replica, ["a", "x", "b", "c"], ["--json"]).object()
         #expect(json["pending"] == 1 && json["version"] == 2 && json["changed"] == true)
-        let human = try f.commit(replica, ["a=A", "x", "b", "c"], ["--author", "ana"])
+        let human = try await f.commit(replica, ["a=A", "x", "b", "c"], ["--author", "ana"])
         #expect(human.stdout.contains(
             "\npending: local change 2 of list 'inbox', not pushed yet; 'liststore push' or 'sync' sends it\n"), "\(human.stdout)")
         // Commits to a list that is no replica are not.
-        #expect(try f.commit(f.source, ["a", "b", "c", "d"], ["--json"]).object()["pending"] == nil)
-        #expect(!(try f.commit(f.source, ["a", "b", "c", "d", "e"]).stdout.contains("pending")))
+        #expect(try await f.commit(f.source, ["a", "b", "c", "d"], ["--json"]).object()["pending"] == nil)
+        #expect(!(try await f.commit(f.source, ["a", "b", "c", "d", "e"]).stdout.contains("pending")))
 
-        var status = try f.status(replica)
+        var status = try await f.status(replica)
         #expect(status.keys == [
             "client", "confirmedDigest", "confirmedVersion", "headVersion", "lastConflicts", "list", "pending", "pushed", "source",
         ])
         #expect(status["pending"] == 2 && status["pushed"] == 0 && status["confirmedVersion"] == 1 && status["headVersion"] == 3)
         #expect(status["source"]?["list"] == "inbox" && status["source"]?["epoch"] == 1 && status["lastConflicts"] == [])
-        let table = try CLIRunner.run(["status", "--db", replica])
+        let table = try await CLIRunner.runOffPool(["status", "--db", replica])
         #expect(table.status == 0 && table.stderr.isEmpty)
         let rows = table.stdout.split(separator: "\n")
         #expect(rows.count == 2 && rows[0].hasPrefix("list   source list  source store"), "\(table.stdout)")
         #expect(rows[1].split(separator: " ").suffix(5) == ["1", "3", "2", "0", "0"], "\(table.stdout)")
 
         // push sends both; the source merges them onto its own commits.
-        let pushed = try CLIRunner.run(["push", "--db", f.source, "--list", "inbox", "--replica", replica])
+        let pushed = try await CLIRunner.runOffPool(["push", "--db", f.source, "--list", "inbox", "--replica", replica])
         #expect(pushed.status == 0 && pushed.stderr.isEmpty)
         #expect(pushed.stdout == "\(replica): inbox: 2 local changes pushed (source version 5)\n")
-        #expect(try f.elements(f.source) == ["a=A", "x=x", "b=b", "c=c", "d=d", "e=e"])
-        status = try f.status(replica)
+        #expect(try await f.elements(f.source) == ["a=A", "x=x", "b=b", "c=c", "d=d", "e=e"])
+        status = try await f.status(replica)
         #expect(status["pending"] == 0 && status["pushed"] == 2)
-        let nothing = try f.run("push", db, replica)
+        let nothing = try await f.run("push", db, replica)
         #expect(nothing == ["schemaVersion": 1, "list": "inbox", "pushed": 0, "duplicates": 0, "version": .null, "conflicts": []])
-        #expect(try CLIRunner.run(["push", "--db", f.source, "--list", "inbox", "--replica", replica]).stdout
+        #expect(try await CLIRunner.runOffPool(["push", "--db", f.source, "--list", "inbox", "--replica", replica]).stdout
             == "\(replica): inbox: nothing to push\n")
 
         // The pull confirms them.
-        let pull = try CLIRunner.run(["pull", "--db", f.source, "--list", "inbox", "--replica", replica])
+        let pull = try await CLIRunner.runOffPool(["pull", "--db", f.source, "--list", "inbox", "--replica", replica])
         #expect(pull.stdout == "\(replica): inbox at source version 5 (4 commits applied), 2 local changes confirmed\n", "\(pull.stdout)")
-        status = try f.status(replica)
+        status = try await f.status(replica)
         #expect(status["pending"] == 0 && status["pushed"] == 0 && status["confirmedVersion"] == 5)
-        try f.expectEqualToSource(replica)
+        try await f.expectEqualToSource(replica)
 
         // A pull with changes still pending rebases them on top, and says so.
-        try f.commit(replica, ["a=A", "x", "b", "c", "d", "e", "y"])
-        try f.commit(f.source, ["a=A", "x", "c", "d", "e"])
-        let rebased = try f.run("pull", db, replica)
+        try await f.commit(replica, ["a=A", "x", "b", "c", "d", "e", "y"])
+        try await f.commit(f.source, ["a=A", "x", "c", "d", "e"])
+        let rebased = try await f.run("pull", db, replica)
         #expect(rebased["pending"] == 1 && rebased["confirmedChanges"] == 0 && rebased["version"] == 6)
-        #expect(try f.elements(replica) == ["a=A", "x=x", "c=c", "d=d", "e=e", "y=y"])
-        let line = try CLIRunner.run(["pull", "--db", f.source, "--list", "inbox", "--replica", replica])
+        #expect(try await f.elements(replica) == ["a=A", "x=x", "c=c", "d=d", "e=e", "y=y"])
+        let line = try await CLIRunner.runOffPool(["pull", "--db", f.source, "--list", "inbox", "--replica", replica])
         #expect(line.stdout == "\(replica): inbox at source version 6 (up to date), 1 local change rebased on top\n")
 
         // sync: push, then pull; both halves in one document.
-        let synced = try f.run("sync", db, replica)
+        let synced = try await f.run("sync", db, replica)
         #expect(synced.keys == ["pull", "push", "schemaVersion"])
         #expect(synced["push"]?["pushed"] == 1 && synced["push"]?["version"] == 7 && synced["push"]?["conflicts"] == [])
         #expect(synced["pull"]?["version"] == 7 && synced["pull"]?["pending"] == 0 && synced["pull"]?["confirmedChanges"] == 1)
-        try f.expectEqualToSource(replica)
-        let again = try CLIRunner.run(["sync", "--db", f.source, "--list", "inbox", "--replica", replica])
+        try await f.expectEqualToSource(replica)
+        let again = try await CLIRunner.runOffPool(["sync", "--db", f.source, "--list", "inbox", "--replica", replica])
         #expect(again.stdout == "\(replica): inbox: nothing to push\n\(replica): inbox at source version 7 (up to date)\n")
     }
 
     /// The README's walk-through: two replicas pull from `liststore serve`, each commits offline,
     /// both sync, and the clash is reported to the one whose change came second.
-    @Test func twoReplicasEditedOfflineConvergeThroughAServerWithTheConflictReported() throws {
+    @Test func twoReplicasEditedOfflineConvergeThroughAServerWithTheConflictReported() async throws {
         let f = try Fixture()
         let (server, url) = try ServeCommandTests.serve(f.source, ["--token", "s3cret"])
         defer {
@@ -165,15 +166,15 @@ import Darwin
         let from = ["--from", url, "--token", "s3cret"]
         let phone = f.path("phone.liststore")
         let laptop = f.path("laptop.liststore")
-        for replica in [phone, laptop] { #expect(try f.run("pull", from, replica)["version"] == 1) }
+        for replica in [phone, laptop] { #expect(try await f.run("pull", from, replica)["version"] == 1) }
 
         // Offline: the phone edits a and adds x at the end; the laptop edits a too and drops b.
-        try f.commit(phone, ["a=phone", "b", "c", "x"])
-        try f.commit(laptop, ["a=laptop", "c"])
+        try await f.commit(phone, ["a=phone", "b", "c", "x"])
+        try await f.commit(laptop, ["a=laptop", "c"])
 
-        let first = try f.run("sync", from, phone)
+        let first = try await f.run("sync", from, phone)
         #expect(first["push"]?["pushed"] == 1 && first["push"]?["conflicts"] == [] && first["pull"]?["pending"] == 0)
-        let second = try CLIRunner.run(["sync"] + from + ["--list", "inbox", "--replica", laptop])
+        let second = try await CLIRunner.runOffPool(["sync"] + from + ["--list", "inbox", "--replica", laptop])
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout == """
             \(laptop): inbox: 1 local change pushed (source version 3), 1 conflict
@@ -181,18 +182,18 @@ import Darwin
             \(laptop): inbox at source version 3 (2 commits applied), 1 local change confirmed
 
             """, "\(second.stdout)")
-        let last = try f.run("sync", from, phone)
+        let last = try await f.run("sync", from, phone)
         #expect(last["push"]?["pushed"] == 0 && last["pull"]?["version"] == 3)
 
         // Everyone agrees: the laptop's a (mine wins the clash), the phone's x, no b.
-        #expect(try f.elements(f.source) == ["a=laptop", "c=c", "x=x"])
-        try f.expectEqualToSource(phone)
-        try f.expectEqualToSource(laptop)
+        #expect(try await f.elements(f.source) == ["a=laptop", "c=c", "x=x"])
+        try await f.expectEqualToSource(phone)
+        try await f.expectEqualToSource(laptop)
 
         // status tells the laptop what happened.
-        let status = try f.status(laptop)
+        let status = try await f.status(laptop)
         #expect(status["lastConflicts"] == [["kind": "contentConflict", "id": "a", "section": "s", "key": "t", "mine": "laptop", "theirs": "phone"]])
-        let table = try CLIRunner.run(["status", "--db", laptop])
+        let table = try await CLIRunner.runOffPool(["status", "--db", laptop])
         #expect(table.stdout.hasSuffix("""
 
             'inbox': the last push was answered with 1 conflict:
@@ -200,7 +201,7 @@ import Darwin
 
             """), "\(table.stdout)")
         // The source's journal carries the push and its conflicts.
-        let log = try CLIRunner.run(["log", "--db", f.source, "--list", "inbox", "--since", "2", "--json"]).object()
+        let log = try await CLIRunner.runOffPool(["log", "--db", f.source, "--list", "inbox", "--since", "2", "--json"]).object()
         guard case .array(let commits)? = log["commits"], case .object(let commit)? = commits.first else {
             Issue.record("no commit: \(log)"); return
         }
@@ -209,31 +210,31 @@ import Darwin
 
     /// A push that the source merged but whose answer never came back: the next pull learns it from
     /// the source's record, confirms the change and reports its conflict.
-    @Test func aPullReportsTheConflictsOfAPushWhoseAnswerWasLost() throws {
+    @Test func aPullReportsTheConflictsOfAPushWhoseAnswerWasLost() async throws {
         let f = try Fixture()
         let replica = f.path("replica.liststore")
-        #expect(try f.run("pull", ["--db", f.source], replica)["version"] == 1)
-        try f.commit(replica, ["a=mine", "b", "c"])
-        try f.commit(f.source, ["a=theirs", "b", "c"])
+        #expect(try await f.run("pull", ["--db", f.source], replica)["version"] == 1)
+        try await f.commit(replica, ["a=mine", "b", "c"])
+        try await f.commit(f.source, ["a=theirs", "b", "c"])
         // The push reaches the source; its answer is lost on the way back.
         let store = try Store(path: replica)
         let entry = try #require(try store.outbox(of: "inbox").first)
         let push = Push(id: PushID(client: try store.clientID(), seq: entry.seq), intents: entry.intents)
         #expect(try Store(path: f.source).merge(push, into: "inbox").conflicts.count == 1)
-        #expect(try f.status(replica)["pending"] == 1)
+        #expect(try await f.status(replica)["pending"] == 1)
 
-        let pulled = try CLIRunner.run(["pull", "--db", f.source, "--list", "inbox", "--replica", replica])
+        let pulled = try await CLIRunner.runOffPool(["pull", "--db", f.source, "--list", "inbox", "--replica", replica])
         #expect(pulled.status == 0, "\(pulled.stderr)")
         #expect(pulled.stdout == """
             \(replica): inbox at source version 3 (2 commits applied), 1 local change confirmed, 1 conflict of pushes whose answer was lost
               contentConflict  "a" in section "s", key "t": mine "mine", theirs "theirs"
 
             """, "\(pulled.stdout)")
-        #expect(try f.status(replica)["pending"] == 0)
-        try f.expectEqualToSource(replica)
+        #expect(try await f.status(replica)["pending"] == 0)
+        try await f.expectEqualToSource(replica)
     }
 
-    @Test func syncFollowPushesLocalCommitsAsTheyLandAndStopsOnSIGINT() throws {
+    @Test func syncFollowPushesLocalCommitsAsTheyLandAndStopsOnSIGINT() async throws {
         let f = try Fixture()
         let (server, url) = try ServeCommandTests.serve(f.source)
         defer {
@@ -244,24 +245,24 @@ import Darwin
         let follower = try StreamingProcess(["sync", "--from", url, "--list", "inbox", "--replica", replica, "--follow", "--json"])
         #expect(follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"version\":1") } != nil, "\(follower.errorOutput)")
         // A commit to the replica (another process) is pushed within a second or so.
-        try f.commit(replica, ["a", "b", "c", "r"])
+        try await f.commit(replica, ["a", "b", "c", "r"])
         let pushed = follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"pushed\":1") }
         #expect(pushed?.contains("\"pull\":{") == true && pushed?.contains("\"schemaVersion\":1") == true, "\(follower.output)")
-        #expect(try f.elements(f.source) == ["a=a", "b=b", "c=c", "r=r"])
+        #expect(try await f.elements(f.source) == ["a=a", "b=b", "c=c", "r=r"])
         // A commit to the source is pulled.
-        try f.commit(f.source, ["s", "a", "b", "c", "r"])
+        try await f.commit(f.source, ["s", "a", "b", "c", "r"])
         #expect(follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"version\":3") } != nil, "\(follower.output)")
         follower.send(SIGINT)
         #expect(follower.waitForExit(timeout: .seconds(20)))
         #expect(follower.process.terminationStatus == 0, "\(follower.errorOutput)")
-        try f.expectEqualToSource(replica)
-        #expect(try f.status(replica)["pending"] == 0)
+        try await f.expectEqualToSource(replica)
+        #expect(try await f.status(replica)["pending"] == 0)
     }
 
-    @Test func badInputExitsWithTheDocumentedCodeAndChangesNothing() throws {
+    @Test func badInputExitsWithTheDocumentedCodeAndChangesNothing() async throws {
         let f = try Fixture()
         let replica = f.path("replica.liststore")
-        #expect(try f.run("pull", ["--db", f.source], replica)["version"] == 1)
+        #expect(try await f.run("pull", ["--db", f.source], replica)["version"] == 1)
         // A copy of the replica (same client id) pushes its change 1 to one copy of the source, then
         // its change 2 to another: that one has recorded change 2 of the client, never change 1.
         let outOfOrder = f.path("out-of-order.liststore")
@@ -275,14 +276,14 @@ import Darwin
         }
         for copy in [outOfOrder, elsewhere] { try copyStore(f.source, copy) }
         try copyStore(replica, twin)
-        try f.commit(twin, ["a", "b"])
-        #expect(try f.run("sync", ["--db", elsewhere], twin)["push"]?["pushed"] == 1)
-        try f.commit(twin, ["a"])
-        #expect(try f.run("push", ["--db", outOfOrder], twin)["pushed"] == 1)
-        try f.commit(replica, ["a", "b", "c", "x"])
-        let client = try #require(try f.status(replica)["client"]?.stringValue)
+        try await f.commit(twin, ["a", "b"])
+        #expect(try await f.run("sync", ["--db", elsewhere], twin)["push"]?["pushed"] == 1)
+        try await f.commit(twin, ["a"])
+        #expect(try await f.run("push", ["--db", outOfOrder], twin)["pushed"] == 1)
+        try await f.commit(replica, ["a", "b", "c", "x"])
+        let client = try #require(try await f.status(replica)["client"]?.stringValue)
         let plain = f.path("plain.liststore")
-        try f.commit(plain, ["a"])
+        try await f.commit(plain, ["a"])
         let notes = try f.dir.file("notes.txt", "not a database\n")
         let missing = f.path("missing.liststore")
         let source = f.source
@@ -314,10 +315,10 @@ import Darwin
         ]
         let stores = [source, replica, outOfOrder]
         let before = try stores.map { try CLIRunner.run(["log", "--db", $0, "--list", "inbox", "--json"]).stdout }
-        let status = try f.status(replica)
+        let status = try await f.status(replica)
         let files = try FileManager.default.contentsOfDirectory(atPath: f.dir.url.path).sorted()
         for (arguments, code) in cases {
-            let result = try CLIRunner.run(arguments)
+            let result = try await CLIRunner.runOffPool(arguments)
             #expect(result.status == code, "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
             #expect(result.stderr.hasPrefix("liststore: error: "), "\(arguments): \(result.stderr)")
@@ -325,29 +326,29 @@ import Darwin
             let now = try FileManager.default.contentsOfDirectory(atPath: f.dir.url.path).sorted()
             #expect(now == files, "\(arguments): \(now) \(files)")
         }
-        let refused = try CLIRunner.run(["push", "--db", outOfOrder, "--list", "inbox", "--replica", replica])
+        let refused = try await CLIRunner.runOffPool(["push", "--db", outOfOrder, "--list", "inbox", "--replica", replica])
         #expect(refused.stderr.contains("push 1 of client \(client) comes after its push 2"), "\(refused.stderr)")
         #expect(try stores.map { try CLIRunner.run(["log", "--db", $0, "--list", "inbox", "--json"]).stdout } == before)
-        #expect(try f.status(replica) == status)
+        #expect(try await f.status(replica) == status)
         #expect(FileManager.default.contents(atPath: notes) == Data("not a database\n".utf8))
 
         // A store without replica lists says so.
-        let none = try CLIRunner.run(["status", "--db", plain])
+        let none = try await CLIRunner.runOffPool(["status", "--db", plain])
         #expect(none.status == 0 && none.stdout == "No replica lists in '\(plain)'.\n")
-        #expect(try CLIRunner.run(["status", "--db", plain, "--json"]).object() == ["schemaVersion": 1, "replicas": []])
+        #expect(try await CLIRunner.runOffPool(["status", "--db", plain, "--json"]).object() == ["schemaVersion": 1, "replicas": []])
     }
 
-    @Test func helpDocumentsTheOutputsAndExitCodes() throws {
-        let help = try CLIRunner.run(["help"])
+    @Test func helpDocumentsTheOutputsAndExitCodes() async throws {
+        let help = try await CLIRunner.runOffPool(["help"])
         for command in ["push", "sync", "status"] { #expect(help.stdout.contains(command)) }
         for command in ["push", "sync", "status"] {
-            let result = try CLIRunner.run([command, "--help"])
+            let result = try await CLIRunner.runOffPool([command, "--help"])
             #expect(result.status == 0)
             let text = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
             #expect(text.contains("Exit codes: 0 ok; 1 failure; 64 usage; 65 invalid input data; 66 missing input file;"), "\(command)")
             #expect(text.contains("\"schemaVersion\":1"), "\(command)")
         }
-        let commit = try CLIRunner.run(["commit", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let commit = try await CLIRunner.runOffPool(["commit", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(commit.contains("\"pending\""))
     }
 }

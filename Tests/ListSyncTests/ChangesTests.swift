@@ -30,12 +30,13 @@ import Testing
         #expect(try await follower.value == Array(1...12))
     }
 
-    /// A commit of this process reaches a waiting follower at once (well under the poll interval).
+    /// A commit of this process wakes a waiting follower (not the poll, which comes after 5 minutes;
+    /// the bound is loose so that a loaded machine cannot fail it).
     @Test func inProcessCommitsWakeFollowersAtOnce() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(1), to: "l")
-        let source = LocalSource(store, pollInterval: .seconds(10))
+        let source = LocalSource(store, pollInterval: .seconds(300))
         let cursor = try await source.cursor(of: "l")
         let clock = ContinuousClock()
         let follower = Task { () -> ContinuousClock.Instant? in
@@ -46,7 +47,7 @@ import Testing
         try await store.commit(linearList(2), to: "l")
         let committed = clock.now
         let delivered = try #require(try await follower.value)
-        #expect(delivered - committed < .seconds(2))
+        #expect(delivered - committed < .seconds(60))
     }
 
     @Test func staleCursorsAreRefusedWithTheReason() async throws {
