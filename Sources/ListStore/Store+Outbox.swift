@@ -3,6 +3,20 @@ import GRDB
 import ListJSON
 import ListMerge
 
+/// A list's head and replica position, read at one instant (not API: ListSync's replicas read it).
+package struct _ReplicaHead: Sendable {
+    /// The source position, `nil` for a list that is not a replica.
+    package var position: ReplicaSource?
+    /// The head version.
+    package var version: Int
+    /// The head digest.
+    package var digest: ListDigest
+    /// Whether the list holds any section.
+    package var holdsData: Bool
+    /// Whether local changes are in the outbox.
+    package var hasLocalChanges: Bool
+}
+
 /// What a replica list holds for a pull with local changes (not API: ListSync's replicas read it).
 package struct _PendingState: Sendable {
     /// The source and the confirmed source version.
@@ -80,16 +94,22 @@ extension Store {
         }
     }
 
-    /// A list's head version and digest, whether it holds any section, and its replica position,
-    /// read at one instant; `nil` when the store or the list does not exist.
-    package func _replicaHead(of list: String) throws -> (position: ReplicaSource?, version: Int, digest: ListDigest, holdsData: Bool)? {
+    /// A list's head version and digest, whether it holds any section or local change, and its
+    /// replica position, read at one instant; `nil` when the store or the list does not exist.
+    /// - Complexity: O(1): no snapshot is read.
+    package func _replicaHead(of list: String) throws -> _ReplicaHead? {
         guard exists else { return nil }
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
                 guard let info = try? listInfo(db, list: list) else { return nil }
-                let sections = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM section WHERE list_id = ?", arguments: [info.id]) ?? 0
-                return (try Self.position(db, listID: info.id), info.headVersion, info.headDigest, sections > 0)
+                let holdsData = try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM section WHERE list_id = ?)", arguments: [info.id]) ?? false
+                let hasLocalChanges = try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = ?)", arguments: [info.id]) ?? false
+                return _ReplicaHead(
+                    position: try Self.position(db, listID: info.id), version: info.headVersion, digest: info.headDigest,
+                    holdsData: holdsData, hasLocalChanges: hasLocalChanges)
             }
         }
     }

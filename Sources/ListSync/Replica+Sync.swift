@@ -187,35 +187,21 @@ extension Replica {
         _ confirmed: inout [ListSection], _ position: inout ReplicaSource, applied: inout Int,
         from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions
     ) async throws {
-        if position.list != sourceList {
-            throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
-        }
-        let cursor = Cursor(store: position.store, list: sourceList, version: position.version)
-        if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
-            throw SyncError.resyncRequired(reason, message: message)
-        }
-        while true {
-            let page = try await source.journal(of: sourceList, after: position.version, limit: options.pageSize)
-            for entry in page.entries {
-                guard entry.parentVersion == position.version else {
-                    throw SyncError.resyncRequired(
-                        .digestMismatch, message: "source version \(entry.version) follows \(entry.parentVersion), not \(position.version)")
-                }
-                let next: [ListSection]
-                do {
-                    next = try entry.changeset(applyingTo: confirmed).result
-                } catch {
-                    throw SyncError.resyncRequired(.digestMismatch, message: "\(error)")
-                }
-                let digest = ListDigest.of(next)
-                guard digest == entry.digest else {
-                    throw SyncError.diverged(version: entry.version, expected: entry.digest, actual: digest)
-                }
-                confirmed = next
-                position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
-                applied += 1
+        try await checkFollowable(position, in: source, sourceList: sourceList, identity: identity)
+        try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry in
+            let next: [ListSection]
+            do {
+                next = try entry.changeset(applyingTo: confirmed).result
+            } catch {
+                throw SyncError.resyncRequired(.digestMismatch, message: "\(error)")
             }
-            if !page.hasMore { return }
+            let digest = ListDigest.of(next)
+            guard digest == entry.digest else {
+                throw SyncError.diverged(version: entry.version, expected: entry.digest, actual: digest)
+            }
+            confirmed = next
+            position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
+            applied += 1
         }
     }
 }

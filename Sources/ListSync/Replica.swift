@@ -98,7 +98,9 @@ public struct Replica: Sendable {
     public func pull(from source: some ListSource, options: PullOptions = PullOptions()) async throws -> PullResult {
         let sourceList = options.sourceList ?? list
         let identity = try await source.identity()
-        if let pending = try await store._offPool(reading: { [store, list] in try store._pendingState(of: list) }), !pending.outbox.isEmpty {
+        // The position and the head, read together (another pull may be moving both).
+        let current = try await store._offPool(reading: { [store, list] in try store._replicaHead(of: list) })
+        if let current, current.hasLocalChanges {
             // Local changes: they are rebased onto the source's new head (DESIGN §8).
             let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
             if let consumer = options.consumer {
@@ -109,7 +111,8 @@ public struct Replica: Sendable {
         var result = PullResult(list: list, version: 0, digest: "", applied: 0, resynced: false, reason: nil)
         do {
             do {
-                try await apply(from: source, sourceList: sourceList, identity: identity, options: options, into: &result)
+                try await apply(
+                    current, from: source, sourceList: sourceList, identity: identity, options: options, into: &result)
             } catch let error as SyncError {
                 guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
                 try await resync(from: source, sourceList: sourceList, identity: identity, reason: reason, into: &result)
@@ -233,25 +236,19 @@ public struct Replica: Sendable {
         }
     }
 
+    /// Applies the source's commits after the replica's position (`current`: its position and head,
+    /// read together), one transaction each.
     private func apply(
-        from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions,
-        into result: inout PullResult
+        _ current: _ReplicaHead?, from source: some ListSource, sourceList: String, identity: StoreIdentity,
+        options: PullOptions, into result: inout PullResult
     ) async throws {
-        // The position and the head, read together (another pull may be moving both).
-        let current = try await store._offPool(reading: { [store, list] in try store._replicaHead(of: list) })
         var position = current?.position
         if let position {
-            if position.list != sourceList {
-                throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
-            }
             if let current, current.digest != position.digest {
                 throw SyncError.resyncRequired(
                     .digestMismatch, message: "the replica changed since it equalled source version \(position.version)")
             }
-            let cursor = Cursor(store: position.store, list: sourceList, version: position.version)
-            if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
-                throw SyncError.resyncRequired(reason, message: message)
-            }
+            try await checkFollowable(position, in: source, sourceList: sourceList, identity: identity)
         } else if let current, current.holdsData || current.version > 0 {
             throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' holds data but follows no source yet")
         } else {
@@ -280,24 +277,51 @@ public struct Replica: Sendable {
             return
         }
 
-        while true {
-            let page = try await source.journal(of: sourceList, after: position.version, limit: options.pageSize)
-            for entry in page.entries {
-                guard entry.parentVersion == position.version else {
-                    throw SyncError.resyncRequired(
-                        .digestMismatch, message: "source version \(entry.version) follows \(entry.parentVersion), not \(position.version)")
-                }
-                position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
-                do {
-                    try await store._offPool(writing: { [position] in try self.commit(entry, at: position) })
-                } catch let error as StoreError where error.code == .invalidEdit {
-                    throw SyncError.resyncRequired(.digestMismatch, message: error.message)
-                }
-                result.version = entry.version
-                result.digest = entry.digest.hex
-                result.applied += 1
+        try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry in
+            position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
+            do {
+                try await store._offPool(writing: { [position] in try self.commit(entry, at: position) })
+            } catch let error as StoreError where error.code == .invalidEdit {
+                throw SyncError.resyncRequired(.digestMismatch, message: error.message)
             }
-            if !page.hasMore { break }
+            result.version = entry.version
+            result.digest = entry.digest.hex
+            result.applied += 1
+        }
+    }
+
+    /// Throws `SyncError.resyncRequired` unless the source's journal can bring a replica at
+    /// `position` up to date: the same list, store and epoch, and a version the source retains.
+    func checkFollowable(
+        _ position: ReplicaSource, in source: some ListSource, sourceList: String, identity: StoreIdentity
+    ) async throws {
+        if position.list != sourceList {
+            throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
+        }
+        let cursor = Cursor(store: position.store, list: sourceList, version: position.version)
+        if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
+            throw SyncError.resyncRequired(reason, message: message)
+        }
+    }
+
+    /// Calls `body` with each journal entry of the source after `version`, page by page, checking that
+    /// each follows the one before.
+    func forEachEntry(
+        of source: some ListSource, sourceList: String, after version: Int, pageSize: Int,
+        _ body: (JournalEntry) async throws -> Void
+    ) async throws {
+        var version = version
+        while true {
+            let page = try await source.journal(of: sourceList, after: version, limit: pageSize)
+            for entry in page.entries {
+                guard entry.parentVersion == version else {
+                    throw SyncError.resyncRequired(
+                        .digestMismatch, message: "source version \(entry.version) follows \(entry.parentVersion), not \(version)")
+                }
+                try await body(entry)
+                version = entry.version
+            }
+            if !page.hasMore { return }
         }
     }
 
