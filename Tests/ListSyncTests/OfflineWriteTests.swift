@@ -23,46 +23,19 @@ func layout(_ sections: [ListSection]) -> [[String]] {
 
 /// A source that merges each push and then loses the answer once every `every` pushes (the push was
 /// applied; the replica hears a transient transport error), as a network that drops answers does.
-struct LosingAnswers<Base: ListSource>: ListSource {
-    let base: Base
+struct LosingAnswers: _ForwardingSource {
+    let base: any ListSource
     let every: Int
-    let counter = _Counter()
+    let pushes = _Locked(0)
 
-    func identity() async throws -> StoreIdentity { try await base.identity() }
-    func summary(of list: String) async throws -> ListSummary { try await base.summary(of: list) }
-    func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        try await base.journal(of: list, after: version, limit: limit)
-    }
-    func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot { try await base.snapshot(of: list, at: version) }
-    func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
-        -> (changeset: ListChangeset, head: ListSnapshot)
-    { try await base.catchUp(of: list, from: version, applyingTo: state) }
-    func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
-        try await base.waitForCommit(to: list, after: version, timeout: timeout)
-    }
-    func acknowledge(consumer name: String, of list: String, version: Int) async throws {
-        try await base.acknowledge(consumer: name, of: list, version: version)
-    }
     func push(_ push: Push, to list: String) async throws -> PushAnswer {
         let answer = try await base.push(push, to: list)
-        if counter.next() % every == 0 { throw SyncError.transport("the answer was lost", transient: true) }
+        let count = pushes.withLock { count in
+            count += 1
+            return count
+        }
+        if count % every == 0 { throw SyncError.transport("the answer was lost", transient: true) }
         return answer
-    }
-    func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
-        try await base.pushes(from: client, to: list, seqs: seqs)
-    }
-}
-
-/// A counter shared between tasks.
-final class _Counter: @unchecked Sendable {
-    // Safe: `value` is reached only under `lock`.
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
     }
 }
 

@@ -89,37 +89,17 @@ import Testing
     }
 
     /// A source whose journal entry `version` carries other stages than the ones it committed.
-    struct TamperedSource: ListSource {
-        let base: LocalSource
+    struct TamperedSource: _ForwardingSource {
+        let base: any ListSource
         let version: Int
         let stagesJSON: String
 
-        func identity() async throws -> StoreIdentity { try await base.identity() }
-        func summary(of list: String) async throws -> ListSummary { try await base.summary(of: list) }
         func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
             var page = try await base.journal(of: list, after: version, limit: limit)
             for k in page.entries.indices where page.entries[k].version == self.version {
                 page.entries[k].stagesJSON = Array(stagesJSON.utf8)
             }
             return page
-        }
-        func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
-            try await base.snapshot(of: list, at: version)
-        }
-        func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
-            -> (changeset: ListChangeset, head: ListSnapshot)
-        {
-            try await base.catchUp(of: list, from: version, applyingTo: state)
-        }
-        func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
-            try await base.waitForCommit(to: list, after: version, timeout: timeout)
-        }
-        func acknowledge(consumer name: String, of list: String, version: Int) async throws {
-            try await base.acknowledge(consumer: name, of: list, version: version)
-        }
-        func push(_ push: Push, to list: String) async throws -> PushAnswer { try await base.push(push, to: list) }
-        func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
-            try await base.pushes(from: client, to: list, seqs: seqs)
         }
     }
 
