@@ -31,7 +31,9 @@ extension Store {
         _ = try commit(to: list, expectedVersion: nil, author: push.author, message: push.message,
             makeTarget: { _ in [] }, mergingFrom: { db, head in
                 guard head.listID != 0 else { throw StoreError(.listNotFound, "no list named '\(list)' in \(self.path)") }
-                if let recorded = try Self.recordedPush(db, listID: head.listID, id: push.id, list: list, duplicate: true) {
+                let id = push.id
+                if var recorded = try Self.recordedPushes(db, listID: head.listID, client: id.client, seqs: id.seq...id.seq, list: list).first {
+                    recorded.duplicate = true
                     answer = recorded
                     return nil
                 }
@@ -74,21 +76,7 @@ extension Store {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
-                let info = try listInfo(db, list: list)
-                return try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT seq, version, conflicts FROM push
-                        WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
-                        """,
-                    arguments: [info.id, client, seqs.lowerBound, seqs.upperBound]
-                ).map { row in
-                    let seq: Int = row[0]
-                    let report: String = row[2]
-                    return PushAnswer(
-                        list: list, version: row[1], seq: seq, duplicate: false,
-                        conflicts: try Store.decodeConflicts(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"))
-                }
+                try Self.recordedPushes(db, listID: try listInfo(db, list: list).id, client: client, seqs: seqs, list: list)
             }
         }
     }
@@ -97,15 +85,24 @@ extension Store {
         try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM push WHERE list_id = ? AND client_id = ?", arguments: [listID, client])
     }
 
-    private static func recordedPush(_ db: Database, listID: Int64, id: PushID, list: String, duplicate: Bool) throws -> PushAnswer? {
-        guard let row = try Row.fetchOne(
-            db, sql: "SELECT version, conflicts FROM push WHERE list_id = ? AND client_id = ? AND seq = ?",
-            arguments: [listID, id.client, id.seq])
-        else { return nil }
-        let report: String = row[1]
-        return PushAnswer(
-            list: list, version: row[0], seq: id.seq, duplicate: duplicate,
-            conflicts: try decodeConflicts(Array(report.utf8), of: "push \(id) of list '\(list)'"))
+    /// The recorded pushes of `client` with a sequence number in `seqs`, in order, at most 1,000.
+    private static func recordedPushes(
+        _ db: Database, listID: Int64, client: String, seqs: ClosedRange<Int>, list: String
+    ) throws -> [PushAnswer] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT seq, version, conflicts FROM push
+                WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
+                """,
+            arguments: [listID, client, seqs.lowerBound, seqs.upperBound]
+        ).map { row in
+            let seq: Int = row[0]
+            let report: String = row[2]
+            return PushAnswer(
+                list: list, version: row[1], seq: seq, duplicate: false,
+                conflicts: try decodeConflicts(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"))
+        }
     }
 
     /// Decodes a stored conflict report.
