@@ -52,29 +52,7 @@ extension StagedChangeset {
     ///   of displaced ones; one hash per identifier.
     @inlinable
     public init(source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>]) {
-        self = Self._changesetAndPairing(source: source, target: target).changeset
-    }
-
-    /// How the diff pairs sections: first-in-first-out by identifier (the k-th source section with an
-    /// identifier is the k-th target section with it). `targetOf[s]` is the target paired with source
-    /// `s` and `sourceOf[t]` the converse, -1 when unpaired.
-    ///
-    /// Not API (package-visible: the store deletes and inserts whole sections before the element diff
-    /// is done). - Complexity: O(sections).
-    @inlinable
-    package static func _pairSections(
-        source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>]
-    ) -> (targetOf: [Int], sourceOf: [Int]) {
-        var targetOf = [Int](repeating: -1, count: source.count)
-        var sourceOf = [Int](repeating: -1, count: target.count)
-        var matcher = _FIFOMatcher<Model.DifferenceIdentifier>(targetCount: target.count, expected: target.count)
-        for t in target.indices.reversed() { matcher.addTarget(target[t].model.differenceIdentifier, at: t) }
-        for s in source.indices {
-            guard let t = matcher.take(source[s].model.differenceIdentifier) else { continue }
-            targetOf[s] = t
-            sourceOf[t] = s
-        }
-        return (targetOf, sourceOf)
+        self = Self.changesetAndPairing(source: source, target: target).changeset
     }
 
     /// The changeset and the pairing it was planned from (which source item each target item is).
@@ -85,21 +63,21 @@ extension StagedChangeset {
     /// - Parameter identifierHashes: when given, `differenceIdentifier.hashValue` of every source and
     ///   target element, flat (section after section); otherwise they are computed here.
     @inlinable
-    package static func _changesetAndPairing(
+    package static func changesetAndPairing(
         source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>],
         identifierHashes: (source: [Int], target: [Int])? = nil
-    ) -> (changeset: Self, pairing: _DiffInput) {
-        var input = _DiffInput(sourceSectionCount: source.count, targetSectionCount: target.count)
+    ) -> (changeset: Self, pairing: DiffPairing) {
+        var input = DiffPairing(sourceSectionCount: source.count, targetSectionCount: target.count)
 
         // Sections, paired first-in-first-out by identifier.
-        (input.sectionTargetOf, input.sectionSourceOf) = _pairSections(source: source, target: target)
+        (input.sectionTargetOf, input.sectionSourceOf) = DiffPairing.pairSections(source: source, target: target)
         for (t, s) in input.sectionSourceOf.enumerated() where s >= 0 {
             input.sectionChanged[t] = !target[t].model.isContentEqual(to: source[s].model)
         }
 
         // Flat offsets of elements.
-        let sourceStart = _flatStarts(source)
-        let targetStart = _flatStarts(target)
+        let sourceStart = DiffPairing.flatStarts(source)
+        let targetStart = DiffPairing.flatStarts(target)
         let total = sourceStart[source.count]
         let targetTotal = targetStart[target.count]
         precondition(total < Int(Int32.max) && targetTotal < Int(Int32.max), "a snapshot holds fewer than 2^31 elements")
@@ -193,24 +171,9 @@ extension StagedChangeset {
             }
             return stage
         })
+        input.markPlaced(by: changeset)
         return (changeset, input)
     }
-}
-
-/// The flat start offset of each section's elements, followed by the total element count.
-///
-/// Not API (package-visible: the store addresses elements by the same flat offsets).
-@inlinable
-package func _flatStarts<Model, Element>(_ sections: [ArraySection<Model, Element>]) -> [Int] {
-    var starts = [Int]()
-    starts.reserveCapacity(sections.count + 1)
-    var total = 0
-    for section in sections {
-        starts.append(total)
-        total += section.elements.count
-    }
-    starts.append(total)
-    return starts
 }
 
 /// Stores the identifier hash of every element of the chosen sections at its flat index in `hashes`.

@@ -1,39 +1,3 @@
-/// The index-level input of the diff: the pairing of sections and elements, already computed by the
-/// generic layer, in flat coordinates.
-///
-/// Not API (package-visible: the store writes rows along the same pairing).
-@usableFromInline
-package struct _DiffInput: Sendable {
-    /// For each source section, the index of its paired target section, or -1.
-    @usableFromInline package var sectionTargetOf: [Int]
-    /// For each target section, the index of its paired source section, or -1.
-    @usableFromInline package var sectionSourceOf: [Int]
-    /// For each target section, whether its content changed (meaningful for paired sections only).
-    @usableFromInline package var sectionChanged: [Bool]
-    /// Flat start offsets of the source sections' elements (count + 1 entries).
-    @usableFromInline package var sourceStart: [Int]
-    /// Flat start offsets of the target sections' elements (count + 1 entries).
-    @usableFromInline package var targetStart: [Int]
-    /// For each flat source element, the flat index of its paired target element, or -1.
-    @usableFromInline package var elementTargetOf: [Int32]
-    /// For each flat target element, the flat index of its paired source element, or -1.
-    @usableFromInline package var elementSourceOf: [Int32]
-    /// For each flat target element, whether its content changed (meaningful for paired elements only).
-    @usableFromInline package var elementChanged: [Bool]
-
-    @inlinable
-    init(sourceSectionCount: Int, targetSectionCount: Int) {
-        sectionTargetOf = [Int](repeating: -1, count: sourceSectionCount)
-        sectionSourceOf = [Int](repeating: -1, count: targetSectionCount)
-        sectionChanged = [Bool](repeating: false, count: targetSectionCount)
-        sourceStart = []
-        targetStart = []
-        elementTargetOf = []
-        elementSourceOf = []
-        elementChanged = []
-    }
-}
-
 /// One stage in index form; inserted and updated items are addressed in target coordinates, so the
 /// generic layer takes their values from the target.
 ///
@@ -71,7 +35,7 @@ internal struct _StagePlan {
 ///
 /// - Complexity: O(n + k log n) for n items and k displaced items.
 @usableFromInline
-internal func _planStages(_ input: _DiffInput) -> [_StagePlan] {
+internal func _planStages(_ input: DiffPairing) -> [_StagePlan] {
     let sourceSectionCount = input.sectionTargetOf.count
     let targetSectionCount = input.sectionSourceOf.count
 

@@ -2,7 +2,7 @@
 /// remembers where every item of the result came from: a source item (paired, perhaps updated,
 /// perhaps moved), an inserted section's element, or a value the stages placed.
 ///
-/// `Stage.apply(to:)` is one stage of it; `StagedChangeset._replay(on:merging:)` runs a whole changeset
+/// `Stage.apply(to:)` is one stage of it; `StagedChangeset.replay(on:mergeModel:merge:)` runs a whole changeset
 /// and also returns the pairing, so that a store can write the rows of a changeset it received
 /// without diffing again.
 ///
@@ -294,29 +294,28 @@ struct _StageReplay<Model: Differentiable, Element: Differentiable> {
     /// paired only between sections that are themselves paired (the others are written whole), an
     /// updated item counts as changed, and a moved or inserted one as placed.
     @inlinable
-    func pairing(target: [ArraySection<Model, Element>]) -> _ReplayedPairing {
-        var input = _DiffInput(sourceSectionCount: source.count, targetSectionCount: sections.count)
-        var sectionPlaced = [Bool](repeating: false, count: sections.count)
+    func pairing(target: [ArraySection<Model, Element>]) -> DiffPairing {
+        var input = DiffPairing(sourceSectionCount: source.count, targetSectionCount: sections.count)
         for (t, section) in sections.enumerated() {
-            sectionPlaced[t] = section.placed
+            input.sectionPlaced[t] = section.placed
             guard section.origin >= 0 else { continue }
             input.sectionSourceOf[t] = section.origin
             input.sectionTargetOf[section.origin] = t
             input.sectionChanged[t] = section.model >= 0
         }
-        input.sourceStart = _flatStarts(source)
-        input.targetStart = _flatStarts(target)
+        input.sourceStart = DiffPairing.flatStarts(source)
+        input.targetStart = DiffPairing.flatStarts(target)
         let total = input.sourceStart[source.count]
         let targetTotal = input.targetStart[target.count]
         precondition(total < Int(Int32.max) && targetTotal < Int(Int32.max), "a snapshot holds fewer than 2^31 elements")
         input.elementTargetOf = [Int32](repeating: -1, count: total)
         input.elementSourceOf = [Int32](repeating: -1, count: targetTotal)
         input.elementChanged = [Bool](repeating: false, count: targetTotal)
-        var elementPlaced = [Bool](repeating: false, count: targetTotal)
+        input.elementPlaced = [Bool](repeating: false, count: targetTotal)
         for (t, section) in sections.enumerated() {
             let start = input.targetStart[t]
             guard section.origin >= 0 else {
-                for j in start..<input.targetStart[t + 1] { elementPlaced[j] = true }
+                for j in start..<input.targetStart[t + 1] { input.elementPlaced[j] = true }
                 continue
             }
             guard let items = section.elements else {
@@ -335,34 +334,13 @@ struct _StageReplay<Model: Differentiable, Element: Differentiable> {
                     input.elementSourceOf[j] = Int32(truncatingIfNeeded: i)
                     input.elementTargetOf[i] = Int32(truncatingIfNeeded: j)
                     input.elementChanged[j] = item.value >= 0
-                    elementPlaced[j] = item.placed
+                    input.elementPlaced[j] = item.placed
                 } else {
-                    elementPlaced[j] = true
+                    input.elementPlaced[j] = true
                 }
             }
         }
-        return _ReplayedPairing(pairing: input, sectionPlaced: sectionPlaced, elementPlaced: elementPlaced)
-    }
-}
-
-/// How a replayed changeset pairs its source and its result.
-///
-/// Not API (package-visible: the store writes rows along it).
-@usableFromInline
-package struct _ReplayedPairing: Sendable {
-    /// The pairing, in the diff's form.
-    @usableFromInline package var pairing: _DiffInput
-    /// For each section of the result, whether a stage moved or inserted it.
-    @usableFromInline package var sectionPlaced: [Bool]
-    /// For each element of the result (flat), whether a stage moved or inserted it, or it has no
-    /// partner in the source.
-    @usableFromInline package var elementPlaced: [Bool]
-
-    @inlinable
-    init(pairing: _DiffInput, sectionPlaced: [Bool], elementPlaced: [Bool]) {
-        self.pairing = pairing
-        self.sectionPlaced = sectionPlaced
-        self.elementPlaced = elementPlaced
+        return input
     }
 }
 
@@ -380,10 +358,10 @@ extension StagedChangeset {
     /// - Throws: `StageApplicationError` naming the first stage that does not fit.
     /// - Complexity: O(stages × sections + touched elements + k log k).
     @inlinable
-    package func _replay(
+    package func replay(
         on source: [ArraySection<Model, Element>], mergeModel: (Model, Model) -> Model,
         merge: (Element, Element) -> Element
-    ) throws(StageApplicationError) -> (changeset: Self, result: [ArraySection<Model, Element>], pairing: _ReplayedPairing) {
+    ) throws(StageApplicationError) -> (changeset: Self, result: [ArraySection<Model, Element>], pairing: DiffPairing) {
         var replay = _StageReplay(source: source)
         var merged: [Stage<Model, Element>] = []
         merged.reserveCapacity(stages.count)

@@ -218,7 +218,7 @@ public enum StageDocument {
 
     /// Decodes a list of stages (as `decodeStages`) without a state to apply them to: updated items
     /// carry their new content under an empty id, so the caller must give them the id of the item
-    /// they update as it applies them (`StagedChangeset._replay(on:mergeModel:merge:)` does).
+    /// they update as it applies them (`StagedChangeset.replay(on:mergeModel:merge:)` does).
     ///
     /// Not API (package-visible: a replica decodes its source's journal this way and applies the
     /// stages once, to its own head).

@@ -31,7 +31,7 @@ extension Intent {
     public static func changes<Item: MergeableItem>(
         from base: [ArraySection<Item, Item>], to mine: [ArraySection<Item, Item>]
     ) -> [Intent] {
-        let (changeset, pairing) = StagedChangeset<Item, Item>._changesetAndPairing(source: base, target: mine)
+        let (changeset, pairing) = StagedChangeset<Item, Item>.changesetAndPairing(source: base, target: mine)
         let baseStart = pairing.sourceStart
         let mineStart = pairing.targetStart
 

@@ -78,15 +78,16 @@ extension Store {
                     }
                     let changesBefore = db.totalChangesCount
                     let plan: _CommitPlan
-                    var writer: _CommitWriter
+                    let whole: CommitRows.WholeSections
+                    let reservedRows: [Int64]
                     var target: [ListSection]?
                     var mergeConflicts: [Conflict]?
                     if let stages {
                         plan = try _CommitPlan.replaying(stages.json, on: head) { stages.what }
-                        writer = _CommitWriter(
-                            db: db, head: head, target: plan.target, path: path,
+                        whole = CommitRows.WholeSections(
+                            head: head, target: plan.target,
                             sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
-                        try writer.writeUnpairedSections()
+                        reservedRows = try _SQLiteCommitWriter.write(whole, db, path: path)
                     } else {
                         // The elements are diffed on another thread while sections that come or go
                         // whole are written here.
@@ -100,10 +101,10 @@ extension Store {
                         }
                         target = sections
                         let diffing = _Background { _CommitPlan.diffing(head, to: sections) }
-                        writer = _CommitWriter(db: db, head: head, target: sections, path: path)
-                        let wroteSections = Result { try writer.writeUnpairedSections() }
+                        whole = CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil)
+                        let wroteSections = Result { try _SQLiteCommitWriter.write(whole, db, path: path) }
                         plan = diffing.wait()
-                        try wroteSections.get()
+                        reservedRows = try wroteSections.get()
                     }
                     let changeset = plan.changeset
                     guard !changeset.isEmpty else {
@@ -114,10 +115,10 @@ extension Store {
                         try alsoWrite?(db, head.listID, result!)
                         return .commit
                     }
-                    let hashes = try writer.hashContents(plan.pairing)
-                    let newHead = try writer.write(
-                        plan, hashes: hashes, list: list, committedAt: _Time.iso8601(Date()), author: author,
-                        message: message)
+                    let rows = try CommitRows(
+                        plan, whole: whole, reservedRows: reservedRows, head: head, list: list,
+                        committedAt: _Time.iso8601(Date()), author: author, message: message)
+                    let newHead = try _SQLiteCommitWriter.write(rows, db, head: head, path: path)
                     result = CommitResult(
                         list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: newHead.digest,
                         stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset,

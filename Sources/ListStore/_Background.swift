@@ -21,9 +21,10 @@ final class _Background<Result: Sendable>: @unchecked Sendable {
         done.signal()
     }
 
-    /// Waits for the result.
+    /// Waits for the result (any number of times, from any thread).
     func wait() -> Result {
         done.wait()
+        defer { done.signal() }
         return result!
     }
 }

@@ -10,11 +10,8 @@ import ListJSON
 struct _CommitPlan: Sendable {
     let target: [ListSection]
     let changeset: ListChangeset
-    let pairing: _DiffInput
-    /// For each target section, whether the changeset moves or inserts it.
-    let sectionPlaced: [Bool]
-    /// For each target element (flat), whether the changeset moves or inserts it.
-    let elementPlaced: [Bool]
+    /// Which head item each target item is, and which ones the changeset places.
+    let pairing: DiffPairing
     /// The target's identifier hashes, when the diff computed them (kept in the new head for the
     /// next diff).
     let targetIDHashes: [Int]?
@@ -26,20 +23,10 @@ struct _CommitPlan: Sendable {
     static func diffing(_ head: _Head, to target: [ListSection]) -> _CommitPlan {
         let sourceIDHashes = head.elementIDHashes ?? _IdentifierHashes.of(head.sections)
         let targetIDHashes = _IdentifierHashes.of(target)
-        let (changeset, pairing) = ListChangeset._changesetAndPairing(
+        let (changeset, pairing) = ListChangeset.changesetAndPairing(
             source: head.sections, target: target, identifierHashes: (sourceIDHashes, targetIDHashes))
-        let targetStart = pairing.targetStart
-        var sectionPlaced = [Bool](repeating: false, count: target.count)
-        var elementPlaced = [Bool](repeating: false, count: targetStart.last ?? 0)
-        for stage in changeset {
-            for insertion in stage.sectionInserted { sectionPlaced[insertion.index] = true }
-            for move in stage.sectionMoved { sectionPlaced[move.to] = true }
-            for move in stage.elementMoved { elementPlaced[targetStart[move.to.section] + move.to.element] = true }
-            for change in stage.elementInserted { elementPlaced[targetStart[change.path.section] + change.path.element] = true }
-        }
         return _CommitPlan(
-            target: target, changeset: changeset, pairing: pairing, sectionPlaced: sectionPlaced,
-            elementPlaced: elementPlaced, targetIDHashes: targetIDHashes,
+            target: target, changeset: changeset, pairing: pairing, targetIDHashes: targetIDHashes,
             stagesJSON: _Background { changeset.isEmpty ? [] : changeset.stagesJSON })
     }
 
@@ -49,18 +36,16 @@ struct _CommitPlan: Sendable {
     /// - Throws: `.invalidEdit` when the JSON is not a list of stages or they do not apply to the head.
     /// - Complexity: O(stages × sections + touched elements + k log k).
     static func replaying(_ stagesJSON: [UInt8], on head: _Head, describedAs what: () -> String) throws -> _CommitPlan {
-        let replayed: (changeset: ListChangeset, result: [ListSection], pairing: _ReplayedPairing)
+        let replayed: (changeset: ListChangeset, result: [ListSection], pairing: DiffPairing)
         do {
             let stages = try StageDocument._decodeStagesWithoutIDs(try JSONParser().parse(stagesJSON), as: ListItem.self)
-            replayed = try stages._replay(
+            replayed = try stages.replay(
                 on: head.sections, mergeModel: { old, new in ListItem(id: old.id, content: new.content) },
                 merge: { old, new in ListItem(id: old.id, content: new.content) })
         } catch {
             throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
         }
         return _CommitPlan(
-            target: replayed.result, changeset: replayed.changeset, pairing: replayed.pairing.pairing,
-            sectionPlaced: replayed.pairing.sectionPlaced, elementPlaced: replayed.pairing.elementPlaced,
-            targetIDHashes: nil, stagesJSON: _Background(finished: replayed.changeset.isEmpty ? [] : stagesJSON))
+            target: replayed.result, changeset: replayed.changeset, pairing: replayed.pairing, targetIDHashes: nil, stagesJSON: _Background(finished: replayed.changeset.isEmpty ? [] : stagesJSON))
     }
 }

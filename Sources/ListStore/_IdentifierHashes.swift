@@ -5,7 +5,7 @@ enum _IdentifierHashes {
     /// `differenceIdentifier.hashValue` of every element of `sections`, flat (section after section).
     /// - Complexity: O(n) for n elements, split between two threads from 4,096 elements on.
     static func of(_ sections: [ListSection]) -> [Int] {
-        let starts = _flatStarts(sections)
+        let starts = DiffPairing.flatStarts(sections)
         let total = starts[sections.count]
         return _TwoThreads.array(count: total, threshold: 4096) { (range, base: UnsafeMutablePointer<Int>) in
             var s = 0

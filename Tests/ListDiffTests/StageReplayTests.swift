@@ -2,7 +2,7 @@ import ListDiff
 import ListDiffTestSupport
 import Testing
 
-/// `_replay(on:mergeModel:merge:)`, which a replica uses to write its source's changesets without
+/// `replay(on:mergeModel:merge:)`, which a replica uses to write its source's changesets without
 /// diffing again: over random pairs it reaches the target, its pairing is a valid pairing with as
 /// many pairs as the diff's, and updates that carry only new contents are merged into the items
 /// they update.
@@ -11,14 +11,16 @@ import Testing
 
     private func check(_ source: TestSnapshot, _ target: TestSnapshot, seed: UInt64) throws {
         let changeset = StagedChangeset(source: source, target: target)
-        let (diffed, diffPairing) = StagedChangeset._changesetAndPairing(source: source, target: target)
+        let (diffed, diffPairing) = StagedChangeset.changesetAndPairing(source: source, target: target)
         #expect(diffed == changeset)
 
-        let replayed = try changeset._replay(on: source, mergeModel: { $1 }, merge: { $1 })
+        let replayed = try changeset.replay(on: source, mergeModel: { $1 }, merge: { $1 })
         #expect(replayed.result == target, "seed \(seed)")
         #expect(replayed.changeset == changeset, "seed \(seed)")
 
-        let pairing = replayed.pairing.pairing
+        let pairing = replayed.pairing
+        #expect(pairing.invariantViolation() == nil, "seed \(seed)")
+        #expect(diffPairing.invariantViolation() == nil, "seed \(seed)")
         #expect(pairing.sourceStart == diffPairing.sourceStart && pairing.targetStart == diffPairing.targetStart)
         // Sections: a pairing of equal ids, as many pairs as the diff's, changed where contents differ.
         #expect(pairing.sectionSourceOf.filter { $0 >= 0 }.count == diffPairing.sectionSourceOf.filter { $0 >= 0 }.count)
@@ -46,6 +48,11 @@ import Testing
             for change in stage.elementInserted { placed.insert(pairing.targetStart[change.path.section] + change.path.element) }
         }
         for j in placed { #expect(replayed.pairing.elementPlaced[j], "seed \(seed)") }
+        // The diff marks placed exactly what it places, and every element of a new section.
+        for j in diffPairing.elementPlaced.indices {
+            let new = diffPairing.sectionSourceOf[diffPairing.targetSection(containing: j)] < 0
+            #expect(diffPairing.elementPlaced[j] == (placed.contains(j) || new), "seed \(seed)")
+        }
 
         // Updates without ids, merged into the items they update, give the same result.
         let anonymous = StagedChangeset(stages: changeset.stages.map { stage in
@@ -54,7 +61,7 @@ import Testing
             for k in stage.elementUpdated.indices { stage.elementUpdated[k].element.id = "" }
             return stage
         })
-        let merged = try anonymous._replay(
+        let merged = try anonymous.replay(
             on: source, mergeModel: { TestItem($0.id, $1.content) }, merge: { TestItem($0.id, $1.content) })
         #expect(merged.result == target, "seed \(seed)")
         #expect(merged.changeset == changeset, "seed \(seed)")
@@ -77,7 +84,7 @@ import Testing
         var bad = Stage<TestItem, TestItem>()
         bad.elementUpdated = [.init(path: ElementPath(section: 0, element: 1), element: TestItem("b", 2))]
         #expect {
-            try StagedChangeset(stages: [fine, bad])._replay(on: source, mergeModel: { $1 }, merge: { $1 })
+            try StagedChangeset(stages: [fine, bad]).replay(on: source, mergeModel: { $1 }, merge: { $1 })
         } throws: { error in
             (error as? StageApplicationError).map { $0.reason == .indexOutOfRange && $0.stage == 1 } ?? false
         }
@@ -98,12 +105,13 @@ import Testing
         second.sectionInserted = [.init(index: 1, section: ArraySection(model: TestItem("new"), elements: []))]
         var third = Stage<TestItem, TestItem>()
         third.elementMoved = [Move(from: ElementPath(section: 0, element: 0), to: ElementPath(section: 1, element: 0))]
-        let replayed = try StagedChangeset(stages: [first, second, third])._replay(on: source, mergeModel: { $1 }, merge: { $1 })
+        let replayed = try StagedChangeset(stages: [first, second, third]).replay(on: source, mergeModel: { $1 }, merge: { $1 })
         #expect(replayed.result == [
             ArraySection(model: TestItem("keep"), elements: [TestItem("a")]),
             ArraySection(model: TestItem("new"), elements: [TestItem("b")]),
         ])
-        let pairing = replayed.pairing.pairing
+        let pairing = replayed.pairing
+        #expect(pairing.invariantViolation() == nil)
         #expect(pairing.sectionSourceOf == [1, -1])
         #expect(pairing.elementSourceOf == [-1, -1])  // "a" came from the deleted section, "b" went to a new one
         #expect(pairing.elementTargetOf == [-1, -1])

@@ -1,0 +1,182 @@
+import ListDiff
+import ListDiffTestSupport
+import ListJSON
+import ListStoreTestSupport
+import Testing
+
+@testable import ListStore
+
+/// `CommitRows` without a database: written into an in-memory table (keyed, like the store's, by
+/// section row and position), the rows of random commits give every target back, never write over
+/// a row that is there, leave unchanged items untouched, and predict the head the table then holds.
+@Suite struct CommitRowsTests {
+    /// A list's rows: sections by row id, elements by (section row, position).
+    struct Table {
+        var sections: [Int64: (position: Int64, item: ListItem, hash: ContentHash)] = [:]
+        var elements: [CommitRows.Slot: (item: ListItem, hash: ContentHash)] = [:]
+        var nextRow: Int64 = 1
+        var writes = 0
+
+        /// The head the rows hold, read in position order.
+        func head(version: Int, digest: ListDigest) -> _Head {
+            var head = _Head.empty
+            head.version = version
+            head.digest = digest
+            for (row, section) in sections.sorted(by: { $0.value.position < $1.value.position }) {
+                head.sectionRows.append(row)
+                head.sectionPositions.append(section.position)
+                head.sectionHashes.append(section.hash)
+                let elements = elements.filter { $0.key.section == row }.sorted { $0.key.position < $1.key.position }
+                head.sections.append(ListSection(model: section.item, elements: elements.map(\.value.item)))
+                head.elementPositions.append(contentsOf: elements.map(\.key.position))
+                head.elementHashes.append(contentsOf: elements.map(\.value.hash))
+            }
+            return head
+        }
+
+        mutating func insert(_ slot: CommitRows.Slot, _ item: ListItem, _ hash: ContentHash) {
+            #expect(elements[slot] == nil, "an insert over a row at \(slot)")
+            elements[slot] = (item, hash)
+            writes += 1
+        }
+
+        mutating func write(_ whole: CommitRows.WholeSections) -> [Int64] {
+            for row in whole.deletedSectionRows {
+                #expect(sections.removeValue(forKey: row) != nil)
+                elements = elements.filter { $0.key.section != row }
+                writes += 1
+            }
+            var rows: [Int64] = []
+            for (k, t) in whole.insertedSections.enumerated() {
+                let row = nextRow
+                nextRow += 1
+                rows.append(row)
+                let positions = Array(whole.elementPositions(ofInserted: k))
+                let hashes = Array(whole.elementHashes(ofInserted: k))
+                for (e, element) in whole.target[t].elements.enumerated() {
+                    insert(CommitRows.Slot(section: row, position: positions[e]), element, hashes[e])
+                }
+            }
+            return rows
+        }
+
+        mutating func write(_ rows: CommitRows) {
+            for slot in rows.deletedElements {
+                #expect(elements.removeValue(forKey: slot) != nil)
+                writes += 1
+            }
+            for section in rows.insertedSections {
+                #expect(sections[section.row] == nil)
+                sections[section.row] = (section.position, rows.target[section.target].model, rows.sectionHashes[section.target])
+                writes += 1
+            }
+            for section in rows.updatedSections {
+                #expect(sections[section.row] != nil)
+                sections[section.row] = (section.position, rows.target[section.target].model, rows.sectionHashes[section.target])
+                writes += 1
+            }
+            for element in rows.insertedElements {
+                insert(element.slot, rows.target[element.section].elements[element.element], rows.elementHashes[element.flat])
+            }
+            for element in rows.updatedElements {
+                #expect(elements[element.slot] != nil)
+                elements[element.slot] = (rows.target[element.section].elements[element.element], rows.elementHashes[element.flat])
+                writes += 1
+            }
+            for element in rows.movedElements {
+                let moved = elements.removeValue(forKey: element.from!)
+                #expect(moved != nil)
+                let item = element.contentChanged ? rows.target[element.section].elements[element.element] : moved!.item
+                let hash = element.contentChanged ? rows.elementHashes[element.flat] : moved!.hash
+                insert(element.slot, item, hash)
+            }
+        }
+    }
+
+    /// Commits `target` onto the table's head the way an engine does; returns the predicted head.
+    private func commit(_ target: [ListSection], onto head: _Head, table: inout Table) throws -> (_Head, CommitRows)? {
+        let plan = _CommitPlan.diffing(head, to: target)
+        guard !plan.changeset.isEmpty else { return nil }
+        #expect(plan.pairing.invariantViolation() == nil)
+        let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: nil)
+        let reserved = table.write(whole)
+        let rows = try CommitRows(
+            plan, whole: whole, reservedRows: reserved, head: head, list: "l", committedAt: "now", author: nil, message: nil)
+        table.write(rows)
+        return (rows.head(listID: 1), rows)
+    }
+
+    @Test func randomCommitsWriteEveryTargetAndPredictTheHead() throws {
+        for seed in UInt64(1)...400 {
+            var random = RandomSnapshots(seed: seed, duplicates: seed % 3 == 0)
+            var table = Table()
+            var head = _Head.empty
+            var current = random.snapshot(maxSections: 4, maxElements: 6)
+            for step in 0..<8 {
+                let target = listSections(current)
+                if let (predicted, rows) = try commit(target, onto: head, table: &table) {
+                    let read = table.head(version: predicted.version, digest: predicted.digest)
+                    #expect(read.sections == target, "seed \(seed) step \(step)")
+                    #expect(predicted.digest == ListDigest.of(target), "seed \(seed) step \(step)")
+                    #expect(rows.journal.version == head.version + 1 && rows.journal.parentVersion == head.version)
+                    #expect(read.sectionRows == predicted.sectionRows, "seed \(seed) step \(step)")
+                    #expect(read.sectionPositions == predicted.sectionPositions, "seed \(seed) step \(step)")
+                    #expect(read.elementPositions == predicted.elementPositions, "seed \(seed) step \(step)")
+                    #expect(read.elementHashes == predicted.elementHashes, "seed \(seed) step \(step)")
+                    #expect(read.sectionHashes == predicted.sectionHashes, "seed \(seed) step \(step)")
+                    head = predicted
+                } else {
+                    #expect(target == head.sections, "seed \(seed) step \(step)")
+                }
+                current = random.edit(current, intensity: [0.05, 0.3, 1.0][step % 3])
+            }
+        }
+    }
+
+    @Test func anUnchangedItemIsNotWrittenAndOneUpdateIsOneRow() throws {
+        var table = Table()
+        let first = linearList(1_000)
+        let (head, _) = try #require(try commit(first, onto: .empty, table: &table))
+        var second = first
+        second[0].elements[500] = ListItem(id: second[0].elements[500].id, json: JSONValue(1))
+        table.writes = 0
+        let (_, rows) = try #require(try commit(second, onto: head, table: &table))
+        #expect(table.writes == 1)
+        #expect(rows.updatedElements.map(\.flat) == [500])
+        #expect(rows.movedElements.isEmpty && rows.insertedElements.isEmpty && rows.deletedElements.isEmpty)
+        #expect(rows.updatedSections.isEmpty && rows.insertedSections.isEmpty)
+    }
+
+    @Test func aMoveIsOneRowThatKeepsItsContent() throws {
+        var table = Table()
+        let first = linearList(100)
+        let (head, _) = try #require(try commit(first, onto: .empty, table: &table))
+        var second = first
+        let moved = second[0].elements.remove(at: 10)
+        second[0].elements.insert(moved, at: 90)
+        table.writes = 0
+        let (_, rows) = try #require(try commit(second, onto: head, table: &table))
+        #expect(rows.movedElements.count == 1 && rows.movedElements[0].contentChanged == false)
+        #expect(table.writes == 1)
+    }
+
+    @Test func contentThatIsNotCanonicalJSONIsRejectedInDocumentOrder() throws {
+        var table = Table()
+        let (head, _) = try #require(try commit(linearList(3), onto: .empty, table: &table))
+        var target = head.sections
+        target[0].elements[2] = ListItem(id: "x", content: Array("{ }".utf8))
+        target.append(ListSection(model: ListItem(id: "new"), elements: [ListItem(id: "y", content: Array("[1 ]".utf8))]))
+        let plan = _CommitPlan.diffing(head, to: target)
+        let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: nil)
+        #expect(whole.failure != nil)
+        #expect(throws: StoreError.self) {
+            try CommitRows(plan, whole: whole, reservedRows: [99], head: head, list: "l", committedAt: "now", author: nil, message: nil)
+        }
+        do {
+            _ = try CommitRows(plan, whole: whole, reservedRows: [99], head: head, list: "l", committedAt: "now", author: nil, message: nil)
+        } catch let error as StoreError {
+            #expect(error.code == .invalidSnapshot)
+            #expect(error.message.contains("sections[0].elements[2]"))
+        }
+    }
+}
