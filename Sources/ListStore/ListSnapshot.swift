@@ -1,3 +1,5 @@
+import ListJSON
+
 /// A version of a list: its sections and elements, with the version's number and digest.
 public struct ListSnapshot: Sendable, Hashable {
     /// The list.
@@ -28,23 +30,20 @@ public struct ListSnapshot: Sendable, Hashable {
     /// ```
     /// - Complexity: O(total size of ids and contents); contents are copied as stored.
     public var documentJSON: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(elementCount * 32 + 256)
-        out.append(contentsOf: "{\"digest\":".utf8)
-        _StageEncoder.writeString(digest.hex, &out)
-        out.append(contentsOf: ",\"list\":".utf8)
-        _StageEncoder.writeString(list, &out)
-        out.append(contentsOf: ",\"schemaVersion\":1,\"sections\":[".utf8)
-        for (s, section) in sections.enumerated() {
-            if s > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "{"))
-            _StageEncoder.writeSectionMembers(section, &out)
-            out.append(UInt8(ascii: "}"))
+        var writer = JSONWriter(capacity: elementCount * 32 + 256)
+        writer.object { w in
+            w.key("digest")
+            w.string(digest.hex)
+            w.key("list")
+            w.string(list)
+            w.key("schemaVersion")
+            w.int(1)
+            w.key("sections")
+            w.sections(sections)
+            w.key("version")
+            w.int(version)
         }
-        out.append(contentsOf: "],\"version\":".utf8)
-        _StageEncoder.writeInt(version, &out)
-        out.append(UInt8(ascii: "}"))
-        return out
+        return writer.bytes
     }
 }
 
