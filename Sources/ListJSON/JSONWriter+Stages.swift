@@ -33,12 +33,9 @@ extension JSONWriter {
                 w.object { w in
                     w.key("content")
                     change.element.writeContent(to: &w)
-                    w.key("element")
-                    w.int(change.path.element)
-                    w.key("id")
-                    w.string(change.element.documentID)
-                    w.key("section")
-                    w.int(change.path.section)
+                    w.member("element", change.path.element)
+                    w.member("id", change.element.documentID)
+                    w.member("section", change.path.section)
                 }
             }
             w.nonEmpty("elementMoved", stage.elementMoved) { w, move in
@@ -53,34 +50,28 @@ extension JSONWriter {
                 w.object { w in
                     w.key("content")
                     change.element.writeContent(to: &w)
-                    w.key("element")
-                    w.int(change.path.element)
-                    w.key("section")
-                    w.int(change.path.section)
+                    w.member("element", change.path.element)
+                    w.member("section", change.path.section)
                 }
             }
             w.nonEmpty("sectionDeleted", stage.sectionDeleted) { w, index in w.int(index) }
             w.nonEmpty("sectionInserted", stage.sectionInserted) { w, insertion in
                 w.object { w in
                     w.sectionMembers(insertion.section)
-                    w.key("index")
-                    w.int(insertion.index)
+                    w.member("index", insertion.index)
                 }
             }
             w.nonEmpty("sectionMoved", stage.sectionMoved) { w, move in
                 w.object { w in
-                    w.key("from")
-                    w.int(move.from)
-                    w.key("to")
-                    w.int(move.to)
+                    w.member("from", move.from)
+                    w.member("to", move.to)
                 }
             }
             w.nonEmpty("sectionUpdated", stage.sectionUpdated) { w, update in
                 w.object { w in
                     w.key("content")
                     update.model.writeContent(to: &w)
-                    w.key("index")
-                    w.int(update.index)
+                    w.member("index", update.index)
                 }
             }
         }
@@ -98,8 +89,7 @@ extension JSONWriter {
         section.model.writeContent(to: &self)
         key("elements")
         array(section.elements) { w, element in w.item(element) }
-        key("id")
-        string(section.model.documentID)
+        member("id", section.model.documentID)
     }
 
     /// `{"content":…,"id":…}`.
@@ -107,18 +97,15 @@ extension JSONWriter {
         object { w in
             w.key("content")
             item.writeContent(to: &w)
-            w.key("id")
-            w.string(item.documentID)
+            w.member("id", item.documentID)
         }
     }
 
     /// `{"element":…,"section":…}`.
     @inlinable package mutating func path(_ path: ElementPath) {
         object { w in
-            w.key("element")
-            w.int(path.element)
-            w.key("section")
-            w.int(path.section)
+            w.member("element", path.element)
+            w.member("section", path.section)
         }
     }
 

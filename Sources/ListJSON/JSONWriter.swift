@@ -104,6 +104,30 @@ package struct JSONWriter {
         #endif
     }
 
+    /// `"name":value`: a key and its integer.
+    @inlinable package mutating func member(_ name: StaticString, _ value: Int) {
+        key(name)
+        int(value)
+    }
+
+    /// `"name":"value"`: a key and its string.
+    @inlinable package mutating func member(_ name: StaticString, _ value: String) {
+        key(name)
+        string(value)
+    }
+
+    /// `"name":true|false`: a key and its boolean.
+    @inlinable package mutating func member(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bool(value)
+    }
+
+    /// `"name":value`: a key and any JSON value.
+    @inlinable package mutating func member(_ name: StaticString, _ value: JSONValue) {
+        key(name)
+        self.value(value)
+    }
+
     #if DEBUG
         @usableFromInline mutating func checkOrder(_ key: [UInt8]) {
             guard let last = lastKeys.indices.last else { return }
@@ -278,7 +302,6 @@ extension JSONWriter {
 
     /// `"schemaVersion":1`, the member every document of DESIGN §3 has.
     @inlinable package mutating func schemaVersion() {
-        key("schemaVersion")
-        int(1)
+        member("schemaVersion", 1)
     }
 }

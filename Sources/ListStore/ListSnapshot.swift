@@ -32,16 +32,12 @@ public struct ListSnapshot: Sendable, Hashable {
     public var documentJSON: [UInt8] {
         var writer = JSONWriter(capacity: elementCount * 32 + 256)
         writer.object { w in
-            w.key("digest")
-            w.string(digest.hex)
-            w.key("list")
-            w.string(list)
-            w.key("schemaVersion")
-            w.int(1)
+            w.member("digest", digest.hex)
+            w.member("list", list)
+            w.member("schemaVersion", 1)
             w.key("sections")
             w.sections(sections)
-            w.key("version")
-            w.int(version)
+            w.member("version", version)
         }
         return writer.bytes
     }

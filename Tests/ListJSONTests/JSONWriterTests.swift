@@ -90,10 +90,9 @@ private struct StoredItem: JSONWritableItem {
                 w.fragment(Array("[1,{\"x\":2}]".utf8))
                 w.string("q\"\\\u{0}\u{1F}\n\té🙂")
             }
-            w.key("b\u{0}")
+            w.key("b\u{0}" as String)  // a key that needs escaping
             w.int(-3)
-            w.key("c")
-            w.value(["z": 1, "y": [true]])
+            w.member("c", ["z": 1, "y": [true]])
             w.schemaVersion()
         }
         #expect(String(decoding: bytes, as: UTF8.self)
@@ -128,13 +127,11 @@ private struct StoredItem: JSONWritableItem {
 
             let document = StageDocument.encode(changeset, extraFields: ["list": "l", "schemaVersion": 1, "version": 3])
             let spliced = JSONWriter.object { w in
-                w.key("list")
-                w.string("l")
+                w.member("list", "l")
                 w.schemaVersion()
                 w.key("stages")
                 w.fragment(copies.bytes)
-                w.key("version")
-                w.int(3)
+                w.member("version", 3)
             }
             #expect(spliced == document.serializedBytes(), "round \(round)")
             #expect(try StageDocument.decodeStages(try JSONValue(parsing: spliced), applyingTo: source).result == target)

@@ -65,15 +65,12 @@ struct DiffCommand: ParsableCommand {
                 }
                 if json {
                     let out = JSONWriter.object { w in
-                        w.key("fromVersion")
-                        w.int(from.version)
-                        w.key("list")
-                        w.string(list)
+                        w.member("fromVersion", from.version)
+                        w.member("list", list)
                         w.schemaVersion()
                         w.key("stages")
                         w.stages(changeset.stages)
-                        w.key("toVersion")
-                        w.int(to.version)
+                        w.member("toVersion", to.version)
                     }
                     Terminal.out(String(decoding: out, as: UTF8.self) + "\n")
                 } else {
