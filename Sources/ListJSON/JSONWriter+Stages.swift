@@ -29,15 +29,7 @@ extension JSONWriter {
     @inlinable package mutating func stage<Item: JSONWritableItem>(_ stage: Stage<Item, Item>) {
         object { w in
             w.nonEmpty("elementDeleted", stage.elementDeleted) { w, path in w.path(path) }
-            w.nonEmpty("elementInserted", stage.elementInserted) { w, change in
-                w.object { w in
-                    w.key("content")
-                    change.element.writeContent(to: &w)
-                    w.member("element", change.path.element)
-                    w.member("id", change.element.documentID)
-                    w.member("section", change.path.section)
-                }
-            }
+            w.nonEmpty("elementInserted", stage.elementInserted) { w, change in w.elementChange(change, id: true) }
             w.nonEmpty("elementMoved", stage.elementMoved) { w, move in
                 w.object { w in
                     w.key("from")
@@ -46,14 +38,7 @@ extension JSONWriter {
                     w.path(move.to)
                 }
             }
-            w.nonEmpty("elementUpdated", stage.elementUpdated) { w, change in
-                w.object { w in
-                    w.key("content")
-                    change.element.writeContent(to: &w)
-                    w.member("element", change.path.element)
-                    w.member("section", change.path.section)
-                }
-            }
+            w.nonEmpty("elementUpdated", stage.elementUpdated) { w, change in w.elementChange(change, id: false) }
             w.nonEmpty("sectionDeleted", stage.sectionDeleted) { w, index in w.int(index) }
             w.nonEmpty("sectionInserted", stage.sectionInserted) { w, insertion in
                 w.object { w in
@@ -74,6 +59,18 @@ extension JSONWriter {
                     w.member("index", update.index)
                 }
             }
+        }
+    }
+
+    /// `{"content":…,"element":…,"id":…,"section":…}`, without `id` for an update (its id is the
+    /// updated item's).
+    @inlinable mutating func elementChange<Item: JSONWritableItem>(_ change: Stage<Item, Item>.ElementChange, id: Bool) {
+        object { w in
+            w.key("content")
+            change.element.writeContent(to: &w)
+            w.member("element", change.path.element)
+            if id { w.member("id", change.element.documentID) }
+            w.member("section", change.path.section)
         }
     }
 
