@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ListJSON", targets: ["ListJSON"]),
         .library(name: "ListMerge", targets: ["ListMerge"]),
         .library(name: "ListStore", targets: ["ListStore"]),
+        .library(name: "ListStoreWire", targets: ["ListStoreWire"]),
         .library(name: "ListSync", targets: ["ListSync"]),
         .library(name: "ListStoreServer", targets: ["ListStoreServer"]),
         .executable(name: "liststore", targets: ["ListStoreCLI"]),
@@ -45,15 +46,18 @@ let package = Package(
             dependencies: [
                 "ListDiff", "ListJSON", "ListMerge", "ListStoreMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The documents of the journal over HTTP (DESIGN §3), shared by the server and its clients.
+        .target(name: "ListStoreWire", dependencies: ["ListJSON", "ListMerge", "ListStore"]),
         // Consumers: cursors, live changes, replicas, resync.
-        .target(name: "ListSync", dependencies: ["ListDiff", "ListJSON", "ListMerge", "ListStore"]),
+        .target(name: "ListSync", dependencies: ["ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreWire"]),
         .executableTarget(
             name: "ListStoreCLI",
             dependencies: [
-                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListSync",
+                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreWire", "ListSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/liststore"
@@ -63,7 +67,7 @@ let package = Package(
         .target(
             name: "ListStoreServer",
             dependencies: [
-                "ListDiff", "ListJSON", "ListStore", "ListSync",
+                "ListDiff", "ListJSON", "ListStore", "ListStoreWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -80,7 +84,6 @@ let package = Package(
             dependencies: [
                 "ListStore", "ListStoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tools/liststore-server"
@@ -88,7 +91,7 @@ let package = Package(
         // Test support (not a product): an independent batch-update validator and generators.
         .target(name: "ListDiffTestSupport", dependencies: ["ListDiff"], path: "Tests/ListDiffTestSupport"),
         .target(
-            name: "ListStoreTestSupport", dependencies: ["ListStore", "ListDiff", "ListDiffTestSupport"],
+            name: "ListStoreTestSupport", dependencies: ["ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport"],
             path: "Tests/ListStoreTestSupport"),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListDiffTestSupport"]),
         .testTarget(name: "ListJSONTests", dependencies: ["ListJSON", "ListDiff", "ListDiffTestSupport"]),
@@ -96,22 +99,28 @@ let package = Package(
         .testTarget(
             name: "ListStoreTests",
             dependencies: [
-                "ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport", "ListStoreTestSupport",
+                "ListStore", "ListDiff", "ListJSON", "ListMerge", "ListDiffTestSupport", "ListStoreTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "ListSyncTests", dependencies: ["ListSync", "ListStore", "ListDiff", "ListDiffTestSupport", "ListStoreTestSupport"]),
+        .testTarget(
+            name: "ListSyncTests",
+            dependencies: [
+                "ListSync", "ListStoreWire", "ListStore", "ListMerge", "ListJSON", "ListDiff", "ListDiffTestSupport",
+                "ListStoreTestSupport",
+            ]),
         .testTarget(
             name: "ListStoreCLITests",
             dependencies: [
-                "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListSync", "ListJSON", "ListDiff", "ListDiffTestSupport",
+                "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListJSON", "ListDiff", "ListDiffTestSupport",
                 "ListStoreTestSupport",
             ]),
         .testTarget(
             name: "ListStoreServerTests",
             dependencies: [
-                "ListStoreServer", "ListStoreServerTool", "ListStore", "ListSync", "ListJSON", "ListDiff",
+                "ListStoreServer", "ListStoreServerTool", "ListStore", "ListStoreWire", "ListSync", "ListJSON", "ListDiff",
                 "ListDiffTestSupport", "ListStoreTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -78,59 +78,26 @@ public struct SnapshotDocument: Hashable, Sendable {
     /// `serializedBytes(extraFields:)`).
     /// - Complexity: O(size of the output), amortised.
     public func serialize(into output: inout [UInt8], extraFields: JSONObject = JSONObject()) {
-        output.append(UInt8(ascii: "{"))
-        var first = true
-        var sectionsWritten = false
-        func separate() {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
-        }
-        func writeSections() {
-            separate()
-            output.append(contentsOf: #""sections":["#.utf8)
-            for (s, section) in sections.enumerated() {
-                if s > 0 { output.append(UInt8(ascii: ",")) }
-                output.append(contentsOf: #"{"content":"#.utf8)
-                section.model.content.serialize(into: &output)
-                output.append(contentsOf: #","elements":["#.utf8)
-                for (e, element) in section.elements.enumerated() {
-                    if e > 0 { output.append(UInt8(ascii: ",")) }
-                    output.append(contentsOf: #"{"content":"#.utf8)
-                    element.content.serialize(into: &output)
-                    output.append(contentsOf: #","id":"#.utf8)
-                    JSONValue.serializeString(element.id, into: &output)
-                    output.append(UInt8(ascii: "}"))
-                }
-                output.append(contentsOf: #"],"id":"#.utf8)
-                JSONValue.serializeString(section.model.id, into: &output)
-                output.append(UInt8(ascii: "}"))
-            }
-            output.append(UInt8(ascii: "]"))
-            sectionsWritten = true
-        }
-        for member in extraFields.members {
-            let order = _UTF8Bytes.compare(member.key, "sections")
-            if order == 0 { continue }
-            if order > 0 && !sectionsWritten { writeSections() }
-            separate()
-            JSONValue.serializeString(member.key, into: &output)
-            output.append(UInt8(ascii: ":"))
-            member.value.serialize(into: &output)
-        }
-        if !sectionsWritten { writeSections() }
-        output.append(UInt8(ascii: "}"))
+        var writer = JSONWriter()
+        swap(&writer.bytes, &output)
+        writer.object { w in w.members(of: extraFields, adding: "sections") { w in w.sections(sections) } }
+        swap(&writer.bytes, &output)
     }
 
     /// The `sections` array of a document: `[{"content": …, "elements": [{"content": …, "id": …}],
     /// "id": …}]`.
     /// - Complexity: O(n) in the number of sections and elements.
     public static func sectionsValue(_ sections: [JSONSection]) -> JSONValue {
-        .array(sections.map(_Encode.section))
+        var writer = JSONWriter()
+        writer.sections(sections)
+        return writer.parsedValue
     }
 
     /// One section as `{"content": …, "elements": […], "id": …}`.
     public static func sectionValue(_ section: JSONSection) -> JSONValue {
-        _Encode.section(section)
+        var writer = JSONWriter()
+        writer.object { w in w.sectionMembers(section) }
+        return writer.parsedValue
     }
 
     /// Decodes one section `{"id": …, "content": …, "elements": […]}`.

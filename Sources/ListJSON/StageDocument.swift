@@ -28,48 +28,17 @@ public enum StageDocument {
     /// gives `{}`.
     /// - Complexity: O(operations + elements of inserted sections).
     public static func encode(_ stage: JSONStage) -> JSONValue {
-        var members: [_JSONMember] = []
-        func add(_ key: String, _ values: [JSONValue]) {
-            if !values.isEmpty { members.append(_JSONMember(key, .array(values))) }
-        }
-        // Keys in code point order.
-        add("elementDeleted", stage.elementDeleted.map(_Encode.path))
-        add("elementInserted", stage.elementInserted.map { change in
-            .object(JSONObject(sortedUniqueMembers: [
-                .init("content", change.element.content), .init("element", JSONValue(change.path.element)),
-                .init("id", .string(change.element.id)), .init("section", JSONValue(change.path.section)),
-            ]))
-        })
-        add("elementMoved", stage.elementMoved.map { move in
-            .object(JSONObject(sortedUniqueMembers: [.init("from", _Encode.path(move.from)), .init("to", _Encode.path(move.to))]))
-        })
-        add("elementUpdated", stage.elementUpdated.map { change in
-            .object(JSONObject(sortedUniqueMembers: [
-                .init("content", change.element.content), .init("element", JSONValue(change.path.element)),
-                .init("section", JSONValue(change.path.section)),
-            ]))
-        })
-        add("sectionDeleted", stage.sectionDeleted.map { JSONValue($0) })
-        add("sectionInserted", stage.sectionInserted.map { insertion in
-            .object(JSONObject(sortedUniqueMembers: [
-                .init("content", insertion.section.model.content),
-                .init("elements", .array(insertion.section.elements.map(\.jsonValue))),
-                .init("id", .string(insertion.section.model.id)), .init("index", JSONValue(insertion.index)),
-            ]))
-        })
-        add("sectionMoved", stage.sectionMoved.map { move in
-            .object(JSONObject(sortedUniqueMembers: [.init("from", JSONValue(move.from)), .init("to", JSONValue(move.to))]))
-        })
-        add("sectionUpdated", stage.sectionUpdated.map { update in
-            .object(JSONObject(sortedUniqueMembers: [.init("content", update.model.content), .init("index", JSONValue(update.index))]))
-        })
-        return .object(JSONObject(sortedUniqueMembers: members))
+        var writer = JSONWriter()
+        writer.stage(stage)
+        return writer.parsedValue
     }
 
     /// The stages as a JSON array of stage objects.
     /// - Complexity: O(total operations).
     public static func encode(stages: some Sequence<JSONStage>) -> JSONValue {
-        .array(stages.map(encode))
+        var writer = JSONWriter()
+        writer.stages(stages)
+        return writer.parsedValue
     }
 
     /// The changeset as `{"stages": […]}` plus `extraFields`; a `stages` key in `extraFields` is
@@ -78,9 +47,9 @@ public enum StageDocument {
     public static func encode(
         _ changeset: StagedChangeset<JSONItem, JSONItem>, extraFields: JSONObject = JSONObject()
     ) -> JSONValue {
-        var object = extraFields
-        object["stages"] = encode(stages: changeset.stages)
-        return .object(object)
+        var writer = JSONWriter()
+        writer.object { w in w.members(of: extraFields, adding: "stages") { w in w.stages(changeset.stages) } }
+        return writer.parsedValue
     }
 
     // MARK: Decoding

@@ -108,18 +108,3 @@ package enum _Decode {
         Item(documentID: try required(object, "id", string), content: object["content"] ?? .null)
     }
 }
-
-/// Encoding helpers: objects whose keys are written in code point order directly.
-enum _Encode {
-    static func path(_ path: ElementPath) -> JSONValue {
-        .object(JSONObject(sortedUniqueMembers: [.init("element", JSONValue(path.element)), .init("section", JSONValue(path.section))]))
-    }
-
-    static func section(_ section: ArraySection<JSONItem, JSONItem>) -> JSONValue {
-        .object(JSONObject(sortedUniqueMembers: [
-            .init("content", section.model.content),
-            .init("elements", .array(section.elements.map(\.jsonValue))),
-            .init("id", .string(section.model.id)),
-        ]))
-    }
-}

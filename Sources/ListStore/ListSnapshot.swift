@@ -1,3 +1,5 @@
+import ListJSON
+
 /// A version of a list: its sections and elements, with the version's number and digest.
 public struct ListSnapshot: Sendable, Hashable {
     /// The list.
@@ -28,23 +30,16 @@ public struct ListSnapshot: Sendable, Hashable {
     /// ```
     /// - Complexity: O(total size of ids and contents); contents are copied as stored.
     public var documentJSON: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(elementCount * 32 + 256)
-        out.append(contentsOf: "{\"digest\":".utf8)
-        _StageEncoder.writeString(digest.hex, &out)
-        out.append(contentsOf: ",\"list\":".utf8)
-        _StageEncoder.writeString(list, &out)
-        out.append(contentsOf: ",\"schemaVersion\":1,\"sections\":[".utf8)
-        for (s, section) in sections.enumerated() {
-            if s > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "{"))
-            _StageEncoder.writeSectionMembers(section, &out)
-            out.append(UInt8(ascii: "}"))
+        var writer = JSONWriter(capacity: elementCount * 32 + 256)
+        writer.object { w in
+            w.member("digest", digest.hex)
+            w.member("list", list)
+            w.member("schemaVersion", 1)
+            w.key("sections")
+            w.sections(sections)
+            w.member("version", version)
         }
-        out.append(contentsOf: "],\"version\":".utf8)
-        _StageEncoder.writeInt(version, &out)
-        out.append(UInt8(ascii: "}"))
-        return out
+        return writer.bytes
     }
 }
 

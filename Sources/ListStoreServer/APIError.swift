@@ -1,6 +1,6 @@
 import Hummingbird
 import ListStore
-import ListSync
+import ListStoreWire
 import Logging
 
 /// An error answered to a client: a status and the JSON error document
@@ -79,7 +79,7 @@ struct APIError: Error {
     var response: Response {
         var headers = self.headers
         headers[.contentType] = "application/json"
-        let body = SyncDocument.error(
+        let body = WireDocument.error(
             code: code, message: message, expectedVersion: expectedVersion, currentVersion: currentVersion)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }

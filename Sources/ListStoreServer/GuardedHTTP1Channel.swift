@@ -1,5 +1,5 @@
 import HummingbirdCore
-import ListSync
+import ListStoreWire
 import Logging
 import NIOCore
 
@@ -54,7 +54,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         typealias InboundIn = ByteBuffer
 
         static let answer: [UInt8] = {
-            let body = SyncDocument.error(code: APIError.serverBusyCode, message: "the server has too many connections; try again later")
+            let body = WireDocument.error(code: APIError.serverBusyCode, message: "the server has too many connections; try again later")
             let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: \(APIError.retryAfterSeconds)\r\n"
                 + "Connection: close\r\nContent-Length: \(body.count)\r\n\r\n"
             return Array(head.utf8) + body

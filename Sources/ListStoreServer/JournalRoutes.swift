@@ -2,7 +2,7 @@ import Hummingbird
 import ListDiff
 import ListJSON
 import ListStore
-import ListSync
+import ListStoreWire
 import HTTPTypes
 import NIOCore
 import ServiceLifecycle
@@ -17,14 +17,14 @@ struct JournalRoutes: Sendable {
     func add(to router: Router<BasicRequestContext>) {
         let v1 = router.group("v1")
         v1.get("store") { _, _ in
-            Self.json(SyncDocument.identity(try await _Offload.run { [store] in try store.identity() }))
+            Self.json(WireDocument.identity(try await _Offload.run { [store] in try store.identity() }))
         }
         v1.get("lists") { _, _ in
-            Self.json(SyncDocument.lists(try await _Offload.run { [store] in try store.lists() }))
+            Self.json(WireDocument.lists(try await _Offload.run { [store] in try store.lists() }))
         }
         v1.get("lists/:list") { _, context in
             let list = try Self.list(context)
-            return Self.json(SyncDocument.summary(try await _Offload.run { [store] in try store.summary(of: list) }))
+            return Self.json(WireDocument.summary(try await _Offload.run { [store] in try store.summary(of: list) }))
         }
         v1.get("lists/:list/snapshot") { request, context in
             let list = try Self.list(context)
@@ -38,7 +38,7 @@ struct JournalRoutes: Sendable {
             let to = try Self.integer(request, "to")
             return Self.json(try await _Offload.run { [store] in
                 let (_, target, changeset) = try store.changeset(of: list, from: from, to: to)
-                return SyncDocument.diff(changeset, from: from, to: target)
+                return WireDocument.diff(changeset, from: from, to: target)
             })
         }
         v1.post("lists/:list/commits") { request, context in try await commit(request, context) }
@@ -53,7 +53,7 @@ struct JournalRoutes: Sendable {
                 throw APIError(.badRequest, "invalidArgument", "the body must be {\"version\": V} with V ≥ 0")
             }
             _ = try await _Offload.run { [store] in try store.registerConsumer(name, of: list, at: version) }
-            return Self.json(SyncDocument.consumer(name, of: list, version: version))
+            return Self.json(WireDocument.consumer(name, of: list, version: version))
         }
     }
 
@@ -81,7 +81,7 @@ struct JournalRoutes: Sendable {
             if since == nil { version = try await _Offload.run { [store] in try store.summary(of: list).baseVersion } }
             if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) { page = try await read() }
         }
-        return Self.json(SyncDocument.journal(page, list: list))
+        return Self.json(WireDocument.journal(page, list: list))
     }
 
     /// Commits a snapshot document.
@@ -102,7 +102,7 @@ struct JournalRoutes: Sendable {
         let result = try await _Offload.run { [store] in
             try store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
         }
-        return Self.json(SyncDocument.commit(result))
+        return Self.json(WireDocument.commit(result))
     }
 
     /// Merges a replica's push document (DESIGN §8); a push already recorded is answered from the
@@ -112,12 +112,12 @@ struct JournalRoutes: Sendable {
         let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
         let push: Push
         do {
-            push = try SyncDocument.decodePush(Array(buffer: body))
+            push = try WireDocument.decodePush(Array(buffer: body))
         } catch {
             throw APIError(.badRequest, APIError.invalidPushCode, "not a push document: \(error)")
         }
         let answer = try await _Offload.run { [store] in try store.merge(push, into: list) }
-        return Self.json(SyncDocument.pushAnswer(answer))
+        return Self.json(WireDocument.pushAnswer(answer))
     }
 
     /// The pushes of a client that the list recorded, with a sequence number from `from` (default
@@ -129,7 +129,7 @@ struct JournalRoutes: Sendable {
         let to = try Self.integer(request, "to") ?? Int.max
         guard from <= to else { throw APIError.invalidArgument("'from' must be at most 'to'") }
         let answers = try await _Offload.run { [store] in try store.pushes(from: client, to: list, seqs: from...to) }
-        return Self.json(SyncDocument.pushes(answers, list: list))
+        return Self.json(WireDocument.pushes(answers, list: list))
     }
 
     /// Server-Sent Events: `id: V`, `event: commit`, `data:` the journal entry, from `since` (or the
@@ -160,7 +160,7 @@ struct JournalRoutes: Sendable {
                         current = try await _Offload.run { try store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes) }
                     } catch {
                         let api = APIError.from(error, logger: logger)
-                        let data = SyncDocument.error(code: api.code, message: api.message)
+                        let data = WireDocument.error(code: api.code, message: api.message)
                         try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
                         break
                     }
@@ -169,7 +169,7 @@ struct JournalRoutes: Sendable {
                 if !current.entries.isEmpty {
                     for entry in current.entries {
                         var event = ByteBuffer(string: "id: \(entry.version)\nevent: commit\ndata: ")
-                        event.writeBytes(SyncDocument.commitObject(entry))
+                        event.writeBytes(WireDocument.commitObject(entry))
                         event.writeString("\n\n")
                         try await writer.write(event)
                         state.addEventBytes(event.readableBytes)

@@ -1,6 +1,7 @@
 import Foundation
 import ListDiff
 import ListStore
+import ListStoreWire
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -87,26 +88,26 @@ public struct HTTPSource: ListSource {
     }
 
     public func identity() async throws -> StoreIdentity {
-        try decode(try await get("v1/store"), SyncDocument.decodeIdentity)
+        try decode(try await get("v1/store"), WireDocument.decodeIdentity)
     }
 
     public func summary(of list: String) async throws -> ListSummary {
-        try decode(try await get(path(list)), SyncDocument.decodeSummary)
+        try decode(try await get(path(list)), WireDocument.decodeSummary)
     }
 
     public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        try decode(try await get(path(list, "journal"), ["since": version, "limit": max(0, limit)]), SyncDocument.decodeJournal)
+        try decode(try await get(path(list, "journal"), ["since": version, "limit": max(0, limit)]), WireDocument.decodeJournal)
     }
 
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
-        try decode(try await get(path(list, "snapshot"), version.map { ["at": $0] } ?? [:]), SyncDocument.decodeSnapshot)
+        try decode(try await get(path(list, "snapshot"), version.map { ["at": $0] } ?? [:]), WireDocument.decodeSnapshot)
     }
 
     public func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
         -> (changeset: ListChangeset, head: ListSnapshot)
     {
         let bytes = try await get(path(list, "diff"), ["from": version])
-        let (changeset, head) = try decode(bytes) { try SyncDocument.decodeDiff($0, applyingTo: state) }
+        let (changeset, head) = try decode(bytes) { try WireDocument.decodeDiff($0, applyingTo: state) }
         return (changeset, head)
     }
 
@@ -114,7 +115,7 @@ public struct HTTPSource: ListSource {
         let seconds = max(0, Int((timeout + .milliseconds(999)).components.seconds))
         let page = try decode(
             try await get(path(list, "journal"), ["since": version, "limit": 0, "wait": seconds], extraTime: .seconds(seconds)),
-            SyncDocument.decodeJournal)
+            WireDocument.decodeJournal)
         return page.hasMore
     }
 
@@ -123,12 +124,12 @@ public struct HTTPSource: ListSource {
     }
 
     public func push(_ push: Push, to list: String) async throws -> PushAnswer {
-        try decode(try await send("POST", path(list, "pushes"), body: SyncDocument.push(push)), SyncDocument.decodePushAnswer)
+        try decode(try await send("POST", path(list, "pushes"), body: WireDocument.push(push)), WireDocument.decodePushAnswer)
     }
 
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
         try decode(
-            try await get(path(list, "pushes", client), ["from": seqs.lowerBound, "to": seqs.upperBound]), SyncDocument.decodePushes)
+            try await get(path(list, "pushes", client), ["from": seqs.lowerBound, "to": seqs.upperBound]), WireDocument.decodePushes)
     }
 
     // MARK: - Requests
@@ -201,7 +202,7 @@ public struct HTTPSource: ListSource {
             }
             return bytes
         }
-        let reported = try? SyncDocument.decodeError(bytes)
+        let reported = try? WireDocument.decodeError(bytes)
         let message = reported?.message ?? "HTTP \(http.statusCode)"
         if http.statusCode == 401 {
             throw SyncError.unauthorized("\(what): the server refused the token (401): \(message)")

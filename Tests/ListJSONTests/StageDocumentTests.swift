@@ -4,7 +4,7 @@ import ListJSON
 import Testing
 
 /// Random JSON snapshots with awkward ids and exact contents, and random edits of them.
-private struct SnapshotGenerator {
+struct SnapshotGenerator {
     var rng: SplitMix64
     var counter = 0
     let duplicates: Bool

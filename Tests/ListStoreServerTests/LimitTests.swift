@@ -3,7 +3,7 @@ import ListJSON
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
-import ListSync
+import ListStoreWire
 import Testing
 
 /// What a client can make the server hold: memory per answer, descriptors, waiting requests, time.
@@ -42,7 +42,7 @@ import Testing
         while true {
             let answer = try await server.request("/v1/lists/l/journal?since=\(since)&limit=1000")
             #expect(answer.status == 200)
-            let page = try SyncDocument.decodeJournal(answer.body)
+            let page = try WireDocument.decodeJournal(answer.body)
             #expect(page.entries.count <= 2)
             versions += page.entries.map(\.version)
             since = versions.last ?? since

@@ -2,6 +2,7 @@ import Foundation
 import ListJSON
 import ListStore
 import ListStoreTestSupport
+import ListStoreWire
 import ListSync
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
 
     /// The push of `document`.
     static func push(client: String = "c1", seq: Int, _ intents: String, author: String? = nil) throws -> Push {
-        try SyncDocument.decodePush(Array(document(client: client, seq: seq, intents, author: author).utf8))
+        try WireDocument.decodePush(Array(document(client: client, seq: seq, intents, author: author).utf8))
     }
 
     /// Inserts element `id` (content 7) into section "s" between `after` and `before`.
@@ -56,9 +57,9 @@ import Testing
         let update = #"{"op":"updateElement","id":"e1","section":"s","base":1,"content":10}"#
         let clash = try await source.push(try Self.push(seq: 2, update), to: "l")
         #expect(clash.version == 4 && !clash.duplicate && clash.conflicts.count == 1)
-        let report = try JSONValue(parsing: SyncDocument.pushAnswer(clash))["conflicts"]?.arrayValue
+        let report = try JSONValue(parsing: WireDocument.pushAnswer(clash))["conflicts"]?.arrayValue
         #expect(report == [["kind": "contentConflict", "id": "e1", "section": "s", "mine": 10, "theirs": 5]])
-        let journal = try SyncDocument.decodeJournal(try await server.request("/v1/lists/l/journal?since=3", token: "s3cret").body)
+        let journal = try WireDocument.decodeJournal(try await server.request("/v1/lists/l/journal?since=3", token: "s3cret").body)
         #expect(journal.entries.first?.pushID == PushID(client: "c1", seq: 2) && journal.entries.first?.conflicts == clash.conflicts)
 
         // The source's record of a client's pushes, for the answers a replica never heard.
@@ -69,16 +70,16 @@ import Testing
         #expect(try await source.pushes(from: "someone else", to: "l", seqs: 1...9) == [])
         let all = try await server.request("/v1/lists/l/pushes/c1", token: "s3cret")
         #expect(all.status == 200)
-        #expect(try SyncDocument.decodePushes(all.body) == [first, second])
+        #expect(try WireDocument.decodePushes(all.body) == [first, second])
         let none = try await server.request("/v1/lists/l/pushes/nobody?from=1&to=5", token: "s3cret")
         #expect(none.status == 200)
         #expect(try JSONValue(parsing: none.body) == JSONValue(parsing: Array(#"{"list":"l","pushes":[],"schemaVersion":1}"#.utf8)))
         for query in ["?from=3&to=2", "?from=-1", "?to=x"] {
             let bad = try await server.request("/v1/lists/l/pushes/c1" + query, token: "s3cret")
-            #expect(bad.status == 400 && (try? SyncDocument.decodeError(bad.body).code) == "invalidArgument", "\(query)")
+            #expect(bad.status == 400 && (try? WireDocument.decodeError(bad.body).code) == "invalidArgument", "\(query)")
         }
         let unknown = try await server.request("/v1/lists/nope/pushes/c1", token: "s3cret")
-        #expect(unknown.status == 404 && (try? SyncDocument.decodeError(unknown.body).code) == "listNotFound")
+        #expect(unknown.status == 404 && (try? WireDocument.decodeError(unknown.body).code) == "listNotFound")
     }
 
     @Test func replicasSyncingOverHTTPEndEqualToTheSource() async throws {
@@ -154,7 +155,7 @@ import Testing
         for bad in cases {
             let answer = try await server.request(bad.path, method: "POST", body: bad.body, token: bad.token)
             #expect(answer.status == bad.status, "\(bad.body.prefix(60))")
-            let error = try? SyncDocument.decodeError(answer.body)
+            let error = try? WireDocument.decodeError(answer.body)
             #expect(error?.code == bad.code, "\(bad.body.prefix(60))")
             #expect(error.map { !$0.message.isEmpty && !$0.message.contains("\n") } == true)
             if bad.code == "invalidPush" { #expect(error?.message.hasPrefix("not a push document: ") == true, "\(error?.message ?? "")") }

@@ -4,7 +4,7 @@ import ListJSON
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
-import ListSync
+import ListStoreWire
 import Testing
 
 /// What the server accepts from whom: hosts, origins, content types, bodies; and what it tells.
@@ -107,7 +107,7 @@ import Testing
         for extra in [",\"author\":7", ",\"message\":{\"a\":1}", ",\"author\":[\"x\"]", ",\"message\":true"] {
             let answer = try await server.request("/v1/lists/l/commits", method: "POST", body: document + extra + "}")
             #expect(answer.status == 400, "\(extra)")
-            #expect((try? SyncDocument.decodeError(answer.body).code) == "invalidArgument", "\(extra)")
+            #expect((try? WireDocument.decodeError(answer.body).code) == "invalidArgument", "\(extra)")
         }
         #expect(try await store.summary(of: "l").version == 1)
         let fine = try await server.request("/v1/lists/l/commits", method: "POST", body: document + ",\"author\":null,\"message\":\"m\"}")

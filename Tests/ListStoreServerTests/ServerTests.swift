@@ -5,6 +5,7 @@ import ListJSON
 import ListStore
 import ListStoreServer
 import ListStoreTestSupport
+import ListStoreWire
 import ListSync
 import Testing
 
@@ -21,11 +22,11 @@ import Testing
 
         var answer = try await server.request("/v1/lists")
         #expect(answer.status == 200)
-        #expect(try await SyncDocument.decodeLists(answer.body) == store.lists())
+        #expect(try await WireDocument.decodeLists(answer.body) == store.lists())
         answer = try await server.request(list + "/snapshot?at=2")
-        #expect(try await SyncDocument.decodeSnapshot(answer.body) == store.snapshot(of: "in box/ü", at: 2))
+        #expect(try await WireDocument.decodeSnapshot(answer.body) == store.snapshot(of: "in box/ü", at: 2))
         answer = try await server.request(list + "/journal?since=0&limit=2")
-        let page = try SyncDocument.decodeJournal(answer.body)
+        let page = try WireDocument.decodeJournal(answer.body)
         #expect(page.hasMore && page.entries.map(\.version) == [1, 2])
         #expect(page.entries == (try await store.journal(of: "in box/ü", after: 0, limit: 2).entries))
         answer = try await server.request(list + "/diff?from=1&to=3")
@@ -41,7 +42,7 @@ import Testing
         #expect(try await store.journal(of: "in box/ü", after: 3).entries.first?.author == "bo")
         answer = try await server.request(list + "/commits", method: "POST", body: String(withExpectation))
         #expect(answer.status == 409)
-        let conflict = try SyncDocument.decodeError(answer.body)
+        let conflict = try WireDocument.decodeError(answer.body)
         #expect(conflict.code == "versionConflict" && conflict.expectedVersion == 3 && conflict.currentVersion == 4)
 
         // Bad requests change nothing and say what is wrong.
@@ -61,7 +62,7 @@ import Testing
         for bad in cases {
             let answer = try await server.request(bad.path, method: bad.method, body: bad.body)
             #expect(answer.status == bad.status, "\(bad.method) \(bad.path)")
-            #expect((try? SyncDocument.decodeError(answer.body).code) == bad.code, "\(bad.method) \(bad.path)")
+            #expect((try? WireDocument.decodeError(answer.body).code) == bad.code, "\(bad.method) \(bad.path)")
         }
         #expect(try await store.summary(of: "in box/ü").version == 4)
     }
@@ -75,7 +76,7 @@ import Testing
         for token in [nil, "wrong", "s3cre", "s3cret2", ""] {
             let answer = try await server.request("/v1/lists", token: token)
             #expect(answer.status == 401)
-            #expect((try? SyncDocument.decodeError(answer.body).code) == "unauthorized")
+            #expect((try? WireDocument.decodeError(answer.body).code) == "unauthorized")
             let challenge = answer.headers.first { ($0.key as? String)?.lowercased() == "www-authenticate" }?.value as? String
             #expect(challenge == "Bearer")
         }

@@ -2,6 +2,7 @@ import Foundation
 import ListJSON
 import ListStore
 import ListStoreTestSupport
+import ListStoreWire
 import ListSync
 import Testing
 
@@ -22,14 +23,14 @@ import Testing
         try await source.commit(v2, to: "l")
 
         let page = try await source.journal(of: "l")
-        #expect(try SyncDocument.decodeJournal(SyncDocument.journal(page, list: "l")) == page)
+        #expect(try WireDocument.decodeJournal(WireDocument.journal(page, list: "l")) == page)
         for entry in page.entries {
-            #expect(try SyncDocument.decodeCommitObject(SyncDocument.commitObject(entry), list: "l") == entry)
+            #expect(try WireDocument.decodeCommitObject(WireDocument.commitObject(entry), list: "l") == entry)
         }
         let head = try await source.snapshot(of: "l")
-        #expect(try SyncDocument.decodeSnapshot(head.documentJSON).sections == v2)
+        #expect(try WireDocument.decodeSnapshot(head.documentJSON).sections == v2)
         let (_, _, changeset) = try await source.changeset(of: "l", from: 1)
-        let (decoded, target) = try SyncDocument.decodeDiff(SyncDocument.diff(changeset, from: 1, to: head), applyingTo: v1)
+        let (decoded, target) = try WireDocument.decodeDiff(WireDocument.diff(changeset, from: 1, to: head), applyingTo: v1)
         #expect(target.sections == v2 && decoded.count == changeset.count)
 
         let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "l")

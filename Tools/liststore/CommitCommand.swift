@@ -1,7 +1,7 @@
 import ArgumentParser
 import ListJSON
 import ListStore
-import ListSync
+import ListStoreWire
 
 /// `liststore commit --db D --list L --file F|- [--expect-version V] [--author A] [--message M] [--json]`.
 struct CommitCommand: ParsableCommand {
@@ -59,7 +59,7 @@ struct CommitCommand: ParsableCommand {
             }
             if elementCount >= 100_000 { Terminal.progress(nil) }
             if json {
-                Terminal.out(String(decoding: SyncDocument.commit(result), as: UTF8.self) + "\n")
+                Terminal.out(String(decoding: WireDocument.commit(result), as: UTF8.self) + "\n")
                 return
             }
             guard result.changed else {

@@ -64,12 +64,15 @@ struct DiffCommand: ParsableCommand {
                     try store.changeset(of: list, from: fromVersion, to: toVersion)
                 }
                 if json {
-                    var out = Array("{\"fromVersion\":\(from.version),\"list\":".utf8)
-                    JSONValue.string(list).serialize(into: &out)
-                    out.append(contentsOf: ",\"schemaVersion\":1,\"stages\":".utf8)
-                    out.append(contentsOf: changeset.stagesJSON)
-                    out.append(contentsOf: ",\"toVersion\":\(to.version)}\n".utf8)
-                    Terminal.out(String(decoding: out, as: UTF8.self))
+                    let out = JSONWriter.object { w in
+                        w.member("fromVersion", from.version)
+                        w.member("list", list)
+                        w.schemaVersion()
+                        w.key("stages")
+                        w.stages(changeset.stages)
+                        w.member("toVersion", to.version)
+                    }
+                    Terminal.out(String(decoding: out, as: UTF8.self) + "\n")
                 } else {
                     Terminal.out("\(Output.quoted(list)) version \(from.version) → \(to.version): ")
                     Terminal.out(try StageSummary(changeset: changeset, source: from.sections).text)
@@ -80,7 +83,12 @@ struct DiffCommand: ParsableCommand {
             let target: [JSONSection] = try SnapshotFile.load(to ?? "-")
             let changeset = StagedChangeset(source: source, target: target)
             if json {
-                Output.json(["stages": StageDocument.encode(stages: changeset)])
+                let out = JSONWriter.object { w in
+                    w.schemaVersion()
+                    w.key("stages")
+                    w.stages(changeset.stages)
+                }
+                Terminal.out(String(decoding: out, as: UTF8.self) + "\n")
             } else {
                 Terminal.out(try StageSummary(changeset: changeset, source: source).text)
             }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import ListJSON
-import ListSync
+import ListStoreWire
 import ListStore
 
 /// `liststore lists --db D [--json]`.
@@ -26,7 +26,7 @@ struct ListsCommand: ParsableCommand {
             let store = try store.existingStore()
             let lists = try StoreFailure.mapping { try store.lists() }
             if json {
-                Terminal.out(String(decoding: SyncDocument.lists(lists), as: UTF8.self) + "\n")
+                Terminal.out(String(decoding: WireDocument.lists(lists), as: UTF8.self) + "\n")
                 return
             }
             guard !lists.isEmpty else {

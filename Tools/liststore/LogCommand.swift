@@ -1,6 +1,6 @@
 import ArgumentParser
 import ListJSON
-import ListSync
+import ListStoreWire
 import ListStore
 
 /// `liststore log --db D --list L [--since V] [--limit N] [--json]`.
@@ -40,7 +40,7 @@ struct LogCommand: ParsableCommand {
             let store = try store.existingStore()
             let page = try StoreFailure.mapping { try store.journal(of: list.list, after: since, limit: limit) }
             if json {
-                Terminal.out(String(decoding: SyncDocument.journal(page, list: list.list), as: UTF8.self) + "\n")
+                Terminal.out(String(decoding: WireDocument.journal(page, list: list.list), as: UTF8.self) + "\n")
                 return
             }
             guard !page.entries.isEmpty else {

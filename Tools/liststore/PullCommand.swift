@@ -117,9 +117,9 @@ struct PullCommand: ParsableCommand {
         try source.registerConsumer(name, of: list, at: version)
     }
 
-    /// The `pull --json` document (see `SyncDocument.pullResult`) and a newline.
+    /// The `pull --json` document (see `ReplicaDocument.pullResult`) and a newline.
     static func document(_ result: Replica.PullResult) -> String {
-        String(decoding: SyncDocument.pullResult(result), as: UTF8.self) + "\n"
+        String(decoding: ReplicaDocument.pullResult(result), as: UTF8.self) + "\n"
     }
 
     /// `replica.liststore: inbox at source version 12 (3 commits applied)` and a newline.

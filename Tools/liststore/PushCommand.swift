@@ -58,7 +58,7 @@ struct PushCommand: ParsableCommand {
             let (json, name) = (json, options.replica)
             try ReplicaWork.run(following: false) {
                 let result = try await target.push(to: reading)
-                Terminal.out(json ? String(decoding: SyncDocument.pushResult(result), as: UTF8.self) + "\n" : Self.lines(result, replica: name))
+                Terminal.out(json ? String(decoding: ReplicaDocument.pushResult(result), as: UTF8.self) + "\n" : Self.lines(result, replica: name))
             }
         }
     }

@@ -46,7 +46,7 @@ struct StatusCommand: ParsableCommand {
                 return try store.lists().compactMap { try store.replicaStatus(of: $0.name) }
             }
             if json {
-                Terminal.out(String(decoding: SyncDocument.replicaStatus(statuses), as: UTF8.self) + "\n")
+                Terminal.out(String(decoding: ReplicaDocument.replicaStatus(statuses), as: UTF8.self) + "\n")
                 return
             }
             guard !statuses.isEmpty else {

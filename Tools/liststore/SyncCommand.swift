@@ -49,7 +49,7 @@ struct SyncCommand: ParsableCommand {
             let (json, follow, name) = (json, follow, options.replica)
             let report: @Sendable (Replica.PushResult, Replica.PullResult) -> Void = { push, pull in
                 guard !json else {
-                    Terminal.out(String(decoding: SyncDocument.syncResult(push: push, pull: pull), as: UTF8.self) + "\n")
+                    Terminal.out(String(decoding: ReplicaDocument.syncResult(push: push, pull: pull), as: UTF8.self) + "\n")
                     return
                 }
                 Terminal.out(

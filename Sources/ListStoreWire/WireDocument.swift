@@ -1,18 +1,19 @@
-import ListDiff
 import ListJSON
 import ListMerge
 import ListStore
 
-/// The JSON documents of the journal over HTTP, which are also what `liststore … --json` prints
-/// (DESIGN §3): each is one object with `"schemaVersion": 1`, keys in code point order.
+/// The JSON documents of the journal over HTTP (DESIGN §3), written by the server and read by its
+/// clients (`HTTPSource`); `liststore … --json` prints some of them too (`commit`, `lists`, `log`).
+/// Each is one object with `"schemaVersion": 1` (a `push` and a `commits` member excepted), keys in
+/// code point order, stored stages and contents copied as stored.
 ///
 /// ```swift
-/// let bytes = SyncDocument.journal(try store.journal(of: "inbox", after: 7), list: "inbox")
-/// let page = try SyncDocument.decodeJournal(bytes)      // the same entries
+/// let bytes = WireDocument.journal(try store.journal(of: "inbox", after: 7), list: "inbox")
+/// let page = try WireDocument.decodeJournal(bytes)      // the same entries
 /// ```
 ///
-/// Decoding ignores unknown keys and throws `SyncDocument.DecodingError` naming what is wrong.
-public enum SyncDocument {
+/// Decoding ignores unknown keys and throws `WireDocument.DecodingError` naming what is wrong.
+public enum WireDocument {
     /// A document that does not have the expected shape.
     public struct DecodingError: Error, Sendable, CustomStringConvertible {
         /// One line for people.
@@ -22,175 +23,151 @@ public enum SyncDocument {
     // MARK: Encoding
 
     /// `{"epoch":…,"schemaVersion":1,"uuid":…}`: which store serves the journal.
+    /// - Complexity: O(1).
     public static func identity(_ identity: StoreIdentity) -> [UInt8] {
-        document(["uuid": .string(identity.uuid), "epoch": JSONValue(identity.epoch)])
+        JSONWriter.object { w in
+            w.member("epoch", identity.epoch)
+            w.schemaVersion()
+            w.member("uuid", identity.uuid)
+        }
     }
 
     /// `{"lists":[{"baseVersion","digest","elements","name","sections","version"}…],"schemaVersion":1}`.
+    /// - Complexity: O(number of lists).
     public static func lists(_ lists: [ListSummary]) -> [UInt8] {
-        document(["lists": .array(lists.map { .object(summaryObject($0)) })])
+        JSONWriter.object { w in
+            w.key("lists")
+            w.array(lists) { w, list in w.object { w in w.summaryMembers(list, schemaVersion: false) } }
+            w.schemaVersion()
+        }
     }
 
     /// One list's summary: the members of a `lists` entry plus `schemaVersion`.
+    /// - Complexity: O(1).
     public static func summary(_ summary: ListSummary) -> [UInt8] {
-        var object = summaryObject(summary)
-        object["schemaVersion"] = 1
-        return JSONValue.object(object).serializedBytes()
+        JSONWriter.object { w in w.summaryMembers(summary, schemaVersion: true) }
     }
 
-    /// `{"commits":[{"author"?,"committedAt","digest","elements","message"?,"parentVersion","sections",
-    /// "stages":[…],"version"}…],"hasMore":…,"list":…,"schemaVersion":1}`; the stages are copied as
-    /// the store recorded them.
+    /// `{"commits":[{"author"?,"committedAt","conflicts"?,"digest","elements","message"?,"parentVersion",
+    /// "push"?,"sections","stages":[…],"version"}…],"hasMore":…,"list":…,"schemaVersion":1}`; the
+    /// stages are copied as the store recorded them.
     /// - Complexity: O(size of the entries).
     public static func journal(_ page: JournalPage, list: String) -> [UInt8] {
-        var out = Array("{\"commits\":[".utf8)
-        for (k, entry) in page.entries.enumerated() {
-            if k > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: commitObject(entry))
+        JSONWriter.object(capacity: page.entries.reduce(64) { $0 + $1.stagesJSON.count + 256 }) { w in
+            w.key("commits")
+            w.array(page.entries) { w, entry in w.commit(entry) }
+            w.member("hasMore", page.hasMore)
+            w.member("list", list)
+            w.schemaVersion()
         }
-        out.append(contentsOf: "],\"hasMore\":\(page.hasMore),\"list\":".utf8)
-        JSONValue.string(list).serialize(into: &out)
-        out.append(contentsOf: ",\"schemaVersion\":1}".utf8)
-        return out
     }
 
     /// One journal entry as a `commits` member (without `schemaVersion`), for event streams.
+    /// - Complexity: O(size of the entry).
     public static func commitObject(_ entry: JournalEntry) -> [UInt8] {
-        var object = JSONObject()
-        if let author = entry.author { object["author"] = .string(author) }
-        object["committedAt"] = .string(entry.committedAt)
-        if !entry.conflicts.isEmpty { object["conflicts"] = Conflict.jsonValue(entry.conflicts) }
-        object["digest"] = .string(entry.digest.hex)
-        if let push = entry.pushID { object["push"] = pushIDValue(push) }
-        object["elements"] = JSONValue(entry.elementCount)
-        if let message = entry.message { object["message"] = .string(message) }
-        object["parentVersion"] = JSONValue(entry.parentVersion)
-        object["sections"] = JSONValue(entry.sectionCount)
-        object["version"] = JSONValue(entry.version)
-        // Splice the stored stages in, keeping the keys in order: "stages" < "version".
-        var text = JSONValue.object(object).serializedBytes()
-        let marker = Array(",\"version\":".utf8)
-        let at = text.indices.reversed().first { text[$0...].starts(with: marker) } ?? text.count - 1
-        text.insert(contentsOf: Array(",\"stages\":".utf8) + entry.stagesJSON, at: at)
-        return text
+        var writer = JSONWriter(capacity: entry.stagesJSON.count + 256)
+        writer.commit(entry)
+        return writer.bytes
     }
 
     /// What `commit --json` prints: `{"changed","changes","digest","list","parentVersion","pending"?,
     /// "rowsWritten","schemaVersion":1,"stages","version"}`; `pending` (the local change's sequence
     /// number) only for a commit queued on a replica list (DESIGN §8).
+    /// - Complexity: O(1).
     public static func commit(_ result: CommitResult) -> [UInt8] {
-        var object: JSONObject = [
-            "list": .string(result.list), "version": JSONValue(result.version),
-            "parentVersion": JSONValue(result.parentVersion), "changed": .bool(result.changed),
-            "stages": JSONValue(result.stageCount), "changes": JSONValue(result.changeCount),
-            "digest": .string(result.digest.hex), "rowsWritten": JSONValue(result.rowsWritten),
-        ]
-        if let seq = result.pendingSeq { object["pending"] = JSONValue(seq) }
-        return document(object)
+        JSONWriter.object { w in
+            w.member("changed", result.changed)
+            w.member("changes", result.changeCount)
+            w.member("digest", result.digest.hex)
+            w.member("list", result.list)
+            w.member("parentVersion", result.parentVersion)
+            if let seq = result.pendingSeq {
+                w.member("pending", seq)
+            }
+            w.member("rowsWritten", result.rowsWritten)
+            w.schemaVersion()
+            w.member("stages", result.stageCount)
+            w.member("version", result.version)
+        }
     }
 
     /// `{"digest","from","list","schemaVersion":1,"stages":[…],"to"}`: one changeset from version
     /// `from` to the snapshot `to`, with `to`'s digest.
+    /// - Complexity: O(size of the changeset).
     public static func diff(_ changeset: ListChangeset, from: Int, to: ListSnapshot) -> [UInt8] {
-        var out = Array("{\"digest\":".utf8)
-        JSONValue.string(to.digest.hex).serialize(into: &out)
-        out.append(contentsOf: ",\"from\":\(from),\"list\":".utf8)
-        JSONValue.string(to.list).serialize(into: &out)
-        out.append(contentsOf: ",\"schemaVersion\":1,\"stages\":".utf8)
-        out.append(contentsOf: changeset.isEmpty ? Array("[]".utf8) : changeset.stagesJSON)
-        out.append(contentsOf: ",\"to\":\(to.version)}".utf8)
-        return out
+        JSONWriter.object { w in
+            w.member("digest", to.digest.hex)
+            w.member("from", from)
+            w.member("list", to.list)
+            w.schemaVersion()
+            w.key("stages")
+            w.stages(changeset.stages)
+            w.member("to", to.version)
+        }
     }
 
     /// A push (DESIGN §8): `{"author"?,"client","intents":[…],"message"?,"seq"}`.
     /// - Complexity: O(size of the intents).
     public static func push(_ push: Push) -> [UInt8] {
-        var object: JSONObject = [
-            "client": .string(push.id.client), "seq": JSONValue(push.id.seq), "intents": Intent.jsonValue(push.intents),
-        ]
-        if let author = push.author { object["author"] = .string(author) }
-        if let message = push.message { object["message"] = .string(message) }
-        return JSONValue.object(object).serializedBytes()
+        JSONWriter.object { w in
+            if let author = push.author {
+                w.member("author", author)
+            }
+            w.member("client", push.id.client)
+            w.member("intents", Intent.jsonValue(push.intents))
+            if let message = push.message {
+                w.member("message", message)
+            }
+            w.member("seq", push.id.seq)
+        }
     }
 
     /// A push's answer (DESIGN §8): `{"conflicts":[…],"duplicate","list","schemaVersion":1,"seq","version"}`.
+    /// - Complexity: O(size of the conflicts).
     public static func pushAnswer(_ answer: PushAnswer) -> [UInt8] {
-        document(pushAnswerObject(answer))
+        JSONWriter.object { w in w.pushAnswerMembers(answer, schemaVersion: true) }
     }
 
     /// Pushes a source recorded for a client: `{"list","pushes":[answer…],"schemaVersion":1}`, each
     /// `answer` as `pushAnswer` writes it (without `schemaVersion`).
+    /// - Complexity: O(size of the conflicts).
     public static func pushes(_ answers: [PushAnswer], list: String) -> [UInt8] {
-        document(["list": .string(list), "pushes": .array(answers.map { .object(pushAnswerObject($0)) })])
-    }
-
-    /// What `pull --json` prints: `{"applied","confirmedChanges"?,"conflicts"?,"list","pending"?,"reason",
-    /// "resynced","schemaVersion":1,"version"}`. `pending` (local changes rebased on top),
-    /// `confirmedChanges` (local changes the source's head now holds) and `conflicts` (those of pushes
-    /// whose answer the replica had not heard) only when the replica had local changes.
-    ///
-    /// ```swift
-    /// let line = SyncDocument.pullResult(try await replica.pull(from: source))
-    /// ```
-    public static func pullResult(_ result: Replica.PullResult) -> [UInt8] {
-        document(pullObject(result))
-    }
-
-    /// What `push --json` prints: `{"conflicts":[…],"duplicates","list","pushed","schemaVersion":1,
-    /// "version"}`; `version` (the source version holding the last change pushed) is null when there
-    /// was nothing to push.
-    /// - Complexity: O(size of the conflicts).
-    public static func pushResult(_ result: Replica.PushResult) -> [UInt8] {
-        document(pushResultObject(result))
-    }
-
-    /// What `sync --json` prints: `{"pull":{…},"push":{…},"schemaVersion":1}`, the members as
-    /// `pullResult` and `pushResult` write them (without `schemaVersion`).
-    ///
-    /// ```swift
-    /// let synced = try await replica.sync(with: source)
-    /// let line = SyncDocument.syncResult(push: synced.push, pull: synced.pull)
-    /// ```
-    /// - Complexity: O(size of the conflicts).
-    public static func syncResult(push: Replica.PushResult, pull: Replica.PullResult) -> [UInt8] {
-        document(["push": .object(pushResultObject(push)), "pull": .object(pullObject(pull))])
-    }
-
-    /// What `status --json` prints: `{"replicas":[{"client","confirmedDigest","confirmedVersion",
-    /// "headVersion","lastConflicts":[…],"list","pending","pushed","source":{"epoch","list","store"}}…],
-    /// "schemaVersion":1}`, one member per replica list, in the order given.
-    ///
-    /// ```swift
-    /// let statuses = try store.lists().compactMap { try store.replicaStatus(of: $0.name) }
-    /// let document = SyncDocument.replicaStatus(statuses)
-    /// ```
-    /// - Complexity: O(size of the conflict reports).
-    public static func replicaStatus(_ statuses: [ReplicaStatus]) -> [UInt8] {
-        document(["replicas": .array(statuses.map { status in
-            .object([
-                "list": .string(status.list), "client": .string(status.clientID),
-                "source": .object([
-                    "store": .string(status.source.store.uuid), "epoch": JSONValue(status.source.store.epoch),
-                    "list": .string(status.source.list),
-                ]),
-                "confirmedVersion": JSONValue(status.source.version), "confirmedDigest": .string(status.source.digest.hex),
-                "headVersion": JSONValue(status.headVersion), "pending": JSONValue(status.pending),
-                "pushed": JSONValue(status.pushed), "lastConflicts": Conflict.jsonValue(status.lastConflicts),
-            ])
-        })])
+        JSONWriter.object { w in
+            w.member("list", list)
+            w.key("pushes")
+            w.array(answers) { w, answer in w.object { w in w.pushAnswerMembers(answer, schemaVersion: false) } }
+            w.schemaVersion()
+        }
     }
 
     /// `{"consumer","list","schemaVersion":1,"version"}`: a consumer's acknowledged version.
+    /// - Complexity: O(1).
     public static func consumer(_ name: String, of list: String, version: Int) -> [UInt8] {
-        document(["consumer": .string(name), "list": .string(list), "version": JSONValue(version)])
+        JSONWriter.object { w in
+            w.member("consumer", name)
+            w.member("list", list)
+            w.schemaVersion()
+            w.member("version", version)
+        }
     }
 
-    /// `{"error":{"code":…,"message":…,"expectedVersion"?,"currentVersion"?},"schemaVersion":1}`.
+    /// `{"error":{"code":…,"currentVersion"?,"expectedVersion"?,"message":…},"schemaVersion":1}`.
+    /// - Complexity: O(1).
     public static func error(code: String, message: String, expectedVersion: Int? = nil, currentVersion: Int? = nil) -> [UInt8] {
-        var error: JSONObject = ["code": .string(code), "message": .string(message)]
-        if let expectedVersion { error["expectedVersion"] = JSONValue(expectedVersion) }
-        if let currentVersion { error["currentVersion"] = JSONValue(currentVersion) }
-        return document(["error": .object(error)])
+        JSONWriter.object { w in
+            w.key("error")
+            w.object { w in
+                w.member("code", code)
+                if let currentVersion {
+                    w.member("currentVersion", currentVersion)
+                }
+                if let expectedVersion {
+                    w.member("expectedVersion", expectedVersion)
+                }
+                w.member("message", message)
+            }
+            w.schemaVersion()
+        }
     }
 
     // MARK: Decoding
@@ -315,56 +292,11 @@ public enum SyncDocument {
 
     // MARK: Internals
 
-    private static func document(_ members: JSONObject) -> [UInt8] {
-        var object = members
-        object["schemaVersion"] = 1
-        return JSONValue.object(object).serializedBytes()
-    }
-
-    private static func summaryObject(_ list: ListSummary) -> JSONObject {
-        [
-            "name": .string(list.name), "version": JSONValue(list.version), "sections": JSONValue(list.sectionCount),
-            "elements": JSONValue(list.elementCount), "digest": .string(list.digest.hex),
-            "baseVersion": JSONValue(list.baseVersion),
-        ]
-    }
-
     private static func summary(_ object: JSONObject) throws -> ListSummary {
         ListSummary(
             name: try string(object, "name"), version: try int(object, "version"),
             digest: ListDigest(hex: try string(object, "digest")), sectionCount: try int(object, "sections"),
             elementCount: try int(object, "elements"), baseVersion: try int(object, "baseVersion"))
-    }
-
-    private static func pushIDValue(_ id: PushID) -> JSONValue {
-        .object(["client": .string(id.client), "seq": JSONValue(id.seq)])
-    }
-
-    private static func pushAnswerObject(_ answer: PushAnswer) -> JSONObject {
-        [
-            "conflicts": Conflict.jsonValue(answer.conflicts), "duplicate": .bool(answer.duplicate),
-            "list": .string(answer.list), "seq": JSONValue(answer.seq), "version": JSONValue(answer.version),
-        ]
-    }
-
-    private static func pullObject(_ result: Replica.PullResult) -> JSONObject {
-        var object: JSONObject = [
-            "list": .string(result.list), "version": JSONValue(result.version), "applied": JSONValue(result.applied),
-            "resynced": .bool(result.resynced), "reason": result.reason.map { .string($0.rawValue) } ?? .null,
-        ]
-        if result.pending > 0 || result.confirmedChanges > 0 || !result.conflicts.isEmpty {
-            object["pending"] = JSONValue(result.pending)
-            object["confirmedChanges"] = JSONValue(result.confirmedChanges)
-            object["conflicts"] = Conflict.jsonValue(result.conflicts)
-        }
-        return object
-    }
-
-    private static func pushResultObject(_ result: Replica.PushResult) -> JSONObject {
-        [
-            "list": .string(result.list), "pushed": JSONValue(result.pushed), "duplicates": JSONValue(result.duplicates),
-            "version": result.version.map { JSONValue($0) } ?? .null, "conflicts": Conflict.jsonValue(result.conflicts),
-        ]
     }
 
     private static func pushAnswer(_ object: JSONObject) throws -> PushAnswer {
@@ -435,5 +367,59 @@ public enum SyncDocument {
             throw DecodingError(description: "\(key): expected a non-negative integer")
         }
         return value
+    }
+}
+
+extension JSONWriter {
+    /// `"author"?,"committedAt","conflicts"?,"digest","elements","message"?,"parentVersion","push"?,
+    /// "sections","stages","version"` in braces; the stages copied as stored.
+    mutating func commit(_ entry: JournalEntry) {
+        object { w in
+            if let author = entry.author {
+                w.member("author", author)
+            }
+            w.member("committedAt", entry.committedAt)
+            if !entry.conflicts.isEmpty {
+                w.member("conflicts", Conflict.jsonValue(entry.conflicts))
+            }
+            w.member("digest", entry.digest.hex)
+            w.member("elements", entry.elementCount)
+            if let message = entry.message {
+                w.member("message", message)
+            }
+            w.member("parentVersion", entry.parentVersion)
+            if let push = entry.pushID {
+                w.key("push")
+                w.object { w in
+                    w.member("client", push.client)
+                    w.member("seq", push.seq)
+                }
+            }
+            w.member("sections", entry.sectionCount)
+            w.key("stages")
+            w.fragment(entry.stagesJSON)
+            w.member("version", entry.version)
+        }
+    }
+
+    /// `"baseVersion","digest","elements","name","schemaVersion"?,"sections","version"`.
+    mutating func summaryMembers(_ list: ListSummary, schemaVersion: Bool) {
+        member("baseVersion", list.baseVersion)
+        member("digest", list.digest.hex)
+        member("elements", list.elementCount)
+        member("name", list.name)
+        if schemaVersion { self.schemaVersion() }
+        member("sections", list.sectionCount)
+        member("version", list.version)
+    }
+
+    /// `"conflicts","duplicate","list","schemaVersion"?,"seq","version"`.
+    mutating func pushAnswerMembers(_ answer: PushAnswer, schemaVersion: Bool) {
+        member("conflicts", Conflict.jsonValue(answer.conflicts))
+        member("duplicate", answer.duplicate)
+        member("list", answer.list)
+        if schemaVersion { self.schemaVersion() }
+        member("seq", answer.seq)
+        member("version", answer.version)
     }
 }

@@ -1,0 +1,119 @@
+import ListJSON
+import ListMerge
+import ListStore
+
+/// What `liststore pull|push|sync|status --json` print about replicas (DESIGN §3, §8): each is one
+/// object with `"schemaVersion": 1`, keys in code point order. The documents of the journal over
+/// HTTP are `WireDocument`'s (ListStoreWire).
+///
+/// ```swift
+/// let line = ReplicaDocument.pullResult(try await replica.pull(from: source))
+/// ```
+public enum ReplicaDocument {
+    /// What `pull --json` prints: `{"applied","confirmedChanges"?,"conflicts"?,"list","pending"?,"reason",
+    /// "resynced","schemaVersion":1,"version"}`. `pending` (local changes rebased on top),
+    /// `confirmedChanges` (local changes the source's head now holds) and `conflicts` (those of pushes
+    /// whose answer the replica had not heard) only when the replica had local changes.
+    ///
+    /// ```swift
+    /// let line = ReplicaDocument.pullResult(try await replica.pull(from: source))
+    /// ```
+    /// - Complexity: O(size of the conflicts).
+    public static func pullResult(_ result: Replica.PullResult) -> [UInt8] {
+        JSONWriter.object { w in w.pullMembers(result, schemaVersion: true) }
+    }
+
+    /// What `push --json` prints: `{"conflicts":[…],"duplicates","list","pushed","schemaVersion":1,
+    /// "version"}`; `version` (the source version holding the last change pushed) is null when there
+    /// was nothing to push.
+    ///
+    /// ```swift
+    /// let line = ReplicaDocument.pushResult(try await replica.push(to: source))
+    /// ```
+    /// - Complexity: O(size of the conflicts).
+    public static func pushResult(_ result: Replica.PushResult) -> [UInt8] {
+        JSONWriter.object { w in w.pushMembers(result, schemaVersion: true) }
+    }
+
+    /// What `sync --json` prints: `{"pull":{…},"push":{…},"schemaVersion":1}`, the members as
+    /// `pullResult` and `pushResult` write them (without `schemaVersion`).
+    ///
+    /// ```swift
+    /// let synced = try await replica.sync(with: source)
+    /// let line = ReplicaDocument.syncResult(push: synced.push, pull: synced.pull)
+    /// ```
+    /// - Complexity: O(size of the conflicts).
+    public static func syncResult(push: Replica.PushResult, pull: Replica.PullResult) -> [UInt8] {
+        JSONWriter.object { w in
+            w.key("pull")
+            w.object { w in w.pullMembers(pull, schemaVersion: false) }
+            w.key("push")
+            w.object { w in w.pushMembers(push, schemaVersion: false) }
+            w.schemaVersion()
+        }
+    }
+
+    /// What `status --json` prints: `{"replicas":[{"client","confirmedDigest","confirmedVersion",
+    /// "headVersion","lastConflicts":[…],"list","pending","pushed","source":{"epoch","list","store"}}…],
+    /// "schemaVersion":1}`, one member per replica list, in the order given.
+    ///
+    /// ```swift
+    /// let statuses = try store.lists().compactMap { try store.replicaStatus(of: $0.name) }
+    /// let document = ReplicaDocument.replicaStatus(statuses)
+    /// ```
+    /// - Complexity: O(size of the conflict reports).
+    public static func replicaStatus(_ statuses: [ReplicaStatus]) -> [UInt8] {
+        JSONWriter.object { w in
+            w.key("replicas")
+            w.array(statuses) { w, status in
+                w.object { w in
+                    w.member("client", status.clientID)
+                    w.member("confirmedDigest", status.source.digest.hex)
+                    w.member("confirmedVersion", status.source.version)
+                    w.member("headVersion", status.headVersion)
+                    w.member("lastConflicts", Conflict.jsonValue(status.lastConflicts))
+                    w.member("list", status.list)
+                    w.member("pending", status.pending)
+                    w.member("pushed", status.pushed)
+                    w.key("source")
+                    w.object { w in
+                        w.member("epoch", status.source.store.epoch)
+                        w.member("list", status.source.list)
+                        w.member("store", status.source.store.uuid)
+                    }
+                }
+            }
+            w.schemaVersion()
+        }
+    }
+}
+
+extension JSONWriter {
+    /// The members of a `pull --json` document, `schemaVersion` optional.
+    mutating func pullMembers(_ result: Replica.PullResult, schemaVersion: Bool) {
+        let local = result.pending > 0 || result.confirmedChanges > 0 || !result.conflicts.isEmpty
+        member("applied", result.applied)
+        if local {
+            member("confirmedChanges", result.confirmedChanges)
+            member("conflicts", Conflict.jsonValue(result.conflicts))
+        }
+        member("list", result.list)
+        if local {
+            member("pending", result.pending)
+        }
+        member("reason", result.reason.map { .string($0.rawValue) } ?? .null)
+        member("resynced", result.resynced)
+        if schemaVersion { self.schemaVersion() }
+        member("version", result.version)
+    }
+
+    /// The members of a `push --json` document, `schemaVersion` optional.
+    mutating func pushMembers(_ result: Replica.PushResult, schemaVersion: Bool) {
+        member("conflicts", Conflict.jsonValue(result.conflicts))
+        member("duplicates", result.duplicates)
+        member("list", result.list)
+        member("pushed", result.pushed)
+        if schemaVersion { self.schemaVersion() }
+        member("version", result.version.map { JSONValue($0) } ?? .null)
+    }
+}
