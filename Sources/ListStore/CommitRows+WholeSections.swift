@@ -35,7 +35,7 @@ extension CommitRows {
         /// - Parameter sectionPairing: how the sections of the head and the target pair, when the
         ///   caller knows (a replayed changeset); otherwise they are paired as the diff pairs them.
         /// - Complexity: O(elements of inserted sections + content size) — hashed on two threads.
-        init(head: _Head, target: [ListSection], sectionPairing: (targetOf: [Int], sourceOf: [Int])?) {
+        package init(head: StoredHead, target: [ListSection], sectionPairing: (targetOf: [Int], sourceOf: [Int])?) {
             let pairing = sectionPairing ?? DiffPairing.pairSections(source: head.sections, target: target)
             self.sectionPairing = pairing
             self.target = target
@@ -89,7 +89,7 @@ extension CommitRows {
         /// unchanged items keep the head's hash.
         /// - Throws: `.invalidSnapshot` naming the first item, in document order (section contents
         ///   first), whose content is not canonical JSON.
-        func hashContents(_ pairing: DiffPairing, head: _Head) throws -> (sections: [ContentHash], elements: [ContentHash]) {
+        func hashContents(_ pairing: DiffPairing, head: StoredHead) throws -> (sections: [ContentHash], elements: [ContentHash]) {
             var sectionHashes = [ContentHash]()
             sectionHashes.reserveCapacity(target.count)
             for (t, section) in target.enumerated() {

@@ -95,7 +95,7 @@ package struct CommitRows: Sendable {
     /// The journal entry and the list's new head version and digest.
     package let journal: Journal
     /// The list's head once the rows are written (its list row id is the head's, or 0 for a new list).
-    let newHead: _Head
+    private let newHead: StoredHead
 
     /// The content of target element `row` (section `row.section`, element `row.element`).
     package func content(of row: ElementRow) -> [UInt8] { target[row.section].elements[row.element].content }
@@ -108,8 +108,8 @@ package struct CommitRows: Sendable {
     /// - Throws: `.invalidSnapshot` naming the first item, in document order (section contents first),
     ///   whose content is not canonical JSON.
     /// - Complexity: O(n) for n items, plus O(c log c) for c placed items.
-    init(
-        _ plan: _CommitPlan, whole: WholeSections, reservedRows: [Int64], head: _Head, list: String, committedAt: String,
+    package init(
+        _ plan: CommitPlan, whole: WholeSections, reservedRows: [Int64], head: StoredHead, list: String, committedAt: String,
         author: String?, message: String?
     ) throws {
         let pairing = plan.pairing
@@ -125,7 +125,7 @@ package struct CommitRows: Sendable {
         let targetStart = pairing.targetStart
         let version = head.version + 1
 
-        var newHead = _Head.empty
+        var newHead = StoredHead.empty
         newHead.listID = head.listID
         newHead.version = version
         newHead.sections = target
@@ -226,7 +226,7 @@ package struct CommitRows: Sendable {
     }
 
     /// The new head, with the list's row id (known once a new list's row is written).
-    func head(listID: Int64) -> _Head {
+    package func head(listID: Int64) -> StoredHead {
         var head = newHead
         head.listID = listID
         head.digest = journal.digest

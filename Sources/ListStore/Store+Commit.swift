@@ -54,16 +54,16 @@ extension Store {
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
         makeTarget: ([ListSection]) throws -> [ListSection], replaying stages: (json: [UInt8], what: String)? = nil,
-        mergingFrom merge: ((Database, _Head) throws -> Rebase<ListItem>?)? = nil,
+        mergingFrom merge: ((Database, StoredHead) throws -> Rebase<ListItem>?)? = nil,
         queueLocalChange: Bool = true,
         alsoWrite: ((Database, _ listID: Int64, CommitResult) throws -> Void)? = nil,
-        checkFirst: ((Database, _Head) throws -> Void)? = nil
+        checkFirst: ((Database, StoredHead) throws -> Void)? = nil
     ) throws -> CommitResult {
         try Store.validateListName(list)
         guard let pool = try pool(creating: true) else {
             throw StoreError(.io, "cannot create a store at \(path)")
         }
-        var committed: _Head?
+        var committed: StoredHead?
         let result = try Store.mapErrors(path: path) {
             try pool.writeWithoutTransaction { db -> CommitResult in
                 var result: CommitResult?
@@ -77,13 +77,13 @@ extension Store {
                             expectedVersion: expectedVersion, currentVersion: head.version)
                     }
                     let changesBefore = db.totalChangesCount
-                    let plan: _CommitPlan
+                    let plan: CommitPlan
                     let whole: CommitRows.WholeSections
                     let reservedRows: [Int64]
                     var target: [ListSection]?
                     var mergeConflicts: [Conflict]?
                     if let stages {
-                        plan = try _CommitPlan.replaying(stages.json, on: head) { stages.what }
+                        plan = try CommitPlan.replaying(stages.json, on: head) { stages.what }
                         whole = CommitRows.WholeSections(
                             head: head, target: plan.target,
                             sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
@@ -100,7 +100,7 @@ extension Store {
                             sections = try makeTarget(head.sections)
                         }
                         target = sections
-                        let diffing = _Background { _CommitPlan.diffing(head, to: sections) }
+                        let diffing = _Background { CommitPlan.diffing(head, to: sections) }
                         whole = CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil)
                         let wroteSections = Result { try _SQLiteCommitWriter.write(whole, db, path: path) }
                         plan = diffing.wait()

@@ -3,7 +3,7 @@ import GRDB
 extension Store {
     /// The head of `list` as of `db`'s transaction: the cached one when it is still current, otherwise
     /// loaded from the tables. `.empty` for a list with no version.
-    func currentHead(_ db: Database, list: String) throws -> _Head {
+    func currentHead(_ db: Database, list: String) throws -> StoredHead {
         let row = try _RawStatement(db, "SELECT id, head_version, head_digest FROM list WHERE name = ?")
         row.bind(1, text: list)
         guard try row.step() else {
@@ -24,8 +24,8 @@ extension Store {
 
     /// Reads the head rows of a list.
     /// - Throws: `.damaged` when a stored hash is not 32 bytes.
-    func loadHead(_ db: Database, listID: Int64, version: Int, digest: ListDigest) throws -> _Head {
-        var head = _Head.empty
+    func loadHead(_ db: Database, listID: Int64, version: Int, digest: ListDigest) throws -> StoredHead {
+        var head = StoredHead.empty
         head.listID = listID
         head.version = version
         head.digest = digest

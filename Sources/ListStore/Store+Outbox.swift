@@ -202,7 +202,7 @@ extension Store {
     /// Queues a change of `list` in its outbox when it is a replica list (DESIGN §8); returns its
     /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.
     func queueIfReplica(
-        _ db: Database, listID: Int64, base: _Head, target: [ListSection], version: Int, author: String?, message: String?
+        _ db: Database, listID: Int64, base: StoredHead, target: [ListSection], version: Int, author: String?, message: String?
     ) throws -> Int? {
         guard let row = try Row.fetchOne(
             db, sql: "SELECT next_seq, confirmed IS NULL, version, digest FROM replica_source WHERE list_id = ?",

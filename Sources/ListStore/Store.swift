@@ -49,7 +49,7 @@ public final class Store: Sendable {
 
     struct _State {
         var pool: DatabasePool?
-        var heads: [String: _Head] = [:]
+        var heads: [String: StoredHead] = [:]
         var checkpointing = false
     }
 

@@ -41,7 +41,7 @@ enum _SQLiteCommitWriter {
 
     /// Writes the rest of the commit: element deletes, section rows, element rows, the list row and
     /// the journal entry. Returns the new head.
-    static func write(_ rows: CommitRows, _ db: Database, head: _Head, path: String) throws -> _Head {
+    static func write(_ rows: CommitRows, _ db: Database, head: StoredHead, path: String) throws -> StoredHead {
         let journal = rows.journal
         var listID = head.listID
         if head.version == 0 {

@@ -18,8 +18,8 @@ import Testing
         var writes = 0
 
         /// The head the rows hold, read in position order.
-        func head(version: Int, digest: ListDigest) -> _Head {
-            var head = _Head.empty
+        func head(version: Int, digest: ListDigest) -> StoredHead {
+            var head = StoredHead.empty
             head.version = version
             head.digest = digest
             for (row, section) in sections.sorted(by: { $0.value.position < $1.value.position }) {
@@ -94,8 +94,8 @@ import Testing
     }
 
     /// Commits `target` onto the table's head the way an engine does; returns the predicted head.
-    private func commit(_ target: [ListSection], onto head: _Head, table: inout Table) throws -> (_Head, CommitRows)? {
-        let plan = _CommitPlan.diffing(head, to: target)
+    private func commit(_ target: [ListSection], onto head: StoredHead, table: inout Table) throws -> (StoredHead, CommitRows)? {
+        let plan = CommitPlan.diffing(head, to: target)
         guard !plan.changeset.isEmpty else { return nil }
         #expect(plan.pairing.invariantViolation() == nil)
         let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: nil)
@@ -110,7 +110,7 @@ import Testing
         for seed in UInt64(1)...400 {
             var random = RandomSnapshots(seed: seed, duplicates: seed % 3 == 0)
             var table = Table()
-            var head = _Head.empty
+            var head = StoredHead.empty
             var current = random.snapshot(maxSections: 4, maxElements: 6)
             for step in 0..<8 {
                 let target = listSections(current)
@@ -166,7 +166,7 @@ import Testing
         var target = head.sections
         target[0].elements[2] = ListItem(id: "x", content: Array("{ }".utf8))
         target.append(ListSection(model: ListItem(id: "new"), elements: [ListItem(id: "y", content: Array("[1 ]".utf8))]))
-        let plan = _CommitPlan.diffing(head, to: target)
+        let plan = CommitPlan.diffing(head, to: target)
         let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: nil)
         #expect(whole.failure != nil)
         #expect(throws: StoreError.self) {

@@ -7,25 +7,27 @@ import ListJSON
 /// A commit of a snapshot gets it by diffing (`diffing`, on another thread while whole sections are
 /// written); a replica's commit of its source's journal entry by replaying the entry's stages on the
 /// head (`replaying`), without a diff.
-struct _CommitPlan: Sendable {
-    let target: [ListSection]
-    let changeset: ListChangeset
+///
+/// Not API: package-visible for the engines.
+package struct CommitPlan: Sendable {
+    package let target: [ListSection]
+    package let changeset: ListChangeset
     /// Which head item each target item is, and which ones the changeset places.
-    let pairing: DiffPairing
+    package let pairing: DiffPairing
     /// The target's identifier hashes, when the diff computed them (kept in the new head for the
     /// next diff).
-    let targetIDHashes: [Int]?
+    package let targetIDHashes: [Int]?
     /// The journal's JSON of the changeset.
     let stagesJSON: _Background<[UInt8]>
 
     /// Diffs `head` against `target`; the journal's JSON is then written on another thread.
     /// - Complexity: O(n + k log k) for n items and k changes.
-    static func diffing(_ head: _Head, to target: [ListSection]) -> _CommitPlan {
+    package static func diffing(_ head: StoredHead, to target: [ListSection]) -> CommitPlan {
         let sourceIDHashes = head.elementIDHashes ?? _IdentifierHashes.of(head.sections)
         let targetIDHashes = _IdentifierHashes.of(target)
         let (changeset, pairing) = ListChangeset.changesetAndPairing(
             source: head.sections, target: target, identifierHashes: (sourceIDHashes, targetIDHashes))
-        return _CommitPlan(
+        return CommitPlan(
             target: target, changeset: changeset, pairing: pairing, targetIDHashes: targetIDHashes,
             stagesJSON: _Background { changeset.isEmpty ? [] : changeset.stagesJSON })
     }
@@ -35,7 +37,7 @@ struct _CommitPlan: Sendable {
     ///
     /// - Throws: `.invalidEdit` when the JSON is not a list of stages or they do not apply to the head.
     /// - Complexity: O(stages × sections + touched elements + k log k).
-    static func replaying(_ stagesJSON: [UInt8], on head: _Head, describedAs what: () -> String) throws -> _CommitPlan {
+    package static func replaying(_ stagesJSON: [UInt8], on head: StoredHead, describedAs what: () -> String) throws -> CommitPlan {
         let replayed: (changeset: ListChangeset, result: [ListSection], pairing: DiffPairing)
         do {
             let stages = try StageDocument._decodeStagesWithoutIDs(try JSONParser().parse(stagesJSON), as: ListItem.self)
@@ -45,7 +47,7 @@ struct _CommitPlan: Sendable {
         } catch {
             throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
         }
-        return _CommitPlan(
+        return CommitPlan(
             target: replayed.result, changeset: replayed.changeset, pairing: replayed.pairing, targetIDHashes: nil, stagesJSON: _Background(finished: replayed.changeset.isEmpty ? [] : stagesJSON))
     }
 }
