@@ -91,8 +91,8 @@ extension PostgresStore {
             if maxBytes < .max, limit > 0 {
                 // Count the entries that fit by their sizes alone (one row past `limit` tells
                 // whether more follow), then read only those.
-                let sizes = _PostgresStatements.EntrySizes(
-                    listID: info.id, after: version, through: info.headVersion, limit: min(limit, Int(Int64.max) - 1) + 1)
+                let sizes = _PostgresStatements.EntrySizes(range: .init(
+                    listID: info.id, after: version, through: info.headVersion, limit: min(limit, Int(Int64.max) - 1) + 1))
                 var (fitting, bytes, hasMore) = (0, 0, false)
                 for try await size in try await connection.execute(sizes, logger: logger) {
                     bytes += size
@@ -181,7 +181,7 @@ extension PostgresStore {
     func entries(
         _ connection: PostgresConnection, info: _ListInfo, after: Int, through: Int, limit: Int = Int(Int64.max)
     ) async throws -> [JournalEntry] {
-        let statement = _PostgresStatements.Entries(listID: info.id, after: after, through: through, limit: limit)
+        let statement = _PostgresStatements.Entries(range: .init(listID: info.id, after: after, through: through, limit: limit))
         var entries: [JournalEntry] = []
         for try await row in try await connection.execute(statement, logger: logger) {
             let (version, parent, committedAt, digest, author, message, sectionCount, elementCount, stages, pushClient, pushSeq, conflicts) = row

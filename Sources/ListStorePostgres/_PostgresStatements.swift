@@ -62,19 +62,15 @@ enum _PostgresStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// The byte sizes of a list's journal entries in `after+1 ... through`, oldest first.
-    struct EntrySizes: PostgresPreparedStatement {
-        static let sql = """
-            SELECT octet_length(stages)::bigint FROM journal
-            WHERE list_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4
-            """
-        typealias Row = Int
+    /// Versions `after+1 ... through` of a list's journal, at most `limit` of them: the bindings of
+    /// `EntrySizes` and `Entries`.
+    struct JournalRange: Sendable {
         var listID: Int64
         var after: Int
         var through: Int
         var limit: Int
 
-        func makeBindings() throws -> PostgresBindings {
+        var bindings: PostgresBindings {
             var bindings = PostgresBindings(capacity: 4)
             bindings.append(listID)
             bindings.append(after)
@@ -82,11 +78,23 @@ enum _PostgresStatements {
             bindings.append(limit)
             return bindings
         }
+    }
+
+    /// The byte sizes of a list's journal entries in a range, oldest first.
+    struct EntrySizes: PostgresPreparedStatement {
+        static let sql = """
+            SELECT octet_length(stages)::bigint FROM journal
+            WHERE list_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4
+            """
+        typealias Row = Int
+        var range: JournalRange
+
+        func makeBindings() throws -> PostgresBindings { range.bindings }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int.self) }
     }
 
-    /// A list's journal entries in `after+1 ... through`, oldest first.
+    /// A list's journal entries in a range, oldest first.
     struct Entries: PostgresPreparedStatement {
         static let sql = """
             SELECT version, parent_version, committed_at, digest, author, message, section_count, element_count, stages,
@@ -94,19 +102,9 @@ enum _PostgresStatements {
             FROM journal WHERE list_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4
             """
         typealias Row = (Int, Int, String, String, String?, String?, Int, Int, ByteBuffer, String?, Int?, ByteBuffer?)
-        var listID: Int64
-        var after: Int
-        var through: Int
-        var limit: Int
+        var range: JournalRange
 
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(listID)
-            bindings.append(after)
-            bindings.append(through)
-            bindings.append(limit)
-            return bindings
-        }
+        func makeBindings() throws -> PostgresBindings { range.bindings }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
