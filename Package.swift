@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ListStoreWire", targets: ["ListStoreWire"]),
         .library(name: "ListSync", targets: ["ListSync"]),
         .library(name: "ListStoreServer", targets: ["ListStoreServer"]),
+        .library(name: "ListStorePostgres", targets: ["ListStorePostgres"]),
         .executable(name: "liststore", targets: ["ListStoreCLI"]),
         .executable(name: "liststore-server", targets: ["ListStoreServerTool"]),
     ],
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.25.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         // Pure algorithm: no Foundation, no SQLite.
@@ -38,7 +40,11 @@ let package = Package(
         .target(
             name: "ListStoreMigrations",
             path: "Migrations",
-            resources: [.embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql"), .embedInCode("v0003_offline.sql")]
+            resources: [
+                .embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql"), .embedInCode("v0003_offline.sql"),
+                // The same store on PostgreSQL (ListStorePostgres): one schema for SQLite's v0001–v0003.
+                .embedInCode("postgres/v0001_postgres_initial.sql"),
+            ]
         ),
         // Lists persisted in SQLite with a journal of staged changesets.
         .target(
@@ -79,6 +85,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The store contract on PostgreSQL (postgres-nio); SQLite stays the default engine.
+        .target(
+            name: "ListStorePostgres",
+            dependencies: [
+                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreMigrations",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "ListStoreServerTool",
             dependencies: [
@@ -115,6 +131,15 @@ let package = Package(
                 "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListJSON", "ListDiff", "ListDiffTestSupport",
                 "ListStoreTestSupport",
             ]),
+        // Runs against the PostgreSQL server named by LISTSTORE_TEST_POSTGRES (`.ci/run` starts one).
+        .testTarget(
+            name: "ListStorePostgresTests",
+            dependencies: [
+                "ListStorePostgres", "ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport", "ListStoreTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "ListStoreServerTests",
             dependencies: [

@@ -13,6 +13,15 @@ public struct ConsumerInfo: Hashable, Sendable {
     public var registeredAt: String
     /// When it last acknowledged (ISO 8601, UTC).
     public var acknowledgedAt: String
+
+    /// A consumer's record as an engine read it (package-visible: ListStorePostgres makes them).
+    package init(name: String, list: String, version: Int, registeredAt: String, acknowledgedAt: String) {
+        self.name = name
+        self.list = list
+        self.version = version
+        self.registeredAt = registeredAt
+        self.acknowledgedAt = acknowledgedAt
+    }
 }
 
 extension Store {

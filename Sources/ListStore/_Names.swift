@@ -8,9 +8,11 @@ import Foundation
 /// print the same), and it holds no invisible formatting characters (bidirectional controls that reorder what is shown, zero-width spaces, the
 /// byte order mark; the zero-width joiner of emoji sequences is allowed). Names stored before these
 /// rules keep working.
-enum _Names {
+///
+/// Package-visible: ListStorePostgres validates names by the same rules.
+package enum _Names {
     /// Why `name` cannot name anything, or `nil`.
-    static func problem(with name: String, _ what: String) -> String? {
+    package static func problem(with name: String, _ what: String) -> String? {
         guard !name.isEmpty, name.utf8.count <= 1024 else {
             return "a \(what) name must have 1 to 1024 bytes, not \(name.utf8.count)"
         }
@@ -21,7 +23,7 @@ enum _Names {
     }
 
     /// Why `name` cannot name a new list or consumer, or `nil`.
-    static func problem(withNew name: String, _ what: String) -> String? {
+    package static func problem(withNew name: String, _ what: String) -> String? {
         if let problem = problem(with: name, what) { return problem }
         guard !name.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) else {
             return "a \(what) name must not contain control characters: \(name.debugDescription)"

@@ -1,0 +1,36 @@
+extension SchemaMigration {
+    /// Every PostgreSQL migration (`Migrations/postgres/*.sql`), in the order they apply. Version 1
+    /// is the schema that SQLite's versions 1 to 3 make.
+    package static let postgres: [SchemaMigration] = [
+        SchemaMigration(version: 1, name: "v0001_postgres_initial.sql", bytes: PackageResources.v0001_postgres_initial_sql)
+    ]
+
+    /// The SQL text's statements, in order: the text split after each semicolon that ends a line
+    /// (the migration files are written so), without comment-only or blank pieces.
+    package var statements: [String] {
+        var statements: [String] = []
+        var current = ""
+        for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
+            current += line + "\n"
+            if line.trimmingSuffixSpaces.hasSuffix(";") {
+                statements.append(current)
+                current = ""
+            }
+        }
+        statements.append(current)
+        return statements.filter { statement in
+            statement.split(separator: "\n").contains { line in
+                let text = line.drop { $0 == " " }
+                return !text.isEmpty && !text.hasPrefix("--")
+            }
+        }
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSuffixSpaces: Substring {
+        var text = self
+        while let last = text.last, last == " " || last == "\t" || last == "\r" { text.removeLast() }
+        return text
+    }
+}

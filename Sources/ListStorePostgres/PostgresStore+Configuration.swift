@@ -1,0 +1,92 @@
+import Foundation
+import ListStore
+import Logging
+import PostgresNIO
+
+extension PostgresStore {
+    /// How a `PostgresStore` reaches its database: the postgres-nio client configuration, made from a
+    /// URL, and the logger of the client's background work.
+    ///
+    /// ```swift
+    /// var configuration = try PostgresStore.Configuration(url: "postgres://ana:secret@db.local:5432/lists")
+    /// configuration.postgres.options.maximumConnections = 40
+    /// let store = try await PostgresStore(configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The postgres-nio client's configuration (endpoint, credentials, TLS, pool size).
+        public var postgres: PostgresClient.Configuration
+        /// Where the client logs its background work (connections, keep-alives). The default logs
+        /// errors only: a server that cannot be reached is reported by the calls that need it.
+        public var logger: Logger
+        /// How long opening the store may take (connecting, then migrating under the advisory lock)
+        /// before it fails with `.io`: postgres-nio's pool retries a refused connection instead of
+        /// failing the call. Default: 30 seconds.
+        public var openTimeout: Duration = .seconds(30)
+
+        /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`
+        /// (also `postgresql://`). User, password and database may be percent-encoded; the port
+        /// defaults to 5432, the user to `postgres`, the database to the user's name; TLS is off
+        /// unless `sslmode` asks for it. `?host=/directory` connects through the Unix-domain socket
+        /// `/directory/.s.PGSQL.PORT` instead of TCP.
+        ///
+        /// - Complexity: O(length of `url`).
+        /// - Throws: `StoreError(.invalidArgument)` for a URL of another scheme, without a host, or
+        ///   with an unknown `sslmode`.
+        public init(url: String, logger: Logger = Configuration.defaultLogger) throws {
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+                scheme == "postgres" || scheme == "postgresql"
+            else {
+                throw StoreError(.invalidArgument, "not a PostgreSQL URL (postgres://user@host:port/database): \(Self.redacted(url))")
+            }
+            let query = Dictionary(
+                (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+            let username = components.user.flatMap { $0.isEmpty ? nil : $0 } ?? "postgres"
+            let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+            let database = path.isEmpty ? username : path
+            let port = components.port ?? 5432
+            let tls: PostgresClient.Configuration.TLS
+            switch query["sslmode"] ?? "disable" {
+            case "disable": tls = .disable
+            case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
+            case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+            case let mode:
+                throw StoreError(.invalidArgument, "unknown sslmode '\(mode)' in \(Self.redacted(url)) (disable, prefer or require)")
+            }
+            if let socketDirectory = query["host"], socketDirectory.hasPrefix("/") {
+                postgres = PostgresClient.Configuration(
+                    unixSocketPath: socketDirectory + "/.s.PGSQL.\(port)", username: username, password: components.password,
+                    database: database)
+            } else {
+                guard let host = components.host, !host.isEmpty else {
+                    throw StoreError(.invalidArgument, "the PostgreSQL URL names no host: \(Self.redacted(url))")
+                }
+                postgres = PostgresClient.Configuration(
+                    host: host, port: port, username: username, password: components.password, database: database, tls: tls)
+            }
+            self.logger = logger
+        }
+
+        /// The default logger: label `ListStorePostgres`, errors only.
+        public static var defaultLogger: Logger {
+            var logger = Logger(label: "ListStorePostgres")
+            logger.logLevel = .error
+            return logger
+        }
+
+        /// The URL without its password, for messages.
+        static func redacted(_ url: String) -> String {
+            guard var components = URLComponents(string: url), components.password != nil else { return url }
+            components.password = "***"
+            return components.string ?? url
+        }
+
+        /// Where the store is, for messages: `postgres://user@host:port/database`, no password.
+        var location: String {
+            let database = postgres.database ?? postgres.username
+            if let socket = postgres.unixSocketPath {
+                return "postgres://\(postgres.username)@/\(database)?socket=\(socket)"
+            }
+            return "postgres://\(postgres.username)@\(postgres.host ?? "localhost"):\(postgres.port ?? 5432)/\(database)"
+        }
+    }
+}

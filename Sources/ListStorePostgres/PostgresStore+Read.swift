@@ -1,0 +1,212 @@
+import ListDiff
+import ListJSON
+import ListMerge
+import ListStore
+import PostgresNIO
+
+extension PostgresStore {
+    /// The lists of the store, by name (in byte order of their UTF-8, as `Store`).
+    ///
+    /// ```swift
+    /// for list in try await store.lists() { print(list.name, list.version) }
+    /// ```
+    /// - Throws: `StoreError` `.damaged`, `.io`; `CancellationError` when the task is cancelled
+    ///   before the read starts.
+    /// - Complexity: O(lists), one round trip.
+    public func lists() async throws -> [ListSummary] {
+        try await summaries(of: nil)
+    }
+
+    /// One list's summary: head version and digest, counts, oldest retained version.
+    ///
+    /// ```swift
+    /// let head = try await store.summary(of: "inbox").version
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.damaged`, `.io`; `CancellationError` when the task
+    ///   is cancelled before the read starts.
+    /// - Complexity: O(1), one round trip.
+    public func summary(of list: String) async throws -> ListSummary {
+        guard let summary = try await summaries(of: list).first else {
+            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+        }
+        return summary
+    }
+
+    private func summaries(of list: String?) async throws -> [ListSummary] {
+        try await withConnection { connection in
+            var lists: [ListSummary] = []
+            for try await row in try await connection.execute(_PostgresStatements.Summaries(name: list), logger: logger) {
+                lists.append(ListSummary(
+                    name: row.0, version: row.1, digest: ListDigest(hex: row.2), sectionCount: row.4, elementCount: row.5,
+                    baseVersion: row.3))
+            }
+            return lists
+        }
+    }
+
+    /// A version of `list`: the head, or with `version`, any version still in its history (the base
+    /// snapshot with the journal replayed up to `version`), read in one consistent transaction.
+    ///
+    /// ```swift
+    /// let now = try await store.snapshot(of: "inbox")
+    /// let then = try await store.snapshot(of: "inbox", at: now.version - 3)
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`;
+    ///   `CancellationError` when the task is cancelled before the read starts.
+    /// - Complexity: O(n) for the head; O(n × v) for a version v commits after the base.
+    public func snapshot(of list: String, at version: Int? = nil) async throws -> ListSnapshot {
+        try await transaction(.readOnly) { connection in
+            try await snapshot(connection, list: list, at: version)
+        }
+    }
+
+    /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest
+    /// first, at most `limit` of them and, with `maxBytes`, only as many as fit in that many bytes of
+    /// stages JSON (but at least one), as `Store.journal(of:after:limit:maxBytes:)`.
+    ///
+    /// ```swift
+    /// var cursor = 0
+    /// repeat {
+    ///     let page = try await store.journal(of: "inbox", after: cursor, limit: 100, maxBytes: 8 << 20)
+    ///     for entry in page.entries { /* … */ cursor = entry.version }
+    /// } while page.hasMore
+    /// ```
+    /// - Parameters:
+    ///   - limit: the most entries returned (0 answers only `hasMore`).
+    ///   - maxBytes: the byte budget of the page's stages (default: no budget). Entries are read
+    ///     only once they are known to fit.
+    /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound` (a version older than the retained
+    ///   history, or after the head), `.damaged`, `.io`; `CancellationError` when the task is
+    ///   cancelled before the read starts.
+    /// - Complexity: O(size of the entries returned); with a budget, one more pass over the sizes of
+    ///   at most `limit + 1` entries.
+    public func journal(
+        of list: String, after version: Int? = nil, limit: Int = 100, maxBytes: Int = .max
+    ) async throws -> JournalPage {
+        try await transaction(.readOnly) { connection in
+            let info = try await listInfo(connection, list: list)
+            let version = version ?? info.baseVersion
+            try info.checkRetained(version)
+            let limit = max(0, limit)
+            if maxBytes < .max, limit > 0 {
+                // Count the entries that fit by their sizes alone (one row past `limit` tells
+                // whether more follow), then read only those.
+                let sizes = _PostgresStatements.EntrySizes(range: .init(
+                    listID: info.id, after: version, through: info.headVersion, limit: min(limit, Int(Int64.max) - 1) + 1))
+                var (fitting, bytes, hasMore) = (0, 0, false)
+                for try await size in try await connection.execute(sizes, logger: logger) {
+                    bytes += size
+                    if fitting == limit || (fitting > 0 && bytes > maxBytes) {
+                        hasMore = true
+                        break
+                    }
+                    fitting += 1
+                }
+                let entries = try await entries(connection, info: info, after: version, through: info.headVersion, limit: fitting)
+                return JournalPage(entries: entries, hasMore: hasMore)
+            }
+            var entries = try await entries(
+                connection, info: info, after: version, through: info.headVersion, limit: min(limit, Int.max - 1) + 1)
+            let hasMore = entries.count > limit
+            if hasMore { entries.removeLast() }
+            return JournalPage(entries: entries, hasMore: hasMore)
+        }
+    }
+
+    /// One minimal staged changeset from `version` to `otherVersion` (default: the head), both in the
+    /// list's retained history, read in one consistent transaction.
+    ///
+    /// ```swift
+    /// let (_, head, changeset) = try await store.changeset(of: "inbox", from: 7)
+    /// print(changeset.count, "stages up to version", head.version)
+    /// ```
+    /// - Throws: as `snapshot(of:at:)`.
+    /// - Complexity: that of two `snapshot(of:at:)` calls plus one diff.
+    public func changeset(of list: String, from version: Int, to otherVersion: Int? = nil) async throws
+        -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
+    {
+        let (from, to) = try await transaction(.readOnly) { connection in
+            (try await snapshot(connection, list: list, at: version), try await snapshot(connection, list: list, at: otherVersion))
+        }
+        return (from, to, ListChangeset(source: from.sections, target: to.sections))
+    }
+
+    // MARK: Internals
+
+    func snapshot(_ connection: PostgresConnection, list: String, at version: Int?) async throws -> ListSnapshot {
+        let info = try await listInfo(connection, list: list)
+        let wanted = version ?? info.headVersion
+        if wanted == info.headVersion {
+            let sections = try await headSections(connection, listID: info.id)
+            return ListSnapshot(list: list, version: info.headVersion, digest: info.headDigest, sections: sections)
+        }
+        try info.checkRetained(wanted)
+        var state = try info.baseSections()
+        var digest = ListDigest.of(state)
+        if wanted > info.baseVersion {
+            for entry in try await entries(connection, info: info, after: info.baseVersion, through: wanted) {
+                state = try entry.changeset(applyingTo: state).result
+                digest = entry.digest
+            }
+        }
+        return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
+    }
+
+    func listInfo(_ connection: PostgresConnection, list: String) async throws -> _ListInfo {
+        for try await row in try await connection.execute(_PostgresStatements.ListInfo(name: list), logger: logger) {
+            return _ListInfo(
+                id: row.0, name: list, headVersion: row.1, headDigest: ListDigest(hex: row.2), baseVersion: row.3,
+                baseSnapshot: row.4.map { Array($0.readableBytesView) })
+        }
+        throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+    }
+
+    /// The head rows of a list, as sections.
+    func headSections(_ connection: PostgresConnection, listID: Int64) async throws -> [ListSection] {
+        var sections: [ListSection] = []
+        var current: Int64?
+        for try await row in try await connection.execute(_PostgresStatements.HeadRows(listID: listID), logger: logger) {
+            if row.0 != current {
+                current = row.0
+                sections.append(ListSection(model: ListItem(id: Self.string(row.1), content: Array(row.2.readableBytesView)), elements: []))
+            }
+            if let identifier = row.3, let content = row.4 {
+                sections[sections.count - 1].elements.append(ListItem(id: Self.string(identifier), content: Array(content.readableBytesView)))
+            }
+        }
+        return sections
+    }
+
+    /// Journal rows with `version` in `after+1 ... through`, oldest first.
+    func entries(
+        _ connection: PostgresConnection, info: _ListInfo, after: Int, through: Int, limit: Int = Int(Int64.max)
+    ) async throws -> [JournalEntry] {
+        let statement = _PostgresStatements.Entries(range: .init(listID: info.id, after: after, through: through, limit: limit))
+        var entries: [JournalEntry] = []
+        for try await row in try await connection.execute(statement, logger: logger) {
+            let (version, parent, committedAt, digest, author, message, sectionCount, elementCount, stages, pushClient, pushSeq, conflicts) = row
+            entries.append(JournalEntry(
+                list: info.name, version: version, parentVersion: parent, committedAt: committedAt, digest: ListDigest(hex: digest),
+                author: author, message: message, sectionCount: sectionCount, elementCount: elementCount,
+                stagesJSON: Array(stages.readableBytesView),
+                pushID: pushClient.map { PushID(client: $0, seq: pushSeq ?? 0) },
+                conflicts: try conflicts.map { try Self.decodeConflicts($0, of: "version \(version) of list '\(info.name)'") } ?? []))
+        }
+        return entries
+    }
+
+    /// Decodes a stored conflict report.
+    /// - Throws: `StoreError.damaged`.
+    static func decodeConflicts(_ bytes: ByteBuffer, of what: String) throws -> [Conflict] {
+        do {
+            return try Conflict.conflicts(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
+        } catch {
+            throw StoreError(.damaged, "the conflict report of \(what) does not decode: \(error)")
+        }
+    }
+
+    /// The UTF-8 text of a BYTEA identifier.
+    static func string(_ bytes: ByteBuffer) -> String {
+        String(decoding: bytes.readableBytesView, as: UTF8.self)
+    }
+}

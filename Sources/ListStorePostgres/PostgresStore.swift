@@ -1,0 +1,145 @@
+import ListStore
+import ListStoreMigrations
+import Logging
+import PostgresNIO
+
+/// Named, ordered, sectioned lists with their journals in a PostgreSQL database (postgres-nio): the
+/// store contract of `Store` on a server that several processes share (DESIGN §9).
+///
+/// The store owns a `PostgresClient` (a pool of connections) and runs it in a task of its own until
+/// `close()`. Opening migrates the database under an advisory lock, so that several servers may
+/// start at once; a database migrated by a newer release, or whose recorded migration differs from
+/// this release's, is refused and left untouched. Every method is async and runs on the client's
+/// event loops; none blocks a thread of the cooperative pool. Method names, arguments, results and
+/// errors are those of `Store`'s async API.
+///
+/// ```swift
+/// let store = try await PostgresStore(url: "postgres://postgres@127.0.0.1:5432/liststore")
+/// for list in try await store.lists() { print(list.name, list.version, list.digest) }
+/// let head = try await store.snapshot(of: "inbox")
+/// await store.close()
+/// ```
+public final class PostgresStore: Sendable {
+    /// Where the store is, without a password: `postgres://user@host:port/database`.
+    public let location: String
+    let client: PostgresClient
+    let logger: Logger
+    private let running: Task<Void, Never>
+
+    /// The schema version this release writes (the number of `Migrations/postgres` files).
+    public static var schemaVersion: Int { SchemaMigration.postgres.count }
+
+    /// Connects to the database at `url` (see `Configuration.init(url:logger:)`) and migrates it.
+    ///
+    /// ```swift
+    /// let store = try await PostgresStore(url: "postgres://postgres@127.0.0.1:5432/liststore")
+    /// defer { Task { await store.close() } }
+    /// ```
+    /// - Throws: `StoreError` `.invalidArgument` (not a PostgreSQL URL), `.notAStore` (the database
+    ///   holds other tables and no ListStore migration record), `.unsupportedSchema` (migrated by a
+    ///   newer release, or its recorded migration differs), `.io` (the server cannot be reached, or
+    ///   refuses, within `Configuration.openTimeout`). Nothing is changed by a failed open.
+    /// - Complexity: one round trip when the schema is current; the migrations otherwise.
+    public convenience init(url: String) async throws {
+        try await self.init(configuration: Configuration(url: url))
+    }
+
+    /// Connects with `configuration` and migrates the database, as `init(url:)`.
+    ///
+    /// ```swift
+    /// var configuration = try PostgresStore.Configuration(url: url)
+    /// configuration.postgres.options.maximumConnections = 4
+    /// let store = try await PostgresStore(configuration: configuration)
+    /// ```
+    /// - Throws: as `init(url:)`.
+    public init(configuration: Configuration) async throws {
+        let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
+        self.client = client
+        self.logger = configuration.logger
+        self.location = configuration.location
+        self.running = Task { await client.run() }
+        do {
+            try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
+        } catch {
+            await close()
+            throw error
+        }
+    }
+
+    deinit {
+        running.cancel()
+    }
+
+    /// Closes the store's connections; calls after it fail with `.io`. Waits for the client to stop.
+    ///
+    /// ```swift
+    /// await store.close()
+    /// ```
+    /// - Complexity: the time the open connections take to close.
+    public func close() async {
+        running.cancel()
+        await running.value
+    }
+
+    // MARK: Connections
+
+    /// Runs `body`, or throws `.io` when it has not finished after `limit` (and cancels it).
+    private func within(_ limit: Duration, _ body: @escaping @Sendable (PostgresStore) async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { [self] in
+                try await body(self)
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return false
+            }
+            defer { group.cancelAll() }
+            guard try await group.next() == true else {
+                throw StoreError(.io, "cannot reach the store at \(location) (no answer within \(limit))")
+            }
+        }
+    }
+
+    /// Runs `body` on a pooled connection; maps every error that is not a `StoreError` or a
+    /// cancellation to one.
+    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        return try await _PostgresErrors.mapping(location) {
+            try await client.withConnection { connection in try await body(connection) }
+        }
+    }
+
+    /// Runs `body` in one transaction: `.readOnly` reads one consistent state of the database
+    /// (repeatable read); `.writing` commits what `body` wrote when it returns, and rolls it back
+    /// when it throws.
+    func transaction<T: Sendable>(
+        _ kind: _TransactionKind, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withConnection { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: kind.begin), logger: logger)
+            let value: T
+            do {
+                value = try await body(connection)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return value
+        }
+    }
+
+    /// How a transaction begins.
+    enum _TransactionKind {
+        case readOnly
+        case writing
+
+        var begin: String {
+            switch self {
+            case .readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+            case .writing: "BEGIN ISOLATION LEVEL READ COMMITTED"
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import ListStore
+import ListStorePostgres
+import Logging
+import PostgresNIO
+
+/// Where the PostgreSQL tests run: the server named by `LISTSTORE_TEST_POSTGRES`
+/// (`Tools/throwaway-postgres start` prints one; `.ci/run` exports it). Without it the tests are
+/// skipped, except in CI (`CI=true`), where `PostgresEnvironmentTests` fails.
+enum PostgresTestEnvironment {
+    /// The URL of a database on the server, whose user may create databases.
+    static let url: String? = ProcessInfo.processInfo.environment["LISTSTORE_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    /// Whether this is a CI run, where the PostgreSQL tests must run.
+    static let inCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    /// Why the tests are skipped.
+    static let reason =
+        "LISTSTORE_TEST_POSTGRES is not set (to run them: export LISTSTORE_TEST_POSTGRES=$(Tools/throwaway-postgres start))"
+    /// What a skipped run says.
+    static let skipped = "skipped: " + reason
+}
+
+/// A database of its own for one test: created with a random name on the test server, dropped
+/// (with its connections) when the test is done.
+struct PostgresTestDatabase: Sendable {
+    /// The name of the database.
+    let name: String
+    /// The configuration that reaches it.
+    let configuration: PostgresStore.Configuration
+
+    /// Runs `body` with a new, empty database.
+    static func withFresh<T: Sendable>(_ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
+        guard let url = PostgresTestEnvironment.url else {
+            throw StoreError(.invalidArgument, PostgresTestEnvironment.skipped)
+        }
+        let name = "liststore_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        var logger = Logger(label: "ListStorePostgresTests")
+        logger.logLevel = .critical
+        let admin = try PostgresStore.Configuration(url: url, logger: logger)
+        try await withClient(admin) { client in
+            _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        }
+        var configuration = admin
+        configuration.postgres.database = name
+        let database = PostgresTestDatabase(name: name, configuration: configuration)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(database))
+        } catch {
+            result = .failure(error)
+        }
+        try await withClient(admin) { client in
+            _ = try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+        }
+        return try result.get()
+    }
+
+    /// Opens a store on the database.
+    func open() async throws -> PostgresStore {
+        try await PostgresStore(configuration: configuration)
+    }
+
+    /// Runs `body` with a store on the database, closed afterwards.
+    func withStore<T: Sendable>(_ body: (PostgresStore) async throws -> T) async throws -> T {
+        let store = try await open()
+        do {
+            let value = try await body(store)
+            await store.close()
+            return value
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Runs `body` with a plain client of the database (for SQL the store does not offer).
+    func withSQL<T: Sendable>(_ body: (PostgresClient) async throws -> T) async throws -> T {
+        try await Self.withClient(configuration, body)
+    }
+
+    /// Runs `body` with a running client for `configuration`.
+    static func withClient<T: Sendable>(
+        _ configuration: PostgresStore.Configuration, _ body: (PostgresClient) async throws -> T
+    ) async throws -> T {
+        let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let value = try await body(client)
+        running.cancel()
+        await running.value
+        return value
+    }
+}
