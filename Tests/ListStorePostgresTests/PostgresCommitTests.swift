@@ -75,6 +75,40 @@ struct PostgresCommitTests {
         }
     }
 
+    @Test func largeCommitsWriteInBatches() async throws {
+        // More rows than one batched statement carries: inserted whole, then moved, updated,
+        // deleted and inserted among the old ones.
+        let directory = try TemporaryDirectory()
+        let sqlite = try Store(path: directory.file("large.liststore"))
+        var random = SplitMix64(seed: 42)
+        var sections = linearList(20_000) + [ListSection(model: ListItem("t"), elements: [])]
+        var versions = [sections]
+        sections[0].elements.shuffle(using: &random)
+        sections[1].elements = Array(sections[0].elements.suffix(9_000))
+        sections[0].elements.removeLast(9_000)
+        for i in stride(from: 0, to: sections[0].elements.count, by: 3) {
+            sections[0].elements[i] = ListItem(sections[0].elements[i].id, -i)
+        }
+        sections[0].elements.removeFirst(500)
+        sections[0].elements += (0..<10_000).map { ListItem("n\($0)", $0) }
+        versions.append(sections)
+        versions.append([ListSection(model: ListItem("u"), elements: [])] + sections.reversed())
+        try await PostgresTestDatabase.withFresh { database in
+            try await database.withStore { store in
+                for (v, snapshot) in versions.enumerated() {
+                    let result = try await store.commit(snapshot, to: "big", expectedVersion: v)
+                    let expected = try await sqlite.commit(snapshot, to: "big", expectedVersion: v)
+                    #expect(result.version == v + 1 && result.digest == expected.digest)
+                    #expect(try await store.snapshot(of: "big").sections == snapshot)
+                }
+                let page = try await store.journal(of: "big", limit: .max)
+                let expected = try await sqlite.journal(of: "big", limit: .max)
+                #expect(page.entries.map(\.stagesJSON) == expected.entries.map(\.stagesJSON))
+                #expect(try await store.snapshot(of: "big", at: 2).sections == versions[1])
+            }
+        }
+    }
+
     @Test func expectedVersionMismatchIsAConflict() async throws {
         try await PostgresTestDatabase.withFresh { database in
             try await database.withStore { store in
