@@ -27,3 +27,21 @@ public struct CommitResult: Sendable {
     /// For a merged push: the conflicts of its merge.
     var mergeConflicts: [Conflict]? = nil
 }
+
+extension CommitResult {
+    /// A result as an engine reports it (package-visible for ListStorePostgres).
+    package init(
+        list: String, version: Int, parentVersion: Int, changed: Bool, digest: ListDigest, stageCount: Int, changeCount: Int,
+        changeset: ListChangeset, rowsWritten: Int
+    ) {
+        self.list = list
+        self.version = version
+        self.parentVersion = parentVersion
+        self.changed = changed
+        self.digest = digest
+        self.stageCount = stageCount
+        self.changeCount = changeCount
+        self.changeset = changeset
+        self.rowsWritten = rowsWritten
+    }
+}

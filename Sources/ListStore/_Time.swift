@@ -1,8 +1,10 @@
 import Foundation
 
 /// Commit times as ISO 8601 text in UTC with milliseconds: `2026-11-21T09:30:00.125Z`.
-enum _Time {
-    static func iso8601(_ date: Date) -> String {
+///
+/// Package-visible: ListStorePostgres stamps its commits the same way.
+package enum _Time {
+    package static func iso8601(_ date: Date) -> String {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(milliseconds.quotientAndRemainderFloored(by: 1000).quotient)
         let millis = Int(milliseconds.quotientAndRemainderFloored(by: 1000).remainder)
@@ -17,7 +19,7 @@ enum _Time {
     }
 
     /// Parses what `iso8601` writes; `nil` for anything else.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count == 24, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54, bytes[13] == 0x3A,
             bytes[16] == 0x3A, bytes[19] == 0x2E, bytes[23] == 0x5A
