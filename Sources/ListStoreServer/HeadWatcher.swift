@@ -40,7 +40,7 @@ final class HeadWatcher: @unchecked Sendable {
             let generation = CommitSignal.shared.generation(of: store.path)
             let (closed, waiting) = withState { ($0.closed, !$0.waiters.isEmpty) }
             if closed { return }
-            if waiting, let lists = try? await _Offload.run({ [store] in try store.lists() }) {
+            if waiting, let lists = try? await store._offPool(reading: { [store] in try store.lists() }) {
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
                     let ids = state.waiters.filter { entry in (heads[entry.value.list] ?? -1) > entry.value.after }.map(\.key)
