@@ -61,7 +61,8 @@ public final class PostgresStore: Sendable {
         do {
             try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
         } catch {
-            await close()
+            // The client stops once its connection attempts end; a failed open does not wait for it.
+            running.cancel()
             throw error
         }
     }
@@ -85,18 +86,27 @@ public final class PostgresStore: Sendable {
 
     /// Runs `body`, or throws `.io` when it has not finished after `limit` (and cancels it).
     private func within(_ limit: Duration, _ body: @escaping @Sendable (PostgresStore) async throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { [self] in
-                try await body(self)
-                return true
+        // Not a task group: a group waits for all its children, and a connection attempt that
+        // postgres-nio retries does not end when it is cancelled. The first of the two resumes.
+        let pending = _Locked<CheckedContinuation<Void, any Error>?>(nil)
+        let location = self.location
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            pending.withLock { $0 = continuation }
+            let work = Task { [self] in
+                let result: Result<Void, any Error>
+                do {
+                    try await body(self)
+                    result = .success(())
+                } catch {
+                    result = .failure(error)
+                }
+                pending.withLock { $0.take() }?.resume(with: result)
             }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return false
-            }
-            defer { group.cancelAll() }
-            guard try await group.next() == true else {
-                throw StoreError(.io, "cannot reach the store at \(location) (no answer within \(limit))")
+            Task {
+                try? await Task.sleep(for: limit)
+                guard let continuation = pending.withLock({ $0.take() }) else { return }
+                work.cancel()
+                continuation.resume(throwing: StoreError(.io, "cannot reach the store at \(location) (no answer within \(limit))"))
             }
         }
     }

@@ -17,10 +17,8 @@ import Testing
     @Test func unreachableServerIsAnIOError() async throws {
         var configuration = try PostgresStore.Configuration(url: "postgres://postgres@127.0.0.1:1/liststore")
         configuration.openTimeout = .seconds(2)
-        let started = ContinuousClock.now
         let error = await #expect(throws: StoreError.self) { try await PostgresStore(configuration: configuration) }
         #expect(error?.code == .io)
-        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func urlsAreParsed() throws {
