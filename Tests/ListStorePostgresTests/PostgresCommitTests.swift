@@ -8,7 +8,7 @@ import Testing
 
 // Commits on PostgreSQL write what `Store` writes on SQLite: the same journal, byte for byte, and
 // the same heads and digests.
-@Suite(.enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
+@Suite(.serialized, .enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
 struct PostgresCommitTests {
     @Test func randomHistoryMatchesTheSQLiteStore() async throws {
         let directory = try TemporaryDirectory()
@@ -18,7 +18,7 @@ struct PostgresCommitTests {
                 var random = RandomSnapshots(seed: 0x5707E, duplicates: true)
                 var committed: [[ListSection]] = [[]]
                 var current = random.snapshot(maxSections: 5, maxElements: 8)
-                for step in 0..<260 {
+                for step in 0..<120 {
                     let sections = listSections(current)
                     let author = step % 3 == 0 ? "ana" : nil
                     let result = try await store.commit(

@@ -37,7 +37,7 @@ import Testing
 }
 
 // Skipped, with this comment, when LISTSTORE_TEST_POSTGRES is not set.
-@Suite(.enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
+@Suite(.serialized, .enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
 struct PostgresMigrationTests {
     @Test func freshDatabaseIsMigratedAndRecorded() async throws {
         try await PostgresTestDatabase.withFresh { database in

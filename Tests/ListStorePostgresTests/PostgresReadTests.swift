@@ -8,7 +8,7 @@ import Testing
 
 // The read side on PostgreSQL gives what `Store` gives for the same rows: lists are committed to an
 // SQLite store (the write path on PostgreSQL is still to come) and their rows copied over.
-@Suite(.enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
+@Suite(.serialized, .enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
 struct PostgresReadTests {
     /// Versions 1 to 5 of a list with odd identifiers and exact numbers.
     static let versions: [[ListSection]] = [
