@@ -18,7 +18,7 @@ struct PostgresCommitTests {
                 var random = RandomSnapshots(seed: 0x5707E, duplicates: true)
                 var committed: [[ListSection]] = [[]]
                 var current = random.snapshot(maxSections: 5, maxElements: 8)
-                for step in 0..<120 {
+                for step in 0..<260 {
                     let sections = listSections(current)
                     let author = step % 3 == 0 ? "ana" : nil
                     let result = try await store.commit(
