@@ -1,17 +1,28 @@
 import ListJSON
-import ListStore
 
-/// A list's row: its id, head and base.
-struct _ListInfo: Sendable {
-    var id: Int64
-    var name: String
-    var headVersion: Int
-    var headDigest: ListDigest
-    var baseVersion: Int
-    var baseSnapshot: [UInt8]?
+/// A list's row as an engine reads it: its id, head and base.
+///
+/// Not API: package-visible, so that both engines check versions and decode the base snapshot with
+/// the same code.
+package struct ListRow: Sendable {
+    package var id: Int64
+    package var name: String
+    package var headVersion: Int
+    package var headDigest: ListDigest
+    package var baseVersion: Int
+    package var baseSnapshot: [UInt8]?
+
+    package init(id: Int64, name: String, headVersion: Int, headDigest: ListDigest, baseVersion: Int, baseSnapshot: [UInt8]?) {
+        self.id = id
+        self.name = name
+        self.headVersion = headVersion
+        self.headDigest = headDigest
+        self.baseVersion = baseVersion
+        self.baseSnapshot = baseSnapshot
+    }
 
     /// Throws `.versionNotFound` unless `version` is in the retained history.
-    func checkRetained(_ version: Int) throws {
+    package func checkRetained(_ version: Int) throws {
         guard version >= baseVersion, version <= headVersion else {
             throw StoreError(
                 .versionNotFound,
@@ -21,7 +32,7 @@ struct _ListInfo: Sendable {
 
     /// The snapshot at the base version.
     /// - Throws: `.damaged` when the stored document does not decode.
-    func baseSections() throws -> [ListSection] {
+    package func baseSections() throws -> [ListSection] {
         guard let bytes = baseSnapshot else { return [] }
         do {
             return try SnapshotDocument.sections(decoding: try JSONParser().parse(bytes))

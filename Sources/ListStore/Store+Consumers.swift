@@ -74,7 +74,7 @@ extension Store {
         }
     }
 
-    func consumers(_ db: Database, list info: _ListInfo) throws -> [ConsumerInfo] {
+    func consumers(_ db: Database, list info: ListRow) throws -> [ConsumerInfo] {
         try Row.fetchAll(
             db, sql: "SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = ? ORDER BY name",
             arguments: [info.id]

@@ -182,7 +182,7 @@ extension Store {
     // MARK: - Internals
 
     /// The pending state of the list `info` names, or `nil` when it is not a replica.
-    func pendingState(_ db: Database, info: _ListInfo) throws -> _PendingState? {
+    func pendingState(_ db: Database, info: ListRow) throws -> _PendingState? {
         guard let position = try Self.position(db, listID: info.id) else { return nil }
         let confirmed: [ListSection]
         if let bytes = try String.fetchOne(db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [info.id]) {

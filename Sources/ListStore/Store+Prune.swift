@@ -54,7 +54,7 @@ extension Store {
                         }
                         base = max(info.baseVersion, info.headVersion - count)
                     case .before(let version):
-                        try checkRetained(version, info)
+                        try info.checkRetained(version)
                         base = version
                     }
                     var heldBy: [String] = []

@@ -72,8 +72,8 @@ extension Store {
             let head = try currentHead(db, list: list)
             return ListSnapshot(list: list, version: head.version, digest: head.digest, sections: head.sections)
         }
-        try checkRetained(wanted, info)
-        var state = try baseSnapshot(info)
+        try info.checkRetained(wanted)
+        var state = try info.baseSections()
         var digest = ListDigest.of(state)
         if wanted > info.baseVersion {
             for entry in try entries(db, info: info, after: info.baseVersion, through: wanted) {
@@ -110,7 +110,7 @@ extension Store {
             try pool.read { db in
                 let info = try listInfo(db, list: list)
                 let version = version ?? info.baseVersion
-                try checkRetained(version, info)
+                try info.checkRetained(version)
                 let limit = max(0, limit)
                 if maxBytes < .max, limit > 0 {
                     // Count the entries that fit by their sizes alone (one row past `limit` tells
@@ -165,16 +165,7 @@ extension Store {
 
     // MARK: Internals
 
-    struct _ListInfo {
-        var id: Int64
-        var name: String
-        var headVersion: Int
-        var headDigest: ListDigest
-        var baseVersion: Int
-        var baseSnapshot: [UInt8]?
-    }
-
-    func listInfo(_ db: Database, list: String) throws -> _ListInfo {
+    func listInfo(_ db: Database, list: String) throws -> ListRow {
         let statement = try _RawStatement(
             db, "SELECT id, head_version, head_digest, base_version, base_snapshot FROM list WHERE name = ?")
         statement.bind(1, text: list)
@@ -182,32 +173,14 @@ extension Store {
         guard try statement.step() else {
             throw StoreError(.listNotFound, "no list named '\(list)' in \(path)")
         }
-        return _ListInfo(
+        return ListRow(
             id: statement.int64(0), name: list, headVersion: Int(statement.int64(1)),
             headDigest: ListDigest(hex: statement.string(2)), baseVersion: Int(statement.int64(3)),
             baseSnapshot: statement.isNull(4) ? nil : statement.bytes(4))
     }
 
-    func checkRetained(_ version: Int, _ info: _ListInfo) throws {
-        guard version >= info.baseVersion, version <= info.headVersion else {
-            throw StoreError(
-                .versionNotFound,
-                "version \(version) of list '\(info.name)' is not in its history (versions \(info.baseVersion) to \(info.headVersion))")
-        }
-    }
-
-    /// The snapshot at the list's base version.
-    func baseSnapshot(_ info: _ListInfo) throws -> [ListSection] {
-        guard let bytes = info.baseSnapshot else { return [] }
-        do {
-            return try SnapshotDocument.sections(decoding: try JSONParser().parse(bytes))
-        } catch {
-            throw StoreError(.damaged, "the base snapshot of list '\(info.name)' does not decode: \(error)")
-        }
-    }
-
     /// Journal rows with `version` in `after+1 ... through`, oldest first.
-    func entries(_ db: Database, info: _ListInfo, after: Int, through: Int, limit: Int = Int.max) throws -> [JournalEntry] {
+    func entries(_ db: Database, info: ListRow, after: Int, through: Int, limit: Int = Int.max) throws -> [JournalEntry] {
         let statement = try _RawStatement(
             db, """
                 SELECT version, parent_version, committed_at, digest, author, message, section_count, element_count, stages,

@@ -58,7 +58,7 @@ extension Store {
             result.baseVersion = info.baseVersion
             result.headVersion = info.headVersion
             version = info.baseVersion
-            var state = try baseSnapshot(info)
+            var state = try info.baseSections()
             var digest = ListDigest.of(state)
             let total = info.headVersion - info.baseVersion
             while version < info.headVersion {

@@ -67,7 +67,7 @@ extension PostgresStore {
         }
     }
 
-    func consumers(_ connection: PostgresConnection, list info: _ListInfo) async throws -> [ConsumerInfo] {
+    func consumers(_ connection: PostgresConnection, list info: ListRow) async throws -> [ConsumerInfo] {
         let rows = try await connection.query(
             """
             SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = \(info.id)

@@ -152,9 +152,9 @@ extension PostgresStore {
         return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
     }
 
-    func listInfo(_ connection: PostgresConnection, list: String) async throws -> _ListInfo {
+    func listInfo(_ connection: PostgresConnection, list: String) async throws -> ListRow {
         for try await row in try await connection.execute(_PostgresStatements.ListInfo(name: list), logger: logger) {
-            return _ListInfo(
+            return ListRow(
                 id: row.0, name: list, headVersion: row.1, headDigest: ListDigest(hex: row.2), baseVersion: row.3,
                 baseSnapshot: row.4.map { Array($0.readableBytesView) })
         }
@@ -179,7 +179,7 @@ extension PostgresStore {
 
     /// Journal rows with `version` in `after+1 ... through`, oldest first.
     func entries(
-        _ connection: PostgresConnection, info: _ListInfo, after: Int, through: Int, limit: Int = Int(Int64.max)
+        _ connection: PostgresConnection, info: ListRow, after: Int, through: Int, limit: Int = Int(Int64.max)
     ) async throws -> [JournalEntry] {
         let statement = _PostgresStatements.Entries(range: .init(listID: info.id, after: after, through: through, limit: limit))
         var entries: [JournalEntry] = []
