@@ -187,6 +187,8 @@ public struct HTTPSource: ListSource {
                 throw SyncError.transport("\(what): no complete answer within \(Self.secondsText(deadline))", transient: true)
             case .redirectElsewhere(let elsewhere):
                 throw SyncError.transport("\(what): redirected to another origin (\(elsewhere)); not followed (only \(serverOrigin) gets the token)")
+            case .tooManyRedirects:
+                throw SyncError.transport("\(what): redirected more than \(_HTTPTransfer.maxRedirects) times; not followed further")
             }
         } catch is CancellationError {
             throw CancellationError()

@@ -36,8 +36,10 @@ final class _HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked S
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        // A task without a transfer is not ours to send anywhere.
-        completionHandler(transfer(of: task)?.redirect(to: request))
+        // Never followed here: the transfer sends the redirect's request as a task of its own (and
+        // a task without a transfer is not ours to send anywhere).
+        transfer(of: task)?.declineRedirect(to: request)
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

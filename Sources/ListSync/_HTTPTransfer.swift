@@ -9,6 +9,12 @@ import FoundationNetworking
 /// read), an overall deadline cancels the task however the answer trickles in, a redirect is
 /// followed only within `origin` (so the token never leaves it), and cancelling the calling task
 /// cancels the request.
+///
+/// URLSession is never left to follow a redirect itself: each one is declined, so that its task
+/// completes, and the transfer sends the request URLSession proposed as a task of its own. Cancelling
+/// a task while URLSession waits for the answer to a redirect breaks swift-corelibs-foundation's
+/// bookkeeping (it traps), so a stop that comes then leaves the task to complete, which it does at
+/// once.
 final class _HTTPTransfer: @unchecked Sendable {
     // Safe: every mutable property is read and written only under `lock`; URLSession calls in on its
     // delegate queue, the deadline on a dispatch queue, cancellation from any thread.
@@ -21,6 +27,8 @@ final class _HTTPTransfer: @unchecked Sendable {
         case deadline
         /// The server redirected to another origin (shown as `target`, without credentials).
         case redirectElsewhere(target: String)
+        /// The server redirected more than `maxRedirects` times.
+        case tooManyRedirects
         /// The calling task was cancelled.
         case cancelled
     }
@@ -29,6 +37,8 @@ final class _HTTPTransfer: @unchecked Sendable {
     let origin: _HTTPOrigin
     /// The most answer bytes accepted.
     let maxBytes: Int
+    /// The most redirects followed for one request.
+    static let maxRedirects = 10
 
     private let lock = NSLock()
     private var body = Data()
@@ -36,6 +46,14 @@ final class _HTTPTransfer: @unchecked Sendable {
     private var task: URLSessionDataTask?
     private var deadline: DispatchWorkItem?
     private var continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>?
+    /// The session and its delegate, for the requests of redirects.
+    private var session: (URLSession, _HTTPSessionDelegate)?
+    /// Whether URLSession has asked about a redirect of the current task, which then must not be
+    /// cancelled (it completes by itself).
+    private var redirecting = false
+    /// The request of the redirect being followed, sent when the current task completes.
+    private var redirect: URLRequest?
+    private var redirects = 0
 
     init(origin: _HTTPOrigin, maxBytes: Int) {
         self.origin = origin
@@ -61,10 +79,6 @@ final class _HTTPTransfer: @unchecked Sendable {
         _ request: URLRequest, in session: URLSession, router: _HTTPSessionDelegate, deadline: Duration,
         continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>
     ) {
-        let task = session.dataTask(with: request)
-        // Also the task's own delegate: swift-corelibs-foundation asks the task's delegate (not the
-        // session's) whether to follow a redirect, and follows it with every header otherwise.
-        task.delegate = router
         let timer = DispatchWorkItem { [weak self] in self?.halt(.deadline) }
         lock.lock()
         if let stop {  // cancelled before it started
@@ -73,24 +87,42 @@ final class _HTTPTransfer: @unchecked Sendable {
             return
         }
         self.continuation = continuation
-        self.task = task
+        self.session = (session, router)
         self.deadline = timer
         lock.unlock()
-        router.register(self, for: task)
         let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
         DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds), execute: timer)
+        send(request)
+    }
+
+    /// Sends `request` as a new task of the session, unless the transfer stopped meanwhile.
+    private func send(_ request: URLRequest) {
+        lock.lock()
+        guard let (session, router) = session, stop == nil else {
+            lock.unlock()
+            return finish(response: nil, error: nil)
+        }
+        let task = session.dataTask(with: request)
+        // Also the task's own delegate: swift-corelibs-foundation asks the task's delegate (not the
+        // session's) whether to follow a redirect, and follows it with every header otherwise.
+        task.delegate = router
+        self.task = task
+        redirecting = false
+        body = Data()
+        lock.unlock()
+        router.register(self, for: task)
         task.resume()
     }
 
     /// Stops the transfer for `reason` (unless it already stopped or completed), cancelling its task
     /// unless the task is about to complete anyway.
-    func halt(_ reason: Stop, cancellingTask: Bool = true) {
+    func halt(_ reason: Stop) {
         lock.lock()
         guard stop == nil else { return lock.unlock() }
         stop = reason
-        let task = task
+        let task = redirecting ? nil : task
         lock.unlock()
-        if cancellingTask { task?.cancel() }
+        task?.cancel()
     }
 
     /// The answer's head arrived: one announcing more than `maxBytes` is refused before its body.
@@ -110,26 +142,47 @@ final class _HTTPTransfer: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The request `proposed` by a redirect, if it stays within `origin` and carries no credentials
-    /// in its URL; otherwise `nil` (not followed, and the transfer fails saying so).
-    func redirect(to proposed: URLRequest) -> URLRequest? {
+    /// URLSession proposes to follow a redirect with `proposed`: always declined (so the task
+    /// completes); the transfer sends it itself when it stays within `origin` and carries no
+    /// credentials in its URL, and otherwise fails saying so.
+    func declineRedirect(to proposed: URLRequest) {
+        lock.lock()
+        redirecting = true
+        lock.unlock()
         if let url = proposed.url, _HTTPOrigin(url) == origin, url.user == nil, url.password == nil {
-            return proposed
+            lock.lock()
+            redirects += 1
+            if redirects > Self.maxRedirects {
+                lock.unlock()
+                return halt(.tooManyRedirects)
+            }
+            redirect = proposed
+            lock.unlock()
+            return
         }
         let target = proposed.url.map { _HTTPOrigin($0)?.description ?? _HTTPOrigin.redacting($0.absoluteString) } ?? "nowhere"
-        // Declining the redirect completes the task with the redirect itself; cancelling it while
-        // URLSession waits for this answer would break the session's bookkeeping.
-        halt(.redirectElsewhere(target: target), cancellingTask: false)
-        return nil
+        halt(.redirectElsewhere(target: target))
     }
 
-    /// The task ended, with `error` unless it completed.
+    /// The task ended, with `error` unless it completed: the transfer follows the redirect it
+    /// declined, or ends.
     func complete(_ response: URLResponse?, error: (any Error)?) {
+        lock.lock()
+        let next = stop == nil && error == nil ? redirect : nil
+        redirect = nil
+        lock.unlock()
+        if let next { return send(next) }
+        finish(response: response, error: error)
+    }
+
+    /// Resumes the caller with the answer, or with why there is none.
+    private func finish(response: URLResponse?, error: (any Error)?) {
         lock.lock()
         let continuation = continuation
         self.continuation = nil
         deadline?.cancel()
         deadline = nil
+        session = nil
         let (stop, body) = (stop, body)
         self.body = Data()
         lock.unlock()

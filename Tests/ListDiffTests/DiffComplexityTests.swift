@@ -5,7 +5,7 @@ import Testing
 
 /// Bounds the work by counting operations, not by timing: one hash per identifier and one content
 /// comparison per matched pair, at every size.
-@Suite struct DiffComplexityTests {
+@Suite(.heavyWork) struct DiffComplexityTests {
     final class Counter: Sendable {
         let hashes = Atomic<Int>(0)
         let comparisons = Atomic<Int>(0)
@@ -51,7 +51,7 @@ import Testing
 
 /// Identifiers whose hashes collide on purpose: pairing falls back to exact identifier comparison and
 /// the result is still exact and minimal.
-@Suite struct HashCollisionTests {
+@Suite(.heavyWork) struct HashCollisionTests {
     struct CollidingID: Hashable {
         let value: Int
         func hash(into hasher: inout Hasher) { hasher.combine(value % 3) }

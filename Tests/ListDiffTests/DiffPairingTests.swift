@@ -4,7 +4,7 @@ import Testing
 
 /// `DiffPairing`'s invariant check catches each way a pairing can be wrong, and the diff's own pairing
 /// passes it.
-@Suite struct DiffPairingTests {
+@Suite(.heavyWork) struct DiffPairingTests {
     private func pairing() -> DiffPairing {
         let source = [
             ArraySection(model: TestItem("s"), elements: [TestItem("a"), TestItem("b")]),

@@ -4,7 +4,7 @@ import Testing
 
 /// The cases that staged diffs are known to get wrong, each checked against the independent validator
 /// and, where the answer is small, against the exact expected stages.
-@Suite struct KnownHardCaseTests {
+@Suite(.heavyWork) struct KnownHardCaseTests {
     typealias Section = ArraySection<TestItem, TestItem>
 
     private func section(_ id: String, _ content: Int = 0, _ elements: [TestItem]) -> Section {

@@ -3,7 +3,7 @@ import ListDiffTestSupport
 import Testing
 
 /// `apply` refuses stages that do not fit the snapshot with a typed error instead of crashing.
-@Suite struct StageApplicationTests {
+@Suite(.heavyWork) struct StageApplicationTests {
     let list = [ArraySection(model: LinearSection(), elements: ["a", "b", "c"])]
 
     private func reason(_ stage: Stage<LinearSection, String>) -> StageApplicationError.Reason? {

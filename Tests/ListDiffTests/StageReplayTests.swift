@@ -6,7 +6,7 @@ import Testing
 /// diffing again: over random pairs it reaches the target, its pairing is a valid pairing with as
 /// many pairs as the diff's, and updates that carry only new contents are merged into the items
 /// they update.
-@Suite struct StageReplayTests {
+@Suite(.heavyWork) struct StageReplayTests {
     static let pairsPerKind = 3_000
 
     private func check(_ source: TestSnapshot, _ target: TestSnapshot, seed: UInt64) throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// Random pairs: every stage passes the independent validator, replay reaches the target, the engine's
 /// own `apply` agrees, and counts are minimal where identifiers are unique. More than 10,000 pairs per run.
-@Suite struct StagedChangesetPropertyTests {
+@Suite(.heavyWork) struct StagedChangesetPropertyTests {
     static let pairsPerKind = 2_500
 
     private func check(_ source: TestSnapshot, _ target: TestSnapshot, unique: Bool, seed: UInt64) {

@@ -1,9 +1,10 @@
 import ListJSON
+import ListDiffTestSupport
 import Testing
 
 /// The parser against the RFC 8259 grammar: what it accepts (with the canonical form it yields) and
 /// what it rejects (with the reason and place).
-@Suite struct JSONParserTests {
+@Suite(.heavyWork) struct JSONParserTests {
     /// Parses `text` and returns the error, or records an issue when parsing succeeds.
     private func failure(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> JSONParseError? {
         do {

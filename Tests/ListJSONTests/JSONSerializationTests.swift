@@ -1,8 +1,9 @@
 import ListJSON
+import ListDiffTestSupport
 import Testing
 
 /// Canonical output, byte for byte.
-@Suite struct JSONSerializationTests {
+@Suite(.heavyWork) struct JSONSerializationTests {
     @Test func keysAreOrderedByCodePoint() {
         let value: JSONValue = [
             "b": 1, "a": 2, "é": 3, "e\u{301}": 4, "\u{10000}": 5, "\u{FF61}": 6, "😀": 7, "A": 8, "": 9, "a\u{0}b": 10,

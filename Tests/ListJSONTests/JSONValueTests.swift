@@ -1,8 +1,9 @@
 import ListJSON
+import ListDiffTestSupport
 import Testing
 
 /// Exactness of numbers and strings, accessors, objects, equality.
-@Suite struct JSONValueTests {
+@Suite(.heavyWork) struct JSONValueTests {
     @Test func integersSurviveExactly() throws {
         let max = try JSONValue(parsing: "18446744073709551615")
         #expect(max.uint64Value == UInt64.max)

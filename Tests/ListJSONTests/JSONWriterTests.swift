@@ -23,7 +23,7 @@ private struct StoredItem: JSONWritableItem {
 /// The writer of the formats: values written then parsed back, every structure written member by
 /// member equal to the value's serialization, and stored fragments appended giving what a full
 /// encoding gives.
-@Suite struct JSONWriterTests {
+@Suite(.heavyWork) struct JSONWriterTests {
     /// Writes `value` with the writer's structural calls (object, key, array, scalars) instead of
     /// `value(_:)`, so that separators and nesting are the writer's.
     private func writeStructurally(_ value: JSONValue, _ w: inout JSONWriter) {

@@ -1,9 +1,10 @@
 import ListDiff
 import ListJSON
+import ListDiffTestSupport
 import Testing
 
 /// Snapshot documents (DESIGN §3): decoding, errors naming the place, and round trips.
-@Suite struct SnapshotDocumentTests {
+@Suite(.heavyWork) struct SnapshotDocumentTests {
     private func error(_ text: String) throws -> DocumentError? {
         let value = try JSONValue(parsing: text)
         do {

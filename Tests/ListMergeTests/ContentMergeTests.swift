@@ -1,9 +1,10 @@
 import ListJSON
 import ListMerge
+import ListDiffTestSupport
 import Testing
 
 /// The three-way content merge of DESIGN §8 rule 4, on its own.
-@Suite struct ContentMergeTests {
+@Suite(.heavyWork) struct ContentMergeTests {
     @Test func aSideThatDidNotChangeYields() {
         #expect(ContentMerge(base: 1, mine: 2, theirs: 1) == ContentMerge(value: 2))
         #expect(ContentMerge(base: 1, mine: 1, theirs: 3) == ContentMerge(value: 3))

@@ -1,9 +1,10 @@
 import ListJSON
 import ListMerge
+import ListDiffTestSupport
 import Testing
 
 /// The JSON of intents and conflicts (DESIGN §8): exact output, round trips, errors naming the place.
-@Suite struct IntentJSONTests {
+@Suite(.heavyWork) struct IntentJSONTests {
     @Test func aMoveIsWrittenAsTheDesignShowsIt() throws {
         let intent = Intent.moveElement("m3", section: "today", after: "m1", before: nil)
         #expect(intent.jsonValue == (try JSONValue(parsing: #"{"op":"moveElement","id":"m3","section":"today","after":"m1","before":null}"#)))

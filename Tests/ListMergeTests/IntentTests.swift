@@ -1,10 +1,11 @@
 import ListDiff
 import ListJSON
 import ListMerge
+import ListDiffTestSupport
 import Testing
 
 /// Intents read off the diff's pairing: by identity, only the diff's minimal moves, anchors in mine.
-@Suite struct IntentTests {
+@Suite(.heavyWork) struct IntentTests {
     @Test func equalSnapshotsGiveNoIntents() {
         #expect(Intent.changes(from: snap("s: a b | r: c"), to: snap("s: a b | r: c")).isEmpty)
     }

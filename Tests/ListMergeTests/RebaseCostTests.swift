@@ -6,7 +6,7 @@ import Testing
 
 /// A rebase of 1,000 intents onto a 100,000-element head (O(n + intents) on linked lists; its speed is
 /// for the merge-1pct benchmark to measure, not for a unit test to time).
-@Suite(.serialized) struct RebaseCostTests {
+@Suite(.serialized, .heavyWork) struct RebaseCostTests {
     /// 100 sections of 1,000 elements; mine moves, inserts, updates and deletes 250 elements each.
     static func lists() -> (base: [JSONSection], mine: [JSONSection], theirs: [JSONSection]) {
         let base = (0..<100).map { s in

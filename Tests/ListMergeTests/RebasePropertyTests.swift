@@ -8,7 +8,7 @@ import Testing
 /// base it gives mine exactly; (b) onto a head whose changes touch nothing mine's intents name (items,
 /// anchors, sections) it gives both sides' changes; (c) an id that is unique in base, mine and theirs
 /// is unique in the result; (d) every intent is honoured or reported.
-@Suite struct RebasePropertyTests {
+@Suite(.heavyWork) struct RebasePropertyTests {
     static let cases: UInt64 = 2_000
 
     // MARK: (a) onto the unchanged base

@@ -1,10 +1,11 @@
 import ListJSON
 import ListMerge
+import ListDiffTestSupport
 import Testing
 
 /// Intents a source receives may be odd (decoded from a push): they never crash a rebase, and what
 /// they name that is not there is reported or ignored by the same rules.
-@Suite struct RebaseRobustnessTests {
+@Suite(.heavyWork) struct RebaseRobustnessTests {
     @Test func referencesToNothingAreReportedOrIgnored() {
         let result = Rebase<JSONItem>([
             .deleteElement(ItemRef("a", ordinal: Int.max)),

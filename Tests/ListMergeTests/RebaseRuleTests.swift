@@ -1,10 +1,11 @@
 import ListDiff
 import ListJSON
 import ListMerge
+import ListDiffTestSupport
 import Testing
 
 /// One test per rule of DESIGN §8, each with the merged list spelled out.
-@Suite struct RebaseRuleTests {
+@Suite(.heavyWork) struct RebaseRuleTests {
     // MARK: Rule 1: placement
 
     @Test func anInsertGoesRightAfterItsAfterAnchor() {

@@ -9,7 +9,7 @@ import Testing
 /// `CommitRows` without a database: written into an in-memory table (keyed, like the store's, by
 /// section row and position), the rows of random commits give every target back, never write over
 /// a row that is there, leave unchanged items untouched, and predict the head the table then holds.
-@Suite struct CommitRowsTests {
+@Suite(.heavyWork) struct CommitRowsTests {
     /// A list's rows: sections by row id, elements by (section row, position).
     struct Table {
         var sections: [Int64: (position: Int64, item: ListItem, hash: ContentHash)] = [:]

@@ -2,11 +2,12 @@ import Foundation
 import ListJSON
 import ListStore
 import ListStoreTestSupport
+import ListDiffTestSupport
 import Testing
 
 /// One depth rule for what is written and what is read: a store accepts contents nested up to
 /// `JSONParser.maxContentDepth` levels, and everything it wrote about them reads back.
-@Suite struct ContentDepthTests {
+@Suite(.heavyWork) struct ContentDepthTests {
     /// A JSON value `depth` levels deep, alternating objects and arrays.
     static func nested(_ depth: Int) -> JSONValue {
         var value: JSONValue = "leaf"

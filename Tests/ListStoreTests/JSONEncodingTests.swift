@@ -7,7 +7,7 @@ import Testing
 
 /// The store writes its JSON (journal stages, snapshot documents) straight from stored bytes; it must
 /// be exactly what ListJSON writes for the same values.
-@Suite struct JSONEncodingTests {
+@Suite(.heavyWork) struct JSONEncodingTests {
     private func json(_ item: ListItem) throws -> JSONItem { JSONItem(id: item.id, content: try item.json) }
 
     private func json(_ sections: [ListSection]) throws -> [JSONSection] {

@@ -1,10 +1,11 @@
 import Foundation
 import ListStore
 import ListStoreTestSupport
+import ListDiffTestSupport
 import Testing
 
 /// List and consumer names that would print like another name are refused when they are new.
-@Suite struct NameRulesTests {
+@Suite(.heavyWork) struct NameRulesTests {
     static let lookalikes: [(name: String, why: String)] = [
         ("cafe\u{301}", "normalization form C"),  // NFD twin of "café"
         ("A\u{30A}ngstro\u{308}m", "normalization form C"),

@@ -2,11 +2,12 @@ import GRDB
 import ListMerge
 import ListStore
 import ListStoreTestSupport
+import ListDiffTestSupport
 import Testing
 
 /// `verify` checks a replica list's invariant (DESIGN §8): its head is its outbox rebased onto its
 /// confirmed state.
-@Suite struct OutboxVerifyTests {
+@Suite(.heavyWork) struct OutboxVerifyTests {
     /// A replica list of "source" at version 1 holding `linearList(3)`, with one local change.
     func replicaWithALocalChange(_ directory: TemporaryDirectory) throws -> Store {
         let store = try Store(path: directory.file("r.liststore"))

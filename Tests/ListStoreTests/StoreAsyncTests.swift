@@ -3,9 +3,10 @@ import ListDiff
 import ListJSON
 import ListStore
 import ListStoreTestSupport
+import ListDiffTestSupport
 import Testing
 
-@Suite struct StoreAsyncTests {
+@Suite(.heavyWork) struct StoreAsyncTests {
     @Test func asyncReadsAnswerAsTheSynchronousOnes() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

@@ -6,7 +6,7 @@ import ListStore
 import ListStoreTestSupport
 import Testing
 
-@Suite struct StoreCommitTests {
+@Suite(.heavyWork) struct StoreCommitTests {
     @Test func randomHistoryReplaysToEveryCommittedSnapshot() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("history.liststore")

@@ -2,6 +2,7 @@ import ListDiff
 import ListJSON
 import ListStore
 import ListStoreTestSupport
+import ListDiffTestSupport
 import Testing
 
 /// A typed model, as an app would have it.
@@ -20,7 +21,7 @@ struct Message: StorableItem, Hashable {
     func isContentEqual(to source: Message) -> Bool { text == source.text && unread == source.unread }
 }
 
-@Suite struct StoreEditTests {
+@Suite(.heavyWork) struct StoreEditTests {
     @Test func editAppliesDirectorOperationsAndCommitsOnce() throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("e.liststore"))

@@ -2,10 +2,11 @@ import Foundation
 import GRDB
 import ListStore
 import ListStoreTestSupport
+import ListDiffTestSupport
 import Testing
 
 /// Files that are not ours are refused and left byte-for-byte untouched.
-@Suite struct StoreFileTests {
+@Suite(.heavyWork) struct StoreFileTests {
     private func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
     /// - Parameter sidecars: whether SQLite's `-wal`/`-shm` files may appear (a ListStore file of a newer
@@ -151,5 +152,26 @@ import Testing
         let lists = try await Store(path: path).lists()
         #expect(lists.map(\.name) == (0..<8).map { "l\($0)" })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("creating") }.isEmpty)
+    }
+
+    /// `close()` removes the side files while something else still holds the store, and the store
+    /// opens its file again when used after it.
+    @Test func closingRemovesTheSideFilesAndUseReopens() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("l.liststore")
+        let store = try Store(path: path)
+        try store.commit(linearList(3), to: "l")
+        let held = store  // a second reference, as a task that has not ended yet keeps one
+        #expect(try held.snapshot(of: "l").version == 1)  // reads open connections of their own
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        try store.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+        try store.close()  // closing twice is fine
+        #expect(try held.snapshot(of: "l").sections == linearList(3))
+        try held.commit(linearList(4), to: "l")
+        try store.close()
+        #expect(try Store(path: path).snapshot(of: "l").version == 2)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 }

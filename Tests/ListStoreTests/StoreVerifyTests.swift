@@ -5,7 +5,7 @@ import ListStore
 import ListStoreTestSupport
 import Testing
 
-@Suite struct StoreVerifyTests {
+@Suite(.heavyWork) struct StoreVerifyTests {
     /// A store with a list "l" of 10 versions.
     private func history(_ path: String) throws -> Store {
         let store = try Store(path: path)

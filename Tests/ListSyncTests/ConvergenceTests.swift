@@ -15,7 +15,7 @@ import Testing
 /// and every transition a replica's UI saw passes the stage validator.
 ///
 /// Rounds per seed: `LISTSTORE_CONVERGENCE_ROUNDS` (default 150; CI runs 3 seeds × 150, one seed at a time).
-@Suite(.serialized) struct ConvergenceTests {
+@Suite(.serialized, .heavyWork) struct ConvergenceTests {
     static let rounds = ProcessInfo.processInfo.environment["LISTSTORE_CONVERGENCE_ROUNDS"].flatMap(Int.init) ?? 150
 
     @Test(arguments: [0xC0FFEE as UInt64, 0xBADC0DE, 0x5EED])

@@ -6,7 +6,7 @@ import ListStoreTestSupport
 import ListSync
 import Testing
 
-@Suite struct ReplicaTests {
+@Suite(.heavyWork) struct ReplicaTests {
     /// Histories are committed while replicas pull at random moments (one by one, or catching up in
     /// one step) and the source prunes: after every pull each replica equals the source at the version
     /// it reports, with the same digest; the resyncs that pruning forces happen, and recover by diff.

@@ -28,7 +28,7 @@ struct DemoCommand: ParsableCommand {
             let folder = try prepareDirectory()
             let sourcePath = folder + "/inbox.liststore"
             let replicaPath = folder + "/replica.liststore"
-            let store = try StoreFailure.mapping { try Store(path: sourcePath) }
+            let store = try OpenStores.open(sourcePath)
             Terminal.out("A mailbox list in \(sourcePath), one commit at a time.\n")
 
             for (title, step) in Self.steps {
@@ -48,7 +48,7 @@ struct DemoCommand: ParsableCommand {
 
             // A consumer replays the journal, stage by stage, into a store of its own.
             Terminal.out("\n== Replaying the journal into \(replicaPath)\n")
-            let replica = try StoreFailure.mapping { try Store(path: replicaPath) }
+            let replica = try OpenStores.open(replicaPath)
             var state: [ListSection] = []
             var rows: [[String]] = []
             var allMatch = true

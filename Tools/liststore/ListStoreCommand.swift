@@ -2,14 +2,20 @@ import ArgumentParser
 
 #if canImport(Glibc)
 import Glibc
-private func terminate(_ code: Int32) -> Never { Glibc.exit(code) }
+private func exitProcess(_ code: Int32) -> Never { Glibc.exit(code) }
 #elseif canImport(Musl)
 import Musl
-private func terminate(_ code: Int32) -> Never { Musl.exit(code) }
+private func exitProcess(_ code: Int32) -> Never { Musl.exit(code) }
 #elseif canImport(Darwin)
 import Darwin
-private func terminate(_ code: Int32) -> Never { Darwin.exit(code) }
+private func exitProcess(_ code: Int32) -> Never { Darwin.exit(code) }
 #endif
+
+/// Ends the process with `code`, after closing the stores the command opened.
+private func terminate(_ code: Int32) -> Never {
+    OpenStores.closeAll()
+    exitProcess(code)
+}
 
 /// `liststore`: commit, inspect, verify, pull, push, sync and serve ordered, sectioned lists.
 @main
@@ -32,6 +38,7 @@ struct ListStoreCommand: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
+            OpenStores.closeAll()
         } catch let status as ExitCode {
             terminate(status.rawValue)  // the failure was already reported
         } catch {

@@ -13,7 +13,7 @@ struct OfflineDemo {
 
     /// Runs the story; returns whether the laptop ended equal to the server and both verify.
     func run() throws -> Bool {
-        let laptop = Replica(store: try StoreFailure.mapping { try Store(path: laptopPath) }, list: "inbox")
+        let laptop = Replica(store: try OpenStores.open(laptopPath), list: "inbox")
         let source = LocalSource(server)
         try AsyncBridge.run { _ = try await laptop.pull(from: source) }
         Terminal.out("\n== Offline writes: a laptop's replica in \(laptopPath)\n")

@@ -75,7 +75,7 @@ struct PullCommand: ParsableCommand {
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
             let connected = try options.connect()
-            let replicaStore = try StoreFailure.mapping { try Store(path: options.replica) }
+            let replicaStore = try OpenStores.open(options.replica)
             if let consumer, case .store(let sourceStore) = connected {
                 try StoreFailure.mapping { try Self.register(consumer, of: options.list.list, on: sourceStore, replica: replicaStore) }
             }

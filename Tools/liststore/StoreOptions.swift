@@ -8,7 +8,7 @@ struct StoreOptions: ParsableArguments {
 
     /// The store, for a command that writes (the file may not exist yet).
     func storeForWriting() throws -> Store {
-        try StoreFailure.mapping { try Store(path: db) }
+        try OpenStores.open(db)
     }
 
     /// The store, for a command that only reads: a missing file is an error, and nothing is created.

@@ -44,7 +44,7 @@ struct SyncCommand: ParsableCommand {
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
             let connected = try options.connect()
-            let replicaStore = try StoreFailure.mapping { try Store(path: options.replica) }
+            let replicaStore = try OpenStores.open(options.replica)
             let target = Replica(store: replicaStore, list: options.list.list)
             let (json, follow, name) = (json, follow, options.replica)
             let report: @Sendable (Replica.PushResult, Replica.PullResult) -> Void = { push, pull in
