@@ -2,13 +2,13 @@ import Foundation
 import Testing
 
 /// A trait for suites whose tests compute for seconds between suspension points (random and
-/// property tests over thousands of cases): their bodies run on threads of their own instead of
-/// the cooperative thread pool.
+/// property tests over thousands of cases): their bodies run on as many threads of their own as
+/// there are cores, instead of on the threads that run Swift's tasks.
 ///
-/// The test process runs every suite at once, and the pool has one thread per core. Long
-/// computations there would hold it for many seconds at a time, and the in-process servers,
-/// timers and streams of other tests (which need the pool to answer at all) would wait for them.
-/// On threads of their own, the operating system shares the cores among both.
+/// The test process runs every suite at once, and the threads that run tasks are few (one per
+/// core). Long computations there would hold them for many seconds at a time, and the in-process
+/// servers, timers and streams of other tests (which need them to answer at all) would wait. On
+/// threads of their own, the operating system shares the cores among both.
 ///
 /// ```swift
 /// @Suite(.heavyWork) struct StagedChangesetPropertyTests { … }
@@ -19,49 +19,94 @@ public struct HeavyWork: SuiteTrait, TestTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), testCase != nil {
-            try await withTaskExecutorPreference(_HeavyWorkThreads.shared) { try await function() }
-        } else {
-            try await function()
-        }
+        try await _OwnThreads.run(testCase == nil ? nil : .computing, function)
+    }
+}
+
+/// A trait for suites whose tests block their thread while they wait (for a child process, a
+/// socket, a sleep): their bodies run on threads of their own, one for each that waits, so that
+/// waiting never holds one of the few threads that run Swift's tasks.
+///
+/// ```swift
+/// @Suite(.blockingWaits) struct StoreCommandTests { … }
+/// ```
+public struct BlockingWaits: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await _OwnThreads.run(testCase == nil ? nil : .waiting, function)
     }
 }
 
 extension Trait where Self == HeavyWork {
-    /// Runs the tests' bodies on threads of their own (see `HeavyWork`).
+    /// Runs the tests' bodies on threads of their own, one per core (see `HeavyWork`).
     public static var heavyWork: Self { HeavyWork() }
 }
 
-/// As many threads as cores, running the jobs of the tasks that prefer them in the order they come.
-@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-private final class _HeavyWorkThreads: TaskExecutor, @unchecked Sendable {
-    // Safe: `jobs` and `next` are only read and written while `condition` is locked.
-    static let shared = _HeavyWorkThreads(threads: max(2, ProcessInfo.processInfo.activeProcessorCount))
+extension Trait where Self == BlockingWaits {
+    /// Runs the tests' bodies on threads of their own, as many as wait (see `BlockingWaits`).
+    public static var blockingWaits: Self { BlockingWaits() }
+}
 
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var next = 0
+/// Threads that run the jobs of the tasks that prefer them, in the order they come: a fixed number
+/// of them, or (`growing`) a new one whenever every thread is busy.
+private final class _OwnThreads: @unchecked Sendable {
+    // Safe: `jobs`, `next`, `threads` and `idle` are only used while `condition` is locked.
+    enum Kind { case computing, waiting }
 
-    private init(threads: Int) {
-        for index in 0..<threads {
-            let thread = Thread { [unowned self] in self.work() }
-            thread.name = "heavy-work-\(index)"
-            thread.start()
+    static let computing = _OwnThreads(threads: max(2, ProcessInfo.processInfo.activeProcessorCount), growing: false)
+    static let waiting = _OwnThreads(threads: 1, growing: true)
+
+    /// Runs `function` preferring the threads of `kind` (all but the test itself when `nil`).
+    static func run(_ kind: Kind?, _ function: @Sendable () async throws -> Void) async throws {
+        guard let kind else { return try await function() }
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            let executor = kind == .computing ? _Executor(computing) : _Executor(waiting)
+            try await withTaskExecutorPreference(executor) { try await function() }
+        } else {
+            try await function()
         }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var next = 0
+    private var threads = 0
+    private var idle = 0
+    private let growing: Bool
+
+    private init(threads: Int, growing: Bool) {
+        self.growing = growing
+        condition.lock()
+        for _ in 0..<threads { startThread() }
+        condition.unlock()
+    }
+
+    /// Queues `job`; with `growing`, starts a thread when none is idle.
+    func enqueue(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         jobs.append(job)
+        if growing && idle <= jobs.count - next - 1 { startThread() }
         condition.signal()
         condition.unlock()
+    }
+
+    /// Called with `condition` locked.
+    private func startThread() {
+        threads += 1
+        let thread = Thread { [self] in work() }
+        thread.name = growing ? "waiting-\(threads)" : "computing-\(threads)"
+        thread.start()
     }
 
     private func work() {
         while true {
             condition.lock()
+            idle += 1
             while next == jobs.count { condition.wait() }
+            idle -= 1
             let job = jobs[next]
             next += 1
             if next == jobs.count {
@@ -69,7 +114,21 @@ private final class _HeavyWorkThreads: TaskExecutor, @unchecked Sendable {
                 next = 0
             }
             condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
+            job()
         }
+    }
+}
+
+/// `_OwnThreads` as a task executor.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+private final class _Executor: TaskExecutor, @unchecked Sendable {
+    // Safe: immutable; `_OwnThreads` is thread-safe.
+    private let threads: _OwnThreads
+
+    init(_ threads: _OwnThreads) { self.threads = threads }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        threads.enqueue { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
     }
 }

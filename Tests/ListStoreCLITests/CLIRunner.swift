@@ -22,11 +22,12 @@ struct CLIRunner {
         return candidates[0].appendingPathComponent("liststore")
     }()
 
-    /// `run(_:input:)` on a dispatch thread, so that a test waiting for the child does not hold a
-    /// thread of the cooperative pool (in-process servers of other tests need them).
+    /// `run(_:input:)` on a thread of its own, so that a test waiting for the child does not hold
+    /// one of the threads that run tasks (in-process servers of other tests need them; on Linux,
+    /// dispatch's global queues run on those same threads).
     static func runOffPool(_ arguments: [String], input: Data = Data()) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Swift.Result { try run(arguments, input: input) }) }
+            Thread { continuation.resume(with: Swift.Result { try run(arguments, input: input) }) }.start()
         }
     }
 

@@ -18,7 +18,7 @@ import Darwin
 /// replica equals the source, nothing doubles and nothing is lost, and every store verifies.
 ///
 /// Rounds: `LISTSTORE_PROCESS_CONVERGENCE_ROUNDS` (default 150).
-@Suite struct ConvergenceProcessTests {
+@Suite(.blockingWaits) struct ConvergenceProcessTests {
     static let rounds = ProcessInfo.processInfo.environment["LISTSTORE_PROCESS_CONVERGENCE_ROUNDS"].flatMap(Int.init) ?? 150
 
     final class Server {

@@ -1,9 +1,10 @@
 import Foundation
 import ListJSON
+import ListDiffTestSupport
 import Testing
 
 /// `liststore diff` run as a user runs it: the built binary, its stdout, stderr and exit code.
-@Suite struct DiffCommandTests {
+@Suite(.blockingWaits) struct DiffCommandTests {
     let before = #"{"sections":[{"id":"today","content":{"title":"Today"},"elements":[{"id":"m1","content":{"text":"hi"}},{"id":"m2"},{"id":"m3","content":18446744073709551615}]},{"id":"old","elements":[{"id":"m4"}]}]}"#
     let after = #"{"sections":[{"id":"new","content":null,"elements":[{"id":"m4"}]},{"id":"today","content":{"title":"Today!"},"elements":[{"id":"m3","content":18446744073709551615},{"id":"m1","content":{"text":"hi there"}},{"id":"m5","content":0.1000000000000000055511151231257827}]}],"ignored":true}"#
 

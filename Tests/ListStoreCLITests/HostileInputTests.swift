@@ -1,6 +1,7 @@
 import Foundation
 import ListJSON
 import ListStore
+import ListDiffTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Darwin
 
 /// Input an attacker or an unlucky user gives the command line: contents nested to the limit and
 /// past it, FIFOs and read-only stores at `--db`, authors and messages that hold escape sequences.
-@Suite(.serialized) struct HostileInputTests {
+@Suite(.serialized, .blockingWaits) struct HostileInputTests {
     /// A snapshot document of one section whose element content nests `depth` levels.
     private func deepDocument(_ depth: Int, section: String = "s") -> String {
         let open = (0..<depth).map { $0 % 2 == 0 ? "[" : #"{"k":"# }.joined()

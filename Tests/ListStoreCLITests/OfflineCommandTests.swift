@@ -1,6 +1,7 @@
 import Foundation
 import ListJSON
 import ListStore
+import ListDiffTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Darwin
 
 /// Offline writes from the command line (DESIGN §8): `commit` to a replica, `push`, `sync` and
 /// `status`, as a user runs them, against a source store and a child `liststore serve`.
-@Suite struct OfflineCommandTests {
+@Suite(.blockingWaits) struct OfflineCommandTests {
     /// A directory with a source store whose list `inbox` holds one section `s` with `a`, `b`, `c`
     /// (contents `{"t":"a"}`, …).
     struct Fixture {

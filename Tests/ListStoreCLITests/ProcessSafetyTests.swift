@@ -1,6 +1,7 @@
 import Foundation
 import ListJSON
 import ListStore
+import ListDiffTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Darwin
 
 /// The reliability promises with real processes: kill -9 in the middle of commits, and several
 /// writers and readers on one file at once.
-@Suite(.serialized) struct ProcessSafetyTests {
+@Suite(.serialized, .blockingWaits) struct ProcessSafetyTests {
     /// A snapshot document of `count` elements whose ids start with `prefix`, spread over 4 sections.
     private func document(_ prefix: String, count: Int, salt: Int) -> String {
         let sections = (0..<4).map { s in

@@ -1,5 +1,6 @@
 import Foundation
 import ListJSON
+import ListDiffTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Darwin
 
 /// `serve` and `pull --from` as a user runs them: `liststore serve` in a child process, replicas
 /// pulled over HTTP by the built binary.
-@Suite struct ServeCommandTests {
+@Suite(.blockingWaits) struct ServeCommandTests {
     /// Starts `liststore serve … --port 0 extra…` and returns it with its URL.
     static func serve(_ db: String, _ extra: [String] = []) throws -> (StreamingProcess, String) {
         let server = try StreamingProcess(["serve", "--db", db, "--port", "0"] + extra)

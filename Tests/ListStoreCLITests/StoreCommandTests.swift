@@ -1,10 +1,11 @@
 import Foundation
 import ListJSON
 import ListStore
+import ListDiffTestSupport
 import Testing
 
 /// The store commands run as a user runs them: the built binary, its stdout, stderr and exit code.
-@Suite struct StoreCommandTests {
+@Suite(.blockingWaits) struct StoreCommandTests {
     let v1 = #"{"sections":[{"id":"today","content":{"title":"Today"},"elements":[{"id":"m1","content":{"text":"hi"}},{"id":"m2"}]},{"id":"later","elements":[{"id":"m3","content":18446744073709551615}]}]}"#
     let v2 = #"{"sections":[{"id":"later","elements":[{"id":"m3","content":18446744073709551615},{"id":"m1","content":{"text":"hi!"}}]},{"id":"today","content":{"title":"Today"},"elements":[{"id":"m4","content":[1,2]}]}]}"#
 

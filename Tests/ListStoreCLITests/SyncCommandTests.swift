@@ -1,6 +1,7 @@
 import Foundation
 import ListJSON
 import ListStore
+import ListDiffTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Darwin
 
 /// `pull`, `prune` and `consumers` run as a user runs them: the built binary, its stdout, stderr and
 /// exit code.
-@Suite struct SyncCommandTests {
+@Suite(.blockingWaits) struct SyncCommandTests {
     static let documents = [
         #"{"sections":[{"id":"today","content":{"title":"Today"},"elements":[{"id":"m1","content":{"text":"hi"}},{"id":"m2"}]},{"id":"later","elements":[{"id":"m3","content":18446744073709551615}]}]}"#,
         #"{"sections":[{"id":"later","elements":[{"id":"m3","content":18446744073709551615},{"id":"m1","content":{"text":"hi!"}}]},{"id":"today","content":{"title":"Today"},"elements":[{"id":"m4","content":[1,2]}]}]}"#,

@@ -1,6 +1,7 @@
 import Foundation
 import ListJSON
 import ListStore
+import ListDiffTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Darwin
 
 /// `pull` with real processes: a follower that hears commits live and stops on a signal, and pulls
 /// killed with SIGKILL at random instants.
-@Suite(.serialized) struct SyncProcessTests {
+@Suite(.serialized, .blockingWaits) struct SyncProcessTests {
     /// The source version a `pull --json` line reports.
     private func version(_ line: String) -> Int? {
         guard case .object(let object)? = try? JSONValue(parsing: line), case .number(let number)? = object["version"] else {

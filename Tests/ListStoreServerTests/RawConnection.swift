@@ -57,8 +57,9 @@ final class RawConnection: @unchecked Sendable {
         shutdown(fd, Int32(SHUT_WR))
     }
 
-    /// Reads until `done` holds for the last 256 KiB that came, the server closes, or `timeout`
-    /// passes; returns all that came.
+    /// Reads until `done` holds for what came last (the bytes of the last read and the 4 KiB before
+    /// them: `done` looks for short marks), the server closes, or `timeout` passes; returns all that
+    /// came.
     func receive(timeout: Duration, until done: (String) -> Bool = { _ in false }) -> (text: String, closed: Bool) {
         var received = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -68,7 +69,7 @@ final class RawConnection: @unchecked Sendable {
             if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return (String(decoding: received, as: UTF8.self), true) }
             if n > 0 {
                 received += buffer[0..<n]
-                if done(String(decoding: received.suffix(256 << 10), as: UTF8.self)) { break }
+                if done(String(decoding: received.suffix(n + 4096), as: UTF8.self)) { break }
             }
         }
         return (String(decoding: received, as: UTF8.self), false)

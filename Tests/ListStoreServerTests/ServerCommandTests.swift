@@ -1,10 +1,11 @@
 import Foundation
 import ListStore
 import ListStoreTestSupport
+import ListDiffTestSupport
 import Testing
 
 /// `liststore-server` refuses to serve other machines without a token unless told to, loudly.
-@Suite struct ServerCommandTests {
+@Suite(.blockingWaits) struct ServerCommandTests {
     /// The built `liststore-server`, next to the test bundle.
     static let binary: URL = {
         let candidates = [
