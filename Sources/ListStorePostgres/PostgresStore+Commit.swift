@@ -46,8 +46,8 @@ extension PostgresStore {
         for (what, text) in [("author", author), ("message", message)] where text?.utf8.contains(0) == true {
             throw StoreError(.invalidArgument, "a commit's \(what) must not contain U+0000 (PostgreSQL text cannot hold it)")
         }
-        return try await transaction(.writing) { connection in
-            let head = try await lockedHead(connection, list: list)
+        let (result, committed) = try await transaction(.writing) { connection -> (CommitResult, (epoch: Int, head: StoredHead)?) in
+            let (head, epoch) = try await lockedHead(connection, list: list)
             if let expectedVersion, expectedVersion != head.version {
                 throw StoreError(
                     .versionConflict,
@@ -59,9 +59,10 @@ extension PostgresStore {
             }
             let changeset = plan.changeset
             guard !changeset.isEmpty else {
-                return CommitResult(
+                let unchanged = CommitResult(
                     list: list, version: head.version, parentVersion: head.version, changed: false, digest: head.digest,
                     stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0)
+                return (unchanged, head.version == 0 ? nil : (epoch, head))
             }
             // A failure in an inserted section makes `CommitRows` throw: no ids are taken for it.
             let reservedRows =
@@ -78,12 +79,16 @@ extension PostgresStore {
             if head.version == 0, let problem = _Names.problem(withNew: list, "list") {
                 throw StoreError(.invalidListName, problem)
             }
-            let written = try await write(
+            let (written, listID) = try await write(
                 rows, whole: whole, reservedRows: reservedRows, head: head, stagesJSON: stagesJSON, digest: digest, connection)
-            return CommitResult(
+            let result = CommitResult(
                 list: list, version: rows.journal.version, parentVersion: head.version, changed: true, digest: digest,
                 stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset, rowsWritten: written)
+            return (result, (epoch, rows.head(listID: listID)))
         }
+        // Only a head that is in the database is kept (the transaction committed).
+        if let committed { heads.withLock { $0[list] = committed } }
+        return result
     }
 
     // MARK: Internals
@@ -97,17 +102,29 @@ extension PostgresStore {
     }
 
     /// Locks `list`'s row and reads its head (sections and elements in order, with their rows,
-    /// positions and content hashes). For a list without a row, takes the advisory lock on its name
-    /// first and looks again: a first commit that got there meanwhile has then committed.
-    func lockedHead(_ connection: PostgresConnection, list: String) async throws -> StoredHead {
+    /// positions and content hashes), and the store's epoch. For a list without a row, takes the
+    /// advisory lock on its name first and looks again: a first commit that got there meanwhile has
+    /// then committed. The head this store committed last is taken instead of the rows when the row
+    /// still holds its version and digest and the epoch is the same (a restore advances it).
+    func lockedHead(_ connection: PostgresConnection, list: String) async throws -> (StoredHead, epoch: Int) {
         var row = try await lockListRow(connection, list: list)
         if row == nil {
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(\(Self.newListLockClass), hashtext(\(list)))", logger: logger)
             row = try await lockListRow(connection, list: list)
         }
-        guard let row else { return .empty }
-        let (listID, version, digestHex) = row
+        guard let row else { return (.empty, try await Self.identity(connection, self).epoch) }
+        let (listID, version, digestHex, epoch) = row
+        if let cached = heads.withLock({ $0[list] }), cached.epoch == epoch, cached.head.listID == listID,
+            cached.head.version == version, cached.head.digest.hex == digestHex
+        {
+            return (cached.head, epoch)
+        }
+        return (try await loadHead(connection, listID: listID, version: version, digestHex: digestHex), epoch)
+    }
+
+    /// Reads the head of the list whose row is `listID` from its rows.
+    private func loadHead(_ connection: PostgresConnection, listID: Int64, version: Int, digestHex: String) async throws -> StoredHead {
         var head = StoredHead.empty
         head.listID = listID
         head.version = version
@@ -156,10 +173,14 @@ extension PostgresStore {
     /// hash of its name); the two-key space does not overlap the migrations' one-key lock.
     static let newListLockClass: Int32 = 0x4C49_5354
 
-    private func lockListRow(_ connection: PostgresConnection, list: String) async throws -> (Int64, Int, String)? {
+    /// Locks `list`'s row; its id, version and digest, and the store's epoch.
+    private func lockListRow(_ connection: PostgresConnection, list: String) async throws -> (Int64, Int, String, Int)? {
         let rows = try await connection.query(
-            "SELECT id, head_version, head_digest FROM list WHERE name = \(list) FOR UPDATE", logger: logger)
-        for try await row in rows.decode((Int64, Int, String).self) { return row }
+            """
+            SELECT l.id, l.head_version, l.head_digest, s.epoch FROM list l, store s
+            WHERE l.name = \(list) AND s.id = 1 FOR UPDATE OF l
+            """, logger: logger)
+        for try await row in rows.decode((Int64, Int, String, Int).self) { return row }
         return nil
     }
 
@@ -188,11 +209,12 @@ extension PostgresStore {
     /// Writes a commit's rows in the caller's transaction: deletes, section rows, element rows (the
     /// moved ones deleted from their old slots and inserted at their new ones, as an `UPDATE` of
     /// many keys could meet a key not yet vacated), the list row and the journal entry.
-    /// - Returns: the number of rows written, counted as `Store` counts them (a move is one row).
+    /// - Returns: the number of rows written, counted as `Store` counts them (a move is one row), and
+    ///   the list's row id.
     private func write(
         _ rows: CommitRows, whole: CommitRows.WholeSections, reservedRows: [Int64], head: StoredHead, stagesJSON: [UInt8],
         digest: ListDigest, _ connection: PostgresConnection
-    ) async throws -> Int {
+    ) async throws -> (written: Int, listID: Int64) {
         let journal = rows.journal
         var written = 0
         var listID = head.listID
@@ -327,7 +349,7 @@ extension PostgresStore {
                 \(journal.author), \(journal.message), \(journal.sectionCount), \(journal.elementCount),
                 \(ByteBuffer(bytes: stagesJSON)))
             """, logger: logger)
-        return written + 2
+        return (written + 2, listID)
     }
 
     /// The columns of element rows to insert.

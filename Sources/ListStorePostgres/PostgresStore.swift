@@ -25,6 +25,10 @@ public final class PostgresStore: Sendable {
     let client: PostgresClient
     let logger: Logger
     private let running: Task<Void, Never>
+    /// The head of each list this store committed last, with the epoch it was committed in: a
+    /// commit that finds the list's row at that version, digest and epoch diffs against it instead
+    /// of reading the list's rows again.
+    let heads = _Locked([String: (epoch: Int, head: StoredHead)]())
 
     /// The schema version this release writes (the number of `Migrations/postgres` files).
     public static var schemaVersion: Int { SchemaMigration.postgres.count }

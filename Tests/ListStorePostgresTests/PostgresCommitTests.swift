@@ -3,6 +3,7 @@ import ListDiffTestSupport
 import ListJSON
 import ListStore
 import ListStorePostgres
+import PostgresNIO
 import ListStoreTestSupport
 import Testing
 
@@ -70,6 +71,45 @@ struct PostgresCommitTests {
                     let snapshot = try await store.snapshot(of: "random", at: v)
                     #expect(snapshot.sections == committed[v], "version \(v) differs")
                     #expect(snapshot.digest == ListDigest.of(committed[v]))
+                }
+            }
+        }
+    }
+
+    /// Each store keeps the head it committed last and diffs the next commit against it: valid only
+    /// while the list's row holds that version and digest in the same epoch. Two stores take turns on
+    /// one list, and rows rewritten under them (as a restore could) are read again once the epoch
+    /// says so.
+    @Test func twoStoresTakeTurnsAndARewriteIsReadAgainAfterTheEpochAdvances() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            try await database.withStore { first in
+                try await database.withStore { second in
+                    var random = RandomSnapshots(seed: 0xCAC4E, duplicates: true)
+                    var current = random.snapshot(maxSections: 4, maxElements: 8)
+                    var version = 0
+                    for step in 0..<90 {
+                        if step == 29 || step == 62 {
+                            // Same content, every element at another position; then the epoch.
+                            try await database.withSQL { client in
+                                for statement in [
+                                    "UPDATE element SET position = -position - 1", "UPDATE element SET position = (-position - 1) * 3 + 7",
+                                ] {
+                                    _ = try await client.query(PostgresQuery(unsafeSQL: statement), logger: database.configuration.logger)
+                                }
+                            }
+                            try await second.advanceEpoch()
+                        }
+                        let store = step % 3 == 0 ? second : first
+                        let sections = listSections(current)
+                        let result = try await store.commit(sections, to: "l", expectedVersion: version)
+                        if result.changed { version += 1 }
+                        #expect(result.version == version)
+                        let head = try await (step % 2 == 0 ? first : second).snapshot(of: "l")
+                        #expect(head.sections == sections, "step \(step)")
+                        #expect(head.digest == ListDigest.of(sections))
+                        current = random.edit(current, intensity: Double(step % 7) / 8)
+                    }
+                    #expect(version > 60)
                 }
             }
         }
