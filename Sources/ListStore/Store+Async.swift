@@ -207,50 +207,62 @@ extension Store {
     }
 }
 
-/// Where the async variants run their blocking work.
+/// Where the async variants run their blocking work: on `_BlockingThreads`, reads at once and the
+/// writes to one store file one after another, in the order they were called.
 private enum _StoreQueues {
-    private static let reads = DispatchQueue.global(qos: .default)
+    /// The writes to each store file that wait for the one running; a file is dropped with its last
+    /// write, so a process that opens many stores keeps nothing for idle ones.
+    private static let writers = _Locked([String: [@Sendable () -> Void]]())
 
-    /// The write queue of each store file with async writes in flight, and how many there are; a
-    /// queue is dropped with the last of them, so a process that opens many stores keeps none idle.
-    private static let writers = _Locked([String: (queue: DispatchQueue, users: Int)]())
-
-    /// Runs `work` on the read queue.
+    /// Runs `work` on one of the threads.
     static func read<T: Sendable>(_ work: @Sendable () throws -> T) async throws -> T {
-        try await run(on: reads, work)
+        try await run(work) { job in _BlockingThreads.shared.submit(job) }
     }
 
-    /// Runs `work` on the write queue of the store file at `path`, after the async writes to it
-    /// called before.
+    /// Runs `work` on one of the threads, after the async writes to the store file at `path` called
+    /// before.
     static func write<T: Sendable>(_ path: String, _ work: @Sendable () throws -> T) async throws -> T {
         let key = CommitSignal.key(path)
-        let queue = writers.withLock { writers in
-            let queue = writers[key]?.queue ?? DispatchQueue(label: "ListStore.write", qos: .default)
-            writers[key] = (queue, (writers[key]?.users ?? 0) + 1)
-            return queue
-        }
-        // Runs once `work` has returned or will never run, so no two queues of a file run at once.
-        defer {
-            writers.withLock { writers in
-                if let users = writers[key]?.users, users > 1 {
-                    writers[key]?.users = users - 1
-                } else {
-                    writers[key] = nil
+        return try await run(work) { job in
+            let first = writers.withLock { writers in
+                guard writers[key] != nil else {
+                    writers[key] = []
+                    return true
                 }
+                writers[key]!.append(job)
+                return false
             }
+            if first { _BlockingThreads.shared.submit { runWrites(key, job) } }
         }
-        return try await run(on: queue, work)
     }
 
-    /// Runs `work` on `queue` and resumes the calling task with its result; throws
-    /// `CancellationError` without running it when the task is cancelled first.
-    private static func run<T: Sendable>(on queue: DispatchQueue, _ work: @Sendable () throws -> T) async throws -> T {
+    /// Runs `job`, then the writes to the same file that came meanwhile, one after another.
+    private static func runWrites(_ key: String, _ job: @escaping @Sendable () -> Void) {
+        var job: (@Sendable () -> Void)? = job
+        while let current = job {
+            current()
+            job = writers.withLock { writers in
+                guard let waiting = writers[key], !waiting.isEmpty else {
+                    writers[key] = nil
+                    return nil
+                }
+                writers[key]!.removeFirst()
+                return waiting[0]
+            }
+        }
+    }
+
+    /// Hands a job that runs `work` and resumes the calling task with its result to `start`;
+    /// throws `CancellationError` without running it when the task is cancelled first.
+    private static func run<T: Sendable>(
+        _ work: @Sendable () throws -> T, start: (@escaping @Sendable () -> Void) -> Void
+    ) async throws -> T {
         try Task.checkCancellation()
         return try await withoutActuallyEscaping(work) { work in
             let job = _Job(work)
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    queue.async { continuation.resume(with: job.run()) }
+                    start { continuation.resume(with: job.run()) }
                 }
             } onCancel: {
                 job.cancel()

@@ -168,7 +168,7 @@ extension Store {
         guard start else { return }
         let path = self.path
         let state = self.state
-        DispatchQueue.global(qos: .utility).async {
+        _BlockingThreads.shared.submit {
             defer { state.withLock { $0.checkpointing = false } }
             var configuration = GRDB.Configuration()
             configuration.journalMode = .default

@@ -9,7 +9,7 @@ final class _Background<Result: Sendable>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(_ work: @escaping @Sendable () -> Result) {
-        DispatchQueue.global(qos: .userInitiated).async {
+        _BlockingThreads.shared.submit(beyondLimit: true) {
             self.result = work()
             self.done.signal()
         }

@@ -93,12 +93,10 @@ extension PostgresStore {
 
     // MARK: Internals
 
-    /// Runs CPU-bound work (diffing, hashing, waiting for `_Background` results) on a dispatch
-    /// queue, so that it never holds a thread of the cooperative pool.
+    /// Runs CPU-bound work (diffing, hashing, waiting for `_Background` results) on the stores'
+    /// own threads, so that it never holds a thread of the cooperative pool.
     static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .default).async { continuation.resume(with: Result { try work() }) }
-        }
+        try await _BlockingThreads.shared.run(work)
     }
 
     /// Locks `list`'s row and reads its head (sections and elements in order, with their rows,

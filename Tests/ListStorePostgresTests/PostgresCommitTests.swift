@@ -109,7 +109,7 @@ struct PostgresCommitTests {
                         #expect(head.digest == ListDigest.of(sections))
                         current = random.edit(current, intensity: Double(step % 7) / 8)
                     }
-                    #expect(version > 60)
+                    #expect(version > 50)
                 }
             }
         }
