@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         // http-followers: the journal server's logger.
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        // pg-commit-1pct: its baseline writes the same rows with postgres-nio directly.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -28,6 +31,9 @@ let package = Package(
                 .product(name: "ListStore", package: "ListStore"),
                 .product(name: "ListSync", package: "ListStore"),
                 .product(name: "ListStoreServer", package: "ListStore"),
+                .product(name: "ListStorePostgres", package: "ListStore"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -14,7 +14,7 @@ struct Scenario: Sendable {
 
     /// Every scenario, in the default order.
     static let registry: [Scenario] = DiffScenario.all.map(\.scenario)
-        + [CommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario, ReplayScenario.scenario,
+        + [CommitScenario.scenario, PGCommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario, ReplayScenario.scenario,
            MergeScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario]
 
     static func named(_ name: String) -> Scenario? {
