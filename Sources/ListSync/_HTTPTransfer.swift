@@ -1,4 +1,5 @@
 import Foundation
+import ListStore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -92,7 +93,10 @@ final class _HTTPTransfer: @unchecked Sendable {
         lock.unlock()
         let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
         DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds), execute: timer)
-        send(request)
+        // swift-corelibs-foundation makes and starts a task with a synchronous wait for the session's
+        // own queue, which runs on dispatch's threads: on Linux the very threads that run tasks. Two
+        // requests starting at once on two cores would hold them all, waiting for one another.
+        _BlockingThreads.shared.submit { self.send(request) }
     }
 
     /// Sends `request` as a new task of the session, unless the transfer stopped meanwhile.
@@ -122,7 +126,7 @@ final class _HTTPTransfer: @unchecked Sendable {
         stop = reason
         let task = redirecting ? nil : task
         lock.unlock()
-        task?.cancel()
+        if let task { _BlockingThreads.shared.submit { task.cancel() } }  // a synchronous wait too
     }
 
     /// The answer's head arrived: one announcing more than `maxBytes` is refused before its body.

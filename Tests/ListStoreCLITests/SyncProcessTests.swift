@@ -121,6 +121,9 @@ import Darwin
         let restarted = try restart()
         let second = follower.waitForLine(timeout: .seconds(90)) { version($0) == 2 }
         #expect(second != nil, "\(follower.output) \(follower.errorOutput)")
+        // Standard error comes through a pipe of its own: the line may arrive after the version's.
+        deadline = clock.now + .seconds(30)
+        while !follower.errorOutput.contains("reconnected") && clock.now < deadline { usleep(20_000) }
         let errors = follower.errorOutput.split(separator: "\n")
         #expect(errors.count == 2 && errors.last == "liststore: reconnected", "\(follower.errorOutput)")
         #expect(try Store(path: replicaPath).snapshot(of: "inbox") == source.snapshot(of: "inbox"))

@@ -20,7 +20,7 @@ import Testing
     @Test func journalPagesAreBoundedByBytes() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
-        try Self.bigVersions(store, list: "l", count: 6, size: 100_000)
+        try await RawConnection.run { try Self.bigVersions(store, list: "l", count: 6, size: 100_000) }  // long: not on a task thread
 
         // The store: as many entries as fit, at least one, and hasMore for the rest.
         #expect(try await store.journal(of: "l", after: 0, limit: 1000).entries.count == 6)
@@ -58,7 +58,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         let entries = 48
-        try Self.bigVersions(store, list: "l", count: entries, size: 1 << 20)
+        try await RawConnection.run { try Self.bigVersions(store, list: "l", count: entries, size: 1 << 20) }
         let server = try await ServerHarness.start(store, .init(port: 0, maxPageBytes: 4 << 20))
         defer { Task { await server.stop() } }
         let connection = try RawConnection(port: server.port, receiveBuffer: 4096)

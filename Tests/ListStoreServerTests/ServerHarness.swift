@@ -53,7 +53,20 @@ struct ServerHarness {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        // Started on a thread of its own: swift-corelibs-foundation makes a task with a synchronous
+        // wait for the session's queue, which on Linux runs on the threads that run tasks.
+        let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in
+            let request = request
+            Thread {
+                URLSession.shared.dataTask(with: request) { data, response, error in
+                    if let data, let response {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                    }
+                }.resume()
+            }.start()
+        }
         let http = response as! HTTPURLResponse
         return (http.statusCode, [UInt8](data), http.allHeaderFields)
     }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The stores' own threads for blocking work.
-@Suite struct BlockingThreadsTests {
+@Suite(.serialized) struct BlockingThreadsTests {
     /// Jobs at the limit that wait for work they submitted beyond it all finish: that work neither
     /// waits for a free thread nor queues behind the waiting jobs.
     @Test(.timeLimit(.minutes(1))) func jobsWaitingForWorkBeyondTheLimitFinish() async throws {
@@ -37,14 +37,14 @@ import Testing
         let ran = _Locked([Int]())
         for round in 0..<3 {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for k in 0..<200 {
+                for k in 0..<40 {
                     group.addTask { try await threads.run { ran.withLock { $0.append(round * 1000 + k) } } }
                 }
                 try await group.waitForAll()
             }
             try await Task.sleep(for: .milliseconds(100))  // past the idle time: threads end and start again
         }
-        let expected: [Int] = (0..<3).flatMap { round -> [Int] in (0..<200).map { round * 1000 + $0 } }
+        let expected: [Int] = (0..<3).flatMap { round -> [Int] in (0..<40).map { round * 1000 + $0 } }
         let all: [Int] = ran.withLock { $0 }.sorted()
         #expect(all == expected)
     }
