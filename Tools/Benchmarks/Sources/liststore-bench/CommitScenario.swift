@@ -30,11 +30,12 @@ struct CommitScenario {
 
     let log = ScenarioLog(scenario: name)
 
-    func run() throws(ScenarioFailure) -> ScenarioResult {
-        guard let diff = DiffScenario.all.first(where: { $0.name == Self.diffName }),
+    /// The diff-iii pair as the store takes it, with its fingerprint checked against DESIGN §6.
+    static func inputPair(_ log: ScenarioLog) throws(ScenarioFailure) -> (source: [ListSection], target: [ListSection], fingerprint: String) {
+        guard let diff = DiffScenario.all.first(where: { $0.name == diffName }),
               case .sectioned(let input) = diff.input
-        else { throw log.failure("no sectioned scenario \(Self.diffName)") }
-        log.progress("generating the \(Self.diffName) input pair")
+        else { throw log.failure("no sectioned scenario \(diffName)") }
+        log.progress("generating the \(diffName) input pair")
         let (sourceItems, targetItems) = input.generate(seed: SplitMix64.baseSeed + diff.seedOffset)
         let fingerprint = Fingerprint.of(source: sourceItems, target: targetItems).hex
         guard fingerprint == diff.expectedFingerprint else {
@@ -42,8 +43,11 @@ struct CommitScenario {
                 + " — the input pair does not follow DESIGN §6")
         }
         log.progress("fingerprint \(fingerprint) ok")
-        let source = StoreInput.listSections(sourceItems)
-        let target = StoreInput.listSections(targetItems)
+        return (StoreInput.listSections(sourceItems), StoreInput.listSections(targetItems), fingerprint)
+    }
+
+    func run() throws(ScenarioFailure) -> ScenarioResult {
+        let (source, target, fingerprint) = try Self.inputPair(log)
 
         // Ours, with one baseline run before each (untimed for ours). The peak is reset after the
         // source commit of each run and read after its timed commit: it covers the commit, with the

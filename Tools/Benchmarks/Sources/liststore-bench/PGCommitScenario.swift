@@ -20,15 +20,13 @@ struct PGCommitScenario {
     static let name = "pg-commit-1pct"
     static let baselineName = "the same rows written with postgres-nio directly"
     static let target = Target(minRatio: 0.4)
-    /// The scenario whose input pair is committed.
-    static let diffName = "diff-iii"
     /// Timed runs of ours and of the baseline, alternating, after one warm-up each.
     static let runs = 7
 
     static var scenario: Scenario {
         Scenario(
             name: name,
-            summary: "\(diffName) pair committed into a PostgresStore holding its source vs \(baselineName)",
+            summary: "\(CommitScenario.diffName) pair committed into a PostgresStore holding its source vs \(baselineName)",
             target: target
         ) { () throws(ScenarioFailure) in try PGCommitScenario().run() }
     }
@@ -36,17 +34,7 @@ struct PGCommitScenario {
     let log = ScenarioLog(scenario: name)
 
     func run() throws(ScenarioFailure) -> ScenarioResult {
-        guard let diff = DiffScenario.all.first(where: { $0.name == Self.diffName }),
-            case .sectioned(let input) = diff.input
-        else { throw log.failure("no sectioned scenario \(Self.diffName)") }
-        log.progress("generating the \(Self.diffName) input pair")
-        let (sourceItems, targetItems) = input.generate(seed: SplitMix64.baseSeed + diff.seedOffset)
-        let fingerprint = Fingerprint.of(source: sourceItems, target: targetItems).hex
-        guard fingerprint == diff.expectedFingerprint else {
-            throw log.failure("FINGERPRINT MISMATCH: got \(fingerprint), expected \(diff.expectedFingerprint)")
-        }
-        let source = StoreInput.listSections(sourceItems)
-        let target = StoreInput.listSections(targetItems)
+        let (source, target, fingerprint) = try CommitScenario.inputPair(log)
         let url = try log.attempt("starting PostgreSQL") { try PostgresServer.url() }
         log.progress("database \(url)")
         let changeset = ListChangeset(source: source, target: target)
