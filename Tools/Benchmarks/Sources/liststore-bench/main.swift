@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -60,7 +61,12 @@ for argument in CommandLine.arguments.dropFirst() {
         if !selected.contains(where: { $0.name == scenario.name }) { selected.append(scenario) }
     }
 }
-if selected.isEmpty { selected = Scenario.registry }
+if selected.isEmpty {
+    // Every scenario; those on PostgreSQL only when a database is named (they say how otherwise).
+    let postgres = !(ProcessInfo.processInfo.environment["LISTSTORE_BENCH_PG"] ?? "").isEmpty
+    selected = Scenario.registry.filter { postgres || $0.name != PGCommitScenario.name }
+    if !postgres { StandardError.line("liststore-bench: \(PGCommitScenario.name) left out: LISTSTORE_BENCH_PG is not set") }
+}
 
 // A child runs its one scenario in this process and hands the result to its parent.
 if childMode {
