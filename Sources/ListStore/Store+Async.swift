@@ -3,15 +3,16 @@ import Dispatch
 // The async variants of the store's methods, for callers on Swift's cooperative thread pool (a sync
 // client, a server, an app's tasks), as GRDB's `DatabasePool` has async `read` and `write`: same
 // names, same arguments, same results and errors. The blocking work never runs on the pool: it
-// runs on a dispatch queue, and the calling task is resumed when it is done.
+// runs on the stores' own threads (`_BlockingThreads`; not dispatch's global queues, which on Linux
+// are the pool's threads), and the calling task is resumed when it is done.
 //
-// - Reads run on a global concurrent queue; GRDB's reader pool bounds how many read SQLite at once.
-// - Writes run, in the order they were called, on one serial queue per store file for the whole
+// - Reads run at once; GRDB's reader pool bounds how many read SQLite at once.
+// - Writes to one store file run one after another, in the order they were called, for the whole
 //   process: SQLite lets one writer in at a time anyway, so concurrent async commits to a file hold
 //   one thread between them instead of one each blocked on the write lock.
 //
-// Both use the `.default` QoS, not the `.userInitiated` of `_Background`, whose helper threads a
-// commit waits for while it holds the write lock: a burst of async work cannot take those threads.
+// The `_Background` work a commit waits for while it holds the write lock goes before these jobs and
+// may start threads beyond the limit: a burst of async work cannot keep it waiting.
 //
 // Cancellation: a task cancelled before its work starts (also while it waits in a queue) throws
 // `CancellationError`, and nothing is read or written. Once started, the work runs to its end and

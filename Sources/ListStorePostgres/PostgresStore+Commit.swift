@@ -16,8 +16,8 @@ extension PostgresStore {
     ///
     /// Writers of one list take turns: the transaction locks the list's row (`SELECT … FOR UPDATE`),
     /// and the first commits of a new list an advisory lock on its name, so two commits with the
-    /// same `expectedVersion` never both land. The diff and the hashing run on a dispatch queue, not
-    /// on the cooperative pool.
+    /// same `expectedVersion` never both land. The diff and the hashing run on the stores' own
+    /// threads, not on the cooperative pool.
     ///
     /// - Parameters:
     ///   - sections: the whole new snapshot. Contents must be canonical JSON (`ListItem(id:json:)`
@@ -54,7 +54,7 @@ extension PostgresStore {
                     "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
                     expectedVersion: expectedVersion, currentVersion: head.version)
             }
-            let (whole, plan) = try await Self.offload {
+            let (whole, plan) = try await _BlockingThreads.shared.run {
                 (CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil), CommitPlan.diffing(head, to: sections))
             }
             let changeset = plan.changeset
@@ -70,7 +70,7 @@ extension PostgresStore {
                 ? try await reserveSectionRows(connection, count: whole.insertedSections.count)
                 : [Int64](repeating: 0, count: whole.insertedSections.count)
             let committedAt = _Time.iso8601(Date())
-            let (rows, stagesJSON, digest) = try await Self.offload {
+            let (rows, stagesJSON, digest) = try await _BlockingThreads.shared.run {
                 let rows = try CommitRows(
                     plan, whole: whole, reservedRows: reservedRows, head: head, list: list, committedAt: committedAt,
                     author: author, message: message)
@@ -92,12 +92,6 @@ extension PostgresStore {
     }
 
     // MARK: Internals
-
-    /// Runs CPU-bound work (diffing, hashing, waiting for `_Background` results) on the stores'
-    /// own threads, so that it never holds a thread of the cooperative pool.
-    static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await _BlockingThreads.shared.run(work)
-    }
 
     /// Locks `list`'s row and reads its head (sections and elements in order, with their rows,
     /// positions and content hashes), and the store's epoch. For a list without a row, takes the
