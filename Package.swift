@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "ListStoreServerTool",
             dependencies: [
-                "ListStore", "ListStoreServer",
+                "ListStore", "ListStorePostgres", "ListStoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

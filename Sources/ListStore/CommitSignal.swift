@@ -15,6 +15,9 @@ package final class CommitSignal: Sendable {
     }
     private let state = _Locked(State())
 
+    /// A signal of its own (an engine whose commits are not keyed by file, such as PostgreSQL's).
+    package init() {}
+
     /// The key of a store file.
     package static func key(_ path: String) -> String {
         URL(fileURLWithPath: path).standardizedFileURL.path

@@ -190,6 +190,32 @@ extension Store {
         try await _StoreQueues.write(path) { try self.acknowledge(consumer: name, of: list, version: version) }
     }
 
+    /// Merges a replica's local change into `list`, exactly once per push id, off the cooperative
+    /// thread pool (see `merge(_:into:)`).
+    ///
+    /// ```swift
+    /// let answer = try await store.merge(push, into: "inbox")
+    /// ```
+    /// - Throws: as `merge(_:into:)`; `CancellationError` when the task is cancelled before the
+    ///   merge starts.
+    /// - Complexity: that of `merge(_:into:)`.
+    public func merge(_ push: Push, into list: String) async throws -> PushAnswer {
+        try await _StoreQueues.write(path) { try self.merge(push, into: list) }
+    }
+
+    /// The recorded pushes of `client` to `list` with a sequence number in `seqs`, off the
+    /// cooperative thread pool (see `pushes(from:to:seqs:)`).
+    ///
+    /// ```swift
+    /// let recorded = try await source.pushes(from: client, to: "inbox", seqs: 4...9)
+    /// ```
+    /// - Throws: as `pushes(from:to:seqs:)`; `CancellationError` when the task is cancelled before
+    ///   the read starts.
+    /// - Complexity: that of `pushes(from:to:seqs:)`.
+    public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
+        try await _StoreQueues.read { try self.pushes(from: client, to: list, seqs: seqs) }
+    }
+
     /// Checks the store (SQLite's integrity check, then a replay of every list's journal, or only
     /// `list`'s, against the stored digests, counts and head rows), off the cooperative thread pool.
     ///

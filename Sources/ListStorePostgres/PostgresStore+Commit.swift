@@ -42,6 +42,17 @@ extension PostgresStore {
         _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil,
         message: String? = nil
     ) async throws -> CommitResult {
+        try await commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _, _ in sections }
+    }
+
+    /// Commits the snapshot `makeTarget` makes from the locked head, in one transaction; then, in the
+    /// same transaction, calls `alsoWrite` (even when nothing changed) with the list's row id (0 for
+    /// a list that still has none) and the result. An error thrown by either rolls everything back.
+    func commit(
+        to list: String, expectedVersion: Int?, author: String?, message: String?,
+        makeTarget: (PostgresConnection, StoredHead) async throws -> [ListSection],
+        alsoWrite: ((PostgresConnection, _ listID: Int64, CommitResult) async throws -> Void)? = nil
+    ) async throws -> CommitResult {
         if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
         for (what, text) in [("author", author), ("message", message)] where text?.utf8.contains(0) == true {
             throw StoreError(.invalidArgument, "a commit's \(what) must not contain U+0000 (PostgreSQL text cannot hold it)")
@@ -54,6 +65,7 @@ extension PostgresStore {
                     "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
                     expectedVersion: expectedVersion, currentVersion: head.version)
             }
+            let sections = try await makeTarget(connection, head)
             let (whole, plan) = try await _BlockingThreads.shared.run {
                 (CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil), CommitPlan.diffing(head, to: sections))
             }
@@ -62,6 +74,7 @@ extension PostgresStore {
                 let unchanged = CommitResult(
                     list: list, version: head.version, parentVersion: head.version, changed: false, digest: head.digest,
                     stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0)
+                try await alsoWrite?(connection, head.listID, unchanged)
                 return (unchanged, head.version == 0 ? nil : (epoch, head))
             }
             // A failure in an inserted section makes `CommitRows` throw: no ids are taken for it.
@@ -84,10 +97,14 @@ extension PostgresStore {
             let result = CommitResult(
                 list: list, version: rows.journal.version, parentVersion: head.version, changed: true, digest: digest,
                 stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset, rowsWritten: written)
+            try await alsoWrite?(connection, listID, result)
+            // Delivered to every listening session when the transaction commits, and not otherwise.
+            try await connection.query("SELECT pg_notify(\(Self.commitChannel), \(list))", logger: logger)
             return (result, (epoch, rows.head(listID: listID)))
         }
         // Only a head that is in the database is kept (the transaction committed).
         if let committed { heads.withLock { $0[list] = committed } }
+        if result.changed { commits.notify(path: location) }
         return result
     }
 

@@ -66,6 +66,19 @@ extension PostgresStore {
             self.logger = logger
         }
 
+        /// Whether `text` names a PostgreSQL database (`postgres://` or `postgresql://`, any case)
+        /// rather than a store file, as the command line's `--db` tells them apart.
+        ///
+        /// ```swift
+        /// PostgresStore.Configuration.isURL("postgres://app@db/lists")   // true
+        /// PostgresStore.Configuration.isURL("lists.liststore")          // false
+        /// ```
+        /// - Complexity: O(1).
+        public static func isURL(_ text: String) -> Bool {
+            let lowered = text.prefix(13).lowercased()
+            return lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://")
+        }
+
         /// The default logger: label `ListStorePostgres`, errors only.
         public static var defaultLogger: Logger {
             var logger = Logger(label: "ListStorePostgres")

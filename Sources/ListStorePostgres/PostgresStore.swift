@@ -29,6 +29,11 @@ public final class PostgresStore: Sendable {
     /// commit that finds the list's row at that version, digest and epoch diffs against it instead
     /// of reading the list's rows again.
     let heads = _Locked([String: (epoch: Int, head: StoredHead)]())
+    /// The commits this store learned of: its own, and those `NOTIFY` announced (see
+    /// `commitGeneration()`).
+    let commits = CommitSignal()
+    /// The task that listens for other processes' commits, started by the first who asks.
+    let listener = _Locked<Task<Void, Never>?>(nil)
 
     /// The schema version this release writes (the number of `Migrations/postgres` files).
     public static var schemaVersion: Int { SchemaMigration.postgres.count }
@@ -72,6 +77,7 @@ public final class PostgresStore: Sendable {
     }
 
     deinit {
+        listener.withLock { $0?.cancel() }
         running.cancel()
     }
 
@@ -82,6 +88,9 @@ public final class PostgresStore: Sendable {
     /// ```
     /// - Complexity: the time the open connections take to close.
     public func close() async {
+        let listening = listener.withLock { $0 }
+        listening?.cancel()
+        await listening?.value
         running.cancel()
         await running.value
     }

@@ -2,8 +2,9 @@ import Foundation
 import ListStore
 
 /// Wakes the requests that wait for a list to pass a version (long polls and event streams): one
-/// loop reads the heads for all of them, at once after a commit of this process and every
-/// `pollInterval` for commits of other processes, so a thousand waiting clients cost one query.
+/// loop reads the heads for all of them, at once after a commit the store learns of (this process's,
+/// and on PostgreSQL other servers' through `NOTIFY`) and every `pollInterval` for the others, so a
+/// thousand waiting clients cost one query.
 final class HeadWatcher: @unchecked Sendable {
     private struct Waiter {
         var list: String
@@ -17,13 +18,13 @@ final class HeadWatcher: @unchecked Sendable {
         var closed = false
     }
 
-    let store: Store
+    let store: any ListStoreEngine
     let pollInterval: Duration
     // `@unchecked Sendable`: `state` is only touched under `lock`.
     private let lock = NSLock()
     private var state = State()
 
-    init(store: Store, pollInterval: Duration) {
+    init(store: any ListStoreEngine, pollInterval: Duration) {
         self.store = store
         self.pollInterval = pollInterval
     }
@@ -37,10 +38,10 @@ final class HeadWatcher: @unchecked Sendable {
     /// Reads the heads while anyone waits, until the task is cancelled or `close()` is called.
     func run() async {
         while !Task.isCancelled {
-            let generation = CommitSignal.shared.generation(of: store.path)
+            let generation = store.commitGeneration()
             let (closed, waiting) = withState { ($0.closed, !$0.waiters.isEmpty) }
             if closed { return }
-            if waiting, let lists = try? await store._offPool(reading: { [store] in try store.lists() }) {
+            if waiting, let lists = try? await store.lists() {
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
                     let ids = state.waiters.filter { entry in (heads[entry.value.list] ?? -1) > entry.value.after }.map(\.key)
@@ -48,7 +49,7 @@ final class HeadWatcher: @unchecked Sendable {
                 }
                 for continuation in woken { continuation.resume(returning: true) }
             }
-            await CommitSignal.shared.wait(path: store.path, unlessGenerationIsNot: generation, timeout: pollInterval)
+            await store.waitForCommit(after: generation, timeout: pollInterval)
         }
     }
 

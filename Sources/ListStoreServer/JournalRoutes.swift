@@ -9,7 +9,7 @@ import ServiceLifecycle
 
 /// The `/v1` endpoints of `JournalServer`.
 struct JournalRoutes: Sendable {
-    let store: Store
+    let store: any ListStoreEngine
     let watcher: HeadWatcher
     let configuration: JournalServer.Configuration
     let state: ServerState
@@ -17,29 +17,26 @@ struct JournalRoutes: Sendable {
     func add(to router: Router<BasicRequestContext>) {
         let v1 = router.group("v1")
         v1.get("store") { _, _ in
-            Self.json(WireDocument.identity(try await store._offPool(reading: { [store] in try store.identity() })))
+            Self.json(WireDocument.identity(try await store.identity()))
         }
         v1.get("lists") { _, _ in
-            Self.json(WireDocument.lists(try await store._offPool(reading: { [store] in try store.lists() })))
+            Self.json(WireDocument.lists(try await store.lists()))
         }
         v1.get("lists/:list") { _, context in
             let list = try Self.list(context)
-            return Self.json(WireDocument.summary(try await store._offPool(reading: { [store] in try store.summary(of: list) })))
+            return Self.json(WireDocument.summary(try await store.summary(of: list)))
         }
         v1.get("lists/:list/snapshot") { request, context in
             let list = try Self.list(context)
             let at = try Self.integer(request, "at")
-            return Self.json(try await store._offPool(reading: { [store] in try store.snapshot(of: list, at: at).documentJSON }))
+            return Self.json(try await store.snapshot(of: list, at: at).documentJSON)
         }
         v1.get("lists/:list/journal") { request, context in try await journal(request, context) }
         v1.get("lists/:list/diff") { request, context in
             let list = try Self.list(context)
             guard let from = try Self.integer(request, "from") else { throw APIError.invalidArgument("'from' is required") }
             let to = try Self.integer(request, "to")
-            return Self.json(try await store._offPool(reading: { [store] in
-                let (_, target, changeset) = try store.changeset(of: list, from: from, to: to)
-                return WireDocument.diff(changeset, from: from, to: target)
-            }))
+            return Self.json(try await Self.diff(store, list, from: from, to: to))
         }
         v1.post("lists/:list/commits") { request, context in try await commit(request, context) }
         v1.post("lists/:list/pushes") { request, context in try await push(request, context) }
@@ -52,12 +49,18 @@ struct JournalRoutes: Sendable {
             guard let value = try? JSONValue(parsing: Array(buffer: body)), let version = value["version"]?.intValue, version >= 0 else {
                 throw APIError(.badRequest, "invalidArgument", "the body must be {\"version\": V} with V ≥ 0")
             }
-            _ = try await store._offPool(writing: { [store] in try store.registerConsumer(name, of: list, at: version) })
+            _ = try await store.registerConsumer(name, of: list, at: version)
             return Self.json(WireDocument.consumer(name, of: list, version: version))
         }
     }
 
     // MARK: - Endpoints
+
+    /// The diff document from `from` to `to` (default: the head).
+    private static func diff(_ store: any ListStoreEngine, _ list: String, from: Int, to: Int?) async throws -> [UInt8] {
+        let (_, target, changeset) = try await store.changeset(of: list, from: from, to: to)
+        return WireDocument.diff(changeset, from: from, to: target)
+    }
 
     /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
     private func journal(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -72,13 +75,13 @@ struct JournalRoutes: Sendable {
             throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
         }
         let maxBytes = configuration.maxPageBytes
-        let read = { [store] in try await store._offPool(reading: { try store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes) }) }
+        let read = { [store] in try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes) }
         var page = try await read()
         if wait > 0, page.entries.isEmpty, !page.hasMore {
             let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
             var version = since ?? 0
-            if since == nil { version = try await store._offPool(reading: { [store] in try store.summary(of: list).baseVersion }) }
+            if since == nil { version = try await store.summary(of: list).baseVersion }
             if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) { page = try await read() }
         }
         return Self.json(WireDocument.journal(page, list: list))
@@ -99,9 +102,7 @@ struct JournalRoutes: Sendable {
         let expectedVersion = try Self.expectedVersion(value)
         let author = try Self.optionalString(value, "author")
         let message = try Self.optionalString(value, "message")
-        let result = try await store._offPool(writing: { [store] in
-            try store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
-        })
+        let result = try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
         return Self.json(WireDocument.commit(result))
     }
 
@@ -116,7 +117,7 @@ struct JournalRoutes: Sendable {
         } catch {
             throw APIError(.badRequest, APIError.invalidPushCode, "not a push document: \(error)")
         }
-        let answer = try await store._offPool(writing: { [store] in try store.merge(push, into: list) })
+        let answer = try await store.merge(push, into: list)
         return Self.json(WireDocument.pushAnswer(answer))
     }
 
@@ -128,7 +129,7 @@ struct JournalRoutes: Sendable {
         let from = try Self.integer(request, "from") ?? 1
         let to = try Self.integer(request, "to") ?? Int.max
         guard from <= to else { throw APIError.invalidArgument("'from' must be at most 'to'") }
-        let answers = try await store._offPool(reading: { [store] in try store.pushes(from: client, to: list, seqs: from...to) })
+        let answers = try await store.pushes(from: client, to: list, seqs: from...to)
         return Self.json(WireDocument.pushes(answers, list: list))
     }
 
@@ -141,8 +142,8 @@ struct JournalRoutes: Sendable {
         let maxBytes = configuration.maxPageBytes
         // Errors before the stream starts get a status: unknown list, a version not retained. The
         // first page, read for that, is the stream's first.
-        let first = try await store._offPool(reading: { [store] in try store.journal(of: list, after: since, limit: 100, maxBytes: maxBytes) })
-        let base = since == nil ? try await store._offPool(reading: { [store] in try store.summary(of: list).baseVersion }) : 0
+        let first = try await store.journal(of: list, after: since, limit: 100, maxBytes: maxBytes)
+        let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
         let (store, watcher, state, keepAlive, logger) = (store, watcher, state, configuration.keepAliveInterval, context.logger)
         // Each entry is written as it comes, and each write waits while the connection cannot take
@@ -157,7 +158,7 @@ struct JournalRoutes: Sendable {
                 if let page { current = page } else {
                     do {
                         let after = cursor
-                        current = try await store._offPool(reading: { try store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes) })
+                        current = try await store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes)
                     } catch {
                         let api = APIError.from(error, logger: logger)
                         let data = WireDocument.error(code: api.code, message: api.message)

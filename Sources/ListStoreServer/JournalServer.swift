@@ -134,8 +134,8 @@ public struct JournalServer: Sendable {
         DescriptorLimit.raiseToHardLimit()
     }
 
-    /// The store served.
-    public let store: Store
+    /// The store served: a SQLite `Store`, or a `PostgresStore` that other servers share.
+    public let store: any ListStoreEngine
     /// How it is served.
     public var configuration: Configuration
     /// Where requests and errors are logged.
@@ -145,7 +145,7 @@ public struct JournalServer: Sendable {
     let state: ServerState
 
     /// A server of `store`.
-    public init(store: Store, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
+    public init(store: any ListStoreEngine, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
         self.store = store
         self.configuration = configuration
         self.logger = logger

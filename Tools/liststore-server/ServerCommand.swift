@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ListStore
+import ListStorePostgres
 import ListStoreServer
 import Logging
 
@@ -34,13 +35,22 @@ struct ServerCommand: AsyncParsableCommand {
             connection idle for --idle-timeout seconds, or whose request head takes longer than \
             --header-timeout seconds, is closed.
 
+            --db postgres://user[:password]@host[:port]/database (or postgresql://, with \
+            ?sslmode=disable|prefer|require) serves a store in PostgreSQL; a database without tables \
+            becomes an empty store. Several servers may serve one database: each wakes its long polls \
+            and event streams on the others' commits through LISTEN/NOTIFY, and polls every second \
+            for what it missed. Without --db, LISTSTORE_DB names the store.
+
             Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db; 74 I/O \
             error or damaged store.
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The store to serve (it must exist).", valueName: "path"))
-    var db: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a SQLite file (it must exist) or a postgres:// URL (default: $LISTSTORE_DB).", valueName: "path-or-url"))
+    var db: String?
 
     @Option(name: .long, help: ArgumentHelp("The address to bind.", valueName: "host"))
     var host = "127.0.0.1"
@@ -90,13 +100,25 @@ struct ServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store: Store
+        guard let db = db ?? ProcessInfo.processInfo.environment["LISTSTORE_DB"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            fail("give the store to serve: --db PATH or --db postgres://…, or set LISTSTORE_DB", 64)
+        }
+        let store: any ListStoreEngine
         do {
-            store = try Store(path: db)
-            guard store.exists else { fail("no store at '\(db)'", 66) }
-            _ = try await store.identity()
+            if PostgresStore.Configuration.isURL(db) {
+                store = try await PostgresStore(url: db)
+            } else {
+                let file = try Store(path: db)
+                guard file.exists else { fail("no store at '\(db)'", 66) }
+                _ = try await file.identity()
+                store = file
+            }
         } catch let error as StoreError {
-            fail(error.message, error.code == .notAStore || error.code == .unsupportedSchema || error.code == .damaged || error.code == .io ? 74 : 1)
+            switch error.code {
+            case .invalidArgument: fail(error.message, 64)
+            case .notAStore, .unsupportedSchema, .damaged, .io: fail(error.message, 74)
+            default: fail(error.message, 1)
+            }
         }
         let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         JournalServer.raiseDescriptorLimit()
@@ -117,14 +139,15 @@ struct ServerCommand: AsyncParsableCommand {
             return handler
         }
         let server = JournalServer(store: store, configuration: configuration)
-        let (db, host) = (db, host)
+        let (location, host) = (store.location, host)
         do {
             try await server.run { port in
-                FileHandle.standardOutput.write(Data("liststore: serving \(db) on http://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
+                FileHandle.standardOutput.write(Data("liststore: serving \(location) on http://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
             }
         } catch {
             fail("cannot serve on \(host):\(port): \(error)", 1)
         }
+        if let postgres = store as? PostgresStore { await postgres.close() }
     }
 
     private func fail(_ message: String, _ code: Int32) -> Never {

@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 
-/// `liststore serve --db D [--host H] [--port P] [--token T] [SERVER OPTIONS…]`: runs `liststore-server`, the HTTP
+/// `liststore serve [--db D] [--host H] [--port P] [--token T] [SERVER OPTIONS…]`: runs `liststore-server`, the HTTP
 /// server built next to `liststore` (a product of its own, so that `liststore` itself does not
 /// build an HTTP server).
 struct ServeCommand: ParsableCommand {
@@ -27,14 +27,19 @@ struct ServeCommand: ParsableCommand {
             --allow-unauthenticated; 'liststore-server --help' lists them.
 
             The server is the liststore-server executable next to this one ('swift build' builds \
-            both; 'swift build --product liststore-server' builds it alone). Exit codes: 0 ok; 1 \
+            both; 'swift build --product liststore-server' builds it alone). --db also takes a \
+            PostgreSQL URL (postgres://user@host:port/database), which several servers may serve at \
+            once; without --db, LISTSTORE_DB names the store. Exit codes: 0 ok; 1 \
             failure (a port in use, no liststore-server); 64 usage; 66 no store at --db; 74 I/O \
             error or damaged store.
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The store to serve (it must exist).", valueName: "path"))
-    var db: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a SQLite file (it must exist) or a postgres:// URL (default: $LISTSTORE_DB).", valueName: "path-or-url"))
+    var db: String?
 
     @Option(name: .long, help: ArgumentHelp("The address to bind.", valueName: "host"))
     var host = "127.0.0.1"
@@ -61,7 +66,8 @@ struct ServeCommand: ParsableCommand {
                     "liststore-server is not next to liststore: build it with 'swift build --product liststore-server'",
                     status: ExitStatus.failure)
             }
-            var arguments = [server, "--db", db, "--host", host, "--port", String(port)]
+            var arguments = [server, "--host", host, "--port", String(port)]
+            if let db { arguments += ["--db", db] }
             if let token { arguments += ["--token", token] }
             arguments += serverOptions
             let argv = arguments.map { strdup($0) } + [nil]

@@ -1,0 +1,120 @@
+import ListDiff
+
+/// The store contract that does not depend on the engine: what a journal server serves and what the
+/// contract tests check, on SQLite (`Store`) and on PostgreSQL (`PostgresStore` in
+/// ListStorePostgres) alike (DESIGN §9).
+///
+/// Every method is async and never blocks the cooperative thread pool; each has the meaning, the
+/// results and the errors of `Store`'s method of the same name. Engine-specific work (SQLite's
+/// checkpoints and time travel files, PostgreSQL's epochs) stays on the concrete types.
+///
+/// ```swift
+/// func publish(_ sections: [ListSection], on store: any ListStoreEngine) async throws {
+///     let result = try await store.commit(sections, to: "inbox", expectedVersion: nil, author: nil, message: nil)
+///     let page = try await store.journal(of: "inbox", after: result.parentVersion, limit: 100, maxBytes: .max)
+///     print(page.entries.count)
+/// }
+/// ```
+public protocol ListStoreEngine: AnyObject, Sendable {
+    /// Where the store is, for messages: a file path, or a database URL without its password.
+    var location: String { get }
+
+    /// The store's identity (uuid and epoch).
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    func identity() async throws -> StoreIdentity
+
+    /// Every list with its head version and digest, base version and counts, by name.
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(lists).
+    func lists() async throws -> [ListSummary]
+
+    /// One list's summary.
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    func summary(of list: String) async throws -> ListSummary
+
+    /// The snapshot of `list` at `version` (`nil`: the head).
+    /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound` (pruned, or after the head),
+    ///   `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(n) for the head's n items; an older version replays the journal from the
+    ///   nearest retained snapshot.
+    func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot
+
+    /// The journal entries of `list` after `version` (`nil`: from the base), at most `limit` of them
+    /// and about `maxBytes` of stages (always at least one entry when there is one).
+    /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.invalidArgument`,
+    ///   `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(k) for k entries returned.
+    func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage
+
+    /// The snapshots of `list` at `version` and `otherVersion` (`nil`: the head) and the minimal
+    /// staged changeset between them.
+    /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: that of two `snapshot` reads and a diff.
+    func changeset(of list: String, from version: Int, to otherVersion: Int?) async throws
+        -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
+
+    /// Records `sections` as the new head of `list`: the diff against the head and its journal entry,
+    /// in one transaction (see `Store.commit(_:to:expectedVersion:author:message:)`).
+    /// - Throws: `StoreError` `.versionConflict`, `.invalidSnapshot`, `.invalidListName`,
+    ///   `.invalidArgument`, `.damaged`, `.io`. Nothing is written when it throws.
+    /// - Complexity: O(n + k log k) for n items and k changes, plus the changed rows' writes.
+    func commit(
+        _ sections: [ListSection], to list: String, expectedVersion: Int?, author: String?, message: String?
+    ) async throws -> CommitResult
+
+    /// Merges a replica's local change into `list`, exactly once per push id (see
+    /// `Store.merge(_:into:)`, DESIGN §8).
+    /// - Throws: `StoreError` `.listNotFound`, `.invalidSnapshot`, `.pushOutOfOrder`, `.damaged`, `.io`.
+    /// - Complexity: O(n + m) for n items and m intents, plus the commit's diff.
+    func merge(_ push: Push, into list: String) async throws -> PushAnswer
+
+    /// The recorded pushes of `client` to `list` with a sequence number in `seqs`, in order, at most
+    /// 1,000 (see `Store.pushes(from:to:seqs:)`).
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(log p + k) for p recorded pushes and k returned.
+    func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer]
+
+    /// Registers consumer `name` of `list` at `version` (`nil`: the base).
+    /// - Throws: `StoreError` `.invalidArgument`, `.listNotFound`, `.versionNotFound`, `.io`.
+    /// - Complexity: O(consumers of the list).
+    func registerConsumer(_ name: String, of list: String, at version: Int?) async throws -> ConsumerInfo
+
+    /// Records that consumer `name` of `list` has applied `version`.
+    /// - Throws: `StoreError` `.invalidArgument`, `.listNotFound`, `.versionNotFound`, `.io`.
+    /// - Complexity: O(consumers of the list).
+    func acknowledge(consumer name: String, of list: String, version: Int) async throws -> ConsumerInfo
+
+    /// A number that grows when the store learns of a commit: one of this process at once, one of
+    /// another process when the engine is told of it (PostgreSQL's `NOTIFY`). Pass it to
+    /// `waitForCommit(after:timeout:)`. Learning is a hint only: readers still read the heads, and
+    /// poll for what no one told them.
+    /// - Complexity: O(1).
+    func commitGeneration() -> UInt64
+
+    /// Returns when `commitGeneration()` has passed `generation`, after `timeout`, or when the task
+    /// is cancelled, whichever comes first.
+    ///
+    /// ```swift
+    /// let seen = store.commitGeneration()
+    /// let lists = try await store.lists()        // act on what is there
+    /// await store.waitForCommit(after: seen, timeout: .seconds(1))
+    /// ```
+    func waitForCommit(after generation: UInt64, timeout: Duration) async
+}
+
+extension Store: ListStoreEngine {
+    /// The store file's path.
+    public var location: String { path }
+
+    /// The generation of the commits this process made to the store file (commits of other
+    /// processes are not announced: readers poll for them).
+    public func commitGeneration() -> UInt64 { CommitSignal.shared.generation(of: path) }
+
+    /// Returns after a commit of this process to the store file, after `timeout`, or when the task
+    /// is cancelled.
+    public func waitForCommit(after generation: UInt64, timeout: Duration) async {
+        await CommitSignal.shared.wait(path: path, unlessGenerationIsNot: generation, timeout: timeout)
+    }
+}

@@ -1,0 +1,3 @@
+import ListStore
+
+extension PostgresStore: ListStoreEngine {}
