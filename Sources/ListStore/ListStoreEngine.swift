@@ -60,6 +60,7 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Throws: `StoreError` `.versionConflict`, `.invalidSnapshot`, `.invalidListName`,
     ///   `.invalidArgument`, `.damaged`, `.io`. Nothing is written when it throws.
     /// - Complexity: O(n + k log k) for n items and k changes, plus the changed rows' writes.
+    @discardableResult
     func commit(
         _ sections: [ListSection], to list: String, expectedVersion: Int?, author: String?, message: String?
     ) async throws -> CommitResult
@@ -79,11 +80,13 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// Registers consumer `name` of `list` at `version` (`nil`: the base).
     /// - Throws: `StoreError` `.invalidArgument`, `.listNotFound`, `.versionNotFound`, `.io`.
     /// - Complexity: O(consumers of the list).
+    @discardableResult
     func registerConsumer(_ name: String, of list: String, at version: Int?) async throws -> ConsumerInfo
 
     /// Records that consumer `name` of `list` has applied `version`.
     /// - Throws: `StoreError` `.invalidArgument`, `.listNotFound`, `.versionNotFound`, `.io`.
     /// - Complexity: O(consumers of the list).
+    @discardableResult
     func acknowledge(consumer name: String, of list: String, version: Int) async throws -> ConsumerInfo
 
     /// A number that grows when the store learns of a commit: one of this process at once, one of

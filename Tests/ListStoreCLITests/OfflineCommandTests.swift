@@ -221,7 +221,7 @@ import Darwin
         let store = try Store(path: replica)
         let entry = try #require(try store.outbox(of: "inbox").first)
         let push = Push(id: PushID(client: try store.clientID(), seq: entry.seq), intents: entry.intents)
-        #expect(try Store(path: f.source).merge(push, into: "inbox").conflicts.count == 1)
+        #expect(try await Store(path: f.source).merge(push, into: "inbox").conflicts.count == 1)
         #expect(try await f.status(replica)["pending"] == 1)
 
         let pulled = try await CLIRunner.runOffPool(["pull", "--db", f.source, "--list", "inbox", "--replica", replica])

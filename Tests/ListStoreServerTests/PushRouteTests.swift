@@ -175,7 +175,7 @@ import Testing
         }
         #expect(try await store.summary(of: "l").version == version)
         #expect(try await store.journal(of: "l", after: 0).entries == journal.entries)
-        #expect(try store.pushes(from: "c1", to: "l", seqs: 1...9).isEmpty)
-        #expect(try store.pushes(from: "c2", to: "l", seqs: 1...9).map(\.seq) == [3])
+        #expect(try await store.pushes(from: "c1", to: "l", seqs: 1...9).isEmpty)
+        #expect(try await store.pushes(from: "c2", to: "l", seqs: 1...9).map(\.seq) == [3])
     }
 }

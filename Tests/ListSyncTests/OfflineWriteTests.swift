@@ -136,12 +136,12 @@ struct LosingAnswers: _ForwardingSource {
         let (source, _) = try await setUp(directory, [("s", ["a"])])
         let push = Push(id: PushID(client: "c", seq: 2), intents: [.deleteElement("a")])
         #expect(throws: StoreError.self) { try source.merge(push, into: "nope") }
-        _ = try source.merge(push, into: "l")
+        _ = try await source.merge(push, into: "l")
         let stale = Push(id: PushID(client: "c", seq: 1), intents: [.insertElement("b", content: .null, section: "s", after: nil, before: nil)])
-        #expect { try source.merge(stale, into: "l") } throws: { ($0 as? StoreError)?.code == .pushOutOfOrder }
+        await #expect { try await source.merge(stale, into: "l") } throws: { ($0 as? StoreError)?.code == .pushOutOfOrder }
         #expect(try await source.summary(of: "l").version == 2)
-        #expect(try source.pushes(from: "c", to: "l", seqs: 1...5).map(\.seq) == [2])
-        #expect(try source.pushes(from: "d", to: "l", seqs: 1...5).isEmpty)
+        #expect(try await source.pushes(from: "c", to: "l", seqs: 1...5).map(\.seq) == [2])
+        #expect(try await source.pushes(from: "d", to: "l", seqs: 1...5).isEmpty)
     }
 
     /// The source pruned past the replica's confirmed version: the replica resyncs its confirmed state

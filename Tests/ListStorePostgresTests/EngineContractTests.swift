@@ -1,0 +1,255 @@
+import Foundation
+import ListDiff
+import ListDiffTestSupport
+import ListJSON
+import ListMerge
+import ListStore
+import ListStorePostgres
+import ListStoreTestSupport
+import Testing
+
+/// An engine the contract suite runs on.
+enum EngineKind: String, CustomTestStringConvertible, Sendable {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// SQLite always; PostgreSQL when `LISTSTORE_TEST_POSTGRES` names a server (in CI it must:
+    /// `PostgresEnvironmentTests` fails without it).
+    static let available: [EngineKind] = PostgresTestEnvironment.url == nil ? [.sqlite] : [.sqlite, .postgres]
+
+    /// Runs `body` with `handles` handles on one new, empty store of this engine (two handles reach
+    /// the same data as two processes would), closed afterwards.
+    func withStore<T: Sendable>(handles: Int = 1, _ body: ([any ListStoreEngine]) async throws -> T) async throws -> T {
+        switch self {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            let path = directory.file("contract.liststore")
+            let stores = try (0..<handles).map { _ in try Store(path: path) }
+            defer { for store in stores { try? store.close() } }
+            return try await body(stores)
+        case .postgres:
+            return try await PostgresTestDatabase.withFresh { database in
+                var stores: [PostgresStore] = []
+                do {
+                    for _ in 0..<handles { stores.append(try await database.open()) }
+                    let value = try await body(stores)
+                    for store in stores { await store.close() }
+                    return value
+                } catch {
+                    for store in stores { await store.close() }
+                    throw error
+                }
+            }
+        }
+    }
+}
+
+/// The store contract, once, run on every engine (DESIGN §9): what a journal server relies on.
+@Suite(.serialized, .heavyWork) struct EngineContractTests {
+    /// A random history, committed with expected versions: every head reads back as committed,
+    /// replaying the journal from the empty list gives every stored digest, every old version reads
+    /// back, and the changeset between any two versions turns one into the other.
+    @Test(arguments: EngineKind.available)
+    func historiesReplayToEveryDigest(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            var random = RandomSnapshots(seed: 0xC0_47AC, duplicates: true)
+            var committed: [[ListSection]] = [[]]
+            var current = random.snapshot(maxSections: 5, maxElements: 8)
+            for step in 0..<120 {
+                let sections = listSections(current)
+                let result = try await store.commit(
+                    sections, to: "history", expectedVersion: committed.count - 1, author: "ana", message: "step \(step)")
+                if result.changed { committed.append(sections) }
+                #expect(result.version == committed.count - 1 && result.digest == ListDigest.of(sections))
+                if result.version > 0 {
+                    let head = try await store.snapshot(of: "history", at: nil)
+                    #expect(head.sections == sections && head.version == result.version, "step \(step)")
+                }
+                current = random.edit(current, intensity: Double(step % 8) / 10)
+                if step % 40 == 39 { current = random.snapshot(maxSections: 6, maxElements: 10) }
+            }
+            #expect(committed.count > 90)
+
+            var state: [ListSection] = []
+            var version = 0
+            var page: JournalPage
+            repeat {
+                page = try await store.journal(of: "history", after: version, limit: 17, maxBytes: .max)
+                for entry in page.entries {
+                    #expect(entry.parentVersion == version)
+                    state = try entry.changeset(applyingTo: state).result
+                    #expect(ListDigest.of(state) == entry.digest, "version \(entry.version)")
+                    #expect(state == committed[entry.version], "version \(entry.version)")
+                    version = entry.version
+                }
+            } while page.hasMore
+            #expect(version == committed.count - 1)
+
+            var rng = SplitMix64(seed: 7)
+            for _ in 0..<12 {
+                let a = Int.random(in: 0..<committed.count, using: &rng)
+                let b = Int.random(in: 0..<committed.count, using: &rng)
+                let (from, to, changeset) = try await store.changeset(of: "history", from: a, to: b)
+                #expect(from.sections == committed[a] && to.sections == committed[b])
+                #expect(try changeset.apply(to: committed[a]) == committed[b], "\(a) → \(b)")
+            }
+            let summary = try await store.summary(of: "history")
+            #expect(summary.version == committed.count - 1 && summary.digest == ListDigest.of(committed.last!))
+            #expect(try await store.lists().map(\.name) == ["history"])
+        }
+    }
+
+    /// Writers that expect the same version: exactly one lands, the others get `.versionConflict`
+    /// with both versions, and nothing is lost or doubled.
+    @Test(arguments: EngineKind.available)
+    func writersOfOneVersionConflictAndNothingIsLost(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            try await stores[0].commit(linearList(10), to: "l", expectedVersion: 0, author: nil, message: nil)
+            for round in 1...4 {
+                let outcomes = try await withThrowingTaskGroup(of: Result<CommitResult, StoreError>.self) { group in
+                    for writer in 0..<6 {
+                        let store = stores[writer % 2]
+                        group.addTask {
+                            do {
+                                return .success(try await store.commit(
+                                    linearList(10 + writer + 1, prefix: "w\(writer)", content: round), to: "l", expectedVersion: round,
+                                    author: "w\(writer)", message: nil))
+                            } catch let error as StoreError {
+                                return .failure(error)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                let landed = outcomes.compactMap { try? $0.get() }
+                #expect(landed.count == 1 && landed.first?.version == round + 1, "\(outcomes)")
+                for case .failure(let error) in outcomes {
+                    #expect(error.code == .versionConflict && error.expectedVersion == round && error.currentVersion == round + 1)
+                }
+                let head = try await stores[1].snapshot(of: "l", at: nil)
+                #expect(head.version == round + 1 && head.digest == landed.first?.digest)
+            }
+            let page = try await stores[0].journal(of: "l", after: nil, limit: 100, maxBytes: .max)
+            #expect(page.entries.map(\.version) == Array(1...5))
+        }
+    }
+
+    /// Replicas' offline changes merged in any order: each push lands once (a repeat is answered
+    /// from the record, applies nothing), its journal entry names it, and the head is what the
+    /// merge rules give for that order.
+    @Test(arguments: EngineKind.available)
+    func pushesMergeExactlyOnceByTheRules(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            let base = OfflineEditor.start(sections: 3, elements: 5)
+            try await stores[0].commit(base, to: "shared", expectedVersion: 0, author: nil, message: nil)
+            var rng = SplitMix64(seed: 0xFEED)
+            var expected = base
+            var pushes: [Push] = []
+            for client in 0..<4 {
+                var editor = OfflineEditor(client: "c\(client)", seed: UInt64(client) + 11)
+                var mine = base
+                for seq in 1...3 {
+                    let before = mine
+                    mine = editor.edit(mine)
+                    pushes.append(Push(
+                        id: PushID(client: "client-\(client)", seq: seq), intents: Intent.changes(from: before, to: mine),
+                        author: "c\(client)", message: "change \(seq)"))
+                }
+            }
+            // Each client's pushes in its order; the clients interleaved at random.
+            var queues = Dictionary(grouping: pushes, by: \.id.client)
+            var order: [Push] = []
+            while !queues.isEmpty {
+                let client = queues.keys.sorted()[Int.random(in: 0..<queues.count, using: &rng)]
+                order.append(queues[client]!.removeFirst())
+                if queues[client]!.isEmpty { queues[client] = nil }
+            }
+            for (k, push) in order.enumerated() {
+                let store = stores[k % 2]
+                let answer = try await store.merge(push, into: "shared")
+                let rebase = Rebase(push.intents, onto: expected)
+                expected = rebase.snapshot
+                #expect(!answer.duplicate && answer.seq == push.id.seq && answer.conflicts == rebase.conflicts)
+                let head = try await store.snapshot(of: "shared", at: nil)
+                #expect(head.sections == expected && head.version == answer.version, "push \(push.id)")
+
+                // Sent again (the answer was lost): the recorded answer, nothing applied.
+                let again = try await stores[(k + 1) % 2].merge(push, into: "shared")
+                #expect(again.duplicate && again.version == answer.version && again.conflicts == answer.conflicts)
+                #expect(try await store.summary(of: "shared").version == head.version)
+            }
+            for client in 0..<4 {
+                let recorded = try await stores[1].pushes(from: "client-\(client)", to: "shared", seqs: 1...100)
+                #expect(recorded.map(\.seq) == [1, 2, 3] && recorded.allSatisfy { !$0.duplicate })
+            }
+            // A push older than one recorded, never itself recorded, is refused.
+            let late = try await stores[0].merge(Push(id: PushID(client: "client-9", seq: 5), intents: []), into: "shared")
+            #expect(!late.duplicate && late.conflicts.isEmpty)
+            #expect(await Self.code { _ = try await stores[1].merge(Push(id: PushID(client: "client-9", seq: 4), intents: []), into: "shared") } == .pushOutOfOrder)
+            #expect(try await stores[0].pushes(from: "client-9", to: "shared", seqs: 1...9).map(\.seq) == [5])
+            let journal = try await stores[0].journal(of: "shared", after: 1, limit: 1000, maxBytes: .max)
+            let named = journal.entries.compactMap(\.pushID)
+            #expect(Set(named).count == named.count)
+            #expect(named.allSatisfy { id in pushes.contains { $0.id == id } })
+            #expect(await Self.code { _ = try await stores[0].merge(pushes[0], into: "no such list") } == .listNotFound)
+        }
+    }
+
+    /// Consumers and the errors a server turns into statuses.
+    @Test(arguments: EngineKind.available)
+    func consumersAndErrors(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            try await store.commit(linearList(3), to: "l", expectedVersion: nil, author: nil, message: nil)
+            try await store.commit(linearList(4), to: "l", expectedVersion: nil, author: nil, message: nil)
+            let registered = try await store.registerConsumer("laptop", of: "l", at: nil)
+            #expect(registered.version == 0)
+            #expect(try await store.acknowledge(consumer: "laptop", of: "l", version: 2).version == 2)
+            #expect(await Self.code { _ = try await store.acknowledge(consumer: "laptop", of: "l", version: 3) } == .versionNotFound)
+            #expect(await Self.code { _ = try await store.acknowledge(consumer: "phone", of: "l", version: 1) } == .invalidArgument)
+            #expect(await Self.code { _ = try await store.registerConsumer("", of: "l", at: nil) } == .invalidArgument)
+            #expect(await Self.code { _ = try await store.summary(of: "none") } == .listNotFound)
+            #expect(await Self.code { _ = try await store.snapshot(of: "l", at: 3) } == .versionNotFound)
+            #expect(await Self.code { _ = try await store.journal(of: "l", after: 5, limit: 10, maxBytes: .max) } == .versionNotFound)
+            #expect(await Self.code { _ = try await store.changeset(of: "l", from: 0, to: 9) } == .versionNotFound)
+            #expect(await Self.code { _ = try await store.commit([], to: "", expectedVersion: nil, author: nil, message: nil) } == .invalidListName)
+            #expect(await Self.code { _ = try await store.commit([], to: "l", expectedVersion: 1, author: nil, message: nil) } == .versionConflict)
+            #expect(try await store.summary(of: "l").version == 2)
+            let identity = try await store.identity()
+            #expect(identity.epoch >= 1 && !identity.uuid.isEmpty)
+        }
+    }
+
+    /// The code of the `StoreError` that `body` throws (nil when it throws none).
+    private static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
+        do {
+            try await body()
+            return nil
+        } catch let error as StoreError {
+            return error.code
+        } catch {
+            return nil
+        }
+    }
+
+    /// A commit through one handle raises the commit generation another handle sees (on SQLite
+    /// within the process; on PostgreSQL through `NOTIFY`, as another server would).
+    @Test(arguments: EngineKind.available)
+    func commitsWakeOtherHandles(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            let (writer, watcher) = (stores[0], stores[1])
+            // Let the watcher start listening (its start counts as a commit).
+            let first = watcher.commitGeneration()
+            await watcher.waitForCommit(after: first, timeout: .seconds(2))
+            for k in 1...3 {
+                let seen = watcher.commitGeneration()
+                try await writer.commit(linearList(k), to: "l", expectedVersion: k - 1, author: nil, message: nil)
+                await watcher.waitForCommit(after: seen, timeout: .seconds(60))
+                #expect(watcher.commitGeneration() > seen, "commit \(k) was not announced")
+            }
+        }
+    }
+}
