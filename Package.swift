@@ -107,6 +107,14 @@ let package = Package(
         // Test support (not a product): an independent batch-update validator and generators.
         .target(name: "ListDiffTestSupport", dependencies: ["ListDiff"], path: "Tests/ListDiffTestSupport"),
         .target(
+            name: "ListStorePostgresTestSupport",
+            dependencies: [
+                "ListStorePostgres", "ListStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/ListStorePostgresTestSupport"),
+        .target(
             name: "ListStoreTestSupport", dependencies: ["ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport"],
             path: "Tests/ListStoreTestSupport"),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListDiffTestSupport"]),
@@ -129,13 +137,15 @@ let package = Package(
             name: "ListStoreCLITests",
             dependencies: [
                 "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListJSON", "ListDiff", "ListDiffTestSupport",
-                "ListStoreTestSupport",
+                "ListStoreTestSupport", "ListStorePostgresTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         // Runs against the PostgreSQL server named by LISTSTORE_TEST_POSTGRES (`.ci/run` starts one).
         .testTarget(
             name: "ListStorePostgresTests",
             dependencies: [
                 "ListStorePostgres", "ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport", "ListStoreTestSupport",
+                "ListStorePostgresTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

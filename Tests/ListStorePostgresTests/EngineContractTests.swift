@@ -5,6 +5,7 @@ import ListJSON
 import ListMerge
 import ListStore
 import ListStorePostgres
+import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import Testing
 

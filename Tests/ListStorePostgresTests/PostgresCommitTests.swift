@@ -3,6 +3,7 @@ import ListDiffTestSupport
 import ListJSON
 import ListStore
 import ListStorePostgres
+import ListStorePostgresTestSupport
 import PostgresNIO
 import ListStoreTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import ListStore
 import ListStorePostgres
+import ListStorePostgresTestSupport
 import PostgresNIO
 import Testing
 

@@ -2,6 +2,7 @@ import ListDiff
 import ListJSON
 import ListStore
 import ListStorePostgres
+import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import PostgresNIO
 import Testing

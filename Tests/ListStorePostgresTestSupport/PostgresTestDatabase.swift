@@ -7,28 +7,30 @@ import PostgresNIO
 /// Where the PostgreSQL tests run: the server named by `LISTSTORE_TEST_POSTGRES`
 /// (`Tools/throwaway-postgres start` prints one; `.ci/run` exports it). Without it the tests are
 /// skipped, except in CI (`CI=true`), where `PostgresEnvironmentTests` fails.
-enum PostgresTestEnvironment {
+public enum PostgresTestEnvironment {
     /// The URL of a database on the server, whose user may create databases.
-    static let url: String? = ProcessInfo.processInfo.environment["LISTSTORE_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    public static let url: String? = ProcessInfo.processInfo.environment["LISTSTORE_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
     /// Whether this is a CI run, where the PostgreSQL tests must run.
-    static let inCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    public static let inCI = ProcessInfo.processInfo.environment["CI"] == "true"
     /// Why the tests are skipped.
-    static let reason =
+    public static let reason =
         "LISTSTORE_TEST_POSTGRES is not set (to run them: export LISTSTORE_TEST_POSTGRES=$(Tools/throwaway-postgres start))"
     /// What a skipped run says.
-    static let skipped = "skipped: " + reason
+    public static let skipped = "skipped: " + reason
 }
 
 /// A database of its own for one test: created with a random name on the test server, dropped
 /// (with its connections) when the test is done.
-struct PostgresTestDatabase: Sendable {
+public struct PostgresTestDatabase: Sendable {
     /// The name of the database.
-    let name: String
+    public let name: String
     /// The configuration that reaches it.
-    let configuration: PostgresStore.Configuration
+    public let configuration: PostgresStore.Configuration
+    /// Its URL (the test server's, with this database's name).
+    public let url: String
 
     /// Runs `body` with a new, empty database.
-    static func withFresh<T: Sendable>(_ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
+    public static func withFresh<T: Sendable>(_ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
         guard let url = PostgresTestEnvironment.url else {
             throw StoreError(.invalidArgument, PostgresTestEnvironment.skipped)
         }
@@ -41,7 +43,9 @@ struct PostgresTestDatabase: Sendable {
         }
         var configuration = admin
         configuration.postgres.database = name
-        let database = PostgresTestDatabase(name: name, configuration: configuration)
+        var components = URLComponents(string: url)!
+        components.path = "/" + name
+        let database = PostgresTestDatabase(name: name, configuration: configuration, url: components.string!)
         let result: Result<T, any Error>
         do {
             result = .success(try await body(database))
@@ -55,12 +59,12 @@ struct PostgresTestDatabase: Sendable {
     }
 
     /// Opens a store on the database.
-    func open() async throws -> PostgresStore {
+    public func open() async throws -> PostgresStore {
         try await PostgresStore(configuration: configuration)
     }
 
     /// Runs `body` with a store on the database, closed afterwards.
-    func withStore<T: Sendable>(_ body: (PostgresStore) async throws -> T) async throws -> T {
+    public func withStore<T: Sendable>(_ body: (PostgresStore) async throws -> T) async throws -> T {
         let store = try await open()
         do {
             let value = try await body(store)
@@ -73,12 +77,21 @@ struct PostgresTestDatabase: Sendable {
     }
 
     /// Runs `body` with a plain client of the database (for SQL the store does not offer).
-    func withSQL<T: Sendable>(_ body: (PostgresClient) async throws -> T) async throws -> T {
+    public func withSQL<T: Sendable>(_ body: (PostgresClient) async throws -> T) async throws -> T {
         try await Self.withClient(configuration, body)
     }
 
+    /// Runs `body` with a plain client of the test server's own database (for SQL about this
+    /// database that cannot run inside it, such as refusing its connections).
+    public func withServerSQL<T: Sendable>(_ body: (PostgresClient) async throws -> T) async throws -> T {
+        var logger = Logger(label: "ListStorePostgresTests")
+        logger.logLevel = .critical
+        guard let url = PostgresTestEnvironment.url else { throw StoreError(.invalidArgument, PostgresTestEnvironment.skipped) }
+        return try await Self.withClient(try PostgresStore.Configuration(url: url, logger: logger), body)
+    }
+
     /// Runs `body` with a running client for `configuration`.
-    static func withClient<T: Sendable>(
+    public static func withClient<T: Sendable>(
         _ configuration: PostgresStore.Configuration, _ body: (PostgresClient) async throws -> T
     ) async throws -> T {
         let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
