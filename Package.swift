@@ -63,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "ListStoreCLI",
             dependencies: [
-                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreWire", "ListSync",
+                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStorePostgres", "ListStoreWire", "ListSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/liststore"

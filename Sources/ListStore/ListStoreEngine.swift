@@ -89,6 +89,17 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     @discardableResult
     func acknowledge(consumer name: String, of list: String, version: Int) async throws -> ConsumerInfo
 
+    /// Removes consumer `name` of `list`; returns whether it was registered.
+    /// - Throws: `StoreError` `.listNotFound`, `.io`.
+    /// - Complexity: O(1).
+    @discardableResult
+    func unregisterConsumer(_ name: String, of list: String) async throws -> Bool
+
+    /// The consumers of `list`, by name.
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`.
+    /// - Complexity: O(consumers of the list).
+    func consumers(of list: String) async throws -> [ConsumerInfo]
+
     /// A number that grows when the store learns of a commit: one of this process at once, one of
     /// another process when the engine is told of it (PostgreSQL's `NOTIFY`). Pass it to
     /// `waitForCommit(after:timeout:)`. Learning is a hint only: readers still read the heads, and

@@ -190,6 +190,32 @@ extension Store {
         try await _StoreQueues.write(path) { try self.acknowledge(consumer: name, of: list, version: version) }
     }
 
+    /// Removes consumer `name` of `list`, off the cooperative thread pool; returns whether it was
+    /// registered.
+    ///
+    /// ```swift
+    /// try await store.unregisterConsumer("laptop", of: "inbox")
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`; `CancellationError` when the
+    ///   task is cancelled before the write starts.
+    /// - Complexity: O(1).
+    @discardableResult
+    public func unregisterConsumer(_ name: String, of list: String) async throws -> Bool {
+        try await _StoreQueues.write(path) { try self.unregisterConsumer(name, of: list) }
+    }
+
+    /// The consumers of `list`, by name, read off the cooperative thread pool.
+    ///
+    /// ```swift
+    /// let slowest = try await store.consumers(of: "inbox").map(\.version).min()
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`; `CancellationError` when the
+    ///   task is cancelled before the read starts.
+    /// - Complexity: O(consumers of the list).
+    public func consumers(of list: String) async throws -> [ConsumerInfo] {
+        try await _StoreQueues.read { try self.consumers(of: list) }
+    }
+
     /// Merges a replica's local change into `list`, exactly once per push id, off the cooperative
     /// thread pool (see `merge(_:into:)`).
     ///

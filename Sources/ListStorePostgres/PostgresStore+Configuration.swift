@@ -87,7 +87,12 @@ extension PostgresStore {
         }
 
         /// The URL without its password, for messages.
-        static func redacted(_ url: String) -> String {
+        ///
+        /// ```swift
+        /// PostgresStore.Configuration.redacted("postgres://app:pw@db/lists")   // postgres://app:***@db/lists
+        /// ```
+        /// - Complexity: O(length of `url`).
+        public static func redacted(_ url: String) -> String {
             guard var components = URLComponents(string: url), components.password != nil else { return url }
             components.password = "***"
             return components.string ?? url

@@ -51,11 +51,12 @@ struct CommitCommand: ParsableCommand {
         try Terminal.reportingFailures {
             let sections: [ListSection] = try SnapshotFile.load(file)
             let elementCount = sections.reduce(0) { $0 + $1.elements.count }
-            let store = try store.storeForWriting()
-            let before = json ? nil : try? StoreFailure.mapping { try store.snapshot(of: list.list) }
+            let store = try store.engine(existing: false)
+            let (name, expectVersion, author, message) = (list.list, expectVersion, author, message)
+            let before = json ? nil : try? store.call { try await $0.snapshot(of: name, at: nil) }
             if elementCount >= 100_000 { Terminal.progress("committing \(elementCount) elements to \(Output.quoted(list.list))…") }
-            let result = try StoreFailure.mapping {
-                try store.commit(sections, to: list.list, expectedVersion: expectVersion, author: author, message: message)
+            let result = try store.call {
+                try await $0.commit(sections, to: name, expectedVersion: expectVersion, author: author, message: message)
             }
             if elementCount >= 100_000 { Terminal.progress(nil) }
             if json {

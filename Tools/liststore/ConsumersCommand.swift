@@ -43,14 +43,14 @@ struct ConsumersCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let store = try store.existingStore()
-            let list = list.list
+            let store = try store.engine(existing: true)
+            let (list, at) = (list.list, at)
             var note: String?
             if let register {
-                let info = try StoreFailure.mapping { try store.registerConsumer(register, of: list, at: at) }
+                let info = try store.call { try await $0.registerConsumer(register, of: list, at: at) }
                 note = "\(Output.quoted(list)): consumer \(Output.quoted(info.name)) registered at version \(info.version); pruning keeps the journal after it.\n"
             } else if let unregister {
-                guard try StoreFailure.mapping({ try store.unregisterConsumer(unregister, of: list) }) else {
+                guard try store.call({ try await $0.unregisterConsumer(unregister, of: list) }) else {
                     throw CommandFailure("no consumer named \(Output.quoted(unregister)) is registered on list \(Output.quoted(list))", status: ExitStatus.usage)
                 }
                 note = "\(Output.quoted(list)): consumer \(Output.quoted(unregister)) unregistered.\n"
@@ -59,7 +59,7 @@ struct ConsumersCommand: ParsableCommand {
                 Terminal.out(note)
                 return
             }
-            let consumers = try StoreFailure.mapping { try store.consumers(of: list) }
+            let consumers = try store.call { try await $0.consumers(of: list) }
             if json {
                 Output.json([
                     "list": .string(list),

@@ -59,10 +59,9 @@ struct DiffCommand: ParsableCommand {
     func run() throws {
         try Terminal.reportingFailures {
             if let db, let list, let fromVersion {
-                let store = try StoreOptions(db: db).existingStore()
-                let (from, to, changeset) = try StoreFailure.mapping {
-                    try store.changeset(of: list, from: fromVersion, to: toVersion)
-                }
+                let store = try StoreOptions(db: db).engine(existing: true)
+                let toVersion = toVersion
+                let (from, to, changeset) = try store.call { try await $0.changeset(of: list, from: fromVersion, to: toVersion) }
                 if json {
                     let out = JSONWriter.object { w in
                         w.member("fromVersion", from.version)

@@ -23,8 +23,8 @@ struct ListsCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let store = try store.existingStore()
-            let lists = try StoreFailure.mapping { try store.lists() }
+            let store = try store.engine(existing: true)
+            let lists = try store.call { try await $0.lists() }
             if json {
                 Terminal.out(String(decoding: WireDocument.lists(lists), as: UTF8.self) + "\n")
                 return

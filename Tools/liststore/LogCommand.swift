@@ -37,8 +37,9 @@ struct LogCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let store = try store.existingStore()
-            let page = try StoreFailure.mapping { try store.journal(of: list.list, after: since, limit: limit) }
+            let store = try store.engine(existing: true)
+            let (name, since, limit) = (list.list, since, limit)
+            let page = try store.call { try await $0.journal(of: name, after: since, limit: limit, maxBytes: .max) }
             if json {
                 Terminal.out(String(decoding: WireDocument.journal(page, list: list.list), as: UTF8.self) + "\n")
                 return
@@ -56,7 +57,7 @@ struct LogCommand: ParsableCommand {
             }
             var text = Output.table(["version", "parent", "committed at", "digest", "elements", "author", "message"], rows)
             if page.hasMore, let last = page.entries.last {
-                text += "… more entries follow: liststore log --db \(self.store.db) --list \(list.list) --since \(last.version)\n"
+                text += "… more entries follow: liststore log --db \(try self.store.location()) --list \(list.list) --since \(last.version)\n"
             }
             Terminal.out(text)
         }

@@ -1,13 +1,16 @@
 import Foundation
 import ListStore
+import ListStorePostgres
 
 /// Every store a command opened, closed before the process ends.
 ///
 /// The process ends with `exit`, which runs no deinitializers; a task that still held a store then
-/// would leave the file's `-wal` and `-shm` beside it. Closing each store first removes them, so a
-/// command leaves behind exactly the files it meant to.
+/// would leave the file's `-wal` and `-shm` beside it, or a PostgreSQL session open until the
+/// server notices. Closing each store first removes them, so a command leaves behind exactly the
+/// files it meant to.
 enum OpenStores {
     private static let opened = _Locked([Store]())
+    private static let databases = _Locked([PostgresStore]())
 
     /// Opens the store at `path` (see `Store.init(path:)`) and remembers it.
     /// - Throws: `CommandFailure` with the exit code of the store's error.
@@ -17,12 +20,27 @@ enum OpenStores {
         return store
     }
 
-    /// Closes every store opened so far; one that is still in use stays open.
+    /// Connects to the PostgreSQL store at `url` (see `PostgresStore.init(url:)`) and remembers it.
+    /// - Throws: `CommandFailure` with the exit code of the store's error.
+    static func open(postgres url: String) throws -> PostgresStore {
+        let store = try StoreFailure.mapping { try AsyncBridge.run { try await PostgresStore(url: url) } }
+        databases.withLock { $0.append(store) }
+        return store
+    }
+
+    /// Closes every store opened so far; a file store that is still in use stays open.
     static func closeAll() {
         let stores = opened.withLock { opened in
             defer { opened = [] }
             return opened
         }
         for store in stores { try? store.close() }
+        let databases = databases.withLock { databases in
+            defer { databases = [] }
+            return databases
+        }
+        if !databases.isEmpty {
+            _ = try? AsyncBridge.run { for store in databases { await store.close() } }
+        }
     }
 }

@@ -29,8 +29,9 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let store = try store.existingStore()
-            let snapshot = try StoreFailure.mapping { try store.snapshot(of: list.list, at: at) }
+            let store = try store.engine(existing: true)
+            let (name, at) = (list.list, at)
+            let snapshot = try store.call { try await $0.snapshot(of: name, at: at) }
             if json {
                 Terminal.out(String(decoding: snapshot.documentJSON, as: UTF8.self) + "\n")
                 return

@@ -39,7 +39,7 @@ struct StatusCommand: ParsableCommand {
                 if let list {
                     guard let status = try store.replicaStatus(of: list) else {
                         throw CommandFailure(
-                            "list \(Output.quoted(list)) of \(Output.quoted(self.store.db)) is not a replica", status: ExitStatus.invalidData)
+                            "list \(Output.quoted(list)) of \(Output.quoted(store.path)) is not a replica", status: ExitStatus.invalidData)
                     }
                     return [status]
                 }
@@ -50,7 +50,7 @@ struct StatusCommand: ParsableCommand {
                 return
             }
             guard !statuses.isEmpty else {
-                Terminal.out("No replica lists in \(Output.quoted(self.store.db)).\n")
+                Terminal.out("No replica lists in \(Output.quoted(store.path)).\n")
                 return
             }
             var text = Output.table(

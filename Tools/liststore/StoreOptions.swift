@@ -1,23 +1,68 @@
 import ArgumentParser
+import Foundation
 import ListStore
+import ListStorePostgres
 
-/// `--db PATH`: the store file, shared by every store command.
+/// `--db PATH|URL`: the store, shared by every store command: a SQLite file, or a PostgreSQL
+/// database (`postgres://…`); `LISTSTORE_DB` when `--db` is not given.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The store file (created by the first commit).", valueName: "path"))
-    var db: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a file (created by the first commit) or a postgres:// URL (default: $LISTSTORE_DB).",
+            valueName: "path-or-url"))
+    var db: String?
 
-    /// The store, for a command that writes (the file may not exist yet).
-    func storeForWriting() throws -> Store {
-        try OpenStores.open(db)
+    /// `--db`, or `LISTSTORE_DB`.
+    /// - Throws: `CommandFailure` (usage) when neither names a store.
+    func location() throws -> String {
+        if let db { return db }
+        if let db = ProcessInfo.processInfo.environment["LISTSTORE_DB"], !db.isEmpty { return db }
+        throw CommandFailure("no store given: pass --db PATH (or a postgres:// URL), or set LISTSTORE_DB", status: ExitStatus.usage)
     }
 
-    /// The store, for a command that only reads: a missing file is an error, and nothing is created.
+    /// The store file, for a command that writes (the file may not exist yet).
+    /// - Throws: `CommandFailure` (usage) for a PostgreSQL URL: `command` works on store files only.
+    func storeForWriting(_ command: String = #function) throws -> Store {
+        let location = try location()
+        if PostgresStore.Configuration.isURL(location) {
+            throw CommandFailure(
+                "this command works on SQLite store files; \(Output.quoted(PostgresStore.Configuration.redacted(location))) is a PostgreSQL database",
+                status: ExitStatus.usage)
+        }
+        return try OpenStores.open(location)
+    }
+
+    /// The store file, for a command that only reads: a missing file is an error, and nothing is
+    /// created.
     func existingStore() throws -> Store {
         let store = try storeForWriting()
         guard store.exists else {
-            throw CommandFailure("no store at \(Output.quoted(db))", status: ExitStatus.missingInput)
+            throw CommandFailure("no store at \(Output.quoted(store.path))", status: ExitStatus.missingInput)
         }
         return store
+    }
+
+    /// The store on either engine; with `existing`, a missing store file is an error.
+    func engine(existing: Bool) throws -> EngineStore {
+        let location = try location()
+        if PostgresStore.Configuration.isURL(location) { return EngineStore(try OpenStores.open(postgres: location)) }
+        return EngineStore(try existing ? existingStore() : storeForWriting())
+    }
+}
+
+/// A store of either engine, for a synchronous command: each call runs the engine's async method
+/// and waits for it, with store errors mapped to exit codes.
+struct EngineStore {
+    let engine: any ListStoreEngine
+
+    init(_ engine: any ListStoreEngine) { self.engine = engine }
+
+    /// Runs `body` with the engine and returns its result.
+    /// - Throws: `CommandFailure` with the exit code of a store error; other errors as they are.
+    func call<T: Sendable>(_ body: @escaping @Sendable (any ListStoreEngine) async throws -> T) throws -> T {
+        let engine = engine
+        return try StoreFailure.mapping { try AsyncBridge.run { try await body(engine) } }
     }
 }
 
