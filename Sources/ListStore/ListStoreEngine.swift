@@ -100,6 +100,12 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Complexity: O(consumers of the list).
     func consumers(of list: String) async throws -> [ConsumerInfo]
 
+    /// Replays every list's journal (or only `list`'s) against the stored digests, counts and head
+    /// rows, and reports what diverges (see `Store.verify(list:progress:)`).
+    /// - Throws: `StoreError` `.listNotFound` (for `list`), `.storeNotFound`, `.io`.
+    /// - Complexity: O(v × n) for v journal entries over lists of n items.
+    func verify(list: String?, progress: (@Sendable (VerificationProgress) -> Void)?) async throws -> VerificationReport
+
     /// A number that grows when the store learns of a commit: one of this process at once, one of
     /// another process when the engine is told of it (PostgreSQL's `NOTIFY`). Pass it to
     /// `waitForCommit(after:timeout:)`. Learning is a hint only: readers still read the heads, and

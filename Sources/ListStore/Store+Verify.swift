@@ -50,98 +50,39 @@ extension Store {
     }
 
     private func verifyList(_ db: Database, name: String, progress: ((VerificationProgress) -> Void)?) -> ListVerification {
-        var result = ListVerification(
-            name: name, baseVersion: 0, headVersion: 0, versionsVerified: 0, firstDivergentVersion: nil, problem: nil)
-        var version = 0
+        let info: ListRow
         do {
-            let info = try listInfo(db, list: name)
-            result.baseVersion = info.baseVersion
-            result.headVersion = info.headVersion
-            version = info.baseVersion
-            var state = try info.baseSections()
-            var digest = ListDigest.of(state)
-            let total = info.headVersion - info.baseVersion
-            while version < info.headVersion {
-                let page = try entries(db, info: info, after: version, through: info.headVersion, limit: 256)
-                guard !page.isEmpty else {
-                    return diverged(&result, at: version + 1, "journal entry \(version + 1) is missing")
-                }
-                for entry in page {
-                    guard entry.version == version + 1 else {
-                        return diverged(&result, at: version + 1, "journal entry \(version + 1) is missing")
-                    }
-                    guard entry.parentVersion == version else {
-                        return diverged(
-                            &result, at: entry.version, "version \(entry.version) names parent \(entry.parentVersion), not \(version)")
-                    }
-                    do {
-                        state = try entry.changeset(applyingTo: state).result
-                    } catch {
-                        return diverged(&result, at: entry.version, "\(error)")
-                    }
-                    digest = ListDigest.of(state)
-                    guard digest == entry.digest else {
-                        return diverged(
-                            &result, at: entry.version,
-                            "replaying version \(entry.version) gives digest \(digest.hex), the journal says \(entry.digest.hex)")
-                    }
-                    let elements = state.reduce(0) { $0 + $1.elements.count }
-                    guard entry.sectionCount == state.count, entry.elementCount == elements else {
-                        return diverged(
-                            &result, at: entry.version,
-                            "version \(entry.version) records \(entry.sectionCount) sections and \(entry.elementCount) elements, the replay has \(state.count) and \(elements)")
-                    }
-                    version = entry.version
-                    result.versionsVerified += 1
-                    progress?(VerificationProgress(list: name, completed: result.versionsVerified, total: total))
-                }
+            info = try listInfo(db, list: name)
+        } catch {
+            return ListVerification(
+                name: name, baseVersion: 0, headVersion: 0, versionsVerified: 0, firstDivergentVersion: 1, problem: "\(error)")
+        }
+        var check = _JournalReplayCheck(name: name, info: info)
+        do {
+            while check.needsEntries {
+                check.replay(try entries(db, info: info, after: check.version, through: info.headVersion, limit: 256), progress: progress)
             }
-            // The head rows must be the replayed snapshot, with correct hashes.
-            guard info.headDigest == digest else {
-                return diverged(
-                    &result, at: info.headVersion,
-                    "the head digest \(info.headDigest.hex) is not the replayed digest \(digest.hex)")
-            }
+            guard check.checkHeadDigest() else { return check.result }
             let head = try loadHead(db, listID: info.id, version: info.headVersion, digest: info.headDigest)
-            guard head.sections == state else {
-                return diverged(&result, at: info.headVersion, "the head rows differ from the replayed snapshot")
-            }
-            var flat = 0
-            for (s, section) in head.sections.enumerated() {
-                guard head.sectionHashes[s] == ContentHash(of: section.model.content) else {
-                    return diverged(&result, at: info.headVersion, "section \(s) of the head has a wrong content hash")
-                }
-                for (e, element) in section.elements.enumerated() {
-                    guard head.elementHashes[flat] == ContentHash(of: element.content) else {
-                        return diverged(
-                            &result, at: info.headVersion, "element \(e) of section \(s) of the head has a wrong content hash")
-                    }
-                    flat += 1
-                }
-            }
+            check.check(head: head)
+            guard check.result.isValid else { return check.result }
             // A replica list: its head is its outbox rebased onto its confirmed state (DESIGN §8).
             if let pending = try pendingState(db, info: info) {
                 guard ListDigest.of(pending.confirmed) == pending.position.digest else {
-                    return diverged(
-                        &result, at: info.headVersion,
-                        "the confirmed state is not source version \(pending.position.version) (its digest differs)")
+                    check.diverge(
+                        at: info.headVersion, "the confirmed state is not source version \(pending.position.version) (its digest differs)")
+                    return check.result
                 }
                 let rebased = pending.outbox.reduce(pending.confirmed) { Rebase($1.intents, onto: $0).snapshot }
                 guard rebased == head.sections else {
-                    return diverged(
-                        &result, at: info.headVersion,
-                        "the head is not the \(pending.outbox.count) local changes rebased onto the confirmed state")
+                    check.diverge(
+                        at: info.headVersion, "the head is not the \(pending.outbox.count) local changes rebased onto the confirmed state")
+                    return check.result
                 }
             }
         } catch {
-            return diverged(&result, at: version + 1, "\(error)")
+            check.diverge(at: check.version + 1, "\(error)")
         }
-        return result
-    }
-
-    private func diverged(_ result: inout ListVerification, at version: Int, _ problem: String) -> ListVerification {
-        result.firstDivergentVersion = version
-        result.problem = problem
-        return result
+        return check.result
     }
 }

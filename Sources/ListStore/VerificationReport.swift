@@ -7,6 +7,16 @@ public struct VerificationReport: Sendable, Hashable {
 
     /// Whether nothing is wrong.
     public var isValid: Bool { integrityProblems.isEmpty && lists.allSatisfy(\.isValid) }
+
+    /// A report (engines other than `Store` make theirs).
+    ///
+    /// ```swift
+    /// let report = VerificationReport(integrityProblems: [], lists: [])
+    /// ```
+    public init(integrityProblems: [String], lists: [ListVerification]) {
+        self.integrityProblems = integrityProblems
+        self.lists = lists
+    }
 }
 
 /// The result of replaying one list's journal.

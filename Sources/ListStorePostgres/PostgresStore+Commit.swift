@@ -133,7 +133,7 @@ extension PostgresStore {
     }
 
     /// Reads the head of the list whose row is `listID` from its rows.
-    private func loadHead(_ connection: PostgresConnection, listID: Int64, version: Int, digestHex: String) async throws -> StoredHead {
+    func loadHead(_ connection: PostgresConnection, listID: Int64, version: Int, digestHex: String) async throws -> StoredHead {
         var head = StoredHead.empty
         head.listID = listID
         head.version = version

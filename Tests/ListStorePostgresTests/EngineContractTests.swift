@@ -100,6 +100,8 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
             let summary = try await store.summary(of: "history")
             #expect(summary.version == committed.count - 1 && summary.digest == ListDigest.of(committed.last!))
             #expect(try await store.lists().map(\.name) == ["history"])
+            let report = try await store.verify(list: nil, progress: nil)
+            #expect(report.isValid && report.lists.map(\.versionsVerified) == [committed.count - 1], "\(report)")
         }
     }
 

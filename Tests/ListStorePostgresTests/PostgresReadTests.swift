@@ -179,3 +179,26 @@ func expectError<T>(
 }
 
 private func bytes(_ text: String) -> ByteBuffer { ByteBuffer(bytes: Array(text.utf8)) }
+
+extension PostgresReadTests {
+    /// Verify replays every journal and names the first version a tampered row breaks.
+    @Test func verifyFindsTamperedRows() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            try await database.withStore { store in
+                for k in 1...6 { try await store.commit(linearList(k * 3, content: k), to: "l") }
+                try await store.commit(linearList(2), to: "m")
+                var report = try await store.verify()
+                #expect(report.isValid && report.lists.map(\.versionsVerified) == [6, 1])
+                try await database.withSQL { client in
+                    _ = try await client.query("UPDATE journal SET digest = repeat('0', 64) WHERE version = 4", logger: database.configuration.logger)
+                }
+                report = try await store.verify()
+                #expect(!report.isValid)
+                #expect(report.lists.first?.firstDivergentVersion == 4 && report.lists.last?.isValid == true)
+                let only = try await store.verify(list: "m")
+                #expect(only.isValid && only.lists.count == 1)
+                await #expect(throws: StoreError.self) { try await store.verify(list: "none") }
+            }
+        }
+    }
+}

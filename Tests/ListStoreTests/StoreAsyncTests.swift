@@ -107,7 +107,7 @@ import Testing
         #expect(registered.name == "laptop" && registered.list == "l" && registered.version == 1)
         let acknowledged = try await store.acknowledge(consumer: "laptop", of: "l", version: 2)
         #expect(acknowledged.version == 2)
-        #expect(try store.consumers(of: "l").map(\.version) == [2])
+        #expect(try await store.consumers(of: "l").map(\.version) == [2])
     }
 
     @Test func concurrentAsyncCommitsWithExpectedVersionLoseNoUpdate() async throws {

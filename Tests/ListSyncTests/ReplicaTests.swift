@@ -203,7 +203,7 @@ import Testing
         let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source), options: .init(consumer: "laptop"))
         for k in 11...20 { try await source.commit(linearList(k), to: "l") }
-        #expect(try source.consumers(of: "l").map(\.version) == [10])
+        #expect(try await source.consumers(of: "l").map(\.version) == [10])
 
         var pruned = try source.prune("l", .keepLast(2))
         #expect(pruned.base == 10 && pruned.heldBy == ["laptop"] && pruned.removedEntries == 10)
@@ -223,7 +223,7 @@ import Testing
         #expect(try await source.summary(of: "l").baseVersion == 24)
         #expect(throws: StoreError.self) { try source.prune("l", .keepLast(-1)) }
         #expect(throws: StoreError.self) { try source.registerConsumer("", of: "l") }
-        #expect(try source.unregisterConsumer("laptop", of: "l"))
-        #expect(try source.consumers(of: "l").isEmpty)
+        #expect(try await source.unregisterConsumer("laptop", of: "l"))
+        #expect(try await source.consumers(of: "l").isEmpty)
     }
 }

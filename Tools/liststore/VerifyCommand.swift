@@ -28,9 +28,10 @@ struct VerifyCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let store = try store.existingStore()
-            let report = try StoreFailure.mapping {
-                try store.verify(list: list) { progress in
+            let store = try store.engine(existing: true)
+            let list = list
+            let report = try store.call {
+                try await $0.verify(list: list) { progress in
                     if progress.completed % 100 == 0 || progress.completed == progress.total {
                         Terminal.progress("verifying \(Output.quoted(progress.list)): \(progress.completed)/\(progress.total) versions")
                     }
@@ -66,7 +67,7 @@ struct VerifyCommand: ParsableCommand {
                 Terminal.out(text)
             }
             if !report.isValid {
-                if !json { Terminal.errorLine("error: verification failed for \(store.path)") }
+                if !json { Terminal.errorLine("error: verification failed for \(store.engine.location)") }
                 throw ExitStatus.ioError
             }
         }

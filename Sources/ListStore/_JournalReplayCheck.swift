@@ -1,0 +1,103 @@
+/// The check `verify` makes of one list, on any engine: replays the journal from the base snapshot
+/// page by page (every entry must follow its parent and reproduce its stored digest and counts),
+/// then compares the head rows and their content hashes with the replayed snapshot. The engine
+/// reads the pages and the head; this type decides.
+///
+/// Not API (package-visible: `PostgresStore` verifies with it).
+package struct _JournalReplayCheck {
+    /// What the check found so far.
+    package private(set) var result: ListVerification
+    /// The replayed snapshot at `version`.
+    package private(set) var state: [ListSection] = []
+    /// The last version replayed.
+    package private(set) var version: Int
+    private let info: ListRow
+    private var digest: ListDigest
+
+    /// Starts at the base snapshot of the list `info` describes.
+    package init(name: String, info: ListRow) {
+        self.info = info
+        result = ListVerification(
+            name: name, baseVersion: info.baseVersion, headVersion: info.headVersion, versionsVerified: 0,
+            firstDivergentVersion: nil, problem: nil)
+        version = info.baseVersion
+        digest = ListDigest.of([])
+        do {
+            state = try info.baseSections()
+            digest = ListDigest.of(state)
+        } catch {
+            diverge(at: version + 1, "\(error)")
+        }
+    }
+
+    /// Whether more entries are needed: no divergence yet, and the head not reached.
+    package var needsEntries: Bool { result.isValid && version < info.headVersion }
+
+    /// The number of entries between the base and the head.
+    package var total: Int { info.headVersion - info.baseVersion }
+
+    /// Replays `page`, the entries after `version` (an empty page: the next entry is missing).
+    package mutating func replay(_ page: [JournalEntry], progress: ((VerificationProgress) -> Void)?) {
+        guard !page.isEmpty else { return diverge(at: version + 1, "journal entry \(version + 1) is missing") }
+        for entry in page where result.isValid {
+            guard entry.version == version + 1 else { return diverge(at: version + 1, "journal entry \(version + 1) is missing") }
+            guard entry.parentVersion == version else {
+                return diverge(at: entry.version, "version \(entry.version) names parent \(entry.parentVersion), not \(version)")
+            }
+            do {
+                state = try entry.changeset(applyingTo: state).result
+            } catch {
+                return diverge(at: entry.version, "\(error)")
+            }
+            digest = ListDigest.of(state)
+            guard digest == entry.digest else {
+                return diverge(
+                    at: entry.version, "replaying version \(entry.version) gives digest \(digest.hex), the journal says \(entry.digest.hex)")
+            }
+            let elements = state.reduce(0) { $0 + $1.elements.count }
+            guard entry.sectionCount == state.count, entry.elementCount == elements else {
+                return diverge(
+                    at: entry.version,
+                    "version \(entry.version) records \(entry.sectionCount) sections and \(entry.elementCount) elements, the replay has \(state.count) and \(elements)")
+            }
+            version = entry.version
+            result.versionsVerified += 1
+            progress?(VerificationProgress(list: result.name, completed: result.versionsVerified, total: total))
+        }
+    }
+
+    /// Whether the head row's digest is the replayed one (checked before the head rows are read).
+    package mutating func checkHeadDigest() -> Bool {
+        guard result.isValid else { return false }
+        guard info.headDigest == digest else {
+            diverge(at: info.headVersion, "the head digest \(info.headDigest.hex) is not the replayed digest \(digest.hex)")
+            return false
+        }
+        return true
+    }
+
+    /// Compares the head rows with the replayed snapshot, and their content hashes.
+    package mutating func check(head: StoredHead) {
+        guard result.isValid else { return }
+        guard head.sections == state else { return diverge(at: info.headVersion, "the head rows differ from the replayed snapshot") }
+        var flat = 0
+        for (s, section) in head.sections.enumerated() {
+            guard head.sectionHashes[s] == ContentHash(of: section.model.content) else {
+                return diverge(at: info.headVersion, "section \(s) of the head has a wrong content hash")
+            }
+            for (e, element) in section.elements.enumerated() {
+                guard head.elementHashes[flat] == ContentHash(of: element.content) else {
+                    return diverge(at: info.headVersion, "element \(e) of section \(s) of the head has a wrong content hash")
+                }
+                flat += 1
+            }
+        }
+    }
+
+    /// Records the first divergence (later ones are not recorded).
+    package mutating func diverge(at version: Int, _ problem: String) {
+        guard result.isValid else { return }
+        result.firstDivergentVersion = version
+        result.problem = problem
+    }
+}
