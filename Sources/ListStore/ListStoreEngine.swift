@@ -100,6 +100,13 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Complexity: O(consumers of the list).
     func consumers(of list: String) async throws -> [ConsumerInfo]
 
+    /// Drops the journal entries of `list` before the base `rule` gives, unless a registered
+    /// consumer still needs them (or `force`); see `Store.prune(_:_:force:)`.
+    /// - Throws: `StoreError` `.invalidArgument`, `.versionNotFound`, `.listNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(n × (new base − old base)) plus the rows removed.
+    @discardableResult
+    func prune(_ list: String, _ rule: PruneRule, force: Bool) async throws -> PruneResult
+
     /// Replays every list's journal (or only `list`'s) against the stored digests, counts and head
     /// rows, and reports what diverges (see `Store.verify(list:progress:)`).
     /// - Throws: `StoreError` `.listNotFound` (for `list`), `.storeNotFound`, `.io`.

@@ -216,6 +216,20 @@ extension Store {
         try await _StoreQueues.read { try self.consumers(of: list) }
     }
 
+    /// Drops old journal entries of `list` (see `prune(_:_:force:)`), off the cooperative thread
+    /// pool.
+    ///
+    /// ```swift
+    /// try await store.prune("inbox", .keepLast(1_000))
+    /// ```
+    /// - Throws: as `prune(_:_:force:)`; `CancellationError` when the task is cancelled before the
+    ///   write starts.
+    /// - Complexity: that of `prune(_:_:force:)`.
+    @discardableResult
+    public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) async throws -> PruneResult {
+        try await _StoreQueues.write(path) { try self.prune(list, rule, force: force) }
+    }
+
     /// Merges a replica's local change into `list`, exactly once per push id, off the cooperative
     /// thread pool (see `merge(_:into:)`).
     ///

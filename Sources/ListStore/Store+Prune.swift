@@ -21,6 +21,49 @@ public struct PruneResult: Hashable, Sendable {
     public var removedEntries: Int
     /// Registered consumers whose acknowledged version held pruning back (empty when forced).
     public var heldBy: [String]
+
+    /// A result (engines other than `Store` make theirs).
+    ///
+    /// ```swift
+    /// PruneResult(list: "inbox", previousBase: 0, base: 40, head: 50, removedEntries: 40, heldBy: [])
+    /// ```
+    public init(list: String, previousBase: Int, base: Int, head: Int, removedEntries: Int, heldBy: [String]) {
+        self.list = list
+        self.previousBase = previousBase
+        self.base = base
+        self.head = head
+        self.removedEntries = removedEntries
+        self.heldBy = heldBy
+    }
+}
+
+extension PruneRule {
+    /// The oldest version to retain in the list `info` describes under this rule, and the
+    /// consumers (their names) whose acknowledged version holds it back (none when `force`).
+    ///
+    /// Not API (package-visible: both engines prune by it).
+    /// - Throws: `StoreError` `.invalidArgument` (a negative count), `.versionNotFound` (`before` a
+    ///   version outside the history).
+    package func base(for info: ListRow, consumers: [ConsumerInfo], force: Bool) throws -> (base: Int, heldBy: [String]) {
+        var base: Int
+        switch self {
+        case .keepLast(let count):
+            guard count >= 0 else {
+                throw StoreError(.invalidArgument, "--keep-last needs a count of 0 or more, not \(count)")
+            }
+            base = max(info.baseVersion, info.headVersion - count)
+        case .before(let version):
+            try info.checkRetained(version)
+            base = version
+        }
+        guard !force else { return (base, []) }
+        let holding = consumers.filter { $0.version < base }
+        if let lowest = holding.map(\.version).min() {
+            base = max(info.baseVersion, lowest)
+            return (base, holding.map(\.name))
+        }
+        return (base, [])
+    }
 }
 
 extension Store {
@@ -46,25 +89,7 @@ extension Store {
                 var result: PruneResult?
                 try db.inTransaction(.immediate) {
                     let info = try listInfo(db, list: list)
-                    var base: Int
-                    switch rule {
-                    case .keepLast(let count):
-                        guard count >= 0 else {
-                            throw StoreError(.invalidArgument, "--keep-last needs a count of 0 or more, not \(count)")
-                        }
-                        base = max(info.baseVersion, info.headVersion - count)
-                    case .before(let version):
-                        try info.checkRetained(version)
-                        base = version
-                    }
-                    var heldBy: [String] = []
-                    if !force {
-                        let holding = try consumers(db, list: info).filter { $0.version < base }
-                        if let lowest = holding.map(\.version).min() {
-                            base = max(info.baseVersion, lowest)
-                            heldBy = holding.map(\.name)
-                        }
-                    }
+                    let (base, heldBy) = try rule.base(for: info, consumers: try consumers(db, list: info), force: force)
                     result = PruneResult(
                         list: list, previousBase: info.baseVersion, base: base, head: info.headVersion,
                         removedEntries: 0, heldBy: heldBy)

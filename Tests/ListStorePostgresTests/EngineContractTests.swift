@@ -226,6 +226,43 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// Pruning keeps what registered consumers still need unless forced, and every retained
+    /// version still reads back and replays.
+    @Test(arguments: EngineKind.available)
+    func pruningKeepsWhatConsumersNeed(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            let store = stores[0]
+            var committed: [[ListSection]] = [[]]
+            for k in 1...10 {
+                let sections = linearList(k % 4 + 2, prefix: "p\(k % 3)", content: k)
+                try await store.commit(sections, to: "l", expectedVersion: k - 1, author: nil, message: nil)
+                committed.append(sections)
+            }
+            try await store.registerConsumer("slow", of: "l", at: 3)
+            var result = try await stores[1].prune("l", .keepLast(2), force: false)
+            #expect(result.previousBase == 0 && result.base == 3 && result.head == 10 && result.removedEntries == 3)
+            #expect(result.heldBy == ["slow"])
+            #expect(await Self.code { _ = try await store.snapshot(of: "l", at: 2) } == .versionNotFound)
+            for v in 3...10 { #expect(try await store.snapshot(of: "l", at: v).sections == committed[v], "version \(v)") }
+            var state = try await store.snapshot(of: "l", at: 3).sections
+            for entry in try await store.journal(of: "l", after: nil, limit: 100, maxBytes: .max).entries {
+                state = try entry.changeset(applyingTo: state).result
+                #expect(state == committed[entry.version])
+            }
+            #expect(try await store.verify(list: "l", progress: nil).isValid)
+
+            result = try await store.prune("l", .before(8), force: true)
+            #expect(result.base == 8 && result.removedEntries == 5 && result.heldBy.isEmpty)
+            #expect(try await store.summary(of: "l").baseVersion == 8)
+            // The consumer left behind must resync.
+            #expect(await Self.code { _ = try await store.journal(of: "l", after: 3, limit: 10, maxBytes: .max) } == .versionNotFound)
+            #expect(await Self.code { _ = try await store.prune("l", .keepLast(-1), force: false) } == .invalidArgument)
+            #expect(await Self.code { _ = try await store.prune("l", .before(11), force: false) } == .versionNotFound)
+            #expect(await Self.code { _ = try await store.prune("none", .keepLast(1), force: false) } == .listNotFound)
+            #expect(try await store.verify(list: nil, progress: nil).isValid)
+        }
+    }
+
     /// The code of the `StoreError` that `body` throws (nil when it throws none).
     private static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
         do {

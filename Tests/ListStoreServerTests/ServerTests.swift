@@ -112,7 +112,7 @@ import Testing
         for step in 0..<150 {
             try await store.commit(listSections(current), to: "l")
             current = random.edit(current, intensity: Double(step % 10) / 10)
-            if rng.next() % 9 == 0 { _ = try? store.prune("l", .keepLast(Int(rng.next() % 5))) }
+            if rng.next() % 9 == 0 { _ = try? await store.prune("l", .keepLast(Int(rng.next() % 5))) }
             for (r, replica) in replicas.enumerated() where rng.next() % UInt64(3 + 2 * r) == 0 {
                 let result = try await replica.pull(from: source, options: .init(catchUp: r == 2 && rng.next() % 2 == 0))
                 pulls += 1

@@ -67,7 +67,7 @@ import Testing
         }
         #expect(await reason(Cursor(store: StoreIdentity(uuid: "other", epoch: 1), list: "l", version: 1)) == .differentStore)
         #expect(await reason(Cursor(store: identity, list: "l", version: 9)) == .aheadOfSource)
-        try store.prune("l", .keepLast(2))
+        try await store.prune("l", .keepLast(2))
         #expect(await reason(Cursor(store: identity, list: "l", version: 1)) == .pruned)
         let next = try store.advanceEpoch()
         #expect(next.epoch == identity.epoch + 1 && next.uuid == identity.uuid)

@@ -151,7 +151,7 @@ struct LosingAnswers: _ForwardingSource {
         let (source, replica) = try await setUp(directory, [("s", ["a", "b"])])
         try await replica.store.commit(sections([("s", ["a", "b", "mine"])]), to: "l")
         for k in 0..<3 { try await source.commit(sections([("s", ["a", "b", "t\(k)"])]), to: "l") }
-        try source.prune("l", .keepLast(0))
+        try await source.prune("l", .keepLast(0))
         let pulled = try await replica.pull(from: LocalSource(source))
         #expect(pulled.resynced && pulled.reason == .pruned && pulled.pending == 1)
         // Placed right after its neighbour in mine (rule 1).
@@ -164,7 +164,7 @@ struct LosingAnswers: _ForwardingSource {
         try await replica.store.commit(sections([("s", ["a", "b", "mine", "t2", "more"])]), to: "l")
         await #expect(throws: SyncError.self) { try await replica.push(to: LosingAnswers(base: LocalSource(source), every: 1)) }
         try await source.commit(sections([("s", ["a", "b", "mine", "t2", "more", "t3"])]), to: "l")
-        try source.prune("l", .keepLast(0))
+        try await source.prune("l", .keepLast(0))
         let again = try await replica.pull(from: LocalSource(source))
         #expect(again.resynced && again.pending == 0 && again.confirmedChanges == 1)
         #expect(try await replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)

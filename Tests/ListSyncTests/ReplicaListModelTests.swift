@@ -263,7 +263,7 @@ import Testing
         try await source.commit(sections([("s", ["c"]), ("t", ["a"])]), to: "l")
         try await source.commit(sections([("t", ["a", "d"]), ("s", ["c"])]), to: "l")
         try await model.replica.pull(from: LocalSource(source))
-        try model.replica.store.prune("l", .keepLast(1))
+        try await model.replica.store.prune("l", .keepLast(1))
         await model.refresh()
         #expect(model.sections == (try await source.snapshot(of: "l").sections) && model.version == 5)
         transitions = try await recorder.first(2)

@@ -26,7 +26,7 @@ import Testing
             if rng.next() % 9 == 0 {
                 let rule: PruneRule = rng.next() % 2 == 0 ? .keepLast(Int(rng.next() % 6)) : .before(
                     try await source.summary(of: "l").version - Int(rng.next() % 4))
-                _ = try? source.prune("l", rule)
+                _ = try? await source.prune("l", rule)
             }
             for (r, replica) in replicas.enumerated() where rng.next() % UInt64(4 + 3 * r) == 0 {
                 let before = replica.store.exists ? try await replica.store.snapshot(of: "l").sections : []
@@ -174,7 +174,7 @@ import Testing
 
         // Pruned past the replica.
         for k in 0..<4 { try await source.commit(linearList(5 + k, content: k + 1), to: "l") }
-        try source.prune("l", .keepLast(1))
+        try await source.prune("l", .keepLast(1))
         result = try await replica.pull(from: LocalSource(source))
         #expect(result.resynced && result.reason == .pruned && result.version == 7)
 
@@ -205,7 +205,7 @@ import Testing
         for k in 11...20 { try await source.commit(linearList(k), to: "l") }
         #expect(try await source.consumers(of: "l").map(\.version) == [10])
 
-        var pruned = try source.prune("l", .keepLast(2))
+        var pruned = try await source.prune("l", .keepLast(2))
         #expect(pruned.base == 10 && pruned.heldBy == ["laptop"] && pruned.removedEntries == 10)
         // Every retained version can still be shown and diffed.
         for version in 10...20 { #expect(try await source.snapshot(of: "l", at: version).sections == linearList(version)) }
@@ -218,7 +218,7 @@ import Testing
         #expect(!result.resynced && result.applied == 10)
 
         for k in 21...25 { try await source.commit(linearList(k), to: "l") }
-        pruned = try source.prune("l", .before(24), force: true)
+        pruned = try await source.prune("l", .before(24), force: true)
         #expect(pruned.base == 24 && pruned.heldBy.isEmpty)
         #expect(try await source.summary(of: "l").baseVersion == 24)
         #expect(throws: StoreError.self) { try source.prune("l", .keepLast(-1)) }

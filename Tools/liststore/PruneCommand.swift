@@ -46,9 +46,10 @@ struct PruneCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let store = try store.existingStore()
+            let store = try store.engine(existing: true)
             let rule: PruneRule = keepLast.map { .keepLast($0) } ?? .before(before ?? 0)
-            let result = try StoreFailure.mapping { try store.prune(list.list, rule, force: force) }
+            let (name, force) = (list.list, force)
+            let result = try store.call { try await $0.prune(name, rule, force: force) }
             if json {
                 Output.json([
                     "list": .string(result.list), "previousBase": JSONValue(result.previousBase),

@@ -1,0 +1,43 @@
+import ListStore
+import PostgresNIO
+
+extension PostgresStore {
+    /// Drops old journal entries of `list`, as `Store.prune(_:_:force:)` does: the snapshot at the
+    /// new oldest retained version (the base) is kept, so every version from the base to the head
+    /// can still be read and diffed. Pruning stops at the lowest version a registered consumer
+    /// acknowledged unless `force` is set; consumers whose cursor is then older than the base get
+    /// "resync required". The transaction holds the list's row lock, as commits do.
+    ///
+    /// ```swift
+    /// let result = try await store.prune("inbox", .keepLast(1_000))
+    /// result.base        // the oldest version still available
+    /// result.heldBy      // consumers that kept older entries
+    /// ```
+    /// - Throws: `StoreError` `.invalidArgument` (a negative count), `.versionNotFound` (`before` a
+    ///   version outside the history), `.listNotFound`, `.damaged`, `.io`; `CancellationError` when
+    ///   the task is cancelled before the transaction starts. Nothing is changed when it throws.
+    /// - Complexity: O(n × (new base − old base)) to rebuild the base snapshot, plus the rows removed.
+    @discardableResult
+    public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) async throws -> PruneResult {
+        try await transaction(.writing) { connection in
+            let locked = try await connection.query("SELECT 1 FROM list WHERE name = \(list) FOR UPDATE", logger: logger).collect()
+            guard !locked.isEmpty else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
+            let info = try await listInfo(connection, list: list)
+            let (base, heldBy) = try rule.base(for: info, consumers: try await consumers(connection, list: info), force: force)
+            var result = PruneResult(
+                list: list, previousBase: info.baseVersion, base: base, head: info.headVersion, removedEntries: 0, heldBy: heldBy)
+            guard base > info.baseVersion else { return result }
+            let snapshot = try await snapshot(connection, list: list, at: base)
+            let removed = try await connection.query(
+                "WITH d AS (DELETE FROM journal WHERE list_id = \(info.id) AND version <= \(base) RETURNING 1) SELECT count(*) FROM d",
+                logger: logger)
+            for try await count in removed.decode(Int.self) { result.removedEntries = count }
+            try await connection.query(
+                """
+                UPDATE list SET base_version = \(base), base_snapshot = \(ByteBuffer(bytes: snapshot.documentJSON))
+                WHERE id = \(info.id)
+                """, logger: logger)
+            return result
+        }
+    }
+}
