@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Foundation
 import ListStore
+import ListStorePostgres
 import ListStoreServer
 import Logging
 
@@ -81,7 +82,7 @@ struct HTTPFollowersScenario {
 
     func run() throws(ScenarioFailure) -> ScenarioResult {
         signal(SIGPIPE, SIG_IGN)
-        let openFiles = try raiseOpenFileLimit()
+        let openFiles = try Self.raiseOpenFileLimit(log)
         guard openFiles >= rlim_t(Self.followerCount + 64) else {
             throw log.failure("the open-file limit is \(openFiles), too low for \(Self.followerCount) connections")
         }
@@ -131,12 +132,12 @@ struct HTTPFollowersScenario {
             var returnedAt = [Int64]()
             let committed = Result { () throws -> Void in
                 var started = MonotonicClock.nanoseconds()
-                try waitFor("every follower waiting", pool, timeoutSeconds: 120) { $0.waitingSince >= head }
+                try Self.waitFor("every follower waiting", pool, timeoutSeconds: 120) { $0.waitingSince >= head }
                 log.progress("\(who): \(followers) followers waiting after "
                     + "\(Format.fixed(Double(MonotonicClock.nanoseconds() - started) / 1e6, decimals: 0)) ms; a warm-up commit")
                 let warmUp = try commit()
                 started = MonotonicClock.nanoseconds()
-                try waitFor("the warm-up commit", pool, timeoutSeconds: 60) { $0.seen >= warmUp && $0.waitingSince >= warmUp }
+                try Self.waitFor("the warm-up commit", pool, timeoutSeconds: 60) { $0.seen >= warmUp && $0.waitingSince >= warmUp }
                 log.progress("\(who): every follower had the warm-up commit after "
                     + "\(Format.fixed(Double(MonotonicClock.nanoseconds() - started) / 1e6, decimals: 1)) ms; "
                     + "\(Self.commitCount) commits, \(Self.spacingMs) ms apart")
@@ -147,7 +148,7 @@ struct HTTPFollowersScenario {
                     returnedAt.append(MonotonicClock.nanoseconds())
                     start += Int64(Self.spacingMs) * 1_000_000
                 }
-                try waitFor("every commit at every follower", pool, timeoutSeconds: 30) { $0.seen >= lastVersion }
+                try Self.waitFor("every commit at every follower", pool, timeoutSeconds: 30) { $0.seen >= lastVersion }
             }
             pool.stop()
             pool.finished.wait()
@@ -164,21 +165,9 @@ struct HTTPFollowersScenario {
                     + "\(progress.reconnects) reconnects; " + progress.errorSamples.joined(separator: "; "))
             }
 
-            var latencies = [Double]()
-            var missing = 0
-            let span = lastVersion - firstVersion + 1
-            for f in 0..<followers {
-                for c in 0..<span {
-                    let at = pool.arrivals[f * span + c]
-                    if at == 0 || c >= returnedAt.count {
-                        missing += 1
-                    } else {
-                        latencies.append(Double(at - returnedAt[c]) / 1e6)
-                    }
-                }
-            }
+            let (latencies, missing) = Self.latencies(pool, followers: followers, span: lastVersion - firstVersion + 1, committedAt: returnedAt)
             if missing > 0 {
-                failures.append("\(who): \(missing) of \(followers * span) deliveries missing")
+                failures.append("\(who): \(missing) of \(followers * (lastVersion - firstVersion + 1)) deliveries missing")
             }
             let side = Side(
                 followers: followers, latencies: latencies, missing: missing, peakMemoryMB: peak,
@@ -225,7 +214,7 @@ struct HTTPFollowersScenario {
 
     /// Raises the soft open-file limit to the hard one when it is below `wantedOpenFiles`; returns the
     /// soft limit in force.
-    func raiseOpenFileLimit() throws(ScenarioFailure) -> rlim_t {
+    static func raiseOpenFileLimit(_ log: ScenarioLog) throws(ScenarioFailure) -> rlim_t {
         #if os(Linux)
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         #else
@@ -235,7 +224,7 @@ struct HTTPFollowersScenario {
         guard getrlimit(resource, &limit) == 0 else {
             throw log.failure("getrlimit(RLIMIT_NOFILE): \(String(cString: strerror(errno)))")
         }
-        if limit.rlim_cur < Self.wantedOpenFiles && limit.rlim_cur < limit.rlim_max {
+        if limit.rlim_cur < wantedOpenFiles && limit.rlim_cur < limit.rlim_max {
             let before = limit.rlim_cur
             limit.rlim_cur = limit.rlim_max
             guard setrlimit(resource, &limit) == 0 else {
@@ -246,9 +235,27 @@ struct HTTPFollowersScenario {
         return limit.rlim_cur
     }
 
+    /// The latencies (ms) of every (follower, commit) pair of `pool`: arrival − `committedAt` of the
+    /// commit; and how many pairs never arrived.
+    static func latencies(_ pool: HTTPFollowerPool, followers: Int, span: Int, committedAt: [Int64]) -> (latencies: [Double], missing: Int) {
+        var latencies = [Double]()
+        var missing = 0
+        for f in 0..<followers {
+            for c in 0..<span {
+                let at = pool.arrivals[f * span + c]
+                if at == 0 || c >= committedAt.count {
+                    missing += 1
+                } else {
+                    latencies.append(Double(at - committedAt[c]) / 1e6)
+                }
+            }
+        }
+        return (latencies, missing)
+    }
+
     /// Waits until `condition` holds for the pool's progress; throws after `timeoutSeconds`.
-    func waitFor(
-        _ what: String, _ pool: HTTPFollowerPool, timeoutSeconds: Int64,
+    static func waitFor(
+        _ what: String, _ pool: HTTPFollowerPool, timeoutSeconds: Int64, scenario: String = name,
         _ condition: (HTTPFollowerPool.Progress) -> Bool
     ) throws {
         let deadline = MonotonicClock.nanoseconds() + timeoutSeconds * 1_000_000_000
@@ -257,7 +264,7 @@ struct HTTPFollowersScenario {
             if condition(progress) { return }
             if MonotonicClock.nanoseconds() > deadline {
                 throw ScenarioFailure(
-                    scenario: Self.name,
+                    scenario: scenario,
                     message: "timed out after \(timeoutSeconds) s waiting for \(what) (slowest follower at version "
                         + "\(progress.seen), \(progress.errors) errors, \(progress.reconnects) reconnects"
                         + (progress.errorSamples.isEmpty ? "" : ": " + progress.errorSamples.joined(separator: "; ")) + ")")
@@ -274,9 +281,15 @@ struct HTTPFollowersScenario {
         let output = Pipe()
         private(set) var port = 0
 
-        init(path: String) throws {
+        /// Starts the server of the store file at `path`.
+        convenience init(path: String) throws {
+            try self.init(arguments: [HTTPFollowersScenario.serveFlag, path])
+        }
+
+        /// Starts this executable with `arguments` (a serve flag and its store).
+        init(arguments: [String]) throws {
             process.executableURL = ScenarioResult.executableURL
-            process.arguments = [HTTPFollowersScenario.serveFlag, path]
+            process.arguments = arguments
             process.standardOutput = output
             try process.run()
             var line = [UInt8]()
@@ -323,7 +336,7 @@ struct HTTPFollowersScenario {
 
     /// Runs the server when the arguments ask for it; returns its exit status, or nil.
     static func serverMain(_ arguments: [String]) -> Int32? {
-        guard arguments.count == 3, arguments[1] == serveFlag else { return nil }
+        guard arguments.count == 3, arguments[1] == serveFlag || arguments[1] == PGFollowersScenario.serveFlag else { return nil }
         // A server whose parent went away does not serve forever.
         let parent = getppid()
         let watchdog = DispatchSource.makeTimerSource(queue: .global())
@@ -336,7 +349,8 @@ struct HTTPFollowersScenario {
         }
         watchdog.resume()
         do {
-            let store = try Store(path: arguments[2])
+            let store: any ListStoreEngine =
+                arguments[1] == serveFlag ? try Store(path: arguments[2]) : try runBlocking { try await PostgresStore(url: arguments[2]) }
             var logger = Logger(label: "liststore-bench.server") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .error
             let server = JournalServer(store: store, configuration: .init(port: 0), logger: logger)

@@ -11,7 +11,7 @@ enum PostgresServer {
         guard let url = ProcessInfo.processInfo.environment["LISTSTORE_BENCH_PG"], !url.isEmpty else {
             throw PostgresServerError(
                 message: "LISTSTORE_BENCH_PG is not set; run: LISTSTORE_BENCH_PG=$(Tools/throwaway-postgres start) "
-                    + "swift run -c release --package-path Tools/Benchmarks liststore-bench pg-commit-1pct; Tools/throwaway-postgres stop")
+                    + "swift run -c release --package-path Tools/Benchmarks liststore-bench pg-commit-1pct pg-followers; Tools/throwaway-postgres stop")
         }
         return url
     }

@@ -15,7 +15,7 @@ struct Scenario: Sendable {
     /// Every scenario, in the default order.
     static let registry: [Scenario] = DiffScenario.all.map(\.scenario)
         + [CommitScenario.scenario, PGCommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario, ReplayScenario.scenario,
-           MergeScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario]
+           MergeScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario, PGFollowersScenario.scenario]
 
     static func named(_ name: String) -> Scenario? {
         registry.first { $0.name == name }

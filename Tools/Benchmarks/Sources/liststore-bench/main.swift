@@ -64,8 +64,9 @@ for argument in CommandLine.arguments.dropFirst() {
 if selected.isEmpty {
     // Every scenario; those on PostgreSQL only when a database is named (they say how otherwise).
     let postgres = !(ProcessInfo.processInfo.environment["LISTSTORE_BENCH_PG"] ?? "").isEmpty
-    selected = Scenario.registry.filter { postgres || $0.name != PGCommitScenario.name }
-    if !postgres { StandardError.line("liststore-bench: \(PGCommitScenario.name) left out: LISTSTORE_BENCH_PG is not set") }
+    let onPostgres = [PGCommitScenario.name, PGFollowersScenario.name]
+    selected = Scenario.registry.filter { postgres || !onPostgres.contains($0.name) }
+    if !postgres { StandardError.line("liststore-bench: \(onPostgres.joined(separator: " and ")) left out: LISTSTORE_BENCH_PG is not set") }
 }
 
 // A child runs its one scenario in this process and hands the result to its parent.
