@@ -16,6 +16,8 @@ final class HeadWatcher: @unchecked Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 0
         var closed = false
+        /// The heads the last read found: a wait for a version they are already past ends at once.
+        var heads: [String: Int] = [:]
     }
 
     let store: any ListStoreEngine
@@ -44,6 +46,7 @@ final class HeadWatcher: @unchecked Sendable {
             if waiting, let lists = try? await store.lists() {
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
+                    state.heads = heads
                     let ids = state.waiters.filter { entry in (heads[entry.value.list] ?? -1) > entry.value.after }.map(\.key)
                     return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
                 }
@@ -62,13 +65,15 @@ final class HeadWatcher: @unchecked Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let added = withState { state -> Bool in
+                let added = withState { state -> Bool? in
                     guard !state.closed else { return false }
+                    // A commit the last read saw already passed it (it landed after the caller read).
+                    if (state.heads[list] ?? -1) > version { return true }
                     state.waiters[id] = Waiter(list: list, after: version, continuation: continuation)
-                    return true
+                    return nil
                 }
-                guard added else {
-                    continuation.resume(returning: false)
+                if let added {
+                    continuation.resume(returning: added)
                     return
                 }
                 Task { [weak self] in

@@ -11,6 +11,15 @@ import ServiceLifecycle
 struct JournalRoutes: Sendable {
     let store: any ListStoreEngine
     let watcher: HeadWatcher
+    /// The journal pages being read, shared by identical requests under way.
+    let pages = SharedReads<PageKey, (empty: Bool, body: [UInt8])>()
+
+    /// What identifies a journal page request (the byte budget is the server's).
+    struct PageKey: Hashable, Sendable {
+        var list: String
+        var since: Int?
+        var limit: Int
+    }
     let configuration: JournalServer.Configuration
     let state: ServerState
 
@@ -75,16 +84,22 @@ struct JournalRoutes: Sendable {
             throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
         }
         let maxBytes = configuration.maxPageBytes
-        let read = { [store] in try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes) }
-        var page = try await read()
-        if wait > 0, page.entries.isEmpty, !page.hasMore {
+        // Identical requests under way share one read and one encoding (long polls woken together).
+        let read = { [store, pages] in
+            try await pages.value(for: PageKey(list: list, since: since, limit: limit)) {
+                let page = try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes)
+                return (page.entries.isEmpty && !page.hasMore, WireDocument.journal(page, list: list))
+            }
+        }
+        var (empty, body) = try await read()
+        if wait > 0, empty {
             let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
             var version = since ?? 0
             if since == nil { version = try await store.summary(of: list).baseVersion }
-            if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) { page = try await read() }
+            if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) { (empty, body) = try await read() }
         }
-        return Self.json(WireDocument.journal(page, list: list))
+        return Self.json(body)
     }
 
     /// Commits a snapshot document.
