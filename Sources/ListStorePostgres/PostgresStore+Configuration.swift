@@ -22,6 +22,9 @@ extension PostgresStore {
         /// before it fails with `.io`: postgres-nio's pool retries a refused connection instead of
         /// failing the call. Default: 30 seconds.
         public var openTimeout: Duration = .seconds(30)
+        /// Whether opening a database without tables makes it an empty store (the default), or
+        /// fails with `.storeNotFound` and leaves it untouched (for tools that only read).
+        public var createsStore = true
 
         /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`
         /// (also `postgresql://`). User, password and database may be percent-encoded; the port

@@ -8,8 +8,10 @@ extension PostgresStore {
 
     /// A number that grows with every commit this store learns of: its own at once, and those of
     /// other processes on the same database as PostgreSQL delivers their `NOTIFY`. The first call
-    /// starts listening on one pooled connection, which is reopened (after a second) whenever it
-    /// drops; each (re)start counts as a commit, since notifications sent meanwhile are lost.
+    /// starts listening on one pooled connection (with a pool of two connections or more; with one,
+    /// other processes' commits are found by polling only), which is reopened after a second
+    /// whenever it drops; each (re)start counts as a commit, since notifications sent meanwhile are
+    /// lost. A closed store does not listen.
     ///
     /// ```swift
     /// let seen = store.commitGeneration()
@@ -34,10 +36,11 @@ extension PostgresStore {
     }
 
     private func startListening() {
-        listener.withLock { task in
-            guard task == nil else { return }
+        guard listens else { return }
+        listener.withLock { listener in
+            guard listener.task == nil, !listener.closed else { return }
             let (client, commits, location, logger) = (self.client, self.commits, self.location, self.logger)
-            task = Task {
+            listener.task = Task {
                 await Self.listen(client: client, signal: commits, key: location, logger: logger)
             }
         }

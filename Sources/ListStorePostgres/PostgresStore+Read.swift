@@ -128,7 +128,8 @@ extension PostgresStore {
         let (from, to) = try await transaction(.readOnly) { connection in
             (try await snapshot(connection, list: list, at: version), try await snapshot(connection, list: list, at: otherVersion))
         }
-        return (from, to, ListChangeset(source: from.sections, target: to.sections))
+        let changeset = try await _BlockingThreads.shared.run { ListChangeset(source: from.sections, target: to.sections) }
+        return (from, to, changeset)
     }
 
     // MARK: Internals
@@ -141,15 +142,17 @@ extension PostgresStore {
             return ListSnapshot(list: list, version: info.headVersion, digest: info.headDigest, sections: sections)
         }
         try info.checkRetained(wanted)
-        var state = try info.baseSections()
-        var digest = ListDigest.of(state)
-        if wanted > info.baseVersion {
-            for entry in try await entries(connection, info: info, after: info.baseVersion, through: wanted) {
+        let entries = wanted > info.baseVersion ? try await entries(connection, info: info, after: info.baseVersion, through: wanted) : []
+        // The replay runs on the stores' own threads, not on the cooperative pool.
+        return try await _BlockingThreads.shared.run {
+            var state = try info.baseSections()
+            var digest = ListDigest.of(state)
+            for entry in entries {
                 state = try entry.changeset(applyingTo: state).result
                 digest = entry.digest
             }
+            return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
         }
-        return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
     }
 
     func listInfo(_ connection: PostgresConnection, list: String) async throws -> ListRow {

@@ -26,7 +26,7 @@ extension PostgresStore {
             if let list {
                 names = [try await listInfo(connection, list: list).name]
             } else {
-                for try await name in try await connection.query("SELECT name FROM list ORDER BY name", logger: logger).decode(String.self) {
+                for try await name in try await connection.query("SELECT name FROM list ORDER BY name COLLATE \"C\"", logger: logger).decode(String.self) {
                     names.append(name)
                 }
             }
@@ -60,6 +60,9 @@ extension PostgresStore {
                 return check
             }
         } catch let error as CancellationError {
+            throw error
+        } catch let error as PSQLError {
+            // The server failed the read (a timeout, a lost connection): not damage.
             throw error
         } catch let error as StoreError where error.code == .io {
             throw error

@@ -32,8 +32,14 @@ public final class PostgresStore: Sendable {
     /// The commits this store learned of: its own, and those `NOTIFY` announced (see
     /// `commitGeneration()`).
     let commits = CommitSignal()
-    /// The task that listens for other processes' commits, started by the first who asks.
-    let listener = _Locked<Task<Void, Never>?>(nil)
+    /// The task that listens for other processes' commits, started by the first who asks; `nil`
+    /// forever once the store is closed.
+    let listener = _Locked<(task: Task<Void, Never>?, closed: Bool)>((nil, false))
+    /// Whether the store listens for commits: only with two pooled connections or more, since the
+    /// listener holds one.
+    let listens: Bool
+    /// Whether opening makes a database without tables an empty store.
+    let createsStore: Bool
 
     /// The schema version this release writes (the number of `Migrations/postgres` files).
     public static var schemaVersion: Int { SchemaMigration.postgres.count }
@@ -66,6 +72,8 @@ public final class PostgresStore: Sendable {
         self.client = client
         self.logger = configuration.logger
         self.location = configuration.location
+        self.listens = configuration.postgres.options.maximumConnections >= 2
+        self.createsStore = configuration.createsStore
         self.running = Task { await client.run() }
         do {
             try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
@@ -77,7 +85,7 @@ public final class PostgresStore: Sendable {
     }
 
     deinit {
-        listener.withLock { $0?.cancel() }
+        listener.withLock { $0.task?.cancel() }
         running.cancel()
     }
 
@@ -88,7 +96,10 @@ public final class PostgresStore: Sendable {
     /// ```
     /// - Complexity: the time the open connections take to close.
     public func close() async {
-        let listening = listener.withLock { $0 }
+        let listening = listener.withLock { listener in
+            listener.closed = true
+            return listener.task
+        }
         listening?.cancel()
         await listening?.value
         running.cancel()

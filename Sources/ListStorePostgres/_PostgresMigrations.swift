@@ -32,6 +32,9 @@ enum _PostgresMigrations {
                         .notAStore,
                         "\(location) holds \(count) tables but no ListStore migration record, so it is not a ListStore database; it was left untouched")
                 }
+                guard store.createsStore else {
+                    throw StoreError(.storeNotFound, "no store in \(location) (the database has no tables); it was left untouched")
+                }
                 try await connection.query(
                     """
                     CREATE TABLE schema_migration (

@@ -62,6 +62,26 @@ struct PostgresMigrationTests {
         }
     }
 
+    /// A tool that only reads does not turn an empty database into a store.
+    @Test func anEmptyDatabaseOpenedWithoutCreatingIsNotFoundAndUntouched() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            var configuration = database.configuration
+            configuration.createsStore = false
+            await expectError(.storeNotFound) { try await PostgresStore(configuration: configuration) }
+            let tables = try await database.withSQL { client in
+                try await client.query(
+                    "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()", logger: database.configuration.logger
+                ).collect().first?.decode(Int.self)
+            }
+            #expect(tables == 0)
+            // Once a store, it opens either way.
+            _ = try await database.withStore { try await $0.identity() }
+            let store = try await PostgresStore(configuration: configuration)
+            #expect(try await store.lists().isEmpty)
+            await store.close()
+        }
+    }
+
     @Test func reopeningChangesNothing() async throws {
         try await PostgresTestDatabase.withFresh { database in
             let first = try await database.withStore { try await $0.identity() }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ListDiff
 import ListJSON
 import ListStore
@@ -41,8 +42,13 @@ struct DiffCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of a summary.")
     var json = false
 
+    /// `--db`, or `LISTSTORE_DB` when the versions of a list are asked for.
+    private var store: String? {
+        db ?? (list != nil || fromVersion != nil ? ProcessInfo.processInfo.environment["LISTSTORE_DB"].flatMap { $0.isEmpty ? nil : $0 } : nil)
+    }
+
     func validate() throws {
-        if db != nil {
+        if store != nil {
             guard from == nil, to == nil else { throw ValidationError("use either --db or --from/--to, not both") }
             guard list != nil else { throw ValidationError("--db needs --list") }
             guard let fromVersion else { throw ValidationError("--db needs --from-version") }
@@ -58,7 +64,7 @@ struct DiffCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            if let db, let list, let fromVersion {
+            if let db = store, let list, let fromVersion {
                 let store = try StoreOptions(db: db).engine(existing: true)
                 let toVersion = toVersion
                 let (from, to, changeset) = try store.call { try await $0.changeset(of: list, from: fromVersion, to: toVersion) }

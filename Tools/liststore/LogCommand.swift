@@ -2,6 +2,7 @@ import ArgumentParser
 import ListJSON
 import ListStoreWire
 import ListStore
+import ListStorePostgres
 
 /// `liststore log --db D --list L [--since V] [--limit N] [--json]`.
 struct LogCommand: ParsableCommand {
@@ -57,7 +58,7 @@ struct LogCommand: ParsableCommand {
             }
             var text = Output.table(["version", "parent", "committed at", "digest", "elements", "author", "message"], rows)
             if page.hasMore, let last = page.entries.last {
-                text += "… more entries follow: liststore log --db \(try self.store.location()) --list \(list.list) --since \(last.version)\n"
+                text += "… more entries follow: liststore log --db \(PostgresStore.Configuration.redacted(try self.store.location())) --list \(list.list) --since \(last.version)\n"
             }
             Terminal.out(text)
         }

@@ -20,10 +20,16 @@ enum OpenStores {
         return store
     }
 
-    /// Connects to the PostgreSQL store at `url` (see `PostgresStore.init(url:)`) and remembers it.
+    /// Connects to the PostgreSQL store at `url` (see `PostgresStore.init(configuration:)`) and
+    /// remembers it; unless `creating`, a database without tables is `.storeNotFound` (66) and is
+    /// left untouched.
     /// - Throws: `CommandFailure` with the exit code of the store's error.
-    static func open(postgres url: String) throws -> PostgresStore {
-        let store = try StoreFailure.mapping { try AsyncBridge.run { try await PostgresStore(url: url) } }
+    static func open(postgres url: String, creating: Bool) throws -> PostgresStore {
+        let store = try StoreFailure.mapping {
+            var configuration = try PostgresStore.Configuration(url: url)
+            configuration.createsStore = creating
+            return try AsyncBridge.run { [configuration] in try await PostgresStore(configuration: configuration) }
+        }
         databases.withLock { $0.append(store) }
         return store
     }

@@ -46,7 +46,7 @@ struct StoreOptions: ParsableArguments {
     /// The store on either engine; with `existing`, a missing store file is an error.
     func engine(existing: Bool) throws -> EngineStore {
         let location = try location()
-        if PostgresStore.Configuration.isURL(location) { return EngineStore(try OpenStores.open(postgres: location)) }
+        if PostgresStore.Configuration.isURL(location) { return EngineStore(try OpenStores.open(postgres: location, creating: !existing)) }
         return EngineStore(try existing ? existingStore() : storeForWriting())
     }
 }
