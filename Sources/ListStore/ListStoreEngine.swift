@@ -65,6 +65,16 @@ public protocol ListStoreEngine: AnyObject, Sendable {
         _ sections: [ListSection], to list: String, expectedVersion: Int?, author: String?, message: String?
     ) async throws -> CommitResult
 
+    /// Changes a copy of the head of `list` and commits it atomically: `body` runs while the
+    /// store's writers of the list wait (see `Store.edit(_:expectedVersion:author:message:_:)`).
+    /// - Throws: what `body` throws (nothing is written), and what `commit` throws.
+    /// - Complexity: that of `commit`, plus `body`.
+    @discardableResult
+    func edit(
+        _ list: String, expectedVersion: Int?, author: String?, message: String?,
+        _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
+    ) async throws -> CommitResult
+
     /// Merges a replica's local change into `list`, exactly once per push id (see
     /// `Store.merge(_:into:)`, DESIGN §8).
     /// - Throws: `StoreError` `.listNotFound`, `.invalidSnapshot`, `.pushOutOfOrder`, `.damaged`, `.io`.

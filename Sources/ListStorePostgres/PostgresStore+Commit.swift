@@ -399,3 +399,28 @@ extension PostgresStore {
         }
     }
 }
+
+extension PostgresStore {
+    /// Changes a copy of the head of `list` and commits it, atomically, as `Store.edit` does: `body`
+    /// runs inside the transaction that holds the list's row lock, so no other writer commits in
+    /// between (keep it short).
+    ///
+    /// ```swift
+    /// try await store.edit("inbox", author: "ana") { draft in
+    ///     try draft.moveSection(ExactString("done"), to: 0)
+    /// }
+    /// ```
+    /// - Throws: what `body` throws (nothing is written), and what `commit` throws.
+    /// - Complexity: that of `commit`, plus `body`.
+    @discardableResult
+    public func edit(
+        _ list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil,
+        _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
+    ) async throws -> CommitResult {
+        try await commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _, head in
+            var draft = ListDraft(sections: head.sections)
+            try body(&draft)
+            return draft.sections
+        }
+    }
+}

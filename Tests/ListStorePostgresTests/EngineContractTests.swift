@@ -140,6 +140,38 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// Edits through two handles at once: each runs on the head it is given, so every one lands on
+    /// a version of its own and none is lost; an edit that throws writes nothing.
+    @Test(arguments: EngineKind.available)
+    func concurrentEditsLoseNothing(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            try await stores[0].commit(linearList(0), to: "l", expectedVersion: 0, author: nil, message: nil)
+            let versions = try await withThrowingTaskGroup(of: Int.self) { group in
+                for k in 0..<12 {
+                    let store = stores[k % 2]
+                    group.addTask {
+                        try await store.edit("l", expectedVersion: nil, author: "e\(k)", message: nil) { draft in
+                            try draft.append(ListItem("k\(k)", k), toSection: ExactString("s"))
+                        }.version
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(versions.sorted() == Array(2...13))
+            let head = try await stores[1].snapshot(of: "l", at: nil)
+            #expect(Set(head.sections[0].elements.map(\.id)) == Set((0..<12).map { "k\($0)" }))
+            #expect(await Self.code {
+                _ = try await stores[0].edit("l", expectedVersion: nil, author: nil, message: nil) { draft in
+                    try draft.removeElement("no such element")
+                }
+            } == .invalidEdit)
+            #expect(await Self.code {
+                _ = try await stores[0].edit("l", expectedVersion: 3, author: nil, message: nil) { _ in }
+            } == .versionConflict)
+            #expect(try await stores[0].summary(of: "l").version == 13)
+        }
+    }
+
     /// Replicas' offline changes merged in any order: each push lands once (a repeat is answered
     /// from the record, applies nothing), its journal entry names it, and the head is what the
     /// merge rules give for that order.
