@@ -139,6 +139,7 @@ let package = Package(
                 "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListJSON", "ListDiff", "ListDiffTestSupport",
                 "ListStoreTestSupport", "ListStorePostgresTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // Runs against the PostgreSQL server named by LISTSTORE_TEST_POSTGRES (`.ci/run` starts one).
         .testTarget(

@@ -63,8 +63,10 @@ extension ListSource {
     }
 }
 
-/// A store of this process as a source: reads go to the store, and waiting for a commit wakes at
-/// once for commits of this process and within `pollInterval` for commits of other processes.
+/// A store this process opened as a source (a SQLite `Store`, or a `PostgresStore`): reads go to
+/// the store, and waiting for a commit wakes at once for commits the store learns of (this
+/// process's; on PostgreSQL also other processes' through `NOTIFY`) and within `pollInterval` for
+/// the others.
 ///
 /// ```swift
 /// let source = LocalSource(try Store(path: "mail.liststore"))
@@ -72,12 +74,12 @@ extension ListSource {
 /// ```
 public struct LocalSource: ListSource {
     /// The store.
-    public let store: Store
+    public let store: any ListStoreEngine
     /// How often another process's commits are looked for while waiting.
     public var pollInterval: Duration
 
     /// A source reading `store`.
-    public init(_ store: Store, pollInterval: Duration = .milliseconds(20)) {
+    public init(_ store: any ListStoreEngine, pollInterval: Duration = .milliseconds(20)) {
         self.store = store
         self.pollInterval = pollInterval
     }
@@ -87,7 +89,7 @@ public struct LocalSource: ListSource {
     public func summary(of list: String) async throws -> ListSummary { try await store.summary(of: list) }
 
     public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        try await store.journal(of: list, after: version, limit: limit)
+        try await store.journal(of: list, after: version, limit: limit, maxBytes: .max)
     }
 
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
@@ -97,7 +99,7 @@ public struct LocalSource: ListSource {
     public func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
         -> (changeset: ListChangeset, head: ListSnapshot)
     {
-        let (_, head, changeset) = try await store.changeset(of: list, from: version)
+        let (_, head, changeset) = try await store.changeset(of: list, from: version, to: nil)
         return (changeset, head)
     }
 
@@ -105,12 +107,11 @@ public struct LocalSource: ListSource {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while true {
-            let generation = CommitSignal.shared.generation(of: store.path)
+            let generation = store.commitGeneration()
             if let head = try? await store.summary(of: list).version, head > version { return true }
             let now = clock.now
             if now >= deadline || Task.isCancelled { return false }
-            await CommitSignal.shared.wait(
-                path: store.path, unlessGenerationIsNot: generation, timeout: min(pollInterval, deadline - now))
+            await store.waitForCommit(after: generation, timeout: min(pollInterval, deadline - now))
         }
     }
 
@@ -119,10 +120,10 @@ public struct LocalSource: ListSource {
     }
 
     public func push(_ push: Push, to list: String) async throws -> PushAnswer {
-        try await store._offPool(writing: { [store] in try store.merge(push, into: list) })
+        try await store.merge(push, into: list)
     }
 
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
-        try await store._offPool(reading: { [store] in try store.pushes(from: client, to: list, seqs: seqs) })
+        try await store.pushes(from: client, to: list, seqs: seqs)
     }
 }

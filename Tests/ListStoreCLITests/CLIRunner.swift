@@ -32,10 +32,13 @@ struct CLIRunner {
     }
 
     /// Runs `liststore arguments…` with `input` on standard input.
-    static func run(_ arguments: [String], input: Data = Data()) throws -> Result {
+    static func run(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()

@@ -5,6 +5,7 @@ import FoundationNetworking
 import ListDiffTestSupport
 import ListJSON
 import ListStorePostgresTestSupport
+import Logging
 import PostgresNIO
 import Testing
 

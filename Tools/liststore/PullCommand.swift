@@ -77,7 +77,7 @@ struct PullCommand: ParsableCommand {
             let connected = try options.connect()
             let replicaStore = try OpenStores.open(options.replica)
             if let consumer, case .store(let sourceStore) = connected {
-                try StoreFailure.mapping { try Self.register(consumer, of: options.list.list, on: sourceStore, replica: replicaStore) }
+                try Self.register(consumer, of: options.list.list, on: EngineStore(sourceStore), replica: replicaStore)
             }
             try pull(from: connected, into: replicaStore)
         }
@@ -105,16 +105,17 @@ struct PullCommand: ParsableCommand {
     /// equals when it follows this source, otherwise at the oldest retained version. (The pull's
     /// acknowledgement registers it too, but only afterwards: registering first keeps a prune that
     /// runs meanwhile from dropping what the pull is about to apply.)
-    private static func register(_ name: String, of list: String, on source: Store, replica: Store) throws {
-        guard try !source.consumers(of: list).contains(where: { $0.name == name }) else { return }
+    private static func register(_ name: String, of list: String, on source: EngineStore, replica: Store) throws {
+        guard try !source.call({ try await $0.consumers(of: list) }).contains(where: { $0.name == name }) else { return }
         var version: Int?
-        if replica.exists, let position = try replica.replicaSource(of: list), position.list == list,
-           position.store == (try source.identity())
+        if replica.exists, let position = try StoreFailure.mapping({ try replica.replicaSource(of: list) }), position.list == list,
+           position.store == (try source.call { try await $0.identity() })
         {
-            let summary = try source.summary(of: list)
+            let summary = try source.call { try await $0.summary(of: list) }
             if (summary.baseVersion...summary.version).contains(position.version) { version = position.version }
         }
-        try source.registerConsumer(name, of: list, at: version)
+        let at = version
+        _ = try source.call { try await $0.registerConsumer(name, of: list, at: at) }
     }
 
     /// The `pull --json` document (see `ReplicaDocument.pullResult`) and a newline.

@@ -1,13 +1,14 @@
 import ArgumentParser
 import Foundation
 import ListStore
+import ListStorePostgres
 import ListSync
 
 /// `(--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R`: which replica of
 /// which source `pull`, `push` and `sync` work on; the source is a store of this machine or a server
 /// (`liststore serve`).
 struct ReplicaOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The source store (it must exist).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The source store (it must exist): a file or a postgres:// URL.", valueName: "path-or-url"))
     var db: String?
 
     @Option(name: .long, help: ArgumentHelp("The source server ('liststore serve'), e.g. http://host:8080.", valueName: "url"))
@@ -35,8 +36,8 @@ struct ReplicaOptions: ParsableArguments {
 
     /// A source that was checked to hold the list.
     enum Source {
-        /// A store of this machine.
-        case store(Store)
+        /// A store this process opens: a file of this machine, or a PostgreSQL database.
+        case store(any ListStoreEngine)
         /// A server.
         case server(HTTPSource)
 
@@ -64,12 +65,13 @@ struct ReplicaOptions: ParsableArguments {
     func connect() throws -> Source {
         let list = list.list
         if let db {
-            let source = try StoreOptions(db: db).existingStore()
-            _ = try StoreFailure.mapping { try source.summary(of: list) }
+            let source = try StoreOptions(db: db).engine(existing: true)
+            _ = try source.call { try await $0.summary(of: list) }
+            if source.engine is PostgresStore { return .store(source.engine) }
             guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
                 throw CommandFailure("the replica cannot be the source store \(Output.quoted(db))", status: ExitStatus.usage)
             }
-            return .store(source)
+            return .store(source.engine)
         }
         let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         var source: HTTPSource
