@@ -61,13 +61,7 @@ for argument in CommandLine.arguments.dropFirst() {
         if !selected.contains(where: { $0.name == scenario.name }) { selected.append(scenario) }
     }
 }
-if selected.isEmpty {
-    // Every scenario; those on PostgreSQL only when a database is named (they say how otherwise).
-    let postgres = !(ProcessInfo.processInfo.environment["LISTSTORE_BENCH_PG"] ?? "").isEmpty
-    let onPostgres = [PGCommitScenario.name, PGFollowersScenario.name]
-    selected = Scenario.registry.filter { postgres || !onPostgres.contains($0.name) }
-    if !postgres { StandardError.line("liststore-bench: \(onPostgres.joined(separator: " and ")) left out: LISTSTORE_BENCH_PG is not set") }
-}
+if selected.isEmpty { selected = Scenario.registry }
 
 // A child runs its one scenario in this process and hands the result to its parent.
 if childMode {
@@ -86,6 +80,16 @@ if childMode {
 
 var results = [ScenarioResult]()
 var failures = [String]()
+// The PostgreSQL scenarios need a database: LISTSTORE_BENCH_PG's, or a throwaway cluster of this run.
+let onPostgres = [PGCommitScenario.name, PGFollowersScenario.name]
+if selected.contains(where: { onPostgres.contains($0.name) }) {
+    do {
+        try PostgresServer.startThrowawayUnlessNamed()
+    } catch {
+        failures += selected.filter { onPostgres.contains($0.name) }.map { "\($0.name): \(error)" }
+        selected.removeAll { onPostgres.contains($0.name) }
+    }
+}
 for scenario in selected {
     do {
         let result = try ScenarioResult.runInChildProcess(scenario)
