@@ -38,7 +38,7 @@ struct ServerCommand: AsyncParsableCommand {
             --db postgres://user[:password]@host[:port]/database (or postgresql://, with \
             ?sslmode=disable|prefer|require) serves a store in PostgreSQL; a database without tables \
             becomes an empty store. Several servers may serve one database: each wakes its long polls \
-            and event streams on the others' commits through LISTEN/NOTIFY, and polls every second \
+            and event streams on the others' commits through LISTEN/NOTIFY, and polls every 20 ms \
             for what it missed. Without --db, LISTSTORE_DB names the store.
 
             Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db; 74 I/O \
