@@ -26,8 +26,13 @@ struct CLIRunner {
     /// one of the threads that run tasks (in-process servers of other tests need them; on Linux,
     /// dispatch's global queues run on those same threads).
     static func runOffPool(_ arguments: [String], input: Data = Data()) async throws -> Result {
+        try await offPool { try run(arguments, input: input) }
+    }
+
+    /// Runs `body` on a thread of its own (it blocks on child processes), for the same reason.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Swift.Result { try run(arguments, input: input) }) }.start()
+            Thread { continuation.resume(with: Swift.Result { try body() }) }.start()
         }
     }
 

@@ -11,7 +11,7 @@ struct PostgresCommandTests {
     @Test func storeCommandsTakeADatabaseURL() async throws {
         try await PostgresTestDatabase.withFresh { database in
             let url = database.url
-            try await Self.offPool {
+            try await CLIRunner.offPool {
                 let dir = try TemporaryDirectory()
                 // A command that only reads neither creates a store in an empty database nor
                 // succeeds.
@@ -61,12 +61,6 @@ struct PostgresCommandTests {
                 #expect(status.status == 64 && status.stderr.contains("PostgreSQL"))
                 #expect(!status.stderr.contains("password"))
             }
-        }
-    }
-
-    private static func offPool(_ body: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 }

@@ -35,18 +35,18 @@ struct TwoServerProcessTests {
         try await PostgresTestDatabase.withFresh { database in
             let temporary = try TemporaryDirectory()
             let dir = temporary.url.path
-            let servers = try await Self.offPool { try Self.startServers(database.url) }
+            let servers = try await CLIRunner.offPool { try Self.startServers(database.url) }
             defer {
                 for (server, _) in servers { server.send(SIGKILL) }
                 for (server, _) in servers { _ = server.waitForExit(timeout: .seconds(10)) }
             }
             let (a, b) = (servers[0].1, servers[1].1)
-            let followerB = try await Self.offPool { try Self.writersReplicasAndFollowers(a, b, dir) }
+            let followerB = try await CLIRunner.offPool { try Self.writersReplicasAndFollowers(a, b, dir) }
             defer {
                 followerB.send(SIGKILL)
                 _ = followerB.waitForExit(timeout: .seconds(10))
             }
-            try await Self.offPool { try Self.killOneMidCommit(servers[0], database.url, b, followerB, dir) }
+            try await CLIRunner.offPool { try Self.killOneMidCommit(servers[0], database.url, b, followerB, dir) }
 
             // The database drops every connection and refuses new ones for two seconds, as a
             // restart does; server B reconnects, and its follower sees the next commit.
@@ -62,7 +62,7 @@ struct TwoServerProcessTests {
                 try await Task.sleep(for: .seconds(2))
                 _ = try await client.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) ALLOW_CONNECTIONS true"), logger: logger)
             }
-            try await Self.offPool { try Self.followerResumes(b, followerB) }
+            try await CLIRunner.offPool { try Self.followerResumes(b, followerB) }
         }
     }
 
@@ -215,13 +215,6 @@ struct TwoServerProcessTests {
             return #"{"id":"s\#(s)","content":\#(s),"elements":[\#(items.joined(separator: ","))]}"#
         }
         return "[\(sections.joined(separator: ","))]"
-    }
-
-    /// Runs `body` on a thread of its own (it blocks on processes).
-    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
     }
 }
 

@@ -22,8 +22,8 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// The store file, for a command that writes (the file may not exist yet).
-    /// - Throws: `CommandFailure` (usage) for a PostgreSQL URL: `command` works on store files only.
-    func storeForWriting(_ command: String = #function) throws -> Store {
+    /// - Throws: `CommandFailure` (usage) for a PostgreSQL URL: the command works on store files only.
+    func storeForWriting() throws -> Store {
         let location = try location()
         if PostgresStore.Configuration.isURL(location) {
             throw CommandFailure(
