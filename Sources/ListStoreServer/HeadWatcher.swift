@@ -4,17 +4,22 @@ import ListStore
 /// Wakes the requests that wait for a list to pass a version (long polls and event streams): one
 /// loop reads the heads for all of them, at once after a commit the store learns of (this process's,
 /// and on PostgreSQL other servers' through `NOTIFY`) and every `pollInterval` for the others, so a
-/// thousand waiting clients cost one query.
+/// thousand waiting clients cost one query. The same loop ends the waits whose time is up, so a wait
+/// costs an entry in a table, not a task and a timer of its own (a woken long poll would otherwise
+/// leave its timer running for the rest of its `wait`).
 final class HeadWatcher: @unchecked Sendable {
     private struct Waiter {
         var list: String
         var after: Int
+        var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<Bool, Never>
     }
 
     private struct State {
         var waiters: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 0
+        /// Waits cancelled before they were added to `waiters` (they end at once when they are).
+        var cancelled: Set<UInt64> = []
         var closed = false
         /// The heads the last read found: a wait for a version they are already past ends at once.
         var heads: [String: Int] = [:]
@@ -37,8 +42,10 @@ final class HeadWatcher: @unchecked Sendable {
         return body(&state)
     }
 
-    /// Reads the heads while anyone waits, until the task is cancelled or `close()` is called.
+    /// Reads the heads while anyone waits, until the task is cancelled or `close()` is called; ends
+    /// every wait when it returns.
     func run() async {
+        defer { close() }
         while !Task.isCancelled {
             let generation = store.commitGeneration()
             let (closed, waiting) = withState { ($0.closed, !$0.waiters.isEmpty) }
@@ -52,37 +59,60 @@ final class HeadWatcher: @unchecked Sendable {
                 }
                 for continuation in woken { continuation.resume(returning: true) }
             }
-            await store.waitForCommit(after: generation, timeout: pollInterval)
+            let timeout = min(pollInterval, expire())
+            await store.waitForCommit(after: generation, timeout: timeout)
         }
     }
 
+    /// Ends the waits whose deadline has passed; returns how long until the next deadline
+    /// (`pollInterval` when none is sooner).
+    private func expire() -> Duration {
+        let now = ContinuousClock.now
+        let (expired, next) = withState { state -> ([CheckedContinuation<Bool, Never>], ContinuousClock.Instant?) in
+            var next: ContinuousClock.Instant?
+            var ids = [UInt64]()
+            for (id, waiter) in state.waiters {
+                if waiter.deadline <= now {
+                    ids.append(id)
+                } else if next.map({ waiter.deadline < $0 }) ?? true {
+                    next = waiter.deadline
+                }
+            }
+            return (ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }, next)
+        }
+        for continuation in expired { continuation.resume(returning: false) }
+        guard let next else { return pollInterval }
+        return max(.milliseconds(1), next - now)
+    }
+
     /// Returns `true` as soon as the head of `list` is past `version` (seen by the next read of the
-    /// heads), `false` after `timeout`, when the task is cancelled or the watcher closes.
+    /// heads), `false` after `timeout` (ended by the loop of `run()`, at most `pollInterval` late),
+    /// when the task is cancelled or the watcher closes.
     func wait(for list: String, after version: Int, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
         let id = withState { state -> UInt64 in
             state.nextID &+= 1
             return state.nextID
         }
+        defer { withState { _ = $0.cancelled.remove(id) } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let added = withState { state -> Bool? in
-                    guard !state.closed else { return false }
+                    guard !state.closed, !state.cancelled.contains(id) else { return false }
                     // A commit the last read saw already passed it (it landed after the caller read).
                     if (state.heads[list] ?? -1) > version { return true }
-                    state.waiters[id] = Waiter(list: list, after: version, continuation: continuation)
+                    state.waiters[id] = Waiter(list: list, after: version, deadline: deadline, continuation: continuation)
                     return nil
                 }
-                if let added {
-                    continuation.resume(returning: added)
-                    return
-                }
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    self?.resume(id)
-                }
+                if let added { continuation.resume(returning: added) }
             }
         } onCancel: {
-            resume(id)
+            let waiter = withState { state in
+                let waiter = state.waiters.removeValue(forKey: id)
+                if waiter == nil { state.cancelled.insert(id) }
+                return waiter
+            }
+            waiter?.continuation.resume(returning: false)
         }
     }
 
@@ -98,8 +128,4 @@ final class HeadWatcher: @unchecked Sendable {
 
     /// Whether `close()` was called.
     var isClosed: Bool { withState { $0.closed } }
-
-    private func resume(_ id: UInt64) {
-        withState { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
-    }
 }

@@ -180,6 +180,42 @@ import Testing
         #expect(Self.eventIDs(resumed) == ["id: 5"])
     }
 
+    @Test func longPollsEachEndAtTheirOwnWait() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        // Polls of 3, 1 and 2 seconds at once (and 20 more of 1 second): each answers an empty page
+        // when its own time is up, not with the first nor with the last.
+        let waits = [3, 1, 2] + Array(repeating: 1, count: 20)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let ended = try await withThrowingTaskGroup(of: (Int, Duration, RawAnswer).self) { group in
+            for wait in waits {
+                group.addTask {
+                    let answer = try await RawAnswer.exchange(
+                        port: server.port, "GET /v1/lists/l/journal?since=1&wait=\(wait) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                    return (wait, clock.now - start, answer)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for (wait, elapsed, answer) in ended {
+            #expect(answer.status == 200 && answer.body.contains(#""commits":[]"#), "\(answer.body)")
+            #expect(elapsed >= .seconds(wait) - .milliseconds(50), "a \(wait) s poll ended after \(elapsed)")
+            #expect(elapsed < .seconds(wait) + .seconds(2), "a \(wait) s poll ended after \(elapsed)")
+        }
+        // And a commit still wakes a poll at once.
+        let woken = Task { try await RawAnswer.exchange(port: server.port, "GET /v1/lists/l/journal?since=1&wait=30 HTTP/1.1\r\nHost: 127.0.0.1\r\n") }
+        try await Task.sleep(for: .milliseconds(300))
+        let committed = clock.now
+        try await store.commit(linearList(4), to: "l")
+        let answer = try await woken.value
+        #expect(answer.body.contains(#""version":2"#))
+        #expect(clock.now - committed < .seconds(10))
+    }
+
     /// The `id:` lines of an event stream as it came over the wire (chunked, CR LF between chunks).
     static func eventIDs(_ stream: String) -> [String] {
         stream.unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }.filter { $0.hasPrefix("id: ") }
