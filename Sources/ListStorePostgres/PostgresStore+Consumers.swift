@@ -86,12 +86,7 @@ extension PostgresStore {
             throw StoreError(.invalidArgument, problem)
         }
         return try await transaction(.writing) { connection in
-            // Writers of a list (commits, pruning, consumers) take its row's lock, one at a time.
-            let locked = try await connection.query(
-                "SELECT 1 FROM list WHERE name = \(list) FOR UPDATE", logger: logger
-            ).collect()
-            guard !locked.isEmpty else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
-            let info = try await listInfo(connection, list: list)
+            let info = try await listInfo(connection, list: list, locking: true)
             let version = version ?? info.baseVersion
             // A consumer may stand below the base (pruning was forced past it), never above the head.
             guard version >= 0, version <= info.headVersion else {

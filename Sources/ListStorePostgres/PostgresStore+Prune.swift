@@ -20,9 +20,7 @@ extension PostgresStore {
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) async throws -> PruneResult {
         try await transaction(.writing) { connection in
-            let locked = try await connection.query("SELECT 1 FROM list WHERE name = \(list) FOR UPDATE", logger: logger).collect()
-            guard !locked.isEmpty else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
-            let info = try await listInfo(connection, list: list)
+            let info = try await listInfo(connection, list: list, locking: true)
             let (base, heldBy) = try rule.base(for: info, consumers: try await consumers(connection, list: info), force: force)
             var result = PruneResult(
                 list: list, previousBase: info.baseVersion, base: base, head: info.headVersion, removedEntries: 0, heldBy: heldBy)

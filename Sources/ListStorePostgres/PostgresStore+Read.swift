@@ -155,8 +155,14 @@ extension PostgresStore {
         }
     }
 
-    func listInfo(_ connection: PostgresConnection, list: String) async throws -> ListRow {
-        for try await row in try await connection.execute(_PostgresStatements.ListInfo(name: list), logger: logger) {
+    /// The row of `list`; with `locking`, its lock is taken for the rest of the transaction too: the
+    /// writers of a list (commits, pruning, consumers) take turns on it.
+    /// - Throws: `StoreError` `.listNotFound`.
+    func listInfo(_ connection: PostgresConnection, list: String, locking: Bool = false) async throws -> ListRow {
+        let rows = locking
+            ? try await connection.execute(_PostgresStatements.LockedListInfo(name: list), logger: logger)
+            : try await connection.execute(_PostgresStatements.ListInfo(name: list), logger: logger)
+        for try await row in rows {
             return ListRow(
                 id: row.0, name: list, headVersion: row.1, headDigest: ListDigest(hex: row.2), baseVersion: row.3,
                 baseSnapshot: row.4.map { Array($0.readableBytesView) })

@@ -18,6 +18,16 @@ enum _PostgresStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
+    /// `ListInfo` taking the row's lock for the rest of the transaction.
+    struct LockedListInfo: PostgresPreparedStatement {
+        static let sql = ListInfo.sql + " FOR UPDATE"
+        typealias Row = ListInfo.Row
+        var name: String
+
+        func makeBindings() throws -> PostgresBindings { try ListInfo(name: name).makeBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
     /// Summaries of every list (`name` NULL) or of one; counts from the head's journal entry, or
     /// from the rows when that entry was pruned. Names in byte order, as SQLite's BINARY collation.
     struct Summaries: PostgresPreparedStatement {

@@ -74,12 +74,13 @@ struct JournalRoutes: Sendable {
     /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
     private func journal(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let list = try Self.list(context)
-        let since = try Self.integer(request, "since")
-        let limit = try Self.integer(request, "limit") ?? 100
+        let query = request.uri.queryParameters  // parsed anew on each access
+        let since = try Self.integer(query["since"], "since")
+        let limit = try Self.integer(query["limit"], "limit") ?? 100
         guard limit <= configuration.maxLimit else {
             throw APIError.invalidArgument("'limit' must be at most \(configuration.maxLimit)")
         }
-        let wait = try Self.integer(request, "wait") ?? 0
+        let wait = try Self.integer(query["wait"], "wait") ?? 0
         guard Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
         }
@@ -269,7 +270,12 @@ struct JournalRoutes: Sendable {
 
     /// A non-negative integer query parameter, `nil` when absent.
     static func integer(_ request: Request, _ name: String) throws -> Int? {
-        guard let text = request.uri.queryParameters[name[...]] else { return nil }
+        try integer(request.uri.queryParameters[name[...]], name)
+    }
+
+    /// The query parameter `name`'s value `text` as a non-negative integer, `nil` when absent.
+    static func integer(_ text: Substring?, _ name: String) throws -> Int? {
+        guard let text else { return nil }
         guard let value = Int(text), value >= 0 else {
             throw APIError.invalidArgument("'\(name)' must be a non-negative integer, not '\(text)'")
         }

@@ -37,8 +37,11 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                "CEpoll",
             ]
         ),
+        // sys/epoll.h for http-followers' and pg-followers' follower pool on Linux.
+        .target(name: "CEpoll"),
     ],
     swiftLanguageModes: [.v6]
 )

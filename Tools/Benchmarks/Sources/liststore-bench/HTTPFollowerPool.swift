@@ -6,10 +6,13 @@ import Musl
 import Darwin
 #endif
 import Foundation
+#if os(Linux)
+import CEpoll
+#endif
 
 /// The followers of http-followers: `count` HTTP/1.1 clients of one journal server on 127.0.0.1, each
-/// on a keep-alive TCP connection of its own, all driven by one thread with `poll()` (raw non-blocking
-/// POSIX sockets, no HTTP library).
+/// on a keep-alive TCP connection of its own, all driven by one thread with `epoll` (`poll()` where
+/// there is no epoll; raw non-blocking POSIX sockets, no HTTP library).
 ///
 /// Each follower asks `GET /v1/lists/<list>/journal?since=V&limit=100&wait=30` from the last version it
 /// has, reads the answer (status line, headers, a `Content-Length` body), takes the versions of its
@@ -69,7 +72,14 @@ final class HTTPFollowerPool: @unchecked Sendable {
     private let requestPrefix: [UInt8]
     private let requestSuffix: [UInt8]
     private var followers: [Follower]
+    /// Each follower's socket and what it waits for (`fd` -1 when it has none).
     private var pollfds: [pollfd]
+    /// The followers whose `revents` the last wait set.
+    private var readyFollowers: [Int] = []
+    #if os(Linux)
+    private let epollFD = epoll_create1(0)
+    private var epollEvents = [epoll_event](repeating: epoll_event(), count: 1_024)
+    #endif
     private var connecting = 0
     private let lock = NSLock()
     private var stopRequested = false
@@ -134,13 +144,13 @@ final class HTTPFollowerPool: @unchecked Sendable {
                     followers[f].retryAt = now + Self.retryNanos
                 }
             }
-            let ready = poll(&pollfds, nfds_t(pollfds.count), 10)
+            let ready = waitForEvents(timeoutMs: 10)
             if ready < 0 && errno != EINTR {
                 error(-1, "poll: \(String(cString: strerror(errno)))")
                 break
             }
             if ready > 0 {
-                for f in 0..<count where pollfds[f].fd >= 0 && pollfds[f].revents != 0 {
+                for f in readyFollowers where pollfds[f].fd >= 0 && pollfds[f].revents != 0 {
                     let revents = pollfds[f].revents
                     pollfds[f].revents = 0
                     now = MonotonicClock.nanoseconds()
@@ -232,6 +242,9 @@ final class HTTPFollowerPool: @unchecked Sendable {
         }
         for f in 0..<count where pollfds[f].fd >= 0 { disconnect(f, retryAt: .max) }
         publish(errors: errors, reconnects: reconnects, badStatuses: badStatuses, samples: samples)
+        #if os(Linux)
+        _ = close(epollFD)
+        #endif
         finished.signal()
     }
 
@@ -285,7 +298,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        pollfds[f] = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        watch(f, fd: fd, events: Int16(POLLOUT))
         if result == 0 {
             followers[f].state = .active
             if let failure = request(f) {
@@ -330,8 +343,41 @@ final class HTTPFollowerPool: @unchecked Sendable {
                 return "send: \(String(cString: strerror(errno)))"
             }
         }
-        pollfds[f].events = Int16(followers[f].sent < followers[f].out.count ? POLLIN | POLLOUT : POLLIN)
+        watch(f, fd: pollfds[f].fd, events: Int16(followers[f].sent < followers[f].out.count ? POLLIN | POLLOUT : POLLIN))
         return nil
+    }
+
+    // MARK: - Readiness (epoll on Linux: poll() walks all 1,000 sockets on every wake)
+
+    /// Sets what `f`'s socket `fd` is watched for (a new socket, or new events for the same one).
+    private func watch(_ f: Int, fd: Int32, events: Int16) {
+        #if os(Linux)
+        let added = pollfds[f].fd != fd
+        var event = epoll_event()
+        event.events = UInt32(UInt16(bitPattern: events))
+        event.data.u64 = UInt64(f)
+        _ = epoll_ctl(epollFD, added ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
+        #endif
+        pollfds[f] = pollfd(fd: fd, events: events, revents: 0)
+    }
+
+    /// Waits up to `timeoutMs` for sockets to be ready, sets their `revents` and `readyFollowers`;
+    /// returns how many are ready, or -1 (with `errno`).
+    private func waitForEvents(timeoutMs: Int32) -> Int32 {
+        #if os(Linux)
+        let ready = epoll_wait(epollFD, &epollEvents, Int32(epollEvents.count), timeoutMs)
+        readyFollowers.removeAll(keepingCapacity: true)
+        for k in 0..<max(0, Int(ready)) {
+            let f = Int(epollEvents[k].data.u64)
+            pollfds[f].revents = Int16(truncatingIfNeeded: epollEvents[k].events)
+            readyFollowers.append(f)
+        }
+        return ready
+        #else
+        let ready = poll(&pollfds, nfds_t(pollfds.count), timeoutMs)
+        readyFollowers = ready > 0 ? Array(0..<count) : []
+        return ready
+        #endif
     }
 
     private func disconnect(_ f: Int, retryAt: Int64) {
