@@ -295,6 +295,46 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// Journal pages under every limit and byte budget: they follow one another without a gap,
+    /// each holds as many entries as fit (at least one, however large), and both handles of a
+    /// store read the same pages.
+    @Test(arguments: EngineKind.available)
+    func pagesFillTheirBudgetAndFollowOneAnother(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            // Versions of very different sizes: one element changes, or the whole list is new.
+            var rng = SplitMix64(seed: 0x9A6E)
+            for k in 1...30 {
+                let sections = linearList(Int.random(in: 1...60, using: &rng), content: k % 7 == 0 ? k * 1_000 : k)
+                try await stores[k % 2].commit(sections, to: "p", expectedVersion: k - 1, author: nil, message: nil)
+            }
+            let all = try await stores[0].journal(of: "p", after: 0, limit: 1_000, maxBytes: .max)
+            #expect(all.entries.map(\.version) == Array(1...30) && !all.hasMore)
+            let sizes = Dictionary(uniqueKeysWithValues: all.entries.map { ($0.version, $0.stagesJSON.count) })
+            let largest = sizes.values.max()!
+            for (limit, maxBytes) in [(1, Int.max), (7, Int.max), (100, 1), (100, largest / 3), (5, largest), (100, largest * 4)] {
+                var after = 0
+                var pages = 0
+                while true {
+                    let page = try await stores[0].journal(of: "p", after: after, limit: limit, maxBytes: maxBytes)
+                    #expect(page == (try await stores[1].journal(of: "p", after: after, limit: limit, maxBytes: maxBytes)))
+                    let versions = page.entries.map(\.version)
+                    #expect(versions == Array((after + 1)..<(after + 1 + versions.count)), "limit \(limit), \(maxBytes) bytes")
+                    guard page.hasMore else {
+                        #expect(versions.last ?? after == 30)
+                        break
+                    }
+                    // Full: the limit is reached, or the next entry would pass the budget.
+                    let bytes = versions.reduce(0) { $0 + sizes[$1]! }
+                    #expect(!versions.isEmpty && (versions.count == 1 || bytes <= maxBytes))
+                    #expect(versions.count == limit || bytes + sizes[versions.last! + 1]! > maxBytes, "limit \(limit), \(maxBytes) bytes")
+                    after = versions.last!
+                    pages += 1
+                }
+                #expect(pages >= 30 / limit - 1)
+            }
+        }
+    }
+
     /// The code of the `StoreError` that `body` throws (nil when it throws none).
     private static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
         do {
