@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreTestSupport
 
 /// Runs the built `liststore` binary and captures what it printed.
 struct CLIRunner {
@@ -52,13 +53,13 @@ struct CLIRunner {
         process.standardError = stderr
         try process.run()
         let writer = Thread {
-            stdin.fileHandleForWriting.write(input)
+            PipeIO.write(input, to: stdin.fileHandleForWriting)
             try? stdin.fileHandleForWriting.close()
         }
         writer.start()
         // Read both pipes fully before waiting, so a large output cannot block the child.
         let errorReader = ErrorReader(handle: stderr.fileHandleForReading)
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let out = PipeIO.readAll(stdout.fileHandleForReading)
         let err = errorReader.finish()
         process.waitUntilExit()
         return Result(
@@ -75,7 +76,7 @@ struct CLIRunner {
 
         init(handle: FileHandle) {
             Thread {
-                self.data = handle.readDataToEndOfFile()
+                self.data = PipeIO.readAll(handle)
                 self.done.signal()
             }.start()
         }

@@ -1,6 +1,7 @@
 import Foundation
 import ListJSON
 import ListStore
+import ListStoreTestSupport
 import ListDiffTestSupport
 import Testing
 
@@ -21,11 +22,13 @@ import Darwin
     }
 
     /// Runs `liststore arguments…`, killing it after `seconds` (a hang is a failure, not a stuck suite).
-    private func runBounded(_ arguments: [String], seconds: Double = 60) throws -> (status: Int32, stderr: String, timedOut: Bool) {
+    private func runBounded(_ arguments: [String], seconds: Double = 60, standardInput: FileHandle = .nullDevice) throws
+        -> (status: Int32, stderr: String, timedOut: Bool)
+    {
         let process = Process()
         process.executableURL = CLIRunner.binary
         process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput
         process.standardOutput = FileHandle.nullDevice
         let stderr = Pipe()
         process.standardError = stderr
@@ -37,8 +40,20 @@ import Darwin
             kill(process.processIdentifier, SIGKILL)
             done.wait()
         }
-        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: PipeIO.readAll(stderr.fileHandleForReading), as: UTF8.self)
         return (process.terminationStatus, text, timedOut)
+    }
+
+    /// Standard input that cannot be read (a directory here: read(2) fails with EISDIR) is one line
+    /// on stderr and exit 66, and no store is made.
+    @Test func unreadableStandardInputIsOneLineAndExit66() throws {
+        let dir = try TemporaryDirectory()
+        let db = dir.url.appendingPathComponent("s.liststore").path
+        let directory = try #require(FileHandle(forReadingAtPath: dir.url.path))
+        let result = try runBounded(["commit", "--db", db, "--list", "l", "--file", "-"], standardInput: directory)
+        #expect(!result.timedOut && result.status == 66, "\(result.stderr)")
+        #expect(result.stderr.contains("standard input") && result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: db))
     }
 
     @Test func contentAtTheDepthLimitCommitsAndEveryReaderReadsIt() throws {
@@ -138,8 +153,8 @@ import Darwin
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        let out = PipeIO.readAll(stdout.fileHandleForReading)
+        let err = PipeIO.readAll(stderr.fileHandleForReading)
         process.waitUntilExit()
         return .init(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }

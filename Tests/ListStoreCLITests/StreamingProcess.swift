@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -43,7 +44,7 @@ final class StreamingProcess: @unchecked Sendable {
         Thread { [readers] in
             var pending = Data()
             while true {
-                let chunk = handle.availableData
+                let chunk = PipeIO.readSome(handle)
                 if chunk.isEmpty { break }
                 consume(chunk, &pending)
             }

@@ -35,7 +35,7 @@ import Testing
         refused.standardError = refusedError
         refused.standardOutput = Pipe()
         try refused.run()
-        let message = String(decoding: refusedError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: PipeIO.readAll(refusedError.fileHandleForReading), as: UTF8.self)
         refused.waitUntilExit()
         #expect(refused.terminationStatus == 64)
         #expect(message.filter { $0 == "\n" }.count == 1 && message.contains("--token"), "\(message)")
@@ -52,7 +52,7 @@ import Testing
         let line = try await RawConnection.run { () -> String in
             var data = Data()
             while !data.contains(UInt8(ascii: "\n")) {
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = PipeIO.readSome(output.fileHandleForReading)
                 if chunk.isEmpty { break }
                 data += chunk
             }
@@ -60,7 +60,7 @@ import Testing
         }
         allowed.terminate()
         allowed.waitUntilExit()
-        let warning = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let warning = String(decoding: PipeIO.readAll(errors.fileHandleForReading), as: UTF8.self)
         #expect(line.contains("serving"), "\(line) \(warning)")
         #expect(warning.contains("warning:") && warning.contains("WITHOUT A TOKEN"))
         #expect(allowed.terminationStatus == 0)
