@@ -91,6 +91,8 @@ let package = Package(
             dependencies: [
                 "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreMigrations",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -76,6 +76,9 @@ public final class PostgresStore: Sendable {
         self.createsStore = configuration.createsStore
         self.running = Task { await client.run() }
         do {
+            if let host = configuration.postgres.host, let port = configuration.postgres.port {
+                try await Self.checkReachable(host: host, port: port, location: location, timeout: min(configuration.openTimeout, .seconds(10)))
+            }
             try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
         } catch {
             // The client stops once its connection attempts end; a failed open does not wait for it.
