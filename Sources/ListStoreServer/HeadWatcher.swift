@@ -4,9 +4,10 @@ import ListStore
 /// Wakes the requests that wait for a list to pass a version (long polls and event streams): one
 /// loop reads the heads for all of them, at once after a commit the store learns of (this process's,
 /// and on PostgreSQL other servers' through `NOTIFY`) and every `pollInterval` for the others, so a
-/// thousand waiting clients cost one query. The same loop ends the waits whose time is up, so a wait
+/// thousand waiting clients cost one query. A second loop ends the waits whose time is up, so a wait
 /// costs an entry in a table, not a task and a timer of its own (a woken long poll would otherwise
-/// leave its timer running for the rest of its `wait`).
+/// leave its timer running for the rest of its `wait`), and a store slow to answer does not delay
+/// the timeouts.
 final class HeadWatcher: @unchecked Sendable {
     private struct Waiter {
         var list: String
@@ -42,14 +43,25 @@ final class HeadWatcher: @unchecked Sendable {
         return body(&state)
     }
 
-    /// Reads the heads while anyone waits, until the task is cancelled or `close()` is called; ends
-    /// every wait when it returns.
+    /// Reads the heads while anyone waits, and ends the waits whose time is up, until the task is
+    /// cancelled or `close()` is called; ends every wait when it returns. The two run apart, so a
+    /// store that is slow to answer does not hold back the waits' timeouts.
     func run() async {
         defer { close() }
-        while !Task.isCancelled {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.readHeads() }
+            group.addTask { await self.endWaitsOnTime() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Reads the heads at once after a commit the store learns of, and every `pollInterval`,
+    /// while anyone waits; wakes the waits they pass.
+    private func readHeads() async {
+        while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
-            let (closed, waiting) = withState { ($0.closed, !$0.waiters.isEmpty) }
-            if closed { return }
+            let waiting = withState { !$0.waiters.isEmpty }
             if waiting, let lists = try? await store.lists() {
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
@@ -59,8 +71,14 @@ final class HeadWatcher: @unchecked Sendable {
                 }
                 for continuation in woken { continuation.resume(returning: true) }
             }
-            let timeout = min(pollInterval, expire())
-            await store.waitForCommit(after: generation, timeout: timeout)
+            await store.waitForCommit(after: generation, timeout: pollInterval)
+        }
+    }
+
+    /// Ends each wait at its deadline (at most `pollInterval` late).
+    private func endWaitsOnTime() async {
+        while !Task.isCancelled, !isClosed {
+            try? await Task.sleep(for: min(pollInterval, expire()))
         }
     }
 
@@ -86,7 +104,7 @@ final class HeadWatcher: @unchecked Sendable {
     }
 
     /// Returns `true` as soon as the head of `list` is past `version` (seen by the next read of the
-    /// heads), `false` after `timeout` (ended by the loop of `run()`, at most `pollInterval` late),
+    /// heads), `false` after `timeout` (ended by `run()`, at most `pollInterval` late),
     /// when the task is cancelled or the watcher closes.
     func wait(for list: String, after version: Int, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
