@@ -3,34 +3,6 @@ import GRDB
 import ListJSON
 import ListMerge
 
-/// A list's head and replica position, read at one instant (not API: ListSync's replicas read it).
-package struct _ReplicaHead: Sendable {
-    /// The source position, `nil` for a list that is not a replica.
-    package var position: ReplicaSource?
-    /// The head version.
-    package var version: Int
-    /// The head digest.
-    package var digest: ListDigest
-    /// Whether the list holds any section.
-    package var holdsData: Bool
-    /// Whether local changes are in the outbox.
-    package var hasLocalChanges: Bool
-}
-
-/// What a replica list holds for a pull with local changes (not API: ListSync's replicas read it).
-package struct _PendingState: Sendable {
-    /// The source and the confirmed source version.
-    package var position: ReplicaSource
-    /// The replica's head version.
-    package var headVersion: Int
-    /// The confirmed state: the source's snapshot at `position.version`.
-    package var confirmed: [ListSection]
-    /// The outbox, oldest first.
-    package var outbox: [OutboxEntry]
-    /// The store's client id.
-    package var clientID: String
-}
-
 extension Store {
     /// The id this store pushes its local changes under (a lowercase UUID made with the store, made
     /// anew by `advanceEpoch()`).

@@ -48,8 +48,16 @@ extension PostgresStore {
     /// Commits the snapshot `makeTarget` makes from the locked head, in one transaction; then, in the
     /// same transaction, calls `alsoWrite` (even when nothing changed) with the list's row id (0 for
     /// a list that still has none) and the result. An error thrown by either rolls everything back.
+    ///
+    /// With `stages` (a journal entry's JSON, and what to call it in an error), `makeTarget` is not
+    /// called: the stages are applied to the head, and the journal keeps the same JSON. With
+    /// `queueLocalChange` (the default), a change to a replica list is a local change: its intents
+    /// are queued in the list's outbox in the same transaction (DESIGN §8). `checkFirst` runs in the
+    /// transaction once the list's row is locked, before anything is written, and may throw.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
+        replaying stages: (json: [UInt8], what: String)? = nil, queueLocalChange: Bool = true,
+        checkFirst: ((PostgresConnection, StoredHead) async throws -> Void)? = nil,
         makeTarget: (PostgresConnection, StoredHead) async throws -> [ListSection],
         alsoWrite: ((PostgresConnection, _ listID: Int64, CommitResult) async throws -> Void)? = nil
     ) async throws -> CommitResult {
@@ -58,17 +66,30 @@ extension PostgresStore {
             throw StoreError(.invalidArgument, "a commit's \(what) must not contain U+0000 (PostgreSQL text cannot hold it)")
         }
         let (result, committed) = try await transaction(.writing) { connection -> (CommitResult, (epoch: Int, head: StoredHead)?) in
-            let (head, epoch) = try await lockedHead(connection, list: list)
+            let (head, epoch, isReplica) = try await lockedHead(connection, list: list)
+            try await checkFirst?(connection, head)
             if let expectedVersion, expectedVersion != head.version {
                 throw StoreError(
                     .versionConflict,
                     "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
                     expectedVersion: expectedVersion, currentVersion: head.version)
             }
-            let sections = try await makeTarget(connection, head)
-            let (whole, plan) = try await _BlockingThreads.shared.run {
-                (CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil), CommitPlan.diffing(head, to: sections))
+            var target: [ListSection]?
+            let prepared: (whole: CommitRows.WholeSections, plan: CommitPlan)
+            if let stages {
+                prepared = try await _BlockingThreads.shared.run { () throws -> (whole: CommitRows.WholeSections, plan: CommitPlan) in
+                    let plan = try CommitPlan.replaying(stages.json, on: head) { stages.what }
+                    let pairing = (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf)
+                    return (CommitRows.WholeSections(head: head, target: plan.target, sectionPairing: pairing), plan)
+                }
+            } else {
+                let sections = try await makeTarget(connection, head)
+                target = sections
+                prepared = try await _BlockingThreads.shared.run { () -> (whole: CommitRows.WholeSections, plan: CommitPlan) in
+                    (CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil), CommitPlan.diffing(head, to: sections))
+                }
             }
+            let (whole, plan) = prepared
             let changeset = plan.changeset
             guard !changeset.isEmpty else {
                 let unchanged = CommitResult(
@@ -94,9 +115,13 @@ extension PostgresStore {
             }
             let (written, listID) = try await write(
                 rows, whole: whole, reservedRows: reservedRows, head: head, stagesJSON: stagesJSON, digest: digest, connection)
-            let result = CommitResult(
+            var result = CommitResult(
                 list: list, version: rows.journal.version, parentVersion: head.version, changed: true, digest: digest,
                 stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset, rowsWritten: written)
+            if queueLocalChange, isReplica, let target {
+                result.pendingSeq = try await queueInOutbox(
+                    connection, listID: listID, base: head, target: target, version: result.version, author: author, message: message)
+            }
             try await alsoWrite?(connection, listID, result)
             // Delivered to every listening session when the transaction commits, and not otherwise.
             try await connection.query("SELECT pg_notify(\(Self.commitChannel), \(list))", logger: logger)
@@ -114,22 +139,23 @@ extension PostgresStore {
     /// positions and content hashes), and the store's epoch. For a list without a row, takes the
     /// advisory lock on its name first and looks again: a first commit that got there meanwhile has
     /// then committed. The head this store committed last is taken instead of the rows when the row
-    /// still holds its version and digest and the epoch is the same (a restore advances it).
-    func lockedHead(_ connection: PostgresConnection, list: String) async throws -> (StoredHead, epoch: Int) {
+    /// still holds its version and digest and the epoch is the same (a restore advances it). Also
+    /// whether the list is a replica.
+    func lockedHead(_ connection: PostgresConnection, list: String) async throws -> (StoredHead, epoch: Int, isReplica: Bool) {
         var row = try await lockListRow(connection, list: list)
         if row == nil {
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(\(Self.newListLockClass), hashtext(\(list)))", logger: logger)
             row = try await lockListRow(connection, list: list)
         }
-        guard let row else { return (.empty, try await Self.identity(connection, self).epoch) }
-        let (listID, version, digestHex, epoch) = row
+        guard let row else { return (.empty, try await Self.identity(connection, self).epoch, false) }
+        let (listID, version, digestHex, epoch, isReplica) = row
         if let cached = heads.withLock({ $0[list] }), cached.epoch == epoch, cached.head.listID == listID,
             cached.head.version == version, cached.head.digest.hex == digestHex
         {
-            return (cached.head, epoch)
+            return (cached.head, epoch, isReplica)
         }
-        return (try await loadHead(connection, listID: listID, version: version, digestHex: digestHex), epoch)
+        return (try await loadHead(connection, listID: listID, version: version, digestHex: digestHex), epoch, isReplica)
     }
 
     /// Reads the head of the list whose row is `listID` from its rows.
@@ -182,14 +208,14 @@ extension PostgresStore {
     /// hash of its name); the two-key space does not overlap the migrations' one-key lock.
     static let newListLockClass: Int32 = 0x4C49_5354
 
-    /// Locks `list`'s row; its id, version and digest, and the store's epoch.
-    private func lockListRow(_ connection: PostgresConnection, list: String) async throws -> (Int64, Int, String, Int)? {
+    /// Locks `list`'s row; its id, version and digest, the store's epoch, and whether it is a replica.
+    private func lockListRow(_ connection: PostgresConnection, list: String) async throws -> (Int64, Int, String, Int, Bool)? {
         let rows = try await connection.query(
             """
-            SELECT l.id, l.head_version, l.head_digest, s.epoch FROM list l, store s
-            WHERE l.name = \(list) AND s.id = 1 FOR UPDATE OF l
+            SELECT l.id, l.head_version, l.head_digest, s.epoch, EXISTS (SELECT 1 FROM replica_source r WHERE r.list_id = l.id)
+            FROM list l, store s WHERE l.name = \(list) AND s.id = 1 FOR UPDATE OF l
             """, logger: logger)
-        for try await row in rows.decode((Int64, Int, String, Int).self) { return row }
+        for try await row in rows.decode((Int64, Int, String, Int, Bool).self) { return row }
         return nil
     }
 

@@ -1,13 +1,13 @@
 import ListMerge
 import ListStore
 
-extension Replica.PushResult {
+extension ReplicaPushResult {
     /// The result of a push whose changes the source answered with `answers`, in order: for a caller
     /// that hears the answers one by one (a following sync that reports its pushes), as `push(to:)`
     /// sums them up.
     ///
     /// ```swift
-    /// let result = Replica.PushResult(list: "inbox", answers: answers)
+    /// let result = ReplicaPushResult(list: "inbox", answers: answers)
     /// result.pushed + result.duplicates == answers.count    // true
     /// ```
     /// - Complexity: O(answers and their conflicts).

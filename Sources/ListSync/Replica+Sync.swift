@@ -3,41 +3,20 @@ import ListMerge
 import ListStore
 
 extension Replica {
-    /// What a push did.
-    public struct PushResult: Sendable, Hashable {
-        /// The replica's list.
-        public var list: String
-        /// Local changes the source merged now.
-        public var pushed: Int
-        /// Local changes the source had merged before (an answer that was lost): answered from its
-        /// record, applied nothing.
-        public var duplicates: Int
-        /// The source version holding the last change pushed (`nil` when there was nothing to push).
-        public var version: Int?
-        /// The conflicts of the changes pushed, in order.
-        public var conflicts: [Conflict]
-    }
-
-    /// What a sync did: its push, then its pull.
-    public struct SyncResult: Sendable, Hashable {
-        /// The push.
-        public var push: PushResult
-        /// The pull.
-        public var pull: PullResult
-    }
-
     /// Where the replica stands: its source and confirmed version, its local changes, the conflicts
     /// of its last push; `nil` before its first pull.
     ///
     /// ```swift
-    /// if let status = try replica.status(), status.pending > 0 { print(status.pending, "changes to push") }
+    /// if let status = try await replica.status(), status.pending > 0 { print(status.pending, "changes to push") }
     /// ```
     /// - Throws: `StoreError` of the replica's store.
-    public func status() throws -> ReplicaStatus? {
-        guard store.exists else { return nil }
+    /// - Complexity: O(1) plus the size of the last conflict report.
+    public func status() async throws -> ReplicaStatus? {
         do {
-            return try store.replicaStatus(of: list)
+            return try await store.replicaStatus(of: list)
         } catch StoreError.Code.listNotFound {
+            return nil
+        } catch StoreError.Code.storeNotFound {
             return nil
         }
     }
@@ -50,7 +29,7 @@ extension Replica {
     /// pull confirms them.
     ///
     /// ```swift
-    /// try replica.store.edit("inbox") { $0.append(ListItem(id: "m9"), toSection: 0) }   // pending
+    /// try await replica.store.edit("inbox", expectedVersion: nil, author: nil, message: nil) { $0.append(ListItem(id: "m9"), toSection: 0) }   // pending
     /// let pushed = try await replica.push(to: source)
     /// pushed.conflicts      // what the source could not honour as written
     /// ```
@@ -61,18 +40,15 @@ extension Replica {
     @discardableResult
     public func push(to source: some ListSource, options: PullOptions = PullOptions()) async throws -> PushResult {
         var result = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
-        let local = try await store._offPool(reading: { [store, list] () throws -> (ReplicaSource, String, [OutboxEntry])? in
-            guard let position = try self.position() else { return nil }
-            return (position, try store.clientID(), try store.outbox(of: list))
-        })
-        guard let (position, client, outbox) = local else { return result }
+        guard let position = try await position() else { return result }
+        let (client, outbox) = (try await store.clientID(), try await store.outbox(of: list))
         let sourceList = options.sourceList ?? position.list
         for entry in outbox where entry.pushedVersion == nil {
             let push = Push(
                 id: PushID(client: client, seq: entry.seq), intents: entry.intents, author: entry.author,
                 message: entry.message)
             let answer = try await source.push(push, to: sourceList)
-            try await store._offPool(writing: { [store, list] in try store._recordPushed(answer, of: list) })
+            try await store._recordPushed(answer, of: list)
             if answer.duplicate { result.duplicates += 1 } else { result.pushed += 1 }
             result.version = answer.version
             result.conflicts += answer.conflicts
@@ -106,7 +82,7 @@ extension Replica {
         async throws -> PullResult
     {
         while true {
-            guard let state = try await store._offPool(reading: { [store, list] in try store._pendingState(of: list) }) else {
+            guard let state = try await store._pendingState(of: list) else {
                 throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' follows no source")
             }
             var confirmed = state.confirmed
@@ -161,16 +137,14 @@ extension Replica {
                 : "pull to source version \(position.version), \(pending) local change\(pending == 1 ? "" : "s") rebased on top"
             do {
                 let (expected, headVersion, conflicts) = (position, state.headVersion, result.conflicts)
-                _ = try await store._offPool(writing: { [store, list, merged, confirmed, confirmedSeqs, remaining] in
-                    try store._commitPull(
-                        merged, to: list, expectedVersion: headVersion, position: expected, confirmed: confirmed,
-                        confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts, message: message
-                    ) { committed in
-                        if pending == 0, committed.digest != expected.digest {
-                            throw SyncError.diverged(version: expected.version, expected: expected.digest, actual: committed.digest)
-                        }
+                _ = try await store._commitPull(
+                    merged, to: list, expectedVersion: headVersion, position: expected, confirmed: confirmed,
+                    confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts, message: message
+                ) { committed in
+                    if pending == 0, committed.digest != expected.digest {
+                        throw SyncError.diverged(version: expected.version, expected: expected.digest, actual: committed.digest)
                     }
-                })
+                }
             } catch StoreError.Code.versionConflict {
                 continue  // a local change landed meanwhile: start again with it
             }
@@ -204,4 +178,27 @@ extension Replica {
             applied += 1
         }
     }
+}
+
+/// What a push did (`Replica.PushResult`).
+public struct ReplicaPushResult: Sendable, Hashable {
+    /// The replica's list.
+    public var list: String
+    /// Local changes the source merged now.
+    public var pushed: Int
+    /// Local changes the source had merged before (an answer that was lost): answered from its
+    /// record, applied nothing.
+    public var duplicates: Int
+    /// The source version holding the last change pushed (`nil` when there was nothing to push).
+    public var version: Int?
+    /// The conflicts of the changes pushed, in order.
+    public var conflicts: [Conflict]
+}
+
+/// What a sync did: its push, then its pull (`Replica.SyncResult`).
+public struct ReplicaSyncResult: Sendable, Hashable {
+    /// The push.
+    public var push: ReplicaPushResult
+    /// The pull.
+    public var pull: ReplicaPullResult
 }

@@ -9,76 +9,49 @@ import ListStore
 /// A replica's store is an ordinary store: `show`, `log`, `verify`, `diff` work on it, and it can be
 /// the source of further replicas.
 ///
+/// The replica's store is any `ReplicaStore`: a SQLite `Store`, or a `PostgresStore`
+/// (ListStorePostgres), for a server that keeps a copy of another server's list.
+///
 /// ```swift
 /// let replica = Replica(store: try Store(path: "copy.liststore"), list: "inbox")
 /// let result = try await replica.pull(from: LocalSource(try Store(path: "mail.liststore")))
 /// result.version      // the source version the replica now equals
 /// result.resynced     // true when it had to catch up by diff (see `reason`)
 /// ```
-public struct Replica: Sendable {
+public struct Replica<Storage: ReplicaStore>: Sendable {
+    /// How a pull goes about it.
+    public typealias PullOptions = ReplicaPullOptions
+    /// What a pull did.
+    public typealias PullResult = ReplicaPullResult
+    /// What a push did.
+    public typealias PushResult = ReplicaPushResult
+    /// What a sync did: its push, then its pull.
+    public typealias SyncResult = ReplicaSyncResult
+
     /// The replica's store.
-    public let store: Store
+    public let store: Storage
     /// The replica's list (by default also the source list's name).
     public let list: String
 
     /// A replica of `list` in `store`.
-    public init(store: Store, list: String) {
+    public init(store: Storage, list: String) {
         self.store = store
         self.list = list
     }
 
     /// The source version the replica equals, or `nil` before its first pull.
+    ///
+    /// ```swift
+    /// let version = try await replica.position()?.version ?? 0
+    /// ```
     /// - Throws: `StoreError` `.io`.
-    public func position() throws -> ReplicaSource? {
-        store.exists ? try store.replicaSource(of: list) : nil
-    }
-
-    /// How a pull goes about it.
-    public struct PullOptions: Sendable {
-        /// The source list (default: the replica's list name).
-        public var sourceList: String?
-        /// Apply one minimal changeset from the replica's version to the head instead of each commit.
-        public var catchUp = false
-        /// When the journal cannot bring the replica up to date (see `ResyncReason`), diff the
-        /// replica against the source's head and apply that one changeset (`true`), or throw
-        /// `SyncError.resyncRequired` (`false`).
-        public var resyncByDiff = true
-        /// Register and acknowledge this consumer name on the source after the pull, so that the
-        /// source does not prune what the replica has not applied yet.
-        public var consumer: String?
-        /// Journal entries read per request.
-        public var pageSize = 100
-
-        /// The defaults.
-        public init(sourceList: String? = nil, catchUp: Bool = false, resyncByDiff: Bool = true, consumer: String? = nil) {
-            self.sourceList = sourceList
-            self.catchUp = catchUp
-            self.resyncByDiff = resyncByDiff
-            self.consumer = consumer
+    /// - Complexity: O(1).
+    public func position() async throws -> ReplicaSource? {
+        do {
+            return try await store.replicaSource(of: list)
+        } catch StoreError.Code.storeNotFound {
+            return nil
         }
-    }
-
-    /// What a pull did.
-    public struct PullResult: Sendable, Hashable {
-        /// The replica's list.
-        public var list: String
-        /// The source version the replica now equals.
-        public var version: Int
-        /// Its digest.
-        public var digest: String
-        /// Source commits applied one by one (a catch-up or a resync counts as one).
-        public var applied: Int
-        /// Whether the replica caught up by diff against the source's head.
-        public var resynced: Bool
-        /// Why it had to (`nil` when it did not).
-        public var reason: ResyncReason?
-        /// Local changes still pending after the pull (rebased onto the source's head).
-        public var pending = 0
-        /// Local changes the pull found in the source's head, and took out of the outbox.
-        public var confirmedChanges = 0
-        /// The conflicts of pushes whose answer the replica had not heard (a lost answer), learned
-        /// from the source's record during the pull.
-        public var conflicts: [Conflict] = []
     }
 
     /// Brings the replica up to date with its source: the commits after its version are applied
@@ -99,7 +72,7 @@ public struct Replica: Sendable {
         let sourceList = options.sourceList ?? list
         let identity = try await source.identity()
         // The position and the head, read together (another pull may be moving both).
-        let current = try await store._offPool(reading: { [store, list] in try store._replicaHead(of: list) })
+        let current = try await store._replicaHead(of: list)
         if let current, current.hasLocalChanges {
             // Local changes: they are rebased onto the source's new head (DESIGN §8).
             let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
@@ -182,7 +155,7 @@ public struct Replica: Sendable {
         }
         while !Task.isCancelled {
             let result: PullResult
-            let localGeneration = CommitSignal.shared.generation(of: store.path)
+            let localGeneration = store._localCommitGeneration()
             do {
                 result = pushing ? try await sync(with: source, options: options).pull : try await pull(from: source, options: options)
             } catch let error as SyncError where error.isTransient && !Task.isCancelled {
@@ -225,10 +198,9 @@ public struct Replica: Sendable {
                 let deadline = clock.now + timeout
                 var generation = localGeneration
                 while clock.now < deadline, !Task.isCancelled {
-                    if let status = try? await store._offPool(reading: { try store.replicaStatus(of: list) }), status.pending > 0 { return }
-                    await CommitSignal.shared.wait(
-                        path: store.path, unlessGenerationIsNot: generation, timeout: min(localPoll, deadline - clock.now))
-                    generation = CommitSignal.shared.generation(of: store.path)
+                    if let status = try? await store.replicaStatus(of: list), status.pending > 0 { return }
+                    await store._waitForLocalCommit(unlessGenerationIsNot: generation, timeout: min(localPoll, deadline - clock.now))
+                    generation = store._localCommitGeneration()
                 }
             }
             try await group.next()
@@ -264,13 +236,11 @@ public struct Replica: Sendable {
         result.digest = position.digest.hex
 
         if options.catchUp {
-            let state = current == nil ? [] : try await store.snapshot(of: list).sections
+            let state = current == nil ? [] : try await store.snapshot(of: list, at: nil).sections
             let (changeset, head) = try await source.catchUp(of: sourceList, from: position.version, applyingTo: state)
             guard !changeset.isEmpty || head.version != position.version else { return }
             let next = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
-            try await store._offPool(writing: {
-                try self.commit(head.sections, at: next, author: nil, message: "catch-up to source version \(head.version)")
-            })
+            try await commit(head.sections, at: next, author: nil, message: "catch-up to source version \(head.version)")
             result.version = head.version
             result.digest = head.digest.hex
             result.applied = 1
@@ -280,7 +250,7 @@ public struct Replica: Sendable {
         try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry in
             position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
             do {
-                try await store._offPool(writing: { [position] in try self.commit(entry, at: position) })
+                try await commit(entry, at: position)
             } catch let error as StoreError where error.code == .invalidEdit {
                 throw SyncError.resyncRequired(.digestMismatch, message: error.message)
             }
@@ -331,9 +301,7 @@ public struct Replica: Sendable {
     ) async throws {
         let head = try await source.snapshot(of: sourceList, at: nil)
         let position = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
-        try await store._offPool(writing: {
-            try self.commit(head.sections, at: position, author: nil, message: "resync (\(reason)) to source version \(head.version)")
-        })
+        try await commit(head.sections, at: position, author: nil, message: "resync (\(reason)) to source version \(head.version)")
         result.version = head.version
         result.digest = head.digest.hex
         result.applied += 1
@@ -342,8 +310,8 @@ public struct Replica: Sendable {
     }
 
     /// Applies the source's journal entry with `position`, rolling back unless it reproduces its digest.
-    private func commit(_ entry: JournalEntry, at position: ReplicaSource) throws {
-        _ = try store._commitReplica(entry, to: list, source: position) { committed in
+    private func commit(_ entry: JournalEntry, at position: ReplicaSource) async throws {
+        _ = try await store._commitReplica(entry, to: list, source: position) { committed in
             guard committed.digest == position.digest else {
                 throw SyncError.diverged(version: position.version, expected: position.digest, actual: committed.digest)
             }
@@ -351,11 +319,59 @@ public struct Replica: Sendable {
     }
 
     /// Commits `sections` with `position`, rolling back unless they reproduce its digest.
-    private func commit(_ sections: [ListSection], at position: ReplicaSource, author: String?, message: String?) throws {
-        _ = try store._commitReplica(sections, to: list, source: position, author: author, message: message) { committed in
+    private func commit(_ sections: [ListSection], at position: ReplicaSource, author: String?, message: String?) async throws {
+        _ = try await store._commitReplica(sections, to: list, source: position, author: author, message: message) { committed in
             guard committed.digest == position.digest else {
                 throw SyncError.diverged(version: position.version, expected: position.digest, actual: committed.digest)
             }
         }
     }
+}
+
+/// How a pull goes about it (`Replica.PullOptions`).
+public struct ReplicaPullOptions: Sendable {
+    /// The source list (default: the replica's list name).
+    public var sourceList: String?
+    /// Apply one minimal changeset from the replica's version to the head instead of each commit.
+    public var catchUp = false
+    /// When the journal cannot bring the replica up to date (see `ResyncReason`), diff the
+    /// replica against the source's head and apply that one changeset (`true`), or throw
+    /// `SyncError.resyncRequired` (`false`).
+    public var resyncByDiff = true
+    /// Register and acknowledge this consumer name on the source after the pull, so that the
+    /// source does not prune what the replica has not applied yet.
+    public var consumer: String?
+    /// Journal entries read per request.
+    public var pageSize = 100
+
+    /// The defaults.
+    public init(sourceList: String? = nil, catchUp: Bool = false, resyncByDiff: Bool = true, consumer: String? = nil) {
+        self.sourceList = sourceList
+        self.catchUp = catchUp
+        self.resyncByDiff = resyncByDiff
+        self.consumer = consumer
+    }
+}
+
+/// What a pull did (`Replica.PullResult`).
+public struct ReplicaPullResult: Sendable, Hashable {
+    /// The replica's list.
+    public var list: String
+    /// The source version the replica now equals.
+    public var version: Int
+    /// Its digest.
+    public var digest: String
+    /// Source commits applied one by one (a catch-up or a resync counts as one).
+    public var applied: Int
+    /// Whether the replica caught up by diff against the source's head.
+    public var resynced: Bool
+    /// Why it had to (`nil` when it did not).
+    public var reason: ResyncReason?
+    /// Local changes still pending after the pull (rebased onto the source's head).
+    public var pending = 0
+    /// Local changes the pull found in the source's head, and took out of the outbox.
+    public var confirmedChanges = 0
+    /// The conflicts of pushes whose answer the replica had not heard (a lost answer), learned
+    /// from the source's record during the pull.
+    public var conflicts: [Conflict] = []
 }

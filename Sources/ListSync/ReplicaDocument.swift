@@ -19,7 +19,7 @@ public enum ReplicaDocument {
     /// let line = ReplicaDocument.pullResult(try await replica.pull(from: source))
     /// ```
     /// - Complexity: O(size of the conflicts).
-    public static func pullResult(_ result: Replica.PullResult) -> [UInt8] {
+    public static func pullResult(_ result: ReplicaPullResult) -> [UInt8] {
         JSONWriter.object { w in w.pullMembers(result, schemaVersion: true) }
     }
 
@@ -31,7 +31,7 @@ public enum ReplicaDocument {
     /// let line = ReplicaDocument.pushResult(try await replica.push(to: source))
     /// ```
     /// - Complexity: O(size of the conflicts).
-    public static func pushResult(_ result: Replica.PushResult) -> [UInt8] {
+    public static func pushResult(_ result: ReplicaPushResult) -> [UInt8] {
         JSONWriter.object { w in w.pushMembers(result, schemaVersion: true) }
     }
 
@@ -43,7 +43,7 @@ public enum ReplicaDocument {
     /// let line = ReplicaDocument.syncResult(push: synced.push, pull: synced.pull)
     /// ```
     /// - Complexity: O(size of the conflicts).
-    public static func syncResult(push: Replica.PushResult, pull: Replica.PullResult) -> [UInt8] {
+    public static func syncResult(push: ReplicaPushResult, pull: ReplicaPullResult) -> [UInt8] {
         JSONWriter.object { w in
             w.key("pull")
             w.object { w in w.pullMembers(pull, schemaVersion: false) }
@@ -90,7 +90,7 @@ public enum ReplicaDocument {
 
 extension JSONWriter {
     /// The members of a `pull --json` document, `schemaVersion` optional.
-    mutating func pullMembers(_ result: Replica.PullResult, schemaVersion: Bool) {
+    mutating func pullMembers(_ result: ReplicaPullResult, schemaVersion: Bool) {
         let local = result.pending > 0 || result.confirmedChanges > 0 || !result.conflicts.isEmpty
         member("applied", result.applied)
         if local {
@@ -108,7 +108,7 @@ extension JSONWriter {
     }
 
     /// The members of a `push --json` document, `schemaVersion` optional.
-    mutating func pushMembers(_ result: Replica.PushResult, schemaVersion: Bool) {
+    mutating func pushMembers(_ result: ReplicaPushResult, schemaVersion: Bool) {
         member("conflicts", Conflict.jsonValue(result.conflicts))
         member("duplicates", result.duplicates)
         member("list", result.list)

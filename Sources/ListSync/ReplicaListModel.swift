@@ -133,7 +133,7 @@ public final class ReplicaListModel {
     }
 
     /// The replica the model shows and writes to.
-    public let replica: Replica
+    public let replica: Replica<Store>
     /// The source it syncs with.
     public let source: any ListSource
 
@@ -154,7 +154,7 @@ public final class ReplicaListModel {
     /// Set while `sync()` runs: the background sync is paused meanwhile (one pull at a time).
     @ObservationIgnored private var syncRunning = false
     /// The last `sync()`: the next one waits for it, so that one pull runs at a time.
-    @ObservationIgnored private var lastSync: Task<Replica.SyncResult?, Never>?
+    @ObservationIgnored private var lastSync: Task<ReplicaSyncResult?, Never>?
 
     /// A model showing `replica`'s head and syncing it with `source`.
     ///
@@ -166,14 +166,14 @@ public final class ReplicaListModel {
     /// A replica that has never pulled shows an empty list until its first sync.
     /// - Throws: `StoreError` of the replica's store (`.damaged`, `.io`).
     /// - Complexity: O(n) for n items: it reads the head (kept in memory by the store after a commit).
-    public init(replica: Replica, source: any ListSource) throws {
+    public init(replica: Replica<Store>, source: any ListSource) throws {
         self.replica = replica
         self.source = source
         let head = try Self.readHead(of: replica)
         sections = head.sections
         version = head.version
         var status = Status()
-        if let replicaStatus = try replica.status() { status.update(from: replicaStatus) }
+        if let replicaStatus = try Self.readStatus(of: replica) { status.update(from: replicaStatus) }
         self.status = status
     }
 
@@ -281,9 +281,9 @@ public final class ReplicaListModel {
     /// - Returns: what the push and the pull did, or `nil` when the sync failed (see `status`).
     /// - Complexity: that of `Replica.sync(with:)`, plus reading the replica's new journal entries.
     @discardableResult
-    public func sync() async -> Replica.SyncResult? {
+    public func sync() async -> ReplicaSyncResult? {
         let previous = lastSync
-        let task = Task { [weak self] () -> Replica.SyncResult? in
+        let task = Task { [weak self] () -> ReplicaSyncResult? in
             _ = await previous?.value
             return await self?.syncNow()
         }
@@ -367,7 +367,7 @@ public final class ReplicaListModel {
         for continuation in subscribers.values { continuation.yield(transition) }
     }
 
-    private func syncNow() async -> Replica.SyncResult? {
+    private func syncNow() async -> ReplicaSyncResult? {
         // The background sync pauses: two pulls of one replica must not run at once.
         syncRunning = true
         status.isSyncing = true
@@ -469,8 +469,18 @@ public final class ReplicaListModel {
         return await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
     }
 
+    /// The replica's status (`nil` before its first pull), read on the caller's thread.
+    nonisolated private static func readStatus(of replica: Replica<Store>) throws -> ReplicaStatus? {
+        guard replica.store.exists else { return nil }
+        do {
+            return try replica.store.replicaStatus(of: replica.list)
+        } catch StoreError.Code.listNotFound {
+            return nil
+        }
+    }
+
     /// The head of the replica's list; empty at version 0 before the store or the list exist.
-    nonisolated private static func readHead(of replica: Replica) throws -> (sections: [ListSection], version: Int) {
+    nonisolated private static func readHead(of replica: Replica<Store>) throws -> (sections: [ListSection], version: Int) {
         guard replica.store.exists else { return ([], 0) }
         do {
             let head = try replica.store.snapshot(of: replica.list)
@@ -487,7 +497,7 @@ public final class ReplicaListModel {
     /// `version`): the stages of the journal entries in between, or one diff from the head when the
     /// journal cannot tell (pruned, more than `journalEntryLimit` entries, stages that do not
     /// reproduce the head's digest, a store that went back).
-    nonisolated private static func catchUp(_ replica: Replica, from version: Int, _ base: [ListSection]) throws -> _CatchUp {
+    nonisolated private static func catchUp(_ replica: Replica<Store>, from version: Int, _ base: [ListSection]) throws -> _CatchUp {
         let store = replica.store
         let list = replica.list
         let unchanged = _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: nil)
@@ -498,7 +508,7 @@ public final class ReplicaListModel {
         } catch StoreError.Code.listNotFound {
             return unchanged
         }
-        let status = try replica.status()
+        let status = try store.replicaStatus(of: list)
         if head.version == version { return _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: status) }
         if head.version > version, head.version - version <= journalEntryLimit,
             let replayed = try? replay(store, list, from: version, base, through: head.version)

@@ -32,7 +32,7 @@ struct OfflineDemo {
             Terminal.out("\nserver, meanwhile: \(title) (version \(result.version))\n")
             Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
         }
-        let pending = try StoreFailure.mapping { try laptop.status()?.pending ?? 0 }
+        let pending = try StoreFailure.mapping { try laptop.store.replicaStatus(of: "inbox")?.pending ?? 0 }
         Terminal.out("\n== The laptop is back online with \(pending) pending changes: sync (push, then pull)\n")
         let before = try StoreFailure.mapping { try laptop.store.snapshot(of: "inbox").sections }
         let synced = try AsyncBridge.run { try await laptop.sync(with: source) }

@@ -85,10 +85,10 @@ struct PullCommand: ParsableCommand {
 
     /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
     private func pull(from source: ReplicaOptions.Source, into replicaStore: Store) throws {
-        let pullOptions = Replica.PullOptions(catchUp: catchUp, consumer: consumer)
+        let pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer)
         let target = Replica(store: replicaStore, list: options.list.list)
         let (json, follow, catchUp, name) = (json, follow, catchUp, options.replica)
-        let report: @Sendable (Replica.PullResult) -> Void = { result in
+        let report: @Sendable (ReplicaPullResult) -> Void = { result in
             Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
         }
         let (reading, retry) = (source.listSource, source.retryPolicy)
@@ -119,12 +119,12 @@ struct PullCommand: ParsableCommand {
     }
 
     /// The `pull --json` document (see `ReplicaDocument.pullResult`) and a newline.
-    static func document(_ result: Replica.PullResult) -> String {
+    static func document(_ result: ReplicaPullResult) -> String {
         String(decoding: ReplicaDocument.pullResult(result), as: UTF8.self) + "\n"
     }
 
     /// `replica.liststore: inbox at source version 12 (3 commits applied)` and a newline.
-    static func line(_ result: Replica.PullResult, replica: String, catchUp: Bool) -> String {
+    static func line(_ result: ReplicaPullResult, replica: String, catchUp: Bool) -> String {
         var text = "\(Output.printable(replica)): \(Output.printable(result.list)) at source version \(result.version)"
         if result.resynced {
             text += ", resynced by diff (\(result.reason?.rawValue ?? "unknown reason"))"

@@ -65,7 +65,7 @@ struct PushCommand: ParsableCommand {
 
     /// `copy.liststore: inbox: 2 local changes pushed, 1 already merged (source version 7), 1 conflict`
     /// and a newline, then one line per conflict.
-    static func lines(_ result: Replica.PushResult, replica: String) -> String {
+    static func lines(_ result: ReplicaPushResult, replica: String) -> String {
         var text = "\(Output.printable(replica)): \(Output.printable(result.list)): "
         guard let version = result.version else { return text + "nothing to push\n" }
         var parts: [String] = []

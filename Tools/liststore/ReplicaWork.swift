@@ -24,8 +24,8 @@ enum ReplicaWork {
     /// Follows `source` into `replica` (see `Replica.follow`), syncing with `pushing`; with a retry
     /// policy (a server), an outage is waited out and announced on stderr.
     static func follow(
-        _ replica: Replica, from source: any ListSource, retrying retry: RetryPolicy?, options: Replica.PullOptions,
-        pushing: Bool, onPull: (Replica.PullResult) async throws -> Void
+        _ replica: Replica<some ReplicaStore>, from source: any ListSource, retrying retry: RetryPolicy?, options: ReplicaPullOptions,
+        pushing: Bool, onPull: (ReplicaPullResult) async throws -> Void
     ) async throws {
         try await replica.follow(from: source, options: options, pushing: pushing, retrying: retry, onEvent: announce, onPull: onPull)
     }

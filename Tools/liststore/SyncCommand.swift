@@ -47,7 +47,7 @@ struct SyncCommand: ParsableCommand {
             let replicaStore = try OpenStores.open(options.replica)
             let target = Replica(store: replicaStore, list: options.list.list)
             let (json, follow, name) = (json, follow, options.replica)
-            let report: @Sendable (Replica.PushResult, Replica.PullResult) -> Void = { push, pull in
+            let report: @Sendable (ReplicaPushResult, ReplicaPullResult) -> Void = { push, pull in
                 guard !json else {
                     Terminal.out(String(decoding: ReplicaDocument.syncResult(push: push, pull: pull), as: UTF8.self) + "\n")
                     return
@@ -65,7 +65,7 @@ struct SyncCommand: ParsableCommand {
                 }
                 let recording = PushRecordingSource(reading)
                 try await ReplicaWork.follow(target, from: recording, retrying: retry, options: .init(), pushing: true) { pulled in
-                    report(Replica.PushResult(list: target.list, answers: recording.takeAnswers()), pulled)
+                    report(ReplicaPushResult(list: target.list, answers: recording.takeAnswers()), pulled)
                 }
             }
         }

@@ -1,0 +1,85 @@
+import ListMerge
+
+/// A store that can hold replica lists: lists that follow a list of another store, take local
+/// changes into an outbox, and push them (DESIGN §8). `Store` (SQLite) and `PostgresStore`
+/// (ListStorePostgres) are replica stores; ListSync's `Replica` works on either.
+///
+/// The public requirements read a replica list's state; the underscored ones are the writes of
+/// ListSync's replicas (not API: call them through `Replica`). Every method is async and never
+/// blocks the cooperative thread pool.
+///
+/// ```swift
+/// func pending(in store: some ReplicaStore) async throws -> Int {
+///     try await store.replicaStatus(of: "inbox")?.pending ?? 0
+/// }
+/// ```
+public protocol ReplicaStore: ListStoreEngine {
+    /// Which source `list` replicates, and up to which version; `nil` for a list that is not a
+    /// replica (or does not exist).
+    /// - Throws: `StoreError` `.storeNotFound`, `.io`.
+    /// - Complexity: O(1).
+    func replicaSource(of list: String) async throws -> ReplicaSource?
+
+    /// The id this store pushes its local changes under.
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    func clientID() async throws -> String
+
+    /// The local changes of the replica list `list` that its confirmed state does not hold yet,
+    /// oldest first (empty for a list that is not a replica).
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(size of the outbox).
+    func outbox(of list: String) async throws -> [OutboxEntry]
+
+    /// Where the replica list `list` stands; `nil` for a list that is not a replica.
+    /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1) plus the size of the last conflict report.
+    func replicaStatus(of list: String) async throws -> ReplicaStatus?
+
+    /// A list's head version and digest, whether it holds any section or local change, and its
+    /// replica position, read at one instant; `nil` when the store or the list does not exist.
+    func _replicaHead(of list: String) async throws -> _ReplicaHead?
+
+    /// The replica list's position, head version, confirmed state and outbox, read at one instant;
+    /// `nil` when `list` is not a replica (or does not exist).
+    func _pendingState(of list: String) async throws -> _PendingState?
+
+    /// Commits `sections` as the head of the replica list `list` and records `source` as its
+    /// position, in one transaction; `check` runs inside it first (with the result) and may throw
+    /// to roll everything back. The list row is created if needed, even when nothing changes.
+    /// Refused (`.versionConflict`) while the list has local changes.
+    func _commitReplica(
+        _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
+        check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult
+
+    /// Applies the stages of the source's journal entry `entry` to the head of the replica list
+    /// `list` and records `source` as its position, in one transaction, keeping the entry's stages,
+    /// author, message, push id and conflicts. Refused (`.versionConflict`) while the list has local
+    /// changes or when its position is not the entry's parent; `.invalidEdit` when the stages do not
+    /// apply to the head.
+    func _commitReplica(
+        _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult
+
+    /// Commits a pull of a replica list with local changes, in one transaction: `merged` becomes the
+    /// head unless the head moved past `expectedVersion` (`.versionConflict`), `position` the
+    /// confirmed source version; the outbox loses the entries `confirmedSeqs` and the others get the
+    /// source version their push was recorded as; the confirmed state is kept while entries remain;
+    /// non-empty `conflicts` become the last push's conflicts.
+    func _commitPull(
+        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
+        confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
+        conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult
+
+    /// Records that the outbox entry `answer.seq` of `list` was pushed and how the source answered.
+    func _recordPushed(_ answer: PushAnswer, of list: String) async throws
+
+    /// A number that changes with every commit to this store that this process makes.
+    func _localCommitGeneration() -> UInt64
+
+    /// Returns at this process's next commit to this store after `generation`, at once when
+    /// the generation is not `generation` any more, or after `timeout`.
+    func _waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async
+}

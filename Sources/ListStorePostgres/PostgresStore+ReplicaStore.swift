@@ -1,0 +1,336 @@
+import Foundation
+import ListJSON
+import ListMerge
+import ListStore
+import PostgresNIO
+
+// A PostgreSQL store holds replica lists as a SQLite store does (DESIGN §8): the position in
+// `replica_source`, the local changes in `outbox`, each written in the transaction of the commit it
+// belongs to.
+
+extension PostgresStore: ReplicaStore {
+    /// Which source `list` replicates, and up to which version; `nil` for a list that is not a
+    /// replica (or does not exist).
+    ///
+    /// ```swift
+    /// let position = try await store.replicaSource(of: "inbox")   // e.g. source version 41
+    /// ```
+    /// - Throws: `StoreError` `.io`; `CancellationError` when the task is cancelled before the read starts.
+    /// - Complexity: O(1), one round trip.
+    public func replicaSource(of list: String) async throws -> ReplicaSource? {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT r.store_uuid, r.store_epoch, r.list_name, r.version, r.digest
+                FROM replica_source r JOIN list l ON l.id = r.list_id WHERE l.name = \(list)
+                """, logger: self.logger)
+            for try await row in rows.decode((String, Int, String, Int, String).self) { return Self.replicaSource(row) }
+            return nil
+        }
+    }
+
+    /// The id this store pushes its local changes under (a lowercase UUID made with the store, made
+    /// anew by `advanceEpoch()`).
+    ///
+    /// ```swift
+    /// let client = try await store.clientID()
+    /// ```
+    /// - Throws: `StoreError` `.damaged`, `.io`; `CancellationError`.
+    /// - Complexity: O(1), one round trip.
+    public func clientID() async throws -> String {
+        try await withConnection { connection in try await clientID(connection) }
+    }
+
+    /// The local changes of the replica list `list` that its confirmed state does not hold yet,
+    /// oldest first (empty for a list that is not a replica).
+    ///
+    /// ```swift
+    /// try await replicaStore.commit(sections, to: "inbox").pendingSeq   // 1: queued
+    /// try await replicaStore.outbox(of: "inbox").map(\.seq)              // [1]
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.damaged`, `.io`; `CancellationError`.
+    /// - Complexity: O(size of the outbox).
+    public func outbox(of list: String) async throws -> [OutboxEntry] {
+        try await transaction(.readOnly) { connection in
+            try await outbox(connection, listID: try await listInfo(connection, list: list).id, list: list)
+        }
+    }
+
+    /// Where the replica list `list` stands: source, confirmed version, pending and pushed local
+    /// changes, the last push's conflicts; `nil` for a list that is not a replica.
+    ///
+    /// ```swift
+    /// if let status = try await store.replicaStatus(of: "inbox") { print(status.pending) }
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.damaged`, `.io`; `CancellationError`.
+    /// - Complexity: O(1) plus the size of the last conflict report.
+    public func replicaStatus(of list: String) async throws -> ReplicaStatus? {
+        try await transaction(.readOnly) { connection in
+            let info = try await listInfo(connection, list: list)
+            let rows = try await connection.query(
+                """
+                SELECT r.store_uuid, r.store_epoch, r.list_name, r.version, r.digest, r.last_conflicts,
+                    (SELECT count(*) - count(pushed_version) FROM outbox o WHERE o.list_id = r.list_id),
+                    (SELECT count(pushed_version) FROM outbox o WHERE o.list_id = r.list_id)
+                FROM replica_source r WHERE r.list_id = \(info.id)
+                """, logger: self.logger)
+            for try await row in rows.decode((String, Int, String, Int, String, ByteBuffer?, Int, Int).self) {
+                let position = Self.replicaSource((row.0, row.1, row.2, row.3, row.4))
+                return ReplicaStatus(
+                    list: list, source: position, headVersion: info.headVersion, clientID: try await clientID(connection),
+                    pending: row.6, pushed: row.7,
+                    lastConflicts: try row.5.map { try Self.decodeConflicts($0, of: "the last push of list '\(list)'") } ?? [])
+            }
+            return nil
+        }
+    }
+
+    public func _replicaHead(of list: String) async throws -> _ReplicaHead? {
+        try await transaction(.readOnly) { connection in
+            guard let info = try? await listInfo(connection, list: list) else { return nil }
+            let rows = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM section WHERE list_id = \(info.id)), EXISTS (SELECT 1 FROM outbox WHERE list_id = \(info.id))
+                """, logger: self.logger)
+            var flags = (false, false)
+            for try await row in rows.decode((Bool, Bool).self) { flags = row }
+            return _ReplicaHead(
+                position: try await position(connection, listID: info.id), version: info.headVersion, digest: info.headDigest,
+                holdsData: flags.0, hasLocalChanges: flags.1)
+        }
+    }
+
+    public func _pendingState(of list: String) async throws -> _PendingState? {
+        try await transaction(.readOnly) { connection in
+            guard let info = try? await listInfo(connection, list: list),
+                let position = try await position(connection, listID: info.id)
+            else { return nil }
+            var confirmed: [ListSection]?
+            let rows = try await connection.query("SELECT confirmed FROM replica_source WHERE list_id = \(info.id)", logger: self.logger)
+            for try await bytes in rows.decode(ByteBuffer?.self) {
+                guard let bytes else { continue }
+                do {
+                    confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
+                } catch {
+                    throw StoreError(.damaged, "the confirmed state of list '\(list)' does not decode: \(error)")
+                }
+            }
+            if confirmed == nil { confirmed = try await headSections(connection, listID: info.id) }
+            return _PendingState(
+                position: position, headVersion: info.headVersion, confirmed: confirmed ?? [],
+                outbox: try await outbox(connection, listID: info.id, list: list), clientID: try await clientID(connection))
+        }
+    }
+
+    public func _commitReplica(
+        _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
+        check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult {
+        try await commitReplica(to: list, source: source, author: author, message: message, entry: nil, check: check) { sections }
+    }
+
+    public func _commitReplica(
+        _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult {
+        try await commitReplica(to: list, source: source, author: entry.author, message: entry.message, entry: entry, check: check) { [] }
+    }
+
+    public func _commitPull(
+        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
+        confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
+        conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult {
+        try await commit(
+            to: list, expectedVersion: expectedVersion, author: nil, message: message, queueLocalChange: false,
+            makeTarget: { _, _ in merged }
+        ) { connection, listID, result in
+            try check(result)
+            if !confirmedSeqs.isEmpty {
+                try await connection.query(
+                    "DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(confirmedSeqs))", logger: self.logger)
+            }
+            for entry in remaining {
+                try await connection.query(
+                    "UPDATE outbox SET pushed_version = \(entry.pushedVersion) WHERE list_id = \(listID) AND seq = \(entry.seq)",
+                    logger: self.logger)
+            }
+            let report = conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(conflicts).serialized())
+            let document = remaining.isEmpty
+                ? nil
+                : ByteBuffer(bytes: ListSnapshot(list: list, version: position.version, digest: position.digest, sections: confirmed).documentJSON)
+            try await connection.query(
+                """
+                UPDATE replica_source SET store_uuid = \(position.store.uuid), store_epoch = \(position.store.epoch),
+                    list_name = \(position.list), version = \(position.version), digest = \(position.digest.hex),
+                    confirmed = \(document), updated_at = \(_Time.iso8601(Date())),
+                    last_conflicts = COALESCE(\(report), last_conflicts)
+                WHERE list_id = \(listID)
+                """, logger: self.logger)
+        }
+    }
+
+    public func _recordPushed(_ answer: PushAnswer, of list: String) async throws {
+        try await transaction(.writing) { connection in
+            let info = try await listInfo(connection, list: list, locking: true)
+            try await connection.query(
+                "UPDATE outbox SET pushed_version = \(answer.version) WHERE list_id = \(info.id) AND seq = \(answer.seq)",
+                logger: self.logger)
+            let report = answer.conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(answer.conflicts).serialized())
+            try await connection.query(
+                "UPDATE replica_source SET last_conflicts = \(report) WHERE list_id = \(info.id)", logger: self.logger)
+        }
+    }
+
+    public func _localCommitGeneration() -> UInt64 {
+        commits.generation(of: location)
+    }
+
+    public func _waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
+        await commits.wait(path: location, unlessGenerationIsNot: generation, timeout: timeout)
+    }
+
+    // MARK: - Internals
+
+    /// Commits a replica list's new head (`entry`'s stages, or `makeTarget`'s sections) with
+    /// `source` as its position, unless the list has local changes or, for an entry, another pull
+    /// moved its position.
+    private func commitReplica(
+        to list: String, source: ReplicaSource, author: String?, message: String?, entry: JournalEntry?,
+        check: @escaping @Sendable (CommitResult) throws -> Void, makeTarget: @escaping @Sendable () -> [ListSection]
+    ) async throws -> CommitResult {
+        try await commit(
+            to: list, expectedVersion: nil, author: author, message: message,
+            replaying: entry.map { ($0.stagesJSON, "the stages of source version \($0.version) of list '\($0.list)'") },
+            queueLocalChange: false,
+            checkFirst: { connection, head in
+                guard head.listID != 0 else { return }
+                let rows = try await connection.query(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = \(head.listID)),
+                        (SELECT version FROM replica_source WHERE list_id = \(head.listID))
+                    """, logger: self.logger)
+                for try await (hasLocalChanges, recorded) in rows.decode((Bool, Int?).self) {
+                    if hasLocalChanges {
+                        // A local change landed since the replica looked: the pull must rebase it instead.
+                        throw StoreError(
+                            .versionConflict, "list '\(list)' has local changes: a pull rebases them onto the source's head",
+                            expectedVersion: head.version, currentVersion: head.version)
+                    }
+                    if let entry, recorded != entry.parentVersion {
+                        throw StoreError(
+                            .versionConflict,
+                            "the replica list '\(list)' is at source version \(recorded ?? 0), not \(entry.parentVersion): another pull moved it",
+                            expectedVersion: entry.parentVersion, currentVersion: recorded ?? 0)
+                    }
+                }
+            },
+            makeTarget: { _, _ in makeTarget() }
+        ) { connection, listID, result in
+            try check(result)
+            var listID = listID
+            let now = _Time.iso8601(Date())
+            if let entry, result.changed, entry.pushID != nil || !entry.conflicts.isEmpty {
+                // The source's entry names the push that made it: keep that, as author and message.
+                let report = entry.conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(entry.conflicts).serialized())
+                try await connection.query(
+                    """
+                    UPDATE journal SET push_client = \(entry.pushID?.client), push_seq = \(entry.pushID?.seq), conflicts = \(report)
+                    WHERE list_id = \(listID) AND version = \(result.version)
+                    """, logger: self.logger)
+            }
+            if listID == 0 {
+                if let problem = _Names.problem(withNew: list, "list") { throw StoreError(.invalidListName, problem) }
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO list (name, head_version, head_digest, base_version, created_at)
+                    VALUES (\(list), 0, \(result.digest.hex), 0, \(now)) RETURNING id
+                    """, logger: self.logger)
+                for try await id in rows.decode(Int64.self) { listID = id }
+            }
+            try await connection.query(
+                """
+                INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
+                VALUES (\(listID), \(source.store.uuid), \(source.store.epoch), \(source.list), \(source.version),
+                    \(source.digest.hex), \(now))
+                ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
+                    list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
+                    updated_at = excluded.updated_at
+                """, logger: self.logger)
+        }
+    }
+
+    /// Queues a local change of the replica list `listID` in its outbox (DESIGN §8); returns its
+    /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.
+    func queueInOutbox(
+        _ connection: PostgresConnection, listID: Int64, base: StoredHead, target: [ListSection], version: Int,
+        author: String?, message: String?
+    ) async throws -> Int? {
+        let rows = try await connection.query(
+            """
+            UPDATE replica_source SET next_seq = next_seq + 1 WHERE list_id = \(listID)
+            RETURNING next_seq - 1, confirmed IS NULL, version, digest
+            """, logger: self.logger)
+        var queued: (seq: Int, unconfirmed: Bool, version: Int, digest: String)?
+        for try await row in rows.decode((Int, Bool, Int, String).self) { queued = row }
+        guard let queued else { return nil }
+        let (intents, confirmed) = try await _BlockingThreads.shared.run {
+            let intents = Array(Intent.jsonValue(Intent.changes(from: base.sections, to: target)).serialized().utf8)
+            // The head equalled the confirmed state until now.
+            let confirmed = queued.unconfirmed
+                ? ListSnapshot(list: "", version: queued.version, digest: ListDigest(hex: queued.digest), sections: base.sections).documentJSON
+                : nil
+            return (intents, confirmed)
+        }
+        if let confirmed {
+            try await connection.query(
+                "UPDATE replica_source SET confirmed = \(ByteBuffer(bytes: confirmed)) WHERE list_id = \(listID)", logger: self.logger)
+        }
+        try await connection.query(
+            """
+            INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version)
+            VALUES (\(listID), \(queued.seq), \(ByteBuffer(bytes: intents)), \(author), \(message), \(_Time.iso8601(Date())), \(version))
+            """, logger: self.logger)
+        return queued.seq
+    }
+
+    private func outbox(_ connection: PostgresConnection, listID: Int64, list: String) async throws -> [OutboxEntry] {
+        let rows = try await connection.query(
+            """
+            SELECT seq, intents, author, message, created_at, local_version, pushed_version
+            FROM outbox WHERE list_id = \(listID) ORDER BY seq
+            """, logger: self.logger)
+        var entries: [OutboxEntry] = []
+        for try await (seq, bytes, author, message, createdAt, localVersion, pushedVersion)
+            in rows.decode((Int, ByteBuffer, String?, String?, String, Int, Int?).self)
+        {
+            let intents: [Intent]
+            do {
+                intents = try Intent.intents(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
+            } catch {
+                throw StoreError(.damaged, "local change \(seq) of list '\(list)' does not decode: \(error)")
+            }
+            entries.append(OutboxEntry(
+                seq: seq, intents: intents, author: author, message: message, createdAt: createdAt, localVersion: localVersion,
+                pushedVersion: pushedVersion))
+        }
+        return entries
+    }
+
+    private func position(_ connection: PostgresConnection, listID: Int64) async throws -> ReplicaSource? {
+        let rows = try await connection.query(
+            "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = \(listID)",
+            logger: self.logger)
+        for try await row in rows.decode((String, Int, String, Int, String).self) { return Self.replicaSource(row) }
+        return nil
+    }
+
+    private func clientID(_ connection: PostgresConnection) async throws -> String {
+        let rows = try await connection.query("SELECT client_id FROM store WHERE id = 1", logger: self.logger)
+        for try await id in rows.decode(String.self) { return id }
+        throw StoreError(.damaged, "the store at \(location) is damaged: it has no client id")
+    }
+
+    private static func replicaSource(_ row: (String, Int, String, Int, String)) -> ReplicaSource {
+        ReplicaSource(store: StoreIdentity(uuid: row.0, epoch: row.1), list: row.2, version: row.3, digest: ListDigest(hex: row.4))
+    }
+}
