@@ -147,8 +147,8 @@ let package = Package(
         .testTarget(
             name: "ListStorePostgresTests",
             dependencies: [
-                "ListStorePostgres", "ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport", "ListStoreTestSupport",
-                "ListStorePostgresTestSupport",
+                "ListStorePostgres", "ListStore", "ListDiff", "ListJSON", "ListMerge", "ListSync", "ListDiffTestSupport",
+                "ListStoreTestSupport", "ListStorePostgresTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

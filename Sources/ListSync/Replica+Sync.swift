@@ -29,7 +29,7 @@ extension Replica {
     /// pull confirms them.
     ///
     /// ```swift
-    /// try await replica.store.edit("inbox", expectedVersion: nil, author: nil, message: nil) { $0.append(ListItem(id: "m9"), toSection: 0) }   // pending
+    /// try await replica.store.edit("inbox", expectedVersion: nil, author: nil, message: nil) { try $0.append(ListItem(id: "m9"), toSection: ExactString("new")) }   // pending
     /// let pushed = try await replica.push(to: source)
     /// pushed.conflicts      // what the source could not honour as written
     /// ```

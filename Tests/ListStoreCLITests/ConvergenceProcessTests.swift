@@ -99,7 +99,7 @@ import Darwin
         for (c, path) in clients.enumerated() {
             let client = try Store(path: path)
             #expect(try await client.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
-            #expect(try client.outbox(of: "l").isEmpty)
+            #expect(try await client.outbox(of: "l").isEmpty)
             let recorded = try await source.pushes(from: client.clientID(), to: "l", seqs: 1...max(1, localChanges[c]))
             #expect(recorded.map(\.seq) == Array(0..<localChanges[c]).map { $0 + 1 }, "client \(c)'s pushes")
             reported.formUnion(recorded.flatMap(\.conflicts).map(\.item.id))

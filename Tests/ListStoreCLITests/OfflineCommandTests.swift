@@ -219,8 +219,9 @@ import Darwin
         try await f.commit(f.source, ["a=theirs", "b", "c"])
         // The push reaches the source; its answer is lost on the way back.
         let store = try Store(path: replica)
-        let entry = try #require(try store.outbox(of: "inbox").first)
-        let push = Push(id: PushID(client: try store.clientID(), seq: entry.seq), intents: entry.intents)
+        let entry = try #require(try await store.outbox(of: "inbox").first)
+        let client = try await store.clientID()
+        let push = Push(id: PushID(client: client, seq: entry.seq), intents: entry.intents)
         #expect(try await Store(path: f.source).merge(push, into: "inbox").conflicts.count == 1)
         #expect(try await f.status(replica)["pending"] == 1)
 

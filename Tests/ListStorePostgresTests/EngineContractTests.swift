@@ -22,7 +22,7 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
 
     /// Runs `body` with `handles` handles on one new, empty store of this engine (two handles reach
     /// the same data as two processes would), closed afterwards.
-    func withStore<T: Sendable>(handles: Int = 1, _ body: ([any ListStoreEngine]) async throws -> T) async throws -> T {
+    func withStore<T: Sendable>(handles: Int = 1, _ body: ([any ReplicaStore]) async throws -> T) async throws -> T {
         switch self {
         case .sqlite:
             let directory = try TemporaryDirectory()

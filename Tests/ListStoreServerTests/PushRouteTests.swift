@@ -115,8 +115,8 @@ import Testing
         for replica in [phone, laptop] {
             let mine = try await replica.store.snapshot(of: "l")
             #expect(mine.sections == head.sections && mine.digest == head.digest)
-            #expect(try replica.store.outbox(of: "l").isEmpty)
-            #expect(try replica.status()?.source.version == head.version)
+            #expect(try await replica.store.outbox(of: "l").isEmpty)
+            #expect(try await replica.status()?.source.version == head.version)
             #expect(try await replica.store.verify().isValid)
         }
         #expect(try await store.verify().isValid)

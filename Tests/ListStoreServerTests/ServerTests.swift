@@ -251,7 +251,7 @@ import Testing
         await #expect(throws: SyncError.self) {
             try await replica.pull(from: try HTTPSource("http://127.0.0.1:1", requestTimeout: .seconds(2)))
         }
-        #expect(try replica.position()?.version == 3)
+        #expect(try await replica.position()?.version == 3)
         #expect(try await replica.store.verify().isValid)
         // The next pull resumes.
         let result = try await replica.pull(from: try HTTPSource(server.url))

@@ -69,7 +69,7 @@ import Testing
         let head = try await source.snapshot(of: "l")
         for (c, replica) in replicas.enumerated() {
             #expect(try await replica.store.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
-            #expect(try replica.store.outbox(of: "l").isEmpty)
+            #expect(try await replica.store.outbox(of: "l").isEmpty)
             // Every push applied once: the source recorded each local change, in order, once.
             let recorded = try await source.pushes(from: replica.store.clientID(), to: "l", seqs: 1...max(1, localChanges[c]))
             #expect(recorded.map(\.seq) == Array(0..<localChanges[c]).map { $0 + 1 })

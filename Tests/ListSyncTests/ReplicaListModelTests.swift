@@ -57,7 +57,7 @@ import Testing
         #expect(model.sections == (try await model.replica.store.snapshot(of: "l").sections))
         #expect(result.changed && result.pendingSeq == 1 && model.version == result.version && result.version == 2)
         #expect(model.status.pending == 1 && model.status.hasLocalChanges)
-        #expect(try model.replica.status()?.pending == 1)
+        #expect(try await model.replica.status()?.pending == 1)
 
         let transitions = try await recorder.first(1)
         let transition = transitions[0]
@@ -184,7 +184,7 @@ import Testing
         try model.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
         await Task.yield()
         #expect(model.status.pending == 1)
-        #expect(try model.replica.status()?.pending == 1)
+        #expect(try await model.replica.status()?.pending == 1)
         #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "a"]])
 
         model.start(retrying: quickRetry, localPollInterval: .milliseconds(50))

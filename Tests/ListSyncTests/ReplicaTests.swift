@@ -37,7 +37,7 @@ import Testing
                 let mine = try await replica.store.snapshot(of: "l")
                 #expect(mine.sections == expected.sections)
                 #expect(mine.digest == expected.digest && mine.digest.hex == result.digest)
-                #expect(try replica.position()?.version == result.version)
+                #expect(try await replica.position()?.version == result.version)
                 if result.resynced, let reason = result.reason {
                     resyncs[reason, default: 0] += 1
                     // Recovered by diff: the replica's last version holds one minimal changeset from
@@ -123,7 +123,7 @@ import Testing
             } throws: { error in
                 (error as? SyncError)?.resyncReason == .digestMismatch
             }
-            #expect(try replica.position()?.version == 2)
+            #expect(try await replica.position()?.version == 2)
             #expect(try await replica.store.snapshot(of: "l").sections == source.snapshot(of: "l", at: 2).sections)
             #expect(try await replica.store.journal(of: "l").entries.count == 2)
 

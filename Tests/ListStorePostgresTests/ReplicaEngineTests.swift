@@ -1,0 +1,208 @@
+import Foundation
+import ListDiff
+import ListDiffTestSupport
+import ListJSON
+import ListMerge
+import ListStore
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+/// Replica lists on every engine (DESIGN §8, §9): a list of a SQLite or a PostgreSQL store follows a
+/// SQLite source commit by commit, catches up, resyncs, and writes offline; replicas that write
+/// converge with the source whichever engine holds them.
+@Suite(.serialized, .heavyWork) struct ReplicaEngineTests {
+    /// Pulls apply the source's commits one by one with their stages, author and message, record the
+    /// position in the same transaction, and reproduce every digest; a catch-up applies one
+    /// changeset; a source that advanced its epoch is resynced by diff; the replica verifies.
+    @Test(arguments: EngineKind.available)
+    func pullsFollowTheSourceCommitByCommit(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in try await Self.follow(into: stores[0]) }
+    }
+
+    private static func follow(into replicaStore: some ReplicaStore) async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        var random = RandomSnapshots(seed: 0x5EED_0F, duplicates: true)
+        var current = random.snapshot(maxSections: 4, maxElements: 8)
+        /// Makes `count` new versions of the source.
+        func commitToSource(_ count: Int) async throws {
+            var made = 0
+            var step = 0
+            while made < count {
+                current = random.edit(current, intensity: 0.1 + Double(step % 5) / 10)
+                step += 1
+                if try await source.commit(listSections(current), to: "l", author: "ana", message: "step \(step)").changed { made += 1 }
+            }
+        }
+        try await commitToSource(30)
+        let replica = Replica(store: replicaStore, list: "l")
+        #expect(try await replica.position() == nil)
+        #expect(try await replica.status() == nil)
+
+        let first = try await replica.pull(from: LocalSource(source))
+        var head = try await source.snapshot(of: "l")
+        #expect(first.version == 30 && head.version == 30 && first.applied == 30 && !first.resynced)
+        #expect(try await replicaStore.snapshot(of: "l", at: nil).sections == head.sections)
+        let identity = try await source.identity()
+        #expect(try await replica.position() == ReplicaSource(store: identity, list: "l", version: head.version, digest: head.digest))
+        // The journal keeps the source's entries: the same versions, stages, authors and messages.
+        let mine = try await replicaStore.journal(of: "l", after: 0, limit: 1_000, maxBytes: .max).entries
+        let theirs = try await source.journal(of: "l", after: 0, limit: 1_000, maxBytes: .max).entries
+        #expect(mine.map(\.version) == theirs.map(\.version))
+        #expect(mine.map(\.stagesJSON) == theirs.map(\.stagesJSON))
+        #expect(mine.map(\.digest) == theirs.map(\.digest))
+        #expect(mine.map(\.message) == theirs.map(\.message) && mine.map(\.author) == theirs.map(\.author))
+
+        var before = head.version
+        try await commitToSource(12)
+        let second = try await replica.pull(from: LocalSource(source))
+        head = try await source.snapshot(of: "l")
+        #expect(second.applied == 12 && head.version == before + 12 && second.version == head.version)
+        #expect(try await replicaStore.snapshot(of: "l", at: nil).digest == head.digest)
+
+        before = head.version
+        try await commitToSource(5)
+        var options = ReplicaPullOptions()
+        options.catchUp = true
+        let caughtUp = try await replica.pull(from: LocalSource(source), options: options)
+        head = try await source.snapshot(of: "l")
+        #expect(caughtUp.applied == 1 && head.version == before + 5 && caughtUp.version == head.version)
+        #expect(try await replicaStore.snapshot(of: "l", at: nil).sections == head.sections)
+
+        // A restored source (a new epoch): the journal cannot be trusted, the replica resyncs by diff.
+        try source.advanceEpoch()
+        try await commitToSource(3)
+        let resynced = try await replica.pull(from: LocalSource(source))
+        head = try await source.snapshot(of: "l")
+        #expect(resynced.resynced && resynced.reason == .epochChanged && resynced.version == head.version)
+        #expect(try await replicaStore.snapshot(of: "l", at: nil).sections == head.sections)
+        #expect(try await replica.position()?.store == source.identity())
+        #expect(try await replicaStore.verify(list: nil, progress: nil).isValid)
+        #expect(try await replicaStore.outbox(of: "l").isEmpty)
+    }
+
+    /// Replicas that write converge (DESIGN §8): a replica in the engine's store and one in a SQLite
+    /// store edit offline while the source is edited too, and push, pull and sync in random order;
+    /// some pushes reach the source without their answer reaching the replica. At the end both equal
+    /// the source, every local change was applied exactly once and in order, and both verify.
+    @Test(arguments: EngineKind.available, [0xC0FFEE as UInt64, 0x5EED])
+    func offlineWritesConverge(_ engine: EngineKind, seed: UInt64) async throws {
+        try await engine.withStore { stores in try await Self.converge(stores[0], seed: seed) }
+    }
+
+    private static func converge(_ engineStore: some ReplicaStore, seed: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        try await source.commit(OfflineEditor.start(sections: 3, elements: 5), to: "l")
+        let sqliteReplica = Replica(store: try Store(path: directory.file("other.liststore")), list: "l")
+        let engineReplica = Replica(store: engineStore, list: "l")
+        var rng = SplitMix64(seed: seed)
+        var editors = [OfflineEditor(client: "engine", seed: seed &+ 1), OfflineEditor(client: "sqlite", seed: seed &+ 2)]
+        var serverEditor = OfflineEditor(client: "srv", seed: seed ^ 0xFFFF)
+        var localChanges = [0, 0]
+        var lostAnswers = 0
+        try await engineReplica.pull(from: LocalSource(source))
+        try await sqliteReplica.pull(from: LocalSource(source))
+
+        /// One step of client `c`: an offline session, a sync, a pull, or a push whose answer is lost.
+        func step<S: ReplicaStore>(_ replica: Replica<S>, _ c: Int) async throws {
+            switch rng.next() % 4 {
+            case 0:
+                for _ in 0..<(1 + Int(rng.next() % 3)) {
+                    let sections = editors[c].edit(try await replica.store.snapshot(of: "l", at: nil).sections)
+                    let result = try await replica.store.commit(sections, to: "l", expectedVersion: nil, author: "c\(c)", message: nil)
+                    if result.changed {
+                        #expect(result.pendingSeq != nil)
+                        localChanges[c] += 1
+                    }
+                }
+            case 1:
+                _ = try await replica.sync(with: LocalSource(source))
+            case 2:
+                _ = try await replica.pull(from: LocalSource(source))
+            default:
+                // The first unpushed change reaches the source, and its answer is lost.
+                let client = try await replica.store.clientID()
+                guard let entry = try await replica.store.outbox(of: "l").first(where: { $0.pushedVersion == nil }) else { return }
+                _ = try await source.merge(Push(id: PushID(client: client, seq: entry.seq), intents: entry.intents), into: "l")
+                lostAnswers += 1
+            }
+        }
+        for _ in 0..<120 {
+            switch rng.next() % 5 {
+            case 0: try await source.commit(serverEditor.edit(try await source.snapshot(of: "l").sections), to: "l")
+            case 1, 2: try await step(engineReplica, 0)
+            default: try await step(sqliteReplica, 1)
+            }
+            if let status = try await engineReplica.status() {
+                #expect(status.pending + status.pushed == (try await engineStore.outbox(of: "l").count))
+            }
+        }
+        for _ in 0..<2 {
+            _ = try await engineReplica.sync(with: LocalSource(source))
+            _ = try await sqliteReplica.sync(with: LocalSource(source))
+        }
+        let head = try await source.snapshot(of: "l")
+        #expect(try await engineStore.snapshot(of: "l", at: nil).digest == head.digest, "the engine's replica differs")
+        #expect(try await sqliteReplica.store.snapshot(of: "l").digest == head.digest, "the SQLite replica differs")
+        #expect(try await engineStore.outbox(of: "l").isEmpty)
+        #expect(try await engineReplica.status()?.pending == 0)
+        for (c, client) in [try await engineStore.clientID(), try await sqliteReplica.store.clientID()].enumerated() {
+            let recorded = try await source.pushes(from: client, to: "l", seqs: 1...max(1, localChanges[c]))
+            #expect(recorded.map(\.seq) == (0..<localChanges[c]).map { $0 + 1 }, "client \(c)")
+        }
+        let pushIDs = try await source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
+        #expect(Set(pushIDs).count == pushIDs.count, "a push was applied twice")
+        #expect(localChanges[0] > 5 && lostAnswers > 0)
+        #expect(try await engineStore.verify(list: nil, progress: nil).isValid)
+    }
+
+    /// A replica list with local changes refuses a pull's plain replay (it must rebase), and a
+    /// commit to it queues its intents, keeping the confirmed state; the status counts them.
+    @Test(arguments: EngineKind.available)
+    func localChangesAreQueuedAndConfirmedByAPull(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in try await Self.queue(into: stores[0]) }
+    }
+
+    private static func queue(into replicaStore: some ReplicaStore) async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        try await source.commit(OfflineEditor.start(sections: 2, elements: 3), to: "l")
+        let replica = Replica(store: replicaStore, list: "l")
+        try await replica.pull(from: LocalSource(source))
+        let confirmed = try await replicaStore.snapshot(of: "l", at: nil)
+
+        let first = try await replicaStore.edit("l", expectedVersion: nil, author: "bo", message: "one") { draft in
+            try draft.append(ListItem(id: "new-1", json: ["a": 1]), toSection: ExactString("base-s0"))
+        }
+        let second = try await replicaStore.edit("l", expectedVersion: nil, author: nil, message: nil) { draft in
+            try draft.append(ListItem(id: "new-2", json: ["a": 2]), toSection: ExactString("base-s1"))
+        }
+        #expect(first.pendingSeq == 1 && second.pendingSeq == 2)
+        let outbox = try await replicaStore.outbox(of: "l")
+        #expect(outbox.map(\.seq) == [1, 2] && outbox.map(\.localVersion) == [first.version, second.version])
+        #expect(outbox[0].author == "bo" && outbox[0].message == "one" && outbox.allSatisfy { $0.pushedVersion == nil })
+        var status = try #require(try await replica.status())
+        #expect(status.pending == 2 && status.pushed == 0 && status.source.version == confirmed.version)
+        #expect(status.clientID == (try await replicaStore.clientID()))
+
+        // A plain replay onto a list with local changes is refused: the pull must rebase them.
+        let sourceHead = try await source.snapshot(of: "l")
+        await #expect(throws: StoreError.self) {
+            try await replicaStore._commitReplica(
+                sourceHead.sections, to: "l",
+                source: ReplicaSource(store: try await source.identity(), list: "l", version: sourceHead.version, digest: sourceHead.digest),
+                author: nil, message: nil, check: { _ in })
+        }
+
+        let pushed = try await replica.push(to: LocalSource(source))
+        #expect(pushed.pushed == 2 && pushed.conflicts.isEmpty)
+        status = try #require(try await replica.status())
+        #expect(status.pending == 0 && status.pushed == 2)
+        let pulled = try await replica.pull(from: LocalSource(source))
+        #expect(pulled.confirmedChanges == 2 && pulled.pending == 0)
+        #expect(try await replicaStore.outbox(of: "l").isEmpty)
+        #expect(try await replicaStore.snapshot(of: "l", at: nil).digest == (try await source.snapshot(of: "l")).digest)
+    }
+}
