@@ -80,10 +80,17 @@ final class BreakingServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
         }
         port = Int(UInt16(bigEndian: address.sin_port))
+        // The accepting thread owns the socket: `deinit` only shuts it down, which ends the blocked
+        // `accept`, and the thread closes it. Closed anywhere else, its number could be reused by
+        // another test's socket while this thread still accepts on it, taking that one's clients.
         Thread { [fd] in
+            defer { close(fd) }
             while true {
                 let client = accept(fd, nil, nil)
-                if client < 0 { return }
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    return
+                }
                 var buffer = [UInt8](repeating: 0, count: 65536)
                 _ = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
                 let answer = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"commits\":[{\"ver".utf8)
@@ -95,6 +102,5 @@ final class BreakingServer: @unchecked Sendable {
 
     deinit {
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
     }
 }

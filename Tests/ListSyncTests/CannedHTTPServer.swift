@@ -59,10 +59,17 @@ final class CannedHTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
         }
         port = Int(UInt16(bigEndian: address.sin_port))
+        // The accepting thread owns the socket: `deinit` only shuts it down, which ends the blocked
+        // `accept`, and the thread closes it. Closed anywhere else, its number could be reused by
+        // another test's socket while this thread still accepts on it, taking that one's clients.
         Thread { [weak self, fd] in
+            defer { close(fd) }
             while true {
                 let client = accept(fd, nil, nil)
-                if client < 0 { return }
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    return
+                }
                 guard let self else { close(client); return }
                 Thread { [self] in
                     defer { close(client) }
@@ -88,7 +95,6 @@ final class CannedHTTPServer: @unchecked Sendable {
 
     deinit {
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
     }
 
     /// `http://127.0.0.1:port`.
