@@ -58,8 +58,49 @@ struct PostgresCommandTests {
                 let prune = try CLIRunner.run(["prune", "--db", url, "--list", "l", "--keep-last", "0", "--json"])
                 #expect(prune.status == 0 && prune.stdout.contains(#""heldBy":["laptop"]"#), "\(prune.stdout)")
                 let status = try CLIRunner.run(["status", "--db", url])
-                #expect(status.status == 64 && status.stderr.contains("PostgreSQL"))
-                #expect(!status.stderr.contains("password"))
+                #expect(status.status == 0 && status.stdout.contains("No replica lists"), "\(status.stderr)")
+                let notReplica = try CLIRunner.run(["status", "--db", url, "--list", "l"])
+                #expect(notReplica.status == 65 && notReplica.stderr.contains("is not a replica"))
+            }
+        }
+    }
+
+    /// A list of a PostgreSQL store is a replica of a SQLite store: pulled, written offline with
+    /// `commit --db URL`, pushed and synced, with `status` and `verify`, as a file replica is.
+    @Test func aPostgreSQLListIsAReplica() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            let url = database.url
+            try await CLIRunner.offPool {
+                let dir = try TemporaryDirectory()
+                let source = dir.url.appendingPathComponent("source.liststore").path
+                let first = try dir.file("v1.json", #"{"sections":[{"id":"s","content":1,"elements":[{"id":"a","content":"x"}]}]}"#)
+                #expect(try CLIRunner.run(["commit", "--db", source, "--list", "l", "--file", first]).status == 0)
+
+                let pull = try CLIRunner.run(["pull", "--db", source, "--list", "l", "--replica", url, "--json"])
+                #expect(pull.status == 0, "\(pull.stderr)")
+                #expect(try pull.object()["version"]?.intValue == 1)
+                #expect(try CLIRunner.run(["pull", "--db", url, "--list", "l", "--replica", url]).status == 64)
+
+                // Offline: a commit to the replica is a local change.
+                let local = try dir.file("local.json", #"{"sections":[{"id":"s","content":1,"elements":[{"id":"a","content":"x"},{"id":"c","content":"z"}]}]}"#)
+                #expect(try CLIRunner.run(["commit", "--db", url, "--list", "l", "--file", local]).status == 0)
+                // Meanwhile at the source.
+                let remote = try dir.file("remote.json", #"{"sections":[{"id":"s","content":1,"elements":[{"id":"b","content":"y"},{"id":"a","content":"x"}]}]}"#)
+                #expect(try CLIRunner.run(["commit", "--db", source, "--list", "l", "--file", remote]).status == 0)
+                let pending = try CLIRunner.run(["status", "--db", url, "--list", "l", "--json"])
+                #expect(pending.status == 0 && pending.stdout.contains(#""pending":1"#), "\(pending.stdout) \(pending.stderr)")
+
+                let sync = try CLIRunner.run(["sync", "--db", source, "--list", "l", "--replica", url, "--json"])
+                #expect(sync.status == 0, "\(sync.stderr)")
+                let mine = try CLIRunner.run(["show", "--db", url, "--list", "l", "--json"])
+                let theirs = try CLIRunner.run(["show", "--db", source, "--list", "l", "--json"])
+                #expect(try mine.object()["digest"] == theirs.object()["digest"])
+                #expect(theirs.stdout.contains(#""id":"b""#) && theirs.stdout.contains(#""id":"c""#))
+                let synced = try CLIRunner.run(["status", "--db", url, "--json"])
+                #expect(synced.stdout.contains(#""pending":0"#), "\(synced.stdout)")
+                let nothing = try CLIRunner.run(["push", "--db", source, "--list", "l", "--replica", url])
+                #expect(nothing.status == 0 && nothing.stdout.contains("nothing to push"), "\(nothing.stdout)")
+                #expect(try CLIRunner.run(["verify", "--db", url]).status == 0)
             }
         }
     }

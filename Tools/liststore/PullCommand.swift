@@ -75,19 +75,19 @@ struct PullCommand: ParsableCommand {
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
             let connected = try options.connect()
-            let replicaStore = try OpenStores.open(options.replica)
+            let replicaStore = try options.replicaStore(existing: false)
             if let consumer, case .store(let sourceStore) = connected {
                 try Self.register(consumer, of: options.list.list, on: EngineStore(sourceStore), replica: replicaStore)
             }
-            try pull(from: connected, into: replicaStore)
+            try pull(from: connected, into: replicaStore.engine)
         }
     }
 
     /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
-    private func pull(from source: ReplicaOptions.Source, into replicaStore: Store) throws {
+    private func pull(from source: ReplicaOptions.Source, into replicaStore: some ReplicaStore) throws {
         let pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer)
         let target = Replica(store: replicaStore, list: options.list.list)
-        let (json, follow, catchUp, name) = (json, follow, catchUp, options.replica)
+        let (json, follow, catchUp, name) = (json, follow, catchUp, options.replicaName)
         let report: @Sendable (ReplicaPullResult) -> Void = { result in
             Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
         }
@@ -105,10 +105,17 @@ struct PullCommand: ParsableCommand {
     /// equals when it follows this source, otherwise at the oldest retained version. (The pull's
     /// acknowledgement registers it too, but only afterwards: registering first keeps a prune that
     /// runs meanwhile from dropping what the pull is about to apply.)
-    private static func register(_ name: String, of list: String, on source: EngineStore, replica: Store) throws {
+    private static func register(_ name: String, of list: String, on source: EngineStore, replica: EngineStore) throws {
         guard try !source.call({ try await $0.consumers(of: list) }).contains(where: { $0.name == name }) else { return }
         var version: Int?
-        if replica.exists, let position = try StoreFailure.mapping({ try replica.replicaSource(of: list) }), position.list == list,
+        let followed = try replica.call { engine -> ReplicaSource? in
+            do {
+                return try await engine.replicaSource(of: list)
+            } catch StoreError.Code.storeNotFound {
+                return nil
+            }
+        }
+        if let position = followed, position.list == list,
            position.store == (try source.call { try await $0.identity() })
         {
             let summary = try source.call { try await $0.summary(of: list) }

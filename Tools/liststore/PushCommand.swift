@@ -48,19 +48,27 @@ struct PushCommand: ParsableCommand {
     func run() throws {
         try Terminal.reportingFailures {
             let reading = try options.connect().listSource
-            let replicaStore = try StoreOptions(db: options.replica).existingStore()
-            guard try StoreFailure.mapping({ try replicaStore.replicaStatus(of: options.list.list) }) != nil else {
+            let replicaStore = try options.replicaStore(existing: true)
+            let list = options.list.list
+            guard try replicaStore.call({ try await $0.replicaStatus(of: list) }) != nil else {
                 throw CommandFailure(
-                    "list \(Output.quoted(options.list.list)) of \(Output.quoted(options.replica)) is not a replica ('liststore pull' makes one)",
+                    "list \(Output.quoted(options.list.list)) of \(Output.quoted(options.replicaName)) is not a replica ('liststore pull' makes one)",
                     status: ExitStatus.invalidData)
             }
-            let target = Replica(store: replicaStore, list: options.list.list)
-            let (json, name) = (json, options.replica)
-            try ReplicaWork.run(following: false) {
-                let result = try await target.push(to: reading)
+            let (json, name) = (json, options.replicaName)
+            try Self.push(into: replicaStore.engine, list: list, from: reading) { result in
                 Terminal.out(json ? String(decoding: ReplicaDocument.pushResult(result), as: UTF8.self) + "\n" : Self.lines(result, replica: name))
             }
         }
+    }
+
+    /// Pushes the local changes of the replica `list` in `replicaStore` to `source` and reports the result.
+    private static func push(
+        into replicaStore: some ReplicaStore, list: String, from source: any ListSource,
+        report: @escaping @Sendable (ReplicaPushResult) -> Void
+    ) throws {
+        let target = Replica(store: replicaStore, list: list)
+        try ReplicaWork.run(following: false) { report(try await target.push(to: source)) }
     }
 
     /// `copy.liststore: inbox: 2 local changes pushed, 1 already merged (source version 7), 1 conflict`

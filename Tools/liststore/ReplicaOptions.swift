@@ -22,8 +22,20 @@ struct ReplicaOptions: ParsableArguments {
 
     @OptionGroup var list: ListOption
 
-    @Option(name: .long, help: ArgumentHelp("The replica store (created by the first pull or sync).", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The replica store: a file or a postgres:// URL (created by the first pull or sync).", valueName: "path-or-url"))
     var replica: String
+
+    /// The replica's store for messages: its path, or its URL without the password.
+    var replicaName: String {
+        PostgresStore.Configuration.isURL(replica) ? PostgresStore.Configuration.redacted(replica) : replica
+    }
+
+    /// The replica's store on either engine; with `existing`, a missing store is an error.
+    func replicaStore(existing: Bool) throws -> EngineStore {
+        try StoreOptions(db: replica).engine(existing: existing)
+    }
 
     func validate() throws {
         guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
@@ -37,7 +49,7 @@ struct ReplicaOptions: ParsableArguments {
     /// A source that was checked to hold the list.
     enum Source {
         /// A store this process opens: a file of this machine, or a PostgreSQL database.
-        case store(any ListStoreEngine)
+        case store(any ReplicaStore)
         /// A server.
         case server(HTTPSource)
 
@@ -67,7 +79,12 @@ struct ReplicaOptions: ParsableArguments {
         if let db {
             let source = try StoreOptions(db: db).engine(existing: true)
             _ = try source.call { try await $0.summary(of: list) }
-            if source.engine is PostgresStore { return .store(source.engine) }
+            if source.engine is PostgresStore {
+                guard db != replica else {
+                    throw CommandFailure("the replica cannot be the source store \(Output.quoted(source.engine.location))", status: ExitStatus.usage)
+                }
+                return .store(source.engine)
+            }
             guard Self.canonicalPath(db) != Self.canonicalPath(replica) else {
                 throw CommandFailure("the replica cannot be the source store \(Output.quoted(db))", status: ExitStatus.usage)
             }

@@ -34,23 +34,28 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try Terminal.reportingFailures {
-            let store = try store.existingStore()
-            let statuses: [ReplicaStatus] = try StoreFailure.mapping {
+            let store = try store.engine(existing: true)
+            let location = store.engine.location
+            let statuses: [ReplicaStatus] = try store.call { [list] engine in
                 if let list {
-                    guard let status = try store.replicaStatus(of: list) else {
+                    guard let status = try await engine.replicaStatus(of: list) else {
                         throw CommandFailure(
-                            "list \(Output.quoted(list)) of \(Output.quoted(store.path)) is not a replica", status: ExitStatus.invalidData)
+                            "list \(Output.quoted(list)) of \(Output.quoted(location)) is not a replica", status: ExitStatus.invalidData)
                     }
                     return [status]
                 }
-                return try store.lists().compactMap { try store.replicaStatus(of: $0.name) }
+                var statuses: [ReplicaStatus] = []
+                for summary in try await engine.lists() {
+                    if let status = try await engine.replicaStatus(of: summary.name) { statuses.append(status) }
+                }
+                return statuses
             }
             if json {
                 Terminal.out(String(decoding: ReplicaDocument.replicaStatus(statuses), as: UTF8.self) + "\n")
                 return
             }
             guard !statuses.isEmpty else {
-                Terminal.out("No replica lists in \(Output.quoted(store.path)).\n")
+                Terminal.out("No replica lists in \(Output.quoted(location)).\n")
                 return
             }
             var text = Output.table(

@@ -21,46 +21,30 @@ struct StoreOptions: ParsableArguments {
         throw CommandFailure("no store given: pass --db PATH (or a postgres:// URL), or set LISTSTORE_DB", status: ExitStatus.usage)
     }
 
-    /// The store file, for a command that writes (the file may not exist yet).
-    /// - Throws: `CommandFailure` (usage) for a PostgreSQL URL: the command works on store files only.
-    func storeForWriting() throws -> Store {
-        let location = try location()
-        if PostgresStore.Configuration.isURL(location) {
-            throw CommandFailure(
-                "this command works on SQLite store files; \(Output.quoted(PostgresStore.Configuration.redacted(location))) is a PostgreSQL database",
-                status: ExitStatus.usage)
-        }
-        return try OpenStores.open(location)
-    }
-
-    /// The store file, for a command that only reads: a missing file is an error, and nothing is
-    /// created.
-    func existingStore() throws -> Store {
-        let store = try storeForWriting()
-        guard store.exists else {
-            throw CommandFailure("no store at \(Output.quoted(store.path))", status: ExitStatus.missingInput)
-        }
-        return store
-    }
-
-    /// The store on either engine; with `existing`, a missing store file is an error.
+    /// The store on either engine. With `existing` (a command that only reads), a missing store
+    /// is an error and nothing is created; otherwise the first write creates it.
+    /// - Throws: `CommandFailure` with the documented exit code (66 for a missing store).
     func engine(existing: Bool) throws -> EngineStore {
         let location = try location()
         if PostgresStore.Configuration.isURL(location) { return EngineStore(try OpenStores.open(postgres: location, creating: !existing)) }
-        return EngineStore(try existing ? existingStore() : storeForWriting())
+        let store = try OpenStores.open(location)
+        if existing, !store.exists {
+            throw CommandFailure("no store at \(Output.quoted(store.path))", status: ExitStatus.missingInput)
+        }
+        return EngineStore(store)
     }
 }
 
 /// A store of either engine, for a synchronous command: each call runs the engine's async method
 /// and waits for it, with store errors mapped to exit codes.
 struct EngineStore {
-    let engine: any ListStoreEngine
+    let engine: any ReplicaStore
 
-    init(_ engine: any ListStoreEngine) { self.engine = engine }
+    init(_ engine: any ReplicaStore) { self.engine = engine }
 
     /// Runs `body` with the engine and returns its result.
     /// - Throws: `CommandFailure` with the exit code of a store error; other errors as they are.
-    func call<T: Sendable>(_ body: @escaping @Sendable (any ListStoreEngine) async throws -> T) throws -> T {
+    func call<T: Sendable>(_ body: @escaping @Sendable (any ReplicaStore) async throws -> T) throws -> T {
         let engine = engine
         return try StoreFailure.mapping { try AsyncBridge.run { try await body(engine) } }
     }

@@ -44,29 +44,34 @@ struct SyncCommand: ParsableCommand {
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
             let connected = try options.connect()
-            let replicaStore = try OpenStores.open(options.replica)
-            let target = Replica(store: replicaStore, list: options.list.list)
-            let (json, follow, name) = (json, follow, options.replica)
-            let report: @Sendable (ReplicaPushResult, ReplicaPullResult) -> Void = { push, pull in
-                guard !json else {
-                    Terminal.out(String(decoding: ReplicaDocument.syncResult(push: push, pull: pull), as: UTF8.self) + "\n")
-                    return
-                }
-                Terminal.out(
-                    (push.version != nil || !follow ? PushCommand.lines(push, replica: name) : "")
-                        + PullCommand.line(pull, replica: name, catchUp: false))
+            let replicaStore = try options.replicaStore(existing: false)
+            try sync(with: connected, into: replicaStore.engine)
+        }
+    }
+
+    /// Syncs (or follows) `source` with the replica in `replicaStore`, reporting each round.
+    private func sync(with connected: ReplicaOptions.Source, into replicaStore: some ReplicaStore) throws {
+        let target = Replica(store: replicaStore, list: options.list.list)
+        let (json, follow, name) = (json, follow, options.replicaName)
+        let report: @Sendable (ReplicaPushResult, ReplicaPullResult) -> Void = { push, pull in
+            guard !json else {
+                Terminal.out(String(decoding: ReplicaDocument.syncResult(push: push, pull: pull), as: UTF8.self) + "\n")
+                return
             }
-            let (reading, retry) = (connected.listSource, connected.retryPolicy)
-            try ReplicaWork.run(following: follow) {
-                guard follow else {
-                    let synced = try await target.sync(with: reading)
-                    report(synced.push, synced.pull)
-                    return
-                }
-                let recording = PushRecordingSource(reading)
-                try await ReplicaWork.follow(target, from: recording, retrying: retry, options: .init(), pushing: true) { pulled in
-                    report(ReplicaPushResult(list: target.list, answers: recording.takeAnswers()), pulled)
-                }
+            Terminal.out(
+                (push.version != nil || !follow ? PushCommand.lines(push, replica: name) : "")
+                    + PullCommand.line(pull, replica: name, catchUp: false))
+        }
+        let (reading, retry) = (connected.listSource, connected.retryPolicy)
+        try ReplicaWork.run(following: follow) {
+            guard follow else {
+                let synced = try await target.sync(with: reading)
+                report(synced.push, synced.pull)
+                return
+            }
+            let recording = PushRecordingSource(reading)
+            try await ReplicaWork.follow(target, from: recording, retrying: retry, options: .init(), pushing: true) { pulled in
+                report(ReplicaPushResult(list: target.list, answers: recording.takeAnswers()), pulled)
             }
         }
     }
