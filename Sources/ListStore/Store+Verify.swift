@@ -66,20 +66,7 @@ extension Store {
             let head = try loadHead(db, listID: info.id, version: info.headVersion, digest: info.headDigest)
             check.check(head: head)
             guard check.result.isValid else { return check.result }
-            // A replica list: its head is its outbox rebased onto its confirmed state (DESIGN §8).
-            if let pending = try pendingState(db, info: info) {
-                guard ListDigest.of(pending.confirmed) == pending.position.digest else {
-                    check.diverge(
-                        at: info.headVersion, "the confirmed state is not source version \(pending.position.version) (its digest differs)")
-                    return check.result
-                }
-                let rebased = pending.outbox.reduce(pending.confirmed) { Rebase($1.intents, onto: $0).snapshot }
-                guard rebased == head.sections else {
-                    check.diverge(
-                        at: info.headVersion, "the head is not the \(pending.outbox.count) local changes rebased onto the confirmed state")
-                    return check.result
-                }
-            }
+            if let pending = try pendingState(db, info: info) { check.check(replica: pending, head: head) }
         } catch {
             check.diverge(at: check.version + 1, "\(error)")
         }

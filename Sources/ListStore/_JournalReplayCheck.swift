@@ -1,3 +1,5 @@
+import ListMerge
+
 /// The check `verify` makes of one list, on any engine: replays the journal from the base snapshot
 /// page by page (every entry must follow its parent and reproduce its stored digest and counts),
 /// then compares the head rows and their content hashes with the replayed snapshot. The engine
@@ -91,6 +93,20 @@ package struct _JournalReplayCheck {
                 }
                 flat += 1
             }
+        }
+    }
+
+    /// For a replica list (after `check(head:)`): its confirmed state must be the source version its
+    /// position names, and its head the outbox rebased onto the confirmed state (DESIGN §8).
+    package mutating func check(replica pending: _PendingState, head: StoredHead) {
+        guard result.isValid else { return }
+        guard ListDigest.of(pending.confirmed) == pending.position.digest else {
+            return diverge(
+                at: info.headVersion, "the confirmed state is not source version \(pending.position.version) (its digest differs)")
+        }
+        let rebased = pending.outbox.reduce(pending.confirmed) { Rebase($1.intents, onto: $0).snapshot }
+        guard rebased == head.sections else {
+            return diverge(at: info.headVersion, "the head is not the \(pending.outbox.count) local changes rebased onto the confirmed state")
         }
     }
 

@@ -102,24 +102,29 @@ extension PostgresStore: ReplicaStore {
 
     public func _pendingState(of list: String) async throws -> _PendingState? {
         try await transaction(.readOnly) { connection in
-            guard let info = try? await listInfo(connection, list: list),
-                let position = try await position(connection, listID: info.id)
-            else { return nil }
-            var confirmed: [ListSection]?
-            let rows = try await connection.query("SELECT confirmed FROM replica_source WHERE list_id = \(info.id)", logger: self.logger)
-            for try await bytes in rows.decode(ByteBuffer?.self) {
-                guard let bytes else { continue }
-                do {
-                    confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
-                } catch {
-                    throw StoreError(.damaged, "the confirmed state of list '\(list)' does not decode: \(error)")
-                }
-            }
-            if confirmed == nil { confirmed = try await headSections(connection, listID: info.id) }
-            return _PendingState(
-                position: position, headVersion: info.headVersion, confirmed: confirmed ?? [],
-                outbox: try await outbox(connection, listID: info.id, list: list), clientID: try await clientID(connection))
+            guard let info = try? await listInfo(connection, list: list) else { return nil }
+            return try await pendingState(connection, info: info)
         }
+    }
+
+    /// The pending state of the list `info` names, or `nil` when it is not a replica.
+    func pendingState(_ connection: PostgresConnection, info: ListRow) async throws -> _PendingState? {
+        let list = info.name
+        guard let position = try await position(connection, listID: info.id) else { return nil }
+        var confirmed: [ListSection]?
+        let rows = try await connection.query("SELECT confirmed FROM replica_source WHERE list_id = \(info.id)", logger: self.logger)
+        for try await bytes in rows.decode(ByteBuffer?.self) {
+            guard let bytes else { continue }
+            do {
+                confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
+            } catch {
+                throw StoreError(.damaged, "the confirmed state of list '\(list)' does not decode: \(error)")
+            }
+        }
+        if confirmed == nil { confirmed = try await headSections(connection, listID: info.id) }
+        return _PendingState(
+            position: position, headVersion: info.headVersion, confirmed: confirmed ?? [],
+            outbox: try await outbox(connection, listID: info.id, list: list), clientID: try await clientID(connection))
     }
 
     public func _commitReplica(

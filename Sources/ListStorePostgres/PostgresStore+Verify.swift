@@ -54,9 +54,12 @@ extension PostgresStore {
             }
             guard check.checkHeadDigest() else { return check.result }
             let head = try await loadHead(connection, listID: info.id, version: info.headVersion, digestHex: info.headDigest.hex)
+            let pending = try await pendingState(connection, info: info)
             check = try await _BlockingThreads.shared.run { [check] in
                 var check = check
                 check.check(head: head)
+                // A replica list: its head is its outbox rebased onto its confirmed state.
+                if let pending { check.check(replica: pending, head: head) }
                 return check
             }
         } catch let error as CancellationError {

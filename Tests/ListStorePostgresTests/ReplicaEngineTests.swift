@@ -186,6 +186,8 @@ import Testing
         var status = try #require(try await replica.status())
         #expect(status.pending == 2 && status.pushed == 0 && status.source.version == confirmed.version)
         #expect(status.clientID == (try await replicaStore.clientID()))
+        // verify checks that the head is the outbox rebased onto the confirmed state.
+        #expect(try await replicaStore.verify(list: "l", progress: nil).isValid)
 
         // A plain replay onto a list with local changes is refused: the pull must rebase them.
         let sourceHead = try await source.snapshot(of: "l")
