@@ -60,7 +60,7 @@ extension Store {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
-                guard let info = try? listInfo(db, list: list) else { return nil }
+                guard let info = try listInfoIfAny(db, list: list) else { return nil }
                 return try pendingState(db, info: info)
             }
         }
@@ -74,7 +74,7 @@ extension Store {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
             try pool.read { db in
-                guard let info = try? listInfo(db, list: list) else { return nil }
+                guard let info = try listInfoIfAny(db, list: list) else { return nil }
                 let holdsData = try Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM section WHERE list_id = ?)", arguments: [info.id]) ?? false
                 let hasLocalChanges = try Bool.fetchOne(
@@ -152,6 +152,15 @@ extension Store {
     }
 
     // MARK: - Internals
+
+    /// The row of `list`, or `nil` when there is none.
+    private func listInfoIfAny(_ db: Database, list: String) throws -> ListRow? {
+        do {
+            return try listInfo(db, list: list)
+        } catch StoreError.Code.listNotFound {
+            return nil
+        }
+    }
 
     /// The pending state of the list `info` names, or `nil` when it is not a replica.
     func pendingState(_ db: Database, info: ListRow) throws -> _PendingState? {

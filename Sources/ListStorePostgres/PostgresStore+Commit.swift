@@ -66,7 +66,7 @@ extension PostgresStore {
             throw StoreError(.invalidArgument, "a commit's \(what) must not contain U+0000 (PostgreSQL text cannot hold it)")
         }
         let (result, committed) = try await transaction(.writing) { connection -> (CommitResult, (epoch: Int, head: StoredHead)?) in
-            let (head, epoch, isReplica) = try await lockedHead(connection, list: list)
+            let (head, epoch) = try await lockedHead(connection, list: list)
             try await checkFirst?(connection, head)
             if let expectedVersion, expectedVersion != head.version {
                 throw StoreError(
@@ -118,7 +118,9 @@ extension PostgresStore {
             var result = CommitResult(
                 list: list, version: rows.journal.version, parentVersion: head.version, changed: true, digest: digest,
                 stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset, rowsWritten: written)
-            if queueLocalChange, isReplica, let target {
+            if queueLocalChange, let target {
+                // Read after the row lock, in a statement of its own: a list that a pull made a
+                // replica while this commit waited for the lock is seen as one.
                 result.pendingSeq = try await queueInOutbox(
                     connection, listID: listID, base: head, target: target, version: result.version, author: author, message: message)
             }
@@ -139,23 +141,22 @@ extension PostgresStore {
     /// positions and content hashes), and the store's epoch. For a list without a row, takes the
     /// advisory lock on its name first and looks again: a first commit that got there meanwhile has
     /// then committed. The head this store committed last is taken instead of the rows when the row
-    /// still holds its version and digest and the epoch is the same (a restore advances it). Also
-    /// whether the list is a replica.
-    func lockedHead(_ connection: PostgresConnection, list: String) async throws -> (StoredHead, epoch: Int, isReplica: Bool) {
+    /// still holds its version and digest and the epoch is the same (a restore advances it).
+    func lockedHead(_ connection: PostgresConnection, list: String) async throws -> (StoredHead, epoch: Int) {
         var row = try await lockListRow(connection, list: list)
         if row == nil {
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(\(Self.newListLockClass), hashtext(\(list)))", logger: logger)
             row = try await lockListRow(connection, list: list)
         }
-        guard let row else { return (.empty, try await Self.identity(connection, self).epoch, false) }
-        let (listID, version, digestHex, epoch, isReplica) = row
+        guard let row else { return (.empty, try await Self.identity(connection, self).epoch) }
+        let (listID, version, digestHex, epoch) = row
         if let cached = heads.withLock({ $0[list] }), cached.epoch == epoch, cached.head.listID == listID,
             cached.head.version == version, cached.head.digest.hex == digestHex
         {
-            return (cached.head, epoch, isReplica)
+            return (cached.head, epoch)
         }
-        return (try await loadHead(connection, listID: listID, version: version, digestHex: digestHex), epoch, isReplica)
+        return (try await loadHead(connection, listID: listID, version: version, digestHex: digestHex), epoch)
     }
 
     /// Reads the head of the list whose row is `listID` from its rows.
@@ -208,14 +209,14 @@ extension PostgresStore {
     /// hash of its name); the two-key space does not overlap the migrations' one-key lock.
     static let newListLockClass: Int32 = 0x4C49_5354
 
-    /// Locks `list`'s row; its id, version and digest, the store's epoch, and whether it is a replica.
-    private func lockListRow(_ connection: PostgresConnection, list: String) async throws -> (Int64, Int, String, Int, Bool)? {
+    /// Locks `list`'s row; its id, version and digest, and the store's epoch.
+    private func lockListRow(_ connection: PostgresConnection, list: String) async throws -> (Int64, Int, String, Int)? {
         let rows = try await connection.query(
             """
-            SELECT l.id, l.head_version, l.head_digest, s.epoch, EXISTS (SELECT 1 FROM replica_source r WHERE r.list_id = l.id)
-            FROM list l, store s WHERE l.name = \(list) AND s.id = 1 FOR UPDATE OF l
+            SELECT l.id, l.head_version, l.head_digest, s.epoch FROM list l, store s
+            WHERE l.name = \(list) AND s.id = 1 FOR UPDATE OF l
             """, logger: logger)
-        for try await row in rows.decode((Int64, Int, String, Int, Bool).self) { return row }
+        for try await row in rows.decode((Int64, Int, String, Int).self) { return row }
         return nil
     }
 
@@ -445,7 +446,7 @@ extension PostgresStore {
     ) async throws -> CommitResult {
         try await commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _, head in
             var draft = ListDraft(sections: head.sections)
-            try body(&draft)
+            try _PostgresErrors.callers { try body(&draft) }
             return draft.sections
         }
     }

@@ -87,7 +87,7 @@ extension PostgresStore: ReplicaStore {
 
     public func _replicaHead(of list: String) async throws -> _ReplicaHead? {
         try await transaction(.readOnly) { connection in
-            guard let info = try? await listInfo(connection, list: list) else { return nil }
+            guard let info = try await listInfoIfAny(connection, list: list) else { return nil }
             let rows = try await connection.query(
                 """
                 SELECT EXISTS (SELECT 1 FROM section WHERE list_id = \(info.id)), EXISTS (SELECT 1 FROM outbox WHERE list_id = \(info.id))
@@ -102,7 +102,7 @@ extension PostgresStore: ReplicaStore {
 
     public func _pendingState(of list: String) async throws -> _PendingState? {
         try await transaction(.readOnly) { connection in
-            guard let info = try? await listInfo(connection, list: list) else { return nil }
+            guard let info = try await listInfoIfAny(connection, list: list) else { return nil }
             return try await pendingState(connection, info: info)
         }
     }
@@ -149,7 +149,7 @@ extension PostgresStore: ReplicaStore {
             to: list, expectedVersion: expectedVersion, author: nil, message: message, queueLocalChange: false,
             makeTarget: { _, _ in merged }
         ) { connection, listID, result in
-            try check(result)
+            try _PostgresErrors.callers { try check(result) }
             if !confirmedSeqs.isEmpty {
                 try await connection.query(
                     "DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(confirmedSeqs))", logger: self.logger)
@@ -160,14 +160,15 @@ extension PostgresStore: ReplicaStore {
                     logger: self.logger)
             }
             let report = conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(conflicts).serialized())
-            let document = remaining.isEmpty
-                ? nil
-                : ByteBuffer(bytes: ListSnapshot(list: list, version: position.version, digest: position.digest, sections: confirmed).documentJSON)
+            // Kept while local changes remain (counted in the table, after the deletes above).
+            let document = ByteBuffer(
+                bytes: ListSnapshot(list: list, version: position.version, digest: position.digest, sections: confirmed).documentJSON)
             try await connection.query(
                 """
                 UPDATE replica_source SET store_uuid = \(position.store.uuid), store_epoch = \(position.store.epoch),
                     list_name = \(position.list), version = \(position.version), digest = \(position.digest.hex),
-                    confirmed = \(document), updated_at = \(_Time.iso8601(Date())),
+                    confirmed = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE list_id = \(listID)) THEN \(document) END,
+                    updated_at = \(_Time.iso8601(Date())),
                     last_conflicts = COALESCE(\(report), last_conflicts)
                 WHERE list_id = \(listID)
                 """, logger: self.logger)
@@ -231,7 +232,7 @@ extension PostgresStore: ReplicaStore {
             },
             makeTarget: { _, _ in makeTarget() }
         ) { connection, listID, result in
-            try check(result)
+            try _PostgresErrors.callers { try check(result) }
             var listID = listID
             let now = _Time.iso8601(Date())
             if let entry, result.changed, entry.pushID != nil || !entry.conflicts.isEmpty {
@@ -296,6 +297,15 @@ extension PostgresStore: ReplicaStore {
             VALUES (\(listID), \(queued.seq), \(ByteBuffer(bytes: intents)), \(author), \(message), \(_Time.iso8601(Date())), \(version))
             """, logger: self.logger)
         return queued.seq
+    }
+
+    /// The row of `list`, or `nil` when there is none.
+    private func listInfoIfAny(_ connection: PostgresConnection, list: String) async throws -> ListRow? {
+        do {
+            return try await listInfo(connection, list: list)
+        } catch StoreError.Code.listNotFound {
+            return nil
+        }
     }
 
     private func outbox(_ connection: PostgresConnection, listID: Int64, list: String) async throws -> [OutboxEntry] {

@@ -10,6 +10,8 @@ enum _PostgresErrors {
     static func mapping<T: Sendable>(_ location: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
+        } catch let error as CallerError {
+            throw error.error
         } catch let error as StoreError {
             throw error
         } catch let error as CancellationError {
@@ -20,6 +22,23 @@ enum _PostgresErrors {
             throw StoreError(.damaged, "the store at \(location) is damaged: column \(error.columnName) (\(error.postgresType)) does not decode as \(error.targetType)")
         } catch {
             throw StoreError(.io, "the store at \(location) failed: \(String(reflecting: error))")
+        }
+    }
+
+    /// An error that a caller's closure threw inside a transaction (an `edit` body, a replica's
+    /// check): it rolls the transaction back and reaches the caller as it was thrown.
+    struct CallerError: Error {
+        let error: any Error
+    }
+
+    /// Runs a caller's closure, marking what it throws as the caller's (see `CallerError`).
+    static func callers<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw CallerError(error: error)
         }
     }
 

@@ -64,13 +64,15 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// replica animates the difference instead of reloading.
     ///
     /// - Throws: `SyncError.resyncRequired` (with `resyncByDiff` off), `SyncError.diverged` when even
-    ///   the resync does not reproduce the source's digest, `StoreError` of either store,
+    ///   the resync does not reproduce the source's digest, `StoreError` of either store
+    ///   (`.invalidArgument` when the source is the replica's own store),
     ///   `SyncError.transport` of a network source.
     /// - Complexity: per applied commit, O(n) for a list of n items plus its changed rows.
     @discardableResult
     public func pull(from source: some ListSource, options: PullOptions = PullOptions()) async throws -> PullResult {
         let sourceList = options.sourceList ?? list
         let identity = try await source.identity()
+        try await refuseOwnStore(identity)
         // The position and the head, read together (another pull may be moving both).
         let current = try await store._replicaHead(of: list)
         if let current, current.hasLocalChanges {
@@ -257,6 +259,20 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             result.version = entry.version
             result.digest = entry.digest.hex
             result.applied += 1
+        }
+    }
+
+    /// Throws `.invalidArgument` when the source is the replica's own store (however it was
+    /// reached: a second handle, another URL of the same database, a server over it).
+    private func refuseOwnStore(_ source: StoreIdentity) async throws {
+        let own: StoreIdentity
+        do {
+            own = try await store.identity()
+        } catch StoreError.Code.storeNotFound {
+            return
+        }
+        if own.uuid == source.uuid {
+            throw StoreError(.invalidArgument, "the replica's store is the source store (\(store.location)): a list cannot replicate its own store")
         }
     }
 

@@ -136,7 +136,8 @@ import Testing
             default: try await step(sqliteReplica, 1)
             }
             if let status = try await engineReplica.status() {
-                #expect(status.pending + status.pushed == (try await engineStore.outbox(of: "l").count))
+                let outbox = try await engineStore.outbox(of: "l")
+                #expect(status.pending == outbox.count { $0.pushedVersion == nil } && status.pushed == outbox.count { $0.pushedVersion != nil })
             }
         }
         for _ in 0..<2 {
@@ -191,12 +192,16 @@ import Testing
 
         // A plain replay onto a list with local changes is refused: the pull must rebase them.
         let sourceHead = try await source.snapshot(of: "l")
-        await #expect(throws: StoreError.self) {
-            try await replicaStore._commitReplica(
-                sourceHead.sections, to: "l",
-                source: ReplicaSource(store: try await source.identity(), list: "l", version: sourceHead.version, digest: sourceHead.digest),
-                author: nil, message: nil, check: { _ in })
+        let position = ReplicaSource(store: try await source.identity(), list: "l", version: sourceHead.version, digest: sourceHead.digest)
+        let refused = await #expect(throws: StoreError.self) {
+            try await replicaStore._commitReplica(sourceHead.sections, to: "l", source: position, author: nil, message: nil, check: { _ in })
         }
+        #expect(refused?.code == .versionConflict)
+        let entry = try #require(try await source.journal(of: "l", after: 0, limit: 1, maxBytes: .max).entries.first)
+        let refusedEntry = await #expect(throws: StoreError.self) {
+            try await replicaStore._commitReplica(entry, to: "l", source: position, check: { _ in })
+        }
+        #expect(refusedEntry?.code == .versionConflict)
 
         let pushed = try await replica.push(to: LocalSource(source))
         #expect(pushed.pushed == 2 && pushed.conflicts.isEmpty)
@@ -206,5 +211,43 @@ import Testing
         #expect(pulled.confirmedChanges == 2 && pulled.pending == 0)
         #expect(try await replicaStore.outbox(of: "l").isEmpty)
         #expect(try await replicaStore.snapshot(of: "l", at: nil).digest == (try await source.snapshot(of: "l")).digest)
+    }
+
+    /// What a caller's closure throws inside a store's transaction reaches the caller as it was
+    /// thrown (a replica's digest check, an edit's body), and nothing is written.
+    @Test(arguments: EngineKind.available)
+    func errorsOfTheCallersClosuresPassThrough(_ engine: EngineKind) async throws {
+        struct Refusal: Error, Equatable {}
+        try await engine.withStore { stores in
+            let store = stores[0]
+            try await store.commit(OfflineEditor.start(sections: 1, elements: 2), to: "l", expectedVersion: nil, author: nil, message: nil)
+            await #expect(throws: Refusal()) {
+                try await store.edit("l", expectedVersion: nil, author: nil, message: nil) { _ in throw Refusal() }
+            }
+            let position = ReplicaSource(store: StoreIdentity(uuid: "other", epoch: 1), list: "l", version: 1, digest: ListDigest.of([]))
+            await #expect(throws: Refusal()) {
+                try await store._commitReplica([], to: "r", source: position, author: nil, message: nil) { _ in throw Refusal() }
+            }
+            #expect(try await store.lists().map(\.name) == ["l"])
+            #expect(try await store.summary(of: "l").version == 1)
+            #expect(try await store.replicaSource(of: "r") == nil)
+        }
+    }
+
+    /// A list cannot replicate its own store, however the store is reached (here a second handle).
+    @Test(arguments: EngineKind.available)
+    func aReplicaOfItsOwnStoreIsRefused(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in try await Self.refuseOwn(stores[0], stores[1]) }
+    }
+
+    private static func refuseOwn(_ store: some ReplicaStore, _ other: any ReplicaStore) async throws {
+        try await store.commit(OfflineEditor.start(sections: 1, elements: 2), to: "l", expectedVersion: nil, author: nil, message: nil)
+        var options = ReplicaPullOptions()
+        options.sourceList = "l"
+        let refused = await #expect(throws: StoreError.self) {
+            try await Replica(store: store, list: "copy").pull(from: LocalSource(other), options: options)
+        }
+        #expect(refused?.code == .invalidArgument)
+        #expect(try await store.lists().map(\.name) == ["l"])
     }
 }
