@@ -118,8 +118,10 @@ final class _HTTPTransfer: @unchecked Sendable {
         task.resume()
     }
 
-    /// Stops the transfer for `reason` (unless it already stopped or completed), cancelling its task
-    /// unless the task is about to complete anyway.
+    /// Stops the transfer for `reason` (unless it already stopped or completed): the caller is
+    /// resumed at once with `reason`, whether or not URLSession has started or ended the task, and
+    /// the task is cancelled unless it is about to complete anyway (its completion then finds no
+    /// caller). A deadline so holds even when URLSession is slow to start or to end a task.
     func halt(_ reason: Stop) {
         lock.lock()
         guard stop == nil else { return lock.unlock() }
@@ -127,6 +129,7 @@ final class _HTTPTransfer: @unchecked Sendable {
         let task = redirecting ? nil : task
         lock.unlock()
         if let task { _BlockingThreads.shared.submit { task.cancel() } }  // a synchronous wait too
+        finish(response: nil, error: nil)
     }
 
     /// The answer's head arrived: one announcing more than `maxBytes` is refused before its body.
@@ -175,7 +178,9 @@ final class _HTTPTransfer: @unchecked Sendable {
         let next = stop == nil && error == nil ? redirect : nil
         redirect = nil
         lock.unlock()
-        if let next { return send(next) }
+        // Not sent from here: this runs on the session's delegate queue, and making a task waits
+        // for the session's own queue (see `start`), which would hold every task's events meanwhile.
+        if let next { return _BlockingThreads.shared.submit { self.send(next) } }
         finish(response: response, error: error)
     }
 
