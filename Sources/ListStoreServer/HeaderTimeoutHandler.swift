@@ -32,12 +32,15 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if awaitingHead, timer == nil {
+        // The decoder behind reports a complete head while it reads these bytes (`headReceived`),
+        // so the timer is armed only when they leave a head incomplete: a request whose head comes
+        // in one read, as nearly all do, costs no timer.
+        context.fireChannelRead(data)
+        if awaitingHead, timer == nil, context.channel.isActive {
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
                 context.close(promise: nil)
             }
         }
-        context.fireChannelRead(data)
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {

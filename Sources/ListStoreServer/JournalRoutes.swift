@@ -12,7 +12,8 @@ struct JournalRoutes: Sendable {
     let store: any ListStoreEngine
     let watcher: HeadWatcher
     /// The journal pages being read, shared by identical requests under way.
-    let pages = SharedReads<PageKey, (empty: Bool, body: [UInt8])>()
+    /// The body is one buffer that every answer sharing the read sends (not a copy each).
+    let pages = SharedReads<PageKey, (empty: Bool, body: ByteBuffer)>()
 
     /// What identifies a journal page request (the byte budget is the server's).
     struct PageKey: Hashable, Sendable {
@@ -89,7 +90,7 @@ struct JournalRoutes: Sendable {
         let read = { [store, pages] in
             try await pages.value(for: PageKey(list: list, since: since, limit: limit)) {
                 let page = try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes)
-                return (page.entries.isEmpty && !page.hasMore, WireDocument.journal(page, list: list))
+                return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: list)))
             }
         }
         var (empty, body) = try await read()
@@ -215,7 +216,11 @@ struct JournalRoutes: Sendable {
     }
 
     static func json(_ bytes: [UInt8]) -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        json(ByteBuffer(bytes: bytes))
+    }
+
+    static func json(_ buffer: ByteBuffer) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
     }
 
     /// The request's body, at most `limit` bytes: 413 (`bodyTooLarge`) beyond, 400

@@ -184,7 +184,7 @@ public struct JournalServer: Sendable {
                 state.port = bound
                 await onRunning(bound)
             },
-            logger: logger)
+            logger: logger.deferringMetadata)
         // Services shut down in reverse order: the watcher first, which ends the waits of long polls
         // and event streams, then the HTTP server, which waits for the requests under way.
         let group = ServiceGroup(

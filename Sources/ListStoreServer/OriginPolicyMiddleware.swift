@@ -1,4 +1,5 @@
 import HTTPTypes
+import ListStore
 import Hummingbird
 
 /// Refuses (403) requests that a web page could have sent or read in the server's name: a `Host`
@@ -23,6 +24,10 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowedOrigins: Set<String>
     /// The port the server is bound to, once it is known.
     let port: @Sendable () -> Int?
+    /// `Host` values found allowed (at most `rememberedHostLimit`): a client sends the same one with
+    /// every request, and parsing it each time is a measurable part of a long poll's cost.
+    private let allowedSeen = _Locked(Set<String>())
+    private static var rememberedHostLimit: Int { 64 }
 
     init(configuration: JournalServer.Configuration, port: @escaping @Sendable () -> Int?) {
         bindsToLoopback = configuration.bindsToLoopback
@@ -32,7 +37,7 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let authority = request.head.authority, isAllowed(host: authority) else {
+        guard let authority = request.head.authority, isAllowedRemembering(host: authority) else {
             throw APIError(.forbidden, "hostNotAllowed", "the Host of this request is not this server's (see --allow-host)")
         }
         if let origin = request.headers[.origin] {
@@ -42,6 +47,15 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         }
         return try await next(request, context)
+    }
+
+    /// `isAllowed(host:)`, answered from the hosts found allowed before when it is one of them.
+    /// Only allowed hosts are remembered, and only the first few: a client cannot grow the set.
+    private func isAllowedRemembering(host authority: String) -> Bool {
+        if allowedSeen.withLock({ $0.contains(authority) }) { return true }
+        guard isAllowed(host: authority) else { return false }
+        allowedSeen.withLock { if $0.count < Self.rememberedHostLimit { $0.insert(authority) } }
+        return true
     }
 
     /// Whether `authority` (a `Host` header: `name[:port]`, `[v6][:port]`) names this server.

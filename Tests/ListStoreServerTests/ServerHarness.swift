@@ -21,10 +21,12 @@ struct ServerHarness {
         try await start(store, .init(port: 0, token: token, maxBodyBytes: maxBodyBytes, keepAliveInterval: .seconds(1)))
     }
 
-    /// Starts a server of `store` with `configuration` (its port should be 0).
-    static func start(_ store: Store, _ configuration: JournalServer.Configuration) async throws -> ServerHarness {
-        var logger = Logger(label: "test.server")
-        logger.logLevel = .critical
+    /// Starts a server of `store` with `configuration` (its port should be 0), logging to `logger`
+    /// (default: critical messages only).
+    static func start(_ store: Store, _ configuration: JournalServer.Configuration, logger: Logger? = nil) async throws -> ServerHarness {
+        var quiet = Logger(label: "test.server")
+        quiet.logLevel = .critical
+        let logger = logger ?? quiet
         let server = JournalServer(store: store, configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task {

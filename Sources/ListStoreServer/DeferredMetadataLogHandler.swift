@@ -1,0 +1,54 @@
+import Logging
+
+/// The server's log handler around the one it is given: metadata set on the logger is kept here and
+/// handed to the given handler only with a message it writes.
+///
+/// Hummingbird tags the logger of every request with an id, and a handler such as swift-log's
+/// `StreamLogHandler` formats all of its metadata each time any of it is set: once per request even
+/// when nothing is written, a measurable part of a long poll's cost. Here setting metadata stores a
+/// value, and formatting happens only for a message that passes the log level.
+struct DeferredMetadataLogHandler: LogHandler {
+    private var wrapped: any LogHandler
+    /// The logger's metadata: the wrapped handler's own, taken over at `init`, and what was set since.
+    var metadata: Logger.Metadata
+
+    /// Takes over `handler` and its metadata.
+    init(wrapping handler: any LogHandler) {
+        var handler = handler
+        metadata = handler.metadata
+        handler.metadata = [:]
+        wrapped = handler
+    }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { wrapped.metadataProvider }
+        set { wrapped.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// Writes `event` through the wrapped handler, with the logger's metadata under the event's own.
+    func log(event: LogEvent) {
+        var event = event
+        if !metadata.isEmpty {
+            event.metadata = metadata.merging(event.metadata ?? [:]) { _, given in given }
+        }
+        wrapped.log(event: event)
+    }
+}
+
+extension Logger {
+    /// This logger, its handler wrapped in a `DeferredMetadataLogHandler`.
+    var deferringMetadata: Logger {
+        let handler = DeferredMetadataLogHandler(wrapping: handler)
+        return Logger(label: label) { _ in handler }
+    }
+}

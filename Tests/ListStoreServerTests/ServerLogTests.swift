@@ -1,0 +1,63 @@
+import Foundation
+import ListStore
+import ListStoreServer
+import ListStoreTestSupport
+import Logging
+import Testing
+
+/// What the server writes to the logger it is given.
+@Suite struct ServerLogTests {
+    /// A log handler that records what it is asked to write and how often its metadata is set.
+    final class Recorder: @unchecked Sendable {
+        // Safe: every property is reached under `lock`.
+        private let lock = NSLock()
+        private var _events: [LogEvent] = []
+        private var _metadataSets = 0
+
+        var events: [LogEvent] { lock.withLock { _events } }
+        var metadataSets: Int { lock.withLock { _metadataSets } }
+        func record(_ event: LogEvent) { lock.withLock { _events.append(event) } }
+        func countMetadataSet() { lock.withLock { _metadataSets += 1 } }
+    }
+
+    struct RecordingHandler: LogHandler {
+        let recorder: Recorder
+        var metadata: Logger.Metadata = [:] { didSet { recorder.countMetadataSet() } }
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            var event = event
+            event.metadata = metadata.merging(event.metadata ?? [:]) { _, given in given }
+            recorder.record(event)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func requestsAreLoggedWithTheirIdAndTheLoggersMetadataWithoutSettingItPerRequest() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("log.liststore"))
+        try await store.commit(linearList(3, content: 1), to: "l")
+        let recorder = Recorder()
+        var logger = Logger(label: "test.server") { _ in RecordingHandler(recorder: recorder) }
+        logger[metadataKey: "instance"] = "a"
+        let setsBefore = recorder.metadataSets
+        let server = try await ServerHarness.start(store, .init(port: 0), logger: logger)
+        for _ in 0..<3 {
+            let answer = try await server.request("/v1/store")
+            #expect(answer.status == 200, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        await server.stop()
+
+        let requests = recorder.events.filter { $0.level == .info && $0.metadata?["hb.request.id"] != nil }
+        #expect(requests.count >= 3, "\(recorder.events.map(\.message))")
+        #expect(Set(requests.compactMap { $0.metadata?["hb.request.id"]?.description }).count == requests.count)
+        #expect(requests.allSatisfy { $0.metadata?["instance"]?.description == "a" })
+        // The handler given may format its metadata whenever it is set (StreamLogHandler does): the
+        // server takes it over once, and hands it over with what is written, never per request.
+        #expect(recorder.metadataSets - setsBefore <= 1, "metadata set \(recorder.metadataSets - setsBefore) times")
+    }
+}
