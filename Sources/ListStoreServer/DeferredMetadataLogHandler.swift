@@ -12,11 +12,13 @@ struct DeferredMetadataLogHandler: LogHandler {
     /// The logger's metadata: the wrapped handler's own, taken over at `init`, and what was set since.
     var metadata: Logger.Metadata
 
-    /// Takes over `handler` and its metadata.
+    /// Takes over `handler` and its metadata. A handler that is a value is this wrapper's own copy,
+    /// whose metadata is then emptied (it comes with each message instead); one that is an object
+    /// may be shared with other loggers, and is left as it is.
     init(wrapping handler: any LogHandler) {
         var handler = handler
         metadata = handler.metadata
-        handler.metadata = [:]
+        if !(type(of: handler) is AnyClass) { handler.metadata = [:] }
         wrapped = handler
     }
 
@@ -35,11 +37,17 @@ struct DeferredMetadataLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    /// Writes `event` through the wrapped handler, with the logger's metadata under the event's own.
+    /// Writes `event` through the wrapped handler, with the logger's metadata in the order swift-log's
+    /// handlers give it: the logger's own, under the metadata provider's, under the event's.
     func log(event: LogEvent) {
         var event = event
         if !metadata.isEmpty {
-            event.metadata = metadata.merging(event.metadata ?? [:]) { _, given in given }
+            var all = metadata
+            if let provided = metadataProvider?.get(), !provided.isEmpty {
+                all.merge(provided) { _, provided in provided }
+            }
+            if let own = event.metadata { all.merge(own) { _, own in own } }
+            event.metadata = all
         }
         wrapped.log(event: event)
     }

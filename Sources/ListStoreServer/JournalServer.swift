@@ -161,7 +161,8 @@ public struct JournalServer: Sendable {
     public func run(handlingSignals: Bool = true, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval)
         let state = state
-        if configuration.port != 0 { state.port = configuration.port }
+        // A port left from an earlier run of this server is not this run's (port 0 binds anew).
+        state.port = configuration.port != 0 ? configuration.port : nil
         let router = Router()
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: JSONErrorMiddleware())

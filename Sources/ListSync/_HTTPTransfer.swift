@@ -55,6 +55,13 @@ final class _HTTPTransfer: @unchecked Sendable {
     /// The request of the redirect being followed, sent when the current task completes.
     private var redirect: URLRequest?
     private var redirects = 0
+    /// Whether the caller has been resumed (a later stop then has nothing to stop).
+    private var finished = false
+
+    /// The threads that make, start and cancel tasks (each a synchronous wait for the session's
+    /// queue): HTTP's own, so that a session slow to answer never holds the threads the stores'
+    /// work runs on.
+    private static let threads = _BlockingThreads(maxThreads: 16, idleTime: 10)
 
     init(origin: _HTTPOrigin, maxBytes: Int) {
         self.origin = origin
@@ -96,25 +103,34 @@ final class _HTTPTransfer: @unchecked Sendable {
         // swift-corelibs-foundation makes and starts a task with a synchronous wait for the session's
         // own queue, which runs on dispatch's threads: on Linux the very threads that run tasks. Two
         // requests starting at once on two cores would hold them all, waiting for one another.
-        _BlockingThreads.shared.submit { self.send(request) }
+        Self.threads.submit { self.send(request) }
     }
 
     /// Sends `request` as a new task of the session, unless the transfer stopped meanwhile.
     private func send(_ request: URLRequest) {
         lock.lock()
-        guard let (session, router) = session, stop == nil else {
-            lock.unlock()
-            return finish(response: nil, error: nil)
-        }
+        let current = stop == nil ? session : nil
+        lock.unlock()
+        guard let (session, router) = current else { return finish(response: nil, error: nil) }
+        // Made outside the lock (a synchronous wait for the session's queue), and registered with
+        // the router before a stop can see it.
         let task = session.dataTask(with: request)
         // Also the task's own delegate: swift-corelibs-foundation asks the task's delegate (not the
         // session's) whether to follow a redirect, and follows it with every header otherwise.
         task.delegate = router
-        self.task = task
-        redirecting = false
-        body = Data()
-        lock.unlock()
         router.register(self, for: task)
+        lock.lock()
+        let stopped = stop != nil
+        if !stopped {
+            self.task = task
+            redirecting = false
+            body = Data()
+        }
+        lock.unlock()
+        if stopped {
+            task.cancel()  // never started: cancelling ends it, and its completion finds no caller
+            return finish(response: nil, error: nil)
+        }
         task.resume()
     }
 
@@ -124,11 +140,11 @@ final class _HTTPTransfer: @unchecked Sendable {
     /// caller). A deadline so holds even when URLSession is slow to start or to end a task.
     func halt(_ reason: Stop) {
         lock.lock()
-        guard stop == nil else { return lock.unlock() }
+        guard stop == nil, !finished else { return lock.unlock() }
         stop = reason
         let task = redirecting ? nil : task
         lock.unlock()
-        if let task { _BlockingThreads.shared.submit { task.cancel() } }  // a synchronous wait too
+        if let task { Self.threads.submit { task.cancel() } }  // a synchronous wait too
         finish(response: nil, error: nil)
     }
 
@@ -180,7 +196,7 @@ final class _HTTPTransfer: @unchecked Sendable {
         lock.unlock()
         // Not sent from here: this runs on the session's delegate queue, and making a task waits
         // for the session's own queue (see `start`), which would hold every task's events meanwhile.
-        if let next { return _BlockingThreads.shared.submit { self.send(next) } }
+        if let next { return Self.threads.submit { self.send(next) } }
         finish(response: response, error: error)
     }
 
@@ -189,6 +205,7 @@ final class _HTTPTransfer: @unchecked Sendable {
         lock.lock()
         let continuation = continuation
         self.continuation = nil
+        if continuation != nil { finished = true }
         deadline?.cancel()
         deadline = nil
         session = nil

@@ -1,6 +1,6 @@
 import Foundation
 import ListStore
-import ListStoreServer
+@testable import ListStoreServer
 import ListStoreTestSupport
 import Logging
 import Testing
@@ -22,17 +22,27 @@ import Testing
 
     struct RecordingHandler: LogHandler {
         let recorder: Recorder
+        var metadataProvider: Logger.MetadataProvider?
         var metadata: Logger.Metadata = [:] { didSet { recorder.countMetadataSet() } }
         var logLevel: Logger.Level = .info
+
+        init(recorder: Recorder, metadataProvider: Logger.MetadataProvider? = nil) {
+            self.recorder = recorder
+            self.metadataProvider = metadataProvider
+        }
 
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
 
+        /// Merges as swift-log's handlers do: the handler's metadata, the provider's, the event's.
         func log(event: LogEvent) {
             var event = event
-            event.metadata = metadata.merging(event.metadata ?? [:]) { _, given in given }
+            var all = metadata
+            all.merge(metadataProvider?.get() ?? [:]) { _, provided in provided }
+            all.merge(event.metadata ?? [:]) { _, own in own }
+            event.metadata = all
             recorder.record(event)
         }
     }
@@ -59,5 +69,25 @@ import Testing
         // The handler given may format its metadata whenever it is set (StreamLogHandler does): the
         // server takes it over once, and hands it over with what is written, never per request.
         #expect(recorder.metadataSets - setsBefore <= 1, "metadata set \(recorder.metadataSets - setsBefore) times")
+    }
+
+    @Test func theWrappedLoggerKeepsSwiftLogsMetadataOrderAndLevel() throws {
+        let recorder = Recorder()
+        let provider = Logger.MetadataProvider { ["k": "provided", "p": "provided"] }
+        var given = Logger(label: "test") { _ in RecordingHandler(recorder: recorder, metadataProvider: provider) }
+        given[metadataKey: "k"] = "logger"
+        given[metadataKey: "l"] = "logger"
+        given.logLevel = .notice
+        var logger = given.deferringMetadata
+        logger[metadataKey: "r"] = "request"
+        logger.info("filtered out")
+        logger.notice("written", metadata: ["l": "call"])
+        let events = recorder.events
+        #expect(events.map(\.message.description) == ["written"])
+        let metadata = events.first?.metadata ?? [:]
+        #expect(metadata["k"]?.description == "provided")  // the provider's over the logger's
+        #expect(metadata["p"]?.description == "provided")
+        #expect(metadata["l"]?.description == "call")  // the call's over the logger's
+        #expect(metadata["r"]?.description == "request")
     }
 }
