@@ -66,9 +66,11 @@ public protocol ReplicaStore: ListStoreEngine {
     /// head unless the head moved past `expectedVersion` (`.versionConflict`), `position` the
     /// confirmed source version; the outbox loses the entries `confirmedSeqs` and the others get the
     /// source version their push was recorded as; the confirmed state is kept while entries remain;
-    /// non-empty `conflicts` become the last push's conflicts.
+    /// non-empty `conflicts` become the last push's conflicts. Refused (`.versionConflict`) when the
+    /// list's position is no longer `previous`, the one the pull started from: another pull committed
+    /// meanwhile (perhaps without changing the head, which `expectedVersion` alone would not see).
     func _commitPull(
-        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
+        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult

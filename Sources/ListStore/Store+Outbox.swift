@@ -110,7 +110,7 @@ extension Store {
     /// kept while entries remain. Non-empty `conflicts` (of answers learned late) become the last
     /// push's conflicts. `check` runs inside the transaction first and may throw.
     package func _commitPull(
-        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
+        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: (CommitResult) throws -> Void
     ) throws -> CommitResult {
@@ -119,6 +119,9 @@ extension Store {
                 to: list, expectedVersion: expectedVersion, author: nil, message: message, makeTarget: { _ in merged },
                 queueLocalChange: false
             ) { db, listID, result in
+                guard try Self.position(db, listID: listID) == previous else {
+                    throw StoreError(.versionConflict, "list '\(list)' was pulled meanwhile: its source position moved")
+                }
                 try check(result)
                 for seq in confirmedSeqs {
                     try db.execute(sql: "DELETE FROM outbox WHERE list_id = ? AND seq = ?", arguments: [listID, seq])

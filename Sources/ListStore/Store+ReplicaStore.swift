@@ -76,13 +76,13 @@ extension Store: ReplicaStore {
     }
 
     public func _commitPull(
-        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
+        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
         try await _offPool(writing: {
             try self._commitPull(
-                merged, to: list, expectedVersion: expectedVersion, position: position, confirmed: confirmed,
+                merged, to: list, expectedVersion: expectedVersion, position: position, previous: previous, confirmed: confirmed,
                 confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts,
                 message: message, check: check)
         })

@@ -141,7 +141,7 @@ extension PostgresStore: ReplicaStore {
     }
 
     public func _commitPull(
-        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource,
+        _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
@@ -149,6 +149,9 @@ extension PostgresStore: ReplicaStore {
             to: list, expectedVersion: expectedVersion, author: nil, message: message, queueLocalChange: false,
             makeTarget: { _, _ in merged }
         ) { connection, listID, result in
+            guard try await self.position(connection, listID: listID) == previous else {
+                throw StoreError(.versionConflict, "list '\(list)' was pulled meanwhile: its source position moved")
+            }
             try _PostgresErrors.callers { try check(result) }
             if !confirmedSeqs.isEmpty {
                 try await connection.query(

@@ -138,7 +138,7 @@ extension Replica {
             do {
                 let (expected, headVersion, conflicts) = (position, state.headVersion, result.conflicts)
                 _ = try await store._commitPull(
-                    merged, to: list, expectedVersion: headVersion, position: expected, confirmed: confirmed,
+                    merged, to: list, expectedVersion: headVersion, position: expected, previous: state.position, confirmed: confirmed,
                     confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts, message: message
                 ) { committed in
                     if pending == 0, committed.digest != expected.digest {

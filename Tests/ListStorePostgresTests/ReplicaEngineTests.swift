@@ -213,6 +213,46 @@ import Testing
         #expect(try await replicaStore.snapshot(of: "l", at: nil).digest == (try await source.snapshot(of: "l")).digest)
     }
 
+    /// Two pulls of a replica with local changes at once: the one that commits second started from a
+    /// source position the first has moved, and is refused (`.versionConflict`, so the replica pulls
+    /// again) even when the first left the head as it was, which the expected version alone misses.
+    /// Its older position and confirmed state would have replaced the newer ones.
+    @Test(arguments: EngineKind.available)
+    func aPullFromAPositionThatMovedIsRefused(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in try await Self.pullFromMovedPosition(into: stores[0]) }
+    }
+
+    private static func pullFromMovedPosition(into replicaStore: some ReplicaStore) async throws {
+        do {
+            let directory = try TemporaryDirectory()
+            let source = try Store(path: directory.file("source.liststore"))
+            try await source.commit(OfflineEditor.start(sections: 1, elements: 2), to: "l")
+            let replica = Replica(store: replicaStore, list: "l")
+            try await replica.pull(from: LocalSource(source))
+            try await replicaStore.edit("l", expectedVersion: nil, author: nil, message: nil) { draft in
+                try draft.append(ListItem(id: "local", json: ["a": 1]), toSection: ExactString("base-s0"))
+            }
+            let state = try #require(try await replicaStore._pendingState(of: "l"))
+            let head = try await replicaStore.snapshot(of: "l", at: nil)
+            let remaining = state.outbox.map { (seq: $0.seq, pushedVersion: $0.pushedVersion) }
+            func commitPull(from previous: ReplicaSource) async throws {
+                _ = try await replicaStore._commitPull(
+                    head.sections, to: "l", expectedVersion: head.version, position: state.position, previous: previous,
+                    confirmed: state.confirmed, confirmedSeqs: [], remaining: remaining, conflicts: [], message: "pull"
+                ) { _ in }
+            }
+            var moved = state.position
+            moved.version -= 1
+            let refused = await #expect(throws: StoreError.self) { try await commitPull(from: moved) }
+            #expect(refused?.code == .versionConflict, "\(String(describing: refused))")
+            #expect(try await replicaStore.replicaSource(of: "l") == state.position)
+            // From the position it holds, the same pull commits (the head unchanged).
+            try await commitPull(from: state.position)
+            #expect(try await replicaStore.snapshot(of: "l", at: nil).version == head.version)
+            #expect(try await replicaStore.verify(list: "l", progress: nil).isValid)
+        }
+    }
+
     /// What a caller's closure throws inside a store's transaction reaches the caller as it was
     /// thrown (a replica's digest check, an edit's body), and nothing is written.
     @Test(arguments: EngineKind.available)
