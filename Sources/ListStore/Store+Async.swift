@@ -65,7 +65,7 @@ extension Store {
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`,
     ///   `.io`; `CancellationError` when the task is cancelled before the read starts.
-    /// - Complexity: O(n) for the head; O(n × v) for a version v commits after the base.
+    /// - Complexity: as `snapshot(of:at:)`.
     public func snapshot(of list: String, at version: Int? = nil) async throws -> ListSnapshot {
         try await _StoreQueues.read { try self.snapshot(of: list, at: version) }
     }

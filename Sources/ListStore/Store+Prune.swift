@@ -80,7 +80,7 @@ extension Store {
     /// - Throws: `StoreError` `.invalidArgument` (a negative count), `.versionNotFound` (`before` a
     ///   version outside the history), `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`. Nothing
     ///   is changed when it throws.
-    /// - Complexity: O(n × (new base − old base)) to rebuild the base snapshot, plus the rows removed.
+    /// - Complexity: that of `snapshot(of:at:)` to rebuild the base snapshot, plus the rows removed.
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) throws -> PruneResult {
         let pool = try existingPool()
@@ -103,6 +103,17 @@ extension Store {
                     update.bind(2, textBytes: snapshot.documentJSON)
                     update.bind(3, info.id)
                     _ = try update.execute()
+                    // The base is now the newest stored point at or before itself: stored snapshots up to
+                    // it go; the list keeps counting from its newest stored point.
+                    try db.execute(
+                        sql: "DELETE FROM stored_snapshot WHERE list_id = ? AND version <= ?", arguments: [info.id, base])
+                    try db.execute(
+                        sql: """
+                            UPDATE list SET snapshot_version = ?1,
+                                bytes_since_snapshot = (SELECT coalesce(sum(length(CAST(stages AS BLOB))), 0) FROM journal
+                                    WHERE list_id = ?2 AND version > ?1)
+                            WHERE id = ?2 AND snapshot_version < ?1
+                            """, arguments: [base, info.id])
                     return .commit
                 }
                 return result!

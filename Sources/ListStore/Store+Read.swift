@@ -50,14 +50,17 @@ extension Store {
     }
 
     /// A version of `list`: the head, or with `version`, any version still in its history (time
-    /// travel: the base snapshot plus the journal replayed up to `version`).
+    /// travel: the nearest snapshot the store keeps at or before `version`, the base's or one kept for
+    /// time travel, plus the journal replayed from it up to `version`).
     ///
     /// ```swift
     /// let now = try store.snapshot(of: "inbox")
     /// let then = try store.snapshot(of: "inbox", at: now.version - 3)
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`.
-    /// - Complexity: O(n) for the head; O(n × v) for a version v commits after the base.
+    /// - Complexity: O(n) for the head; for an older version, O(n) plus the replay of at most 128
+    ///   journal entries (fewer when they hold about a snapshot's size of stages), each O(its
+    ///   operations + the elements of the sections it touches). See "Time travel" in the README.
     public func snapshot(of list: String, at version: Int? = nil) throws -> ListSnapshot {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
@@ -65,7 +68,24 @@ extension Store {
         }
     }
 
+    /// `snapshot(of:at:)`, and how many journal entries it read.
+    package func _snapshotCountingReads(of list: String, at version: Int?) throws -> (snapshot: ListSnapshot, entriesRead: Int) {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in
+                var read = 0
+                let snapshot = try snapshot(db, list: list, at: version, entriesRead: &read)
+                return (snapshot, read)
+            }
+        }
+    }
+
     func snapshot(_ db: Database, list: String, at version: Int?) throws -> ListSnapshot {
+        var read = 0
+        return try snapshot(db, list: list, at: version, entriesRead: &read)
+    }
+
+    func snapshot(_ db: Database, list: String, at version: Int?, entriesRead: inout Int) throws -> ListSnapshot {
         let info = try listInfo(db, list: list)
         let wanted = version ?? info.headVersion
         if wanted == info.headVersion {
@@ -73,15 +93,43 @@ extension Store {
             return ListSnapshot(list: list, version: head.version, digest: head.digest, sections: head.sections)
         }
         try info.checkRetained(wanted)
-        var state = try info.baseSections()
-        var digest = ListDigest.of(state)
+        // The nearest stored point: the newest stored snapshot at or before `wanted`, else the base.
+        var point = info.baseVersion
+        var state: [ListSection]?
         if wanted > info.baseVersion {
-            for entry in try entries(db, info: info, after: info.baseVersion, through: wanted) {
-                state = try entry.changeset(applyingTo: state).result
-                digest = entry.digest
+            let stored = try _RawStatement(
+                db, "SELECT version, snapshot FROM stored_snapshot WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version DESC LIMIT 1")
+            stored.bind(1, info.id)
+            stored.bind(2, info.baseVersion)
+            stored.bind(3, wanted)
+            defer { stored.reset() }
+            if try stored.step() {
+                point = Int(stored.int64(0))
+                state = try _TimeTravel.sections(of: stored.bytes(1), list: list, version: point)
             }
         }
-        return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
+        var sections = try state ?? info.baseSections()
+        guard wanted > point else {
+            return ListSnapshot(list: list, version: wanted, digest: ListDigest.of(sections), sections: sections)
+        }
+        let statement = try _RawStatement(
+            db, "SELECT version, digest, stages FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version")
+        statement.bind(1, info.id)
+        statement.bind(2, point)
+        statement.bind(3, wanted)
+        defer { statement.reset() }
+        var entries: [(version: Int, stages: [UInt8])] = []
+        var digest: ListDigest?
+        while try statement.step() {
+            entries.append((Int(statement.int64(0)), statement.bytes(2)))
+            digest = ListDigest(hex: statement.string(1))
+        }
+        entriesRead += entries.count
+        guard entries.count == wanted - point, entries.last?.version == wanted, let digest else {
+            throw StoreError(.damaged, "the journal of list '\(list)' misses entries between versions \(point) and \(wanted)")
+        }
+        sections = try _TimeTravel.replay(entries, on: sections, list: list)
+        return ListSnapshot(list: list, version: wanted, digest: digest, sections: sections)
     }
 
     /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest

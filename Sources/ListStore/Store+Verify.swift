@@ -59,6 +59,9 @@ extension Store {
         }
         var check = _JournalReplayCheck(name: name, info: info)
         do {
+            let versions = try Int.fetchAll(
+                db, sql: "SELECT version FROM stored_snapshot WHERE list_id = ? ORDER BY version", arguments: [info.id])
+            check = _JournalReplayCheck(name: name, info: info, storedSnapshots: versions)
             while check.needsEntries {
                 check.replay(try entries(db, info: info, after: check.version, through: info.headVersion, limit: 256), progress: progress)
             }
@@ -67,6 +70,12 @@ extension Store {
             check.check(head: head)
             guard check.result.isValid else { return check.result }
             if let pending = try pendingState(db, info: info) { check.check(replica: pending, head: head) }
+            let stored = try _RawStatement(db, "SELECT version, snapshot FROM stored_snapshot WHERE list_id = ? ORDER BY version")
+            stored.bind(1, info.id)
+            defer { stored.reset() }
+            while check.result.isValid, try stored.step() {
+                check.check(storedSnapshot: Int(stored.int64(0)), document: stored.bytes(1))
+            }
         } catch {
             check.diverge(at: check.version + 1, "\(error)")
         }

@@ -15,10 +15,15 @@ package struct _JournalReplayCheck {
     package private(set) var version: Int
     private let info: ListRow
     private var digest: ListDigest
+    /// The versions of the list's stored snapshots, and the replayed digests at those versions.
+    private let storedVersions: Set<Int>
+    private var storedDigests: [Int: ListDigest] = [:]
 
-    /// Starts at the base snapshot of the list `info` describes.
-    package init(name: String, info: ListRow) {
+    /// Starts at the base snapshot of the list `info` describes; `storedSnapshots` are the versions of
+    /// its stored snapshots, to be checked with `check(storedSnapshot:document:)` after the replay.
+    package init(name: String, info: ListRow, storedSnapshots: [Int] = []) {
         self.info = info
+        storedVersions = Set(storedSnapshots)
         result = ListVerification(
             name: name, baseVersion: info.baseVersion, headVersion: info.headVersion, versionsVerified: 0,
             firstDivergentVersion: nil, problem: nil)
@@ -63,6 +68,7 @@ package struct _JournalReplayCheck {
                     "version \(entry.version) records \(entry.sectionCount) sections and \(entry.elementCount) elements, the replay has \(state.count) and \(elements)")
             }
             version = entry.version
+            if storedVersions.contains(version) { storedDigests[version] = digest }
             result.versionsVerified += 1
             progress?(VerificationProgress(list: result.name, completed: result.versionsVerified, total: total))
         }
@@ -107,6 +113,24 @@ package struct _JournalReplayCheck {
         let rebased = pending.outbox.reduce(pending.confirmed) { Rebase($1.intents, onto: $0).snapshot }
         guard rebased == head.sections else {
             return diverge(at: info.headVersion, "the head is not the \(pending.outbox.count) local changes rebased onto the confirmed state")
+        }
+    }
+
+    /// Checks a stored snapshot (after the replay reached the head): its version must be in the
+    /// history after the base and its snapshot document the replayed version.
+    package mutating func check(storedSnapshot version: Int, document: [UInt8]) {
+        guard result.isValid else { return }
+        guard let replayed = storedDigests[version] else {
+            return diverge(
+                at: version, "a stored snapshot at version \(version) is outside the history after the base (\(info.baseVersion) to \(info.headVersion))")
+        }
+        do {
+            let sections = try _TimeTravel.sections(of: document, list: result.name, version: version)
+            guard ListDigest.of(sections) == replayed else {
+                return diverge(at: version, "the stored snapshot at version \(version) is not the replayed snapshot (its digest differs)")
+            }
+        } catch {
+            diverge(at: version, "\(error)")
         }
     }
 

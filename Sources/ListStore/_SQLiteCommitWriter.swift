@@ -125,11 +125,27 @@ enum _SQLiteCommitWriter {
 
         let digest = journal.digest
         let stagesJSON = journal.stagesJSON
-        let update = try _RawStatement(db, "UPDATE list SET head_version = ?, head_digest = ? WHERE id = ?")
+        let update = try _RawStatement(
+            db, """
+                UPDATE list SET head_version = ?, head_digest = ?, bytes_since_snapshot = bytes_since_snapshot + ? WHERE id = ?
+                RETURNING snapshot_version, bytes_since_snapshot
+                """)
         update.bind(1, journal.version)
         update.bind(2, text: digest.hex)
-        update.bind(3, listID)
-        try expectOne(try update.execute(), "list \(journal.list)", path: path)
+        update.bind(3, stagesJSON.count)
+        update.bind(4, listID)
+        guard try update.step() else {
+            update.reset()
+            try expectOne(0, "list \(journal.list)", path: path)
+            return rows.head(listID: listID)
+        }
+        let (pointVersion, bytesSince) = (Int(update.int64(0)), Int(update.int64(1)))
+        update.reset()
+        if _StoredSnapshotPolicy.isDue(
+            version: journal.version, pointVersion: pointVersion, bytesSince: bytesSince, elementCount: journal.elementCount)
+        {
+            try writeStoredSnapshot(rows, db, listID: listID)
+        }
         let insertJournal = try _RawStatement(
             db, """
                 INSERT INTO journal (list_id, version, parent_version, committed_at, digest, author, message,
@@ -147,6 +163,21 @@ enum _SQLiteCommitWriter {
         insertJournal.bind(10, textBytes: stagesJSON)
         try insertJournal.execute()
         return rows.head(listID: listID)
+    }
+
+    /// Stores the snapshot at the commit's version as the list's newest stored snapshot.
+    private static func writeStoredSnapshot(_ rows: CommitRows, _ db: Database, listID: Int64) throws {
+        let journal = rows.journal
+        let snapshot = ListSnapshot(list: journal.list, version: journal.version, digest: journal.digest, sections: rows.target)
+        let insert = try _RawStatement(db, "INSERT INTO stored_snapshot (list_id, version, snapshot) VALUES (?, ?, ?)")
+        insert.bind(1, listID)
+        insert.bind(2, journal.version)
+        insert.bind(3, textBytes: snapshot.documentJSON)
+        try insert.execute()
+        let mark = try _RawStatement(db, "UPDATE list SET snapshot_version = ?, bytes_since_snapshot = 0 WHERE id = ?")
+        mark.bind(1, journal.version)
+        mark.bind(2, listID)
+        try mark.execute()
     }
 
     private static func expectOne(_ changes: Int, _ what: String, path: String) throws {

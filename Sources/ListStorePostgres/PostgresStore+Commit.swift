@@ -369,14 +369,31 @@ extension PostgresStore {
         }
         written += rows.updatedElements.count
 
-        try expect(
-            try await count(
-                connection,
+        var point: (version: Int64, bytes: Int64)?
+        for try await row in try await connection.query(
+            """
+            UPDATE list SET head_version = \(journal.version), head_digest = \(digest.hex),
+                bytes_since_snapshot = bytes_since_snapshot + \(stagesJSON.count)
+            WHERE id = \(listID) RETURNING snapshot_version, bytes_since_snapshot
+            """, logger: logger
+        ).decode((Int64, Int64).self) {
+            point = row
+        }
+        guard let point else { throw StoreError(.damaged, "the store at \(location) is damaged: list '\(journal.list)' is missing") }
+        if _StoredSnapshotPolicy.isDue(
+            version: journal.version, pointVersion: Int(point.version), bytesSince: Int(point.bytes),
+            elementCount: journal.elementCount)
+        {
+            // The snapshot at this version becomes the list's newest stored point (`_StoredSnapshotPolicy`).
+            let snapshot = ListSnapshot(list: journal.list, version: journal.version, digest: digest, sections: rows.target)
+            try await connection.query(
                 """
-                WITH w AS (UPDATE list SET head_version = \(journal.version), head_digest = \(digest.hex) WHERE id = \(listID) RETURNING 1)
-                SELECT count(*) FROM w
-                """),
-            1, "list '\(journal.list)'")
+                WITH c AS (INSERT INTO stored_snapshot (list_id, version, snapshot)
+                    VALUES (\(listID), \(journal.version), \(ByteBuffer(bytes: snapshot.documentJSON))))
+                UPDATE list SET snapshot_version = \(journal.version), bytes_since_snapshot = 0 WHERE id = \(listID)
+                """, logger: logger)
+            written += 1
+        }
         try await connection.query(
             """
             INSERT INTO journal (list_id, version, parent_version, committed_at, digest, author, message,

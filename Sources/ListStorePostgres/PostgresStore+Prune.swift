@@ -35,6 +35,17 @@ extension PostgresStore {
                 UPDATE list SET base_version = \(base), base_snapshot = \(ByteBuffer(bytes: snapshot.documentJSON))
                 WHERE id = \(info.id)
                 """, logger: logger)
+            // The base is now the newest stored point at or before itself: stored snapshots up to it go;
+            // the list keeps counting from its newest stored point.
+            try await connection.query(
+                "DELETE FROM stored_snapshot WHERE list_id = \(info.id) AND version <= \(Int64(base))", logger: logger)
+            try await connection.query(
+                """
+                UPDATE list SET snapshot_version = \(Int64(base)),
+                    bytes_since_snapshot = (SELECT coalesce(sum(octet_length(stages)), 0) FROM journal
+                        WHERE list_id = \(info.id) AND version > \(Int64(base)))
+                WHERE id = \(info.id) AND snapshot_version < \(Int64(base))
+                """, logger: logger)
             return result
         }
     }

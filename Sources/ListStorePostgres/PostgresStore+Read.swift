@@ -53,7 +53,8 @@ extension PostgresStore {
     /// ```
     /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`;
     ///   `CancellationError` when the task is cancelled before the read starts.
-    /// - Complexity: O(n) for the head; O(n × v) for a version v commits after the base.
+    /// - Complexity: O(n) for the head; for an older version, O(n) plus the replay of at most 128
+    ///   journal entries from the nearest stored snapshot (see `Store.snapshot(of:at:)`).
     public func snapshot(of list: String, at version: Int? = nil) async throws -> ListSnapshot {
         try await transaction(.readOnly) { connection in
             try await snapshot(connection, list: list, at: version)
@@ -135,24 +136,65 @@ extension PostgresStore {
     // MARK: Internals
 
     func snapshot(_ connection: PostgresConnection, list: String, at version: Int?) async throws -> ListSnapshot {
+        try await snapshotCountingReads(connection, list: list, at: version).snapshot
+    }
+
+    /// `snapshot(of:at:)`, and how many journal entries it read.
+    package func _snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {
+        try await transaction(.readOnly) { connection in
+            try await snapshotCountingReads(connection, list: list, at: version)
+        }
+    }
+
+    /// The nearest stored point at or before the version (the newest stored snapshot, else the base) and
+    /// the journal replayed from it (`_TimeTravel`).
+    private func snapshotCountingReads(
+        _ connection: PostgresConnection, list: String, at version: Int?
+    ) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {
         let info = try await listInfo(connection, list: list)
         let wanted = version ?? info.headVersion
         if wanted == info.headVersion {
             let sections = try await headSections(connection, listID: info.id)
-            return ListSnapshot(list: list, version: info.headVersion, digest: info.headDigest, sections: sections)
+            return (ListSnapshot(list: list, version: info.headVersion, digest: info.headDigest, sections: sections), 0)
         }
         try info.checkRetained(wanted)
-        let entries = wanted > info.baseVersion ? try await entries(connection, info: info, after: info.baseVersion, through: wanted) : []
-        // The replay runs on the stores' own threads, not on the cooperative pool.
-        return try await _BlockingThreads.shared.run {
-            var state = try info.baseSections()
-            var digest = ListDigest.of(state)
-            for entry in entries {
-                state = try entry.changeset(applyingTo: state).result
-                digest = entry.digest
+        var point = info.baseVersion
+        var document = info.baseSnapshot
+        if wanted > info.baseVersion {
+            for try await (version, snapshot) in try await connection.query(
+                """
+                SELECT version, snapshot FROM stored_snapshot WHERE list_id = \(info.id) AND version > \(Int64(info.baseVersion))
+                    AND version <= \(Int64(wanted)) ORDER BY version DESC LIMIT 1
+                """, logger: logger
+            ).decode((Int64, ByteBuffer).self) {
+                point = Int(version)
+                document = Array(snapshot.readableBytesView)
             }
-            return ListSnapshot(list: list, version: wanted, digest: digest, sections: state)
         }
+        var entries: [(version: Int, stages: [UInt8])] = []
+        var digest: ListDigest?
+        if wanted > point {
+            for try await (version, entryDigest, stages) in try await connection.query(
+                """
+                SELECT version, digest, stages FROM journal WHERE list_id = \(info.id) AND version > \(Int64(point))
+                    AND version <= \(Int64(wanted)) ORDER BY version
+                """, logger: logger
+            ).decode((Int64, String, ByteBuffer).self) {
+                entries.append((Int(version), Array(stages.readableBytesView)))
+                digest = ListDigest(hex: entryDigest)
+            }
+            guard entries.count == wanted - point, entries.last?.version == wanted else {
+                throw StoreError(.damaged, "the journal of list '\(list)' misses entries between versions \(point) and \(wanted)")
+            }
+        }
+        let (entriesRead, start, stored, last) = (entries, point, document, digest)
+        // The replay runs on the stores' own threads, not on the cooperative pool.
+        let snapshot = try await _BlockingThreads.shared.run {
+            var sections = try stored.map { try _TimeTravel.sections(of: $0, list: list, version: start) } ?? []
+            sections = try _TimeTravel.replay(entriesRead, on: sections, list: list)
+            return ListSnapshot(list: list, version: wanted, digest: last ?? ListDigest.of(sections), sections: sections)
+        }
+        return (snapshot, entriesRead.count)
     }
 
     /// The row of `list`; with `locking`, its lock is taken for the rest of the transaction too: the
@@ -219,3 +261,4 @@ extension PostgresStore {
         String(decoding: bytes.readableBytesView, as: UTF8.self)
     }
 }
+extension PostgresStore: _TimeTravelReads {}

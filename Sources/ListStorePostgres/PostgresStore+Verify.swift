@@ -42,7 +42,13 @@ extension PostgresStore {
         _ connection: PostgresConnection, name: String, progress: (@Sendable (VerificationProgress) -> Void)?
     ) async throws -> ListVerification {
         let info = try await listInfo(connection, list: name)
-        var check = _JournalReplayCheck(name: name, info: info)
+        var versions: [Int] = []
+        for try await version in try await connection.query(
+            "SELECT version FROM stored_snapshot WHERE list_id = \(info.id) ORDER BY version", logger: logger
+        ).decode(Int64.self) {
+            versions.append(Int(version))
+        }
+        var check = _JournalReplayCheck(name: name, info: info, storedSnapshots: versions)
         do {
             while check.needsEntries {
                 let page = try await entries(connection, info: info, after: check.version, through: info.headVersion, limit: 256)
@@ -61,6 +67,19 @@ extension PostgresStore {
                 // A replica list: its head is its outbox rebased onto its confirmed state.
                 if let pending { check.check(replica: pending, head: head) }
                 return check
+            }
+            // Each stored snapshot must be the version it names (one read at a time).
+            for version in versions where check.result.isValid {
+                for try await document in try await connection.query(
+                    "SELECT snapshot FROM stored_snapshot WHERE list_id = \(info.id) AND version = \(Int64(version))", logger: logger
+                ).decode(ByteBuffer.self) {
+                    let bytes = Array(document.readableBytesView)
+                    check = try await _BlockingThreads.shared.run { [check] in
+                        var check = check
+                        check.check(storedSnapshot: version, document: bytes)
+                        return check
+                    }
+                }
             }
         } catch let error as CancellationError {
             throw error

@@ -105,6 +105,66 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// Time travel costs the distance to the nearest stored snapshot, never the history: over a long
+    /// history of small changes to a mid-sized list, every version reads back as committed and reads
+    /// fewer than `_StoredSnapshotPolicy.maxVersions` journal entries (counted, not timed); a list whose
+    /// changes are large reads fewer still; pruning drops the stored snapshots below the base and the rest
+    /// keep serving; `verify` checks every stored snapshot.
+    @Test(arguments: EngineKind.available)
+    func timeTravelReadsOnlyTheDistanceFromTheNearestStoredSnapshot(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            let travel = try #require(store as? any _TimeTravelReads)
+            var random = RandomSnapshots(seed: 0x71_3E7A, duplicates: false)
+            var current = random.snapshot(maxSections: 4, maxElements: 60)
+            var committed: [[ListSection]] = [[]]
+            for _ in 0..<420 {
+                let sections = listSections(current)
+                let result = try await store.commit(sections, to: "long", expectedVersion: committed.count - 1, author: nil, message: nil)
+                if result.changed { committed.append(sections) }
+                current = random.edit(current, intensity: 0.05)
+            }
+            let head = committed.count - 1
+            #expect(head > 380)
+            var most = 0
+            for version in 0..<head {
+                let (snapshot, read) = try await travel._snapshotCountingReads(of: "long", at: version)
+                #expect(snapshot.sections == committed[version] && snapshot.version == version, "version \(version)")
+                #expect(snapshot.digest == ListDigest.of(committed[version]), "version \(version)")
+                #expect(read < _StoredSnapshotPolicy.maxVersions && read <= version, "version \(version) read \(read) entries")
+                most = max(most, read)
+            }
+            #expect(most >= _StoredSnapshotPolicy.minVersions, "some versions lie between stored points")
+            let (atHead, headRead) = try await travel._snapshotCountingReads(of: "long", at: head)
+            #expect(atHead.sections == committed[head] && headRead == 0)
+
+            // Large changes of a small list: a stored snapshot as soon as the journal holds about a snapshot.
+            var big: [[ListSection]] = [[]]
+            for step in 0..<80 {
+                let sections = [ListSection(
+                    model: ListItem(id: "s", content: Array("0".utf8)),
+                    elements: (0..<6).map { ListItem(id: "e\($0)", content: Array("\"\(step)-\($0)-\(String(repeating: "x", count: 300))\"".utf8)) })]
+                _ = try await store.commit(sections, to: "big", expectedVersion: big.count - 1, author: nil, message: nil)
+                big.append(sections)
+            }
+            for version in 1..<big.count {
+                let (snapshot, read) = try await travel._snapshotCountingReads(of: "big", at: version)
+                #expect(snapshot.sections == big[version])
+                #expect(read < 2 * _StoredSnapshotPolicy.minVersions, "version \(version) of big read \(read) entries")
+            }
+
+            let pruned = try await store.prune("long", .keepLast(150), force: false)
+            #expect(pruned.base == head - 150)
+            for version in pruned.base...head {
+                let (snapshot, read) = try await travel._snapshotCountingReads(of: "long", at: version)
+                #expect(snapshot.sections == committed[version], "version \(version) after pruning")
+                #expect(read < _StoredSnapshotPolicy.maxVersions && read <= version - pruned.base)
+            }
+            let report = try await store.verify(list: nil, progress: nil)
+            #expect(report.isValid, "\(report)")
+        }
+    }
+
     /// Writers that expect the same version: exactly one lands, the others get `.versionConflict`
     /// with both versions, and nothing is lost or doubled.
     @Test(arguments: EngineKind.available)

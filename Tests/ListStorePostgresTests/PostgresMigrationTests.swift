@@ -72,8 +72,8 @@ struct PostgresMigrationTests {
                 }
                 return rows
             }
-            #expect(record == ["1 v0001_postgres_initial.sql 64"])
-            #expect(PostgresStore.schemaVersion == 1)
+            #expect(record == ["1 v0001_postgres_initial.sql 64", "2 v0002_postgres_stored_snapshots.sql 64"])
+            #expect(PostgresStore.schemaVersion == 2)
         }
     }
 
@@ -102,7 +102,7 @@ struct PostgresMigrationTests {
             let first = try await database.withStore { try await $0.identity() }
             let second = try await database.withStore { try await $0.identity() }
             #expect(first == second)
-            #expect(try await count("schema_migration", database) == 1)
+            #expect(try await count("schema_migration", database) == PostgresStore.schemaVersion)
             #expect(try await count("store", database) == 1)
         }
     }
@@ -116,7 +116,7 @@ struct PostgresMigrationTests {
                 return try await group.reduce(into: Set<StoreIdentity>()) { $0.insert($1) }
             }
             #expect(identities.count == 1)
-            #expect(try await count("schema_migration", database) == 1)
+            #expect(try await count("schema_migration", database) == PostgresStore.schemaVersion)
             #expect(try await count("store", database) == 1)
         }
     }
@@ -124,12 +124,13 @@ struct PostgresMigrationTests {
     @Test func newerSchemaIsRefusedUntouched() async throws {
         try await PostgresTestDatabase.withFresh { database in
             _ = try await database.withStore { try await $0.identity() }
+            let future = PostgresStore.schemaVersion + 1
             try await sql(
-                "INSERT INTO schema_migration VALUES (2, 'v0002_future.sql', 'abc', '2030-01-01T00:00:00.000Z')", database)
+                "INSERT INTO schema_migration VALUES (\(future), 'v9999_future.sql', 'abc', '2030-01-01T00:00:00.000Z')", database)
             let error = await #expect(throws: StoreError.self) { try await database.open() }
             #expect(error?.code == .unsupportedSchema)
             #expect(error?.message.contains("newer than this release supports") == true)
-            #expect(try await count("schema_migration", database) == 2)
+            #expect(try await count("schema_migration", database) == future)
         }
     }
 

@@ -103,6 +103,8 @@ import Testing
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: """
+                DROP TABLE stored_snapshot; ALTER TABLE list DROP COLUMN snapshot_version;
+                ALTER TABLE list DROP COLUMN bytes_since_snapshot;
                 DROP TABLE outbox; DROP TABLE push; ALTER TABLE store DROP COLUMN client_id;
                 ALTER TABLE journal DROP COLUMN push_client; ALTER TABLE journal DROP COLUMN push_seq;
                 ALTER TABLE journal DROP COLUMN conflicts;

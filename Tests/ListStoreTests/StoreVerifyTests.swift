@@ -61,6 +61,35 @@ import Testing
         #expect(try Store(path: path).verify(list: "l").lists.first?.firstDivergentVersion == 3)
     }
 
+    /// A snapshot kept for time travel that is not the version it names is reported, and so is one
+    /// outside the history; an intact one serves `snapshot(of:at:)`.
+    @Test func tamperedStoredSnapshotIsReported() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v.liststore")
+        let store = try Store(path: path)
+        var versions: [[ListSection]] = [[]]
+        for step in 0..<40 {
+            let sections = [ListSection(model: ListItem(id: "s", content: Array("0".utf8)), elements: (0..<5).map {
+                ListItem(id: "e\($0)", content: Array("\(step * 5 + $0)".utf8))
+            })]
+            try store.commit(sections, to: "l")
+            versions.append(sections)
+        }
+        try store.close()
+        let stored = try DatabaseQueue(path: path).read { db in try Int.fetchAll(db, sql: "SELECT version FROM stored_snapshot ORDER BY version") }
+        #expect(stored == [16, 32], "a snapshot every 16 versions of large changes")
+        #expect(try Store(path: path).snapshot(of: "l", at: 35).sections == versions[35])
+        #expect(try Store(path: path).verify().isValid)
+
+        try tamper(path, "UPDATE stored_snapshot SET snapshot = (SELECT snapshot FROM stored_snapshot WHERE version = 16) WHERE version = 32")
+        let l = try #require(try Store(path: path).verify(list: "l").lists.first)
+        #expect(l.firstDivergentVersion == 32 && l.problem?.contains("stored snapshot at version 32") == true, "\(l)")
+
+        try tamper(path, "UPDATE stored_snapshot SET version = 41 WHERE version = 32")
+        let outside = try #require(try Store(path: path).verify(list: "l").lists.first)
+        #expect(outside.firstDivergentVersion == 41, "\(outside)")
+    }
+
     @Test func tamperedHeadRowIsReported() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("v.liststore")

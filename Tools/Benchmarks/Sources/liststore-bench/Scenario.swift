@@ -15,6 +15,7 @@ struct Scenario: Sendable {
     /// Every scenario, in the default order.
     static let registry: [Scenario] = DiffScenario.all.map(\.scenario)
         + [CommitScenario.scenario, PGCommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario, ReplayScenario.scenario,
+           HistoryScenario.scenario,
            MergeScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario, PGFollowersScenario.scenario]
 
     static func named(_ name: String) -> Scenario? {
