@@ -14,6 +14,8 @@ struct JournalRoutes: Sendable {
     /// The journal pages being read, shared by identical requests under way.
     /// The body is one buffer that every answer sharing the read sends (not a copy each).
     let pages = SharedReads<PageKey, (empty: Bool, body: ByteBuffer)>()
+    /// The pages of events being read, shared by the event streams at the same version.
+    let eventPages = SharedReads<PageKey, EventPage>()
 
     /// What identifies a journal page request (the byte budget is the server's).
     struct PageKey: Hashable, Sendable {
@@ -87,7 +89,7 @@ struct JournalRoutes: Sendable {
         }
         let maxBytes = configuration.maxPageBytes
         // Identical requests under way share one read and one encoding (long polls woken together).
-        let read = { [store, pages] in
+        let read = { [store, pages] () async throws -> (empty: Bool, body: ByteBuffer) in
             try await pages.value(for: PageKey(list: list, since: since, limit: limit)) {
                 let page = try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes)
                 return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: list)))
@@ -159,23 +161,27 @@ struct JournalRoutes: Sendable {
         let maxBytes = configuration.maxPageBytes
         // Errors before the stream starts get a status: unknown list, a version not retained. The
         // first page, read for that, is the stream's first.
-        let first = try await store.journal(of: list, after: since, limit: 100, maxBytes: maxBytes)
+        let first = EventPage(try await store.journal(of: list, after: since, limit: 100, maxBytes: maxBytes))
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
         let (store, watcher, state, keepAlive, logger) = (store, watcher, state, configuration.keepAliveInterval, context.logger)
-        // Each entry is written as it comes, and each write waits while the connection cannot take
-        // more (a client that does not read), so a stream holds at most one page of the store.
+        let eventPages = eventPages
+        // Each page of events is written as it comes, and each write waits while the connection
+        // cannot take more (a client that does not read), so a stream holds at most one page of the
+        // store. Streams at the same version share the read and the encoding of the next page.
         let body = ResponseBody { writer in
             // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
-            var page: JournalPage? = first
+            var page: EventPage? = first
             while !watcher.isClosed && !Task.isCancelled {
-                let current: JournalPage
+                let current: EventPage
                 if let page { current = page } else {
                     do {
                         let after = cursor
-                        current = try await store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes)
+                        current = try await eventPages.value(for: PageKey(list: list, since: after, limit: 100)) {
+                            EventPage(try await store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes))
+                        }
                     } catch {
                         let api = APIError.from(error, logger: logger)
                         let data = WireDocument.error(code: api.code, message: api.message)
@@ -184,15 +190,10 @@ struct JournalRoutes: Sendable {
                     }
                 }
                 page = nil
-                if !current.entries.isEmpty {
-                    for entry in current.entries {
-                        var event = ByteBuffer(string: "id: \(entry.version)\nevent: commit\ndata: ")
-                        event.writeBytes(WireDocument.commitObject(entry))
-                        event.writeString("\n\n")
-                        try await writer.write(event)
-                        state.addEventBytes(event.readableBytes)
-                        cursor = entry.version
-                    }
+                if let last = current.lastVersion {
+                    try await writer.write(current.events)
+                    state.addEventBytes(current.events.readableBytes)
+                    cursor = last
                 } else if !current.hasMore, await !watcher.wait(for: list, after: cursor, timeout: keepAlive), !watcher.isClosed {
                     try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
                 }
@@ -206,6 +207,24 @@ struct JournalRoutes: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// A journal page as the events of a stream: `id: V`, `event: commit`, `data:` the entry, each.
+    struct EventPage: Sendable {
+        var events = ByteBuffer()
+        /// The version of the last event, nil when the page is empty.
+        var lastVersion: Int?
+        var hasMore: Bool
+
+        init(_ page: JournalPage) {
+            hasMore = page.hasMore
+            for entry in page.entries {
+                events.writeString("id: \(entry.version)\nevent: commit\ndata: ")
+                events.writeBytes(WireDocument.commitObject(entry))
+                events.writeString("\n\n")
+                lastVersion = entry.version
+            }
+        }
+    }
 
     /// A place among the long polls and event streams, or 503 when they are all taken.
     private func streamSlot() throws -> ConnectionLimiter.Slot {

@@ -1,26 +1,49 @@
 import ListStore
 
-/// Concurrent identical reads share one: the first caller of a key starts the read, callers of the
-/// same key that come while it runs wait for its result, and once it is done the key is forgotten.
-/// Nothing is cached: a caller that comes later reads again, so no answer is older than its request.
+/// Concurrent identical reads share one: the first caller of a key reads (in its own task), callers
+/// of the same key that come while it reads wait for its result, and once it is done the key is
+/// forgotten. Nothing is cached: a caller that comes later reads again, so no answer is older than
+/// its request.
 ///
-/// Long polls woken by one commit all ask for the page after the same version: on PostgreSQL each
-/// read is a round trip, and a thousand of them at once cost more than the commit itself.
+/// Long polls woken by one commit all ask for the page after the same version, and so do the event
+/// streams at that version: on PostgreSQL each read is a round trip, and a thousand of them at once
+/// cost more than the commit itself.
 final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let running = _Locked([Key: Task<Value, any Error>]())
+    /// The callers waiting for the read under way of each key.
+    private let running = _Locked([Key: [CheckedContinuation<Value, any Error>]]())
 
-    /// The value of the read running for `key`, or of `read`, started now.
-    /// - Throws: what the read throws (to every caller that shared it).
-    func value(for key: Key, _ read: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        let (task, started) = running.withLock { running -> (Task<Value, any Error>, Bool) in
-            if let task = running[key] { return (task, false) }
-            let task = Task { try await read() }
-            running[key] = task
-            return (task, true)
+    /// The value of the read under way for `key`, or of `read`, run now.
+    /// - Throws: what the read throws (to every caller that shared it); a caller whose read was
+    ///   shared with one that was cancelled reads again.
+    func value(for key: Key, _ read: () async throws -> Value) async throws -> Value {
+        let reads = running.withLock { running -> Bool in
+            guard running[key] == nil else { return false }
+            running[key] = []
+            return true
         }
-        guard started else { return try await task.value }
-        let result = await task.result
-        running.withLock { $0[key] = nil }
+        guard reads else {
+            do {
+                return try await withCheckedThrowingContinuation { continuation in
+                    let joined = running.withLock { running -> Bool in
+                        guard running[key] != nil else { return false }
+                        running[key]!.append(continuation)
+                        return true
+                    }
+                    // The read ended in between: read anew.
+                    if !joined { continuation.resume(throwing: CancellationError()) }
+                }
+            } catch is CancellationError where !Task.isCancelled {
+                return try await value(for: key, read)
+            }
+        }
+        let result: Result<Value, any Error>
+        do {
+            result = .success(try await read())
+        } catch {
+            result = .failure(error)
+        }
+        let waiting = running.withLock { $0.removeValue(forKey: key) ?? [] }
+        for continuation in waiting { continuation.resume(with: result) }
         return try result.get()
     }
 }

@@ -17,13 +17,13 @@ struct ServerHarness {
     var port: Int { Int(url.split(separator: ":").last!)! }
 
     /// Starts a server of `store` and waits until it accepts connections.
-    static func start(_ store: Store, token: String? = nil, maxBodyBytes: Int = 1 << 20) async throws -> ServerHarness {
+    static func start(_ store: any ListStoreEngine, token: String? = nil, maxBodyBytes: Int = 1 << 20) async throws -> ServerHarness {
         try await start(store, .init(port: 0, token: token, maxBodyBytes: maxBodyBytes, keepAliveInterval: .seconds(1)))
     }
 
     /// Starts a server of `store` with `configuration` (its port should be 0), logging to `logger`
     /// (default: critical messages only).
-    static func start(_ store: Store, _ configuration: JournalServer.Configuration, logger: Logger? = nil) async throws -> ServerHarness {
+    static func start(_ store: any ListStoreEngine, _ configuration: JournalServer.Configuration, logger: Logger? = nil) async throws -> ServerHarness {
         var quiet = Logger(label: "test.server")
         quiet.logLevel = .critical
         let logger = logger ?? quiet

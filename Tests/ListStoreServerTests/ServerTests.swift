@@ -180,6 +180,42 @@ import Testing
         #expect(Self.eventIDs(resumed) == ["id: 5"])
     }
 
+    /// Event streams at the same version share the reads of the journal: 40 streams that follow 5
+    /// commits make far fewer reads than the 200 that one read per stream per commit would be, and
+    /// every stream gets every commit.
+    @Test func eventStreamsShareTheirJournalReads() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let engine = CountingEngine(store)
+        let server = try await ServerHarness.start(engine)
+        defer { Task { await server.stop() } }
+        let (port, streams, commits) = (server.port, 40, 5)
+        let followers = (0..<streams).map { _ in
+            Task {
+                try await RawSocket.exchange(
+                    port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
+                ) { $0.contains("id: \(1 + commits)\n") }
+            }
+        }
+        // Every stream has read its first page (empty) and waits.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        while engine.journalReads < streams && clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(300))
+        let before = engine.journalReads
+        for k in 1...commits {
+            try await store.commit(linearList(3 + k), to: "l")
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        for follower in followers {
+            let text = try await follower.value
+            #expect(Self.eventIDs(text) == (2...(1 + commits)).map { "id: \($0)" })
+        }
+        let reads = engine.journalReads - before
+        #expect(reads <= streams * commits / 4, "\(reads) journal reads for \(streams) streams and \(commits) commits")
+    }
+
     @Test func longPollsEachEndAtTheirOwnWait() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

@@ -21,6 +21,10 @@ import CEpoll
 /// `reconnects`); a failed connect or an answer other than 200 is counted in `errors` and retried
 /// after 100 ms.
 ///
+/// With `events`, each follower opens one Server-Sent Events stream instead,
+/// `GET /v1/lists/<list>/events?since=V`, and takes the version of each event from its `id:` line as
+/// the line is complete; a stream that ends is opened again from the last version.
+///
 /// `run()` is the thread's body; the other thread calls `stop()`, then reads the results once `run()`
 /// has returned (`finished` is signalled).
 final class HTTPFollowerPool: @unchecked Sendable {
@@ -56,10 +60,14 @@ final class HTTPFollowerPool: @unchecked Sendable {
         var since = 0
         var input: [UInt8] = []
         var lastVersion: Int
+        /// An event stream whose answer head was read: what follows are events.
+        var streaming = false
     }
 
     let count: Int
     let port: Int
+    /// Whether the followers read event streams instead of long polls.
+    let events: Bool
     /// The first and last version whose arrival is recorded.
     let firstVersion: Int
     let lastVersion: Int
@@ -92,15 +100,21 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// - Parameters:
     ///   - since: the version every follower starts from (it asks for the commits after it).
     ///   - firstVersion, lastVersion: the versions whose arrivals are recorded.
-    init(count: Int, port: Int, list: String, since: Int, firstVersion: Int, lastVersion: Int) {
+    init(count: Int, port: Int, list: String, since: Int, firstVersion: Int, lastVersion: Int, events: Bool = false) {
         self.count = count
         self.port = port
+        self.events = events
         self.firstVersion = firstVersion
         self.lastVersion = lastVersion
         arrivals = [Int64](repeating: 0, count: count * (lastVersion - firstVersion + 1))
         let encoded = list.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? list
-        requestPrefix = Array("GET /v1/lists/\(encoded)/journal?since=".utf8)
-        requestSuffix = Array("&limit=100&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n".utf8)
+        if events {
+            requestPrefix = Array("GET /v1/lists/\(encoded)/events?since=".utf8)
+            requestSuffix = Array(" HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8)
+        } else {
+            requestPrefix = Array("GET /v1/lists/\(encoded)/journal?since=".utf8)
+            requestSuffix = Array("&limit=100&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n".utf8)
+        }
         followers = [Follower](repeating: Follower(lastVersion: since), count: count)
         pollfds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: count)
     }
@@ -197,7 +211,20 @@ final class HTTPFollowerPool: @unchecked Sendable {
                         }
                         now = MonotonicClock.nanoseconds()
                         var reconnect = false, badStatus = false
-                        answers: while true {
+                        if events {
+                            switch readEvents(f, at: now) {
+                            case nil:
+                                break
+                            case .some(let status) where status == 0:
+                                failure = "invalid answer head"
+                            case .some(let status):
+                                badStatuses += 1
+                                badStatus = true
+                                reconnect = true
+                                error(f, "status \(status)")
+                            }
+                        }
+                        answers: while !events {
                             switch Self.parseResponse(followers[f].input) {
                             case .incomplete:
                                 break answers
@@ -253,6 +280,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         for follower in followers {
             seen = min(seen, follower.lastVersion)
             let waiting = follower.state == .active && follower.sent == follower.out.count && !follower.out.isEmpty
+                && (!events || follower.streaming)
             waitingSince = min(waitingSince, waiting ? follower.since : -1)
         }
         lock.lock()
@@ -264,13 +292,59 @@ final class HTTPFollowerPool: @unchecked Sendable {
 
     /// Records the arrival of the commits of an answer's body and moves the follower's version on.
     private func deliver(_ f: Int, body: ArraySlice<UInt8>, at now: Int64) {
+        for version in Self.commitVersions(in: body) { deliver(f, version: version, at: now) }
+    }
+
+    /// Records the arrival of `version` at follower `f` (unless it had it) and moves its version on.
+    private func deliver(_ f: Int, version: Int, at now: Int64) {
+        guard version > followers[f].lastVersion else { return }
         let span = lastVersion - firstVersion + 1
-        for version in Self.commitVersions(in: body) where version > followers[f].lastVersion {
-            followers[f].lastVersion = version
-            if version >= firstVersion && version <= lastVersion && arrivals[f * span + version - firstVersion] == 0 {
-                arrivals[f * span + version - firstVersion] = now
+        followers[f].lastVersion = version
+        if version >= firstVersion && version <= lastVersion && arrivals[f * span + version - firstVersion] == 0 {
+            arrivals[f * span + version - firstVersion] = now
+        }
+    }
+
+    /// An event stream's bytes so far: its answer head first (nil once it is read and says 200; the
+    /// status otherwise, 0 for a head that does not parse), then every complete line, taking the
+    /// version of each `id:` line (chunk sizes and other lines are skipped; `data:` holds JSON on
+    /// one line).
+    private func readEvents(_ f: Int, at now: Int64) -> Int? {
+        if !followers[f].streaming {
+            let input = followers[f].input
+            let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
+            guard input.count >= 4,
+                let end = (0...(input.count - 4)).first(where: {
+                    input[$0] == cr && input[$0 + 1] == lf && input[$0 + 2] == cr && input[$0 + 3] == lf
+                })
+            else { return nil }
+            guard input.count >= 12, input.starts(with: "HTTP/1.".utf8), let status = Self.integer(input[9..<12]) else { return 0 }
+            guard status == 200 else { return status }
+            followers[f].input.removeSubrange(0..<(end + 4))
+            followers[f].streaming = true
+        }
+        guard let last = followers[f].input.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let prefix = Array("id: ".utf8)
+        var start = 0
+        var versions: [Int] = []
+        followers[f].input.withUnsafeBufferPointer { bytes in
+            for i in 0...last where bytes[i] == UInt8(ascii: "\n") {
+                let line = bytes[start..<i]
+                start = i + 1
+                guard line.starts(with: prefix) else { continue }
+                var value = 0, digits = 0
+                for byte in line.dropFirst(prefix.count) {
+                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                    digits += 1
+                }
+                if digits > 0 { versions.append(value) }
             }
         }
+        for version in versions { deliver(f, version: version, at: now) }
+        followers[f].input.removeSubrange(0...last)
+        followers[f].since = followers[f].lastVersion
+        return nil
     }
 
     // MARK: - Sockets
@@ -388,6 +462,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         followers[f].retryAt = retryAt
         followers[f].out = []
         followers[f].sent = 0
+        followers[f].streaming = false
         followers[f].input.removeAll(keepingCapacity: true)
     }
 

@@ -116,15 +116,15 @@ struct HTTPFollowersScenario {
 
         var failures = [String]()
         var sides = [Side]()
-        for followers in [1, Self.followerCount] {
-            let who = followers == 1 ? "baseline (1 follower)" : "ours (\(followers) followers)"
+        for (followers, events) in [(1, false), (Self.followerCount, false), (Self.followerCount, true)] {
+            let who = followers == 1 ? "baseline (1 follower)" : "ours (\(followers) \(events ? "event-stream" : "long-poll") followers)"
             log.progress("\(who): starting the server in a process of its own")
             let server = try log.attempt("starting the server") { try ServerProcess(path: path) }
             let firstVersion = head + 2  // after the warm-up commit
             let lastVersion = firstVersion + Self.commitCount - 1
             let pool = HTTPFollowerPool(
                 count: followers, port: server.port, list: Self.listName, since: head,
-                firstVersion: firstVersion, lastVersion: lastVersion)
+                firstVersion: firstVersion, lastVersion: lastVersion, events: events)
             let thread = Thread { pool.run() }
             thread.name = "http-followers"
             thread.start()
@@ -178,7 +178,7 @@ struct HTTPFollowersScenario {
             sides.append(side)
         }
         for failure in failures { log.progress(failure) }
-        let (baseline, ours) = (sides[0], sides[1])
+        let (baseline, ours, streams) = (sides[0], sides[1], sides[2])
         guard !ours.latencies.isEmpty, !baseline.latencies.isEmpty else {
             throw log.failure("no deliveries: " + failures.joined(separator: "; "))
         }
@@ -203,7 +203,14 @@ struct HTTPFollowersScenario {
             "baselineMaxMs": .number(baseline.latencies.max() ?? 0, decimals: 2),
             "baselineErrors": .int(baseline.errors),
             "openFileLimit": .int(Int(openFiles)),
+            "eventsP50Ms": .number(streams.p50, decimals: 2),
+            "eventsP99Ms": .number(streams.p99, decimals: 2),
+            "eventsMaxMs": .number(streams.latencies.max() ?? 0, decimals: 2),
+            "eventsDeliveries": .int(streams.latencies.count),
+            "eventsMissingDeliveries": .int(streams.missing),
+            "eventsErrors": .int(streams.errors),
         ]
+        if let mb = streams.peakMemoryMB { details["eventsPeakMemoryMB"] = .number(mb, decimals: 1) }
         if let mb = ours.peakMemoryMB { details["peakMemoryMB"] = .number(mb, decimals: 1) }
         if let mb = baseline.peakMemoryMB { details["baselinePeakMemoryMB"] = .number(mb, decimals: 1) }
         return ScenarioResult(

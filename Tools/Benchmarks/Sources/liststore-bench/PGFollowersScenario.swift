@@ -22,9 +22,11 @@ import ListStorePostgres
 /// servers (this executable again, with a hidden flag: `JournalServer` over a `PostgresStore`,
 /// port 0, logging errors only) and two `HTTPFollowerPool`s, as http-followers does.
 ///
-/// - ours: 1,000 followers on each server;
+/// - ours: 1,000 long-polling followers on each server;
 /// - the baseline, measured first in the same run: the same two servers (fresh processes) and writer
-///   with one follower on each, so that the ratio says what 2,000 clients cost over two.
+///   with one follower on each, so that the ratio says what 2,000 clients cost over two;
+/// - then, in details (`events…`), the same with 1,000 followers on each server that read Server-Sent
+///   Events (`GET …/events`, one stream each) instead of long polls.
 ///
 /// For each side: once every follower waits, one untimed warm-up commit; once every follower has it,
 /// 200 ms of quiet; then `commitCount` commits, `spacingMs` apart, alternately through server A and
@@ -94,8 +96,10 @@ struct PGFollowersScenario {
 
         var failures = [String]()
         var sides = [HTTPFollowersScenario.Side]()
-        for followers in [1, Self.followerCount] {
-            let who = followers == 1 ? "baseline (1 follower per server)" : "ours (\(followers) followers per server)"
+        for (followers, events) in [(1, false), (Self.followerCount, false), (Self.followerCount, true)] {
+            let who = followers == 1
+                ? "baseline (1 follower per server)"
+                : "ours (\(followers) \(events ? "event-stream" : "long-poll") followers per server)"
             log.progress("\(who): starting two servers on \(url)")
             let servers = try log.attempt("starting the servers") {
                 [try HTTPFollowersScenario.ServerProcess(arguments: [Self.serveFlag, url]),
@@ -105,7 +109,9 @@ struct PGFollowersScenario {
             let firstVersion = head + 2  // after the warm-up commit
             let lastVersion = firstVersion + Self.commitCount - 1
             let pools = servers.map {
-                HTTPFollowerPool(count: followers, port: $0.port, list: list, since: head, firstVersion: firstVersion, lastVersion: lastVersion)
+                HTTPFollowerPool(
+                    count: followers, port: $0.port, list: list, since: head, firstVersion: firstVersion, lastVersion: lastVersion,
+                    events: events)
             }
             for (k, pool) in pools.enumerated() {
                 let thread = Thread { pool.run() }
@@ -170,7 +176,7 @@ struct PGFollowersScenario {
                 + "p99 \(Format.fixed(side.p99, decimals: 2)) ms, max \(Format.fixed(latencies.max() ?? .nan, decimals: 2)) ms")
             sides.append(side)
         }
-        let (baseline, ours) = (sides[0], sides[1])
+        let (baseline, ours, streams) = (sides[0], sides[1], sides[2])
         guard !ours.latencies.isEmpty, !baseline.latencies.isEmpty else {
             throw log.failure("no deliveries: " + failures.joined(separator: "; "))
         }
@@ -186,7 +192,13 @@ struct PGFollowersScenario {
             "reconnects": .int(ours.reconnects),
             "baselineP50Ms": .number(baseline.p50, decimals: 2),
             "baselineMaxMs": .number(baseline.latencies.max() ?? 0, decimals: 2),
+            "eventsP50Ms": .number(streams.p50, decimals: 2),
+            "eventsP99Ms": .number(streams.p99, decimals: 2),
+            "eventsMaxMs": .number(streams.latencies.max() ?? 0, decimals: 2),
+            "eventsDeliveries": .int(streams.latencies.count),
+            "eventsMissingDeliveries": .int(streams.missing),
         ]
+        if let mb = streams.peakMemoryMB { details["eventsPeakServerMemoryMB"] = .number(mb, decimals: 1) }
         if let mb = ours.peakMemoryMB { details["peakServerMemoryMB"] = .number(mb, decimals: 1) }
         return ScenarioResult(
             scenario: Self.name, oursMs: ours.p99, baseline: Self.baselineName, baselineMs: baseline.p99,

@@ -1,0 +1,70 @@
+import ListStore
+
+/// A store that counts the journal pages read through it (`journal(of:after:limit:maxBytes:)`), for
+/// tests of how many reads a server makes; everything else goes to `store` unchanged.
+final class CountingEngine: ListStoreEngine {
+    let store: Store
+    private let reads = _Locked(0)
+
+    init(_ store: Store) {
+        self.store = store
+    }
+
+    /// The journal pages read so far.
+    var journalReads: Int { reads.withLock { $0 } }
+
+    var location: String { store.location }
+    func identity() async throws -> StoreIdentity { try await store.identity() }
+    func lists() async throws -> [ListSummary] { try await store.lists() }
+    func summary(of list: String) async throws -> ListSummary { try await store.summary(of: list) }
+    func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot { try await store.snapshot(of: list, at: version) }
+
+    func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage {
+        reads.withLock { $0 += 1 }
+        return try await store.journal(of: list, after: version, limit: limit, maxBytes: maxBytes)
+    }
+
+    func changeset(of list: String, from version: Int, to otherVersion: Int?) async throws
+        -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
+    {
+        try await store.changeset(of: list, from: version, to: otherVersion)
+    }
+
+    func commit(
+        _ sections: [ListSection], to list: String, expectedVersion: Int?, author: String?, message: String?
+    ) async throws -> CommitResult {
+        try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
+    }
+
+    func edit(
+        _ list: String, expectedVersion: Int?, author: String?, message: String?,
+        _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
+    ) async throws -> CommitResult {
+        try await store.edit(list, expectedVersion: expectedVersion, author: author, message: message, body)
+    }
+
+    func merge(_ push: Push, into list: String) async throws -> PushAnswer { try await store.merge(push, into: list) }
+    func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
+        try await store.pushes(from: client, to: list, seqs: seqs)
+    }
+    func registerConsumer(_ name: String, of list: String, at version: Int?) async throws -> ConsumerInfo {
+        try await store.registerConsumer(name, of: list, at: version)
+    }
+    func acknowledge(consumer name: String, of list: String, version: Int) async throws -> ConsumerInfo {
+        try await store.acknowledge(consumer: name, of: list, version: version)
+    }
+    func unregisterConsumer(_ name: String, of list: String) async throws -> Bool {
+        try await store.unregisterConsumer(name, of: list)
+    }
+    func consumers(of list: String) async throws -> [ConsumerInfo] { try await store.consumers(of: list) }
+    func prune(_ list: String, _ rule: PruneRule, force: Bool) async throws -> PruneResult {
+        try await store.prune(list, rule, force: force)
+    }
+    func verify(list: String?, progress: (@Sendable (VerificationProgress) -> Void)?) async throws -> VerificationReport {
+        try await store.verify(list: list, progress: progress)
+    }
+    func commitGeneration() -> UInt64 { store.commitGeneration() }
+    func waitForCommit(after generation: UInt64, timeout: Duration) async {
+        await store.waitForCommit(after: generation, timeout: timeout)
+    }
+}
