@@ -95,6 +95,7 @@ extension Store {
                         removedEntries: 0, heldBy: heldBy)
                     guard base > info.baseVersion else { return .commit }
                     let snapshot = try snapshot(db, list: list, at: base)
+                    try snapshot.checkDigest()
                     try db.execute(
                         sql: "DELETE FROM journal WHERE list_id = ? AND version <= ?", arguments: [info.id, base])
                     result?.removedEntries = db.changesCount

@@ -60,7 +60,8 @@ extension Store {
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(n) for the head; for an older version, O(n) plus the replay of at most 128
     ///   journal entries (fewer when they hold about a snapshot's size of stages), each O(its
-    ///   operations + the elements of the sections it touches). See "Time travel" in the README.
+    ///   operations + the elements of the sections it touches), for versions committed by a release
+    ///   that stores snapshots (older history replays from the base). See "Time travel" in the README.
     public func snapshot(of list: String, at version: Int? = nil) throws -> ListSnapshot {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
@@ -109,23 +110,25 @@ extension Store {
             }
         }
         var sections = try state ?? info.baseSections()
-        guard wanted > point else {
+        guard wanted > point || point > info.baseVersion else {
             return ListSnapshot(list: list, version: wanted, digest: ListDigest.of(sections), sections: sections)
         }
+        // The entries after the point, and the point's own when it is a stored snapshot (its digest:
+        // the version's, as the journal says, not the hash of what was stored).
         let statement = try _RawStatement(
-            db, "SELECT version, digest, stages FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version")
+            db, "SELECT version, digest, stages FROM journal WHERE list_id = ? AND version >= ? AND version <= ? ORDER BY version")
         statement.bind(1, info.id)
-        statement.bind(2, point)
+        statement.bind(2, wanted > point ? point + 1 : point)
         statement.bind(3, wanted)
         defer { statement.reset() }
         var entries: [(version: Int, stages: [UInt8])] = []
         var digest: ListDigest?
         while try statement.step() {
-            entries.append((Int(statement.int64(0)), statement.bytes(2)))
             digest = ListDigest(hex: statement.string(1))
+            if wanted > point { entries.append((Int(statement.int64(0)), statement.bytes(2))) }
         }
         entriesRead += entries.count
-        guard entries.count == wanted - point, entries.last?.version == wanted, let digest else {
+        guard entries.count == wanted - point, entries.last?.version ?? point == wanted, let digest else {
             throw StoreError(.damaged, "the journal of list '\(list)' misses entries between versions \(point) and \(wanted)")
         }
         sections = try _TimeTravel.replay(entries, on: sections, list: list)

@@ -55,6 +55,18 @@ package enum _TimeTravel {
     }
 }
 
+extension ListSnapshot {
+    /// Throws `.damaged` unless the sections hash to the digest (a version rebuilt from a stored
+    /// snapshot, before pruning makes it the base).
+    /// - Complexity: O(n).
+    package func checkDigest() throws {
+        guard ListDigest.of(sections) == digest else {
+            throw StoreError(
+                .damaged, "version \(version) of list '\(list)' rebuilds with digest \(ListDigest.of(sections).hex), the journal says \(digest.hex); run verify")
+        }
+    }
+}
+
 /// An engine that tells how many journal entries a time travel read (for tests: the cost must be the
 /// distance to the nearest stored point, never the history).
 ///

@@ -26,6 +26,7 @@ extension PostgresStore {
                 list: list, previousBase: info.baseVersion, base: base, head: info.headVersion, removedEntries: 0, heldBy: heldBy)
             guard base > info.baseVersion else { return result }
             let snapshot = try await snapshot(connection, list: list, at: base)
+            try snapshot.checkDigest()
             let removed = try await connection.query(
                 "WITH d AS (DELETE FROM journal WHERE list_id = \(info.id) AND version <= \(base) RETURNING 1) SELECT count(*) FROM d",
                 logger: logger)

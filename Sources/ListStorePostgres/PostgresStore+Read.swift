@@ -173,17 +173,20 @@ extension PostgresStore {
         }
         var entries: [(version: Int, stages: [UInt8])] = []
         var digest: ListDigest?
-        if wanted > point {
+        // The entries after the point, and the point's own when it is a stored snapshot (its digest:
+        // the version's, as the journal says, not the hash of what was stored).
+        if wanted > point || point > info.baseVersion {
+            let from = Int64(wanted > point ? point + 1 : point)
             for try await (version, entryDigest, stages) in try await connection.query(
                 """
-                SELECT version, digest, stages FROM journal WHERE list_id = \(info.id) AND version > \(Int64(point))
+                SELECT version, digest, stages FROM journal WHERE list_id = \(info.id) AND version >= \(from)
                     AND version <= \(Int64(wanted)) ORDER BY version
                 """, logger: logger
             ).decode((Int64, String, ByteBuffer).self) {
-                entries.append((Int(version), Array(stages.readableBytesView)))
                 digest = ListDigest(hex: entryDigest)
+                if wanted > point { entries.append((Int(version), Array(stages.readableBytesView))) }
             }
-            guard entries.count == wanted - point, entries.last?.version == wanted else {
+            guard entries.count == wanted - point, entries.last?.version ?? point == wanted, digest != nil else {
                 throw StoreError(.damaged, "the journal of list '\(list)' misses entries between versions \(point) and \(wanted)")
             }
         }

@@ -2,8 +2,9 @@ import ListStore
 
 /// Concurrent identical reads share one: the first caller of a key reads (in its own task), callers
 /// of the same key that come while it reads wait for its result, and once it is done the key is
-/// forgotten. Nothing is cached: a caller that comes later reads again, so no answer is older than
-/// its request.
+/// forgotten. Nothing is cached: a caller that comes after a read is done reads again; one that joins
+/// a read under way gets what that read found when it started (a long poll then answers an empty
+/// page and is asked again; an event stream sees that the head moved and reads again).
 ///
 /// Long polls woken by one commit all ask for the page after the same version, and so do the event
 /// streams at that version: on PostgreSQL each read is a round trip, and a thousand of them at once
@@ -13,8 +14,9 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let running = _Locked([Key: [CheckedContinuation<Value, any Error>]]())
 
     /// The value of the read under way for `key`, or of `read`, run now.
-    /// - Throws: what the read throws (to every caller that shared it); a caller whose read was
-    ///   shared with one that was cancelled reads again.
+    /// - Throws: what the read throws (to every caller that shared it); when the reading caller was
+    ///   cancelled, the others read again instead of getting its failure (on PostgreSQL a cancelled
+    ///   read fails with `.io`, not `CancellationError`).
     func value(for key: Key, _ read: () async throws -> Value) async throws -> Value {
         let reads = running.withLock { running -> Bool in
             guard running[key] == nil else { return false }
@@ -43,7 +45,12 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             result = .failure(error)
         }
         let waiting = running.withLock { $0.removeValue(forKey: key) ?? [] }
-        for continuation in waiting { continuation.resume(with: result) }
+        if Task.isCancelled, case .failure = result {
+            // Not the others' failure: each of them reads again.
+            for continuation in waiting { continuation.resume(throwing: CancellationError()) }
+        } else {
+            for continuation in waiting { continuation.resume(with: result) }
+        }
         return try result.get()
     }
 }

@@ -84,6 +84,13 @@ import Testing
         try tamper(path, "UPDATE stored_snapshot SET snapshot = (SELECT snapshot FROM stored_snapshot WHERE version = 16) WHERE version = 32")
         let l = try #require(try Store(path: path).verify(list: "l").lists.first)
         #expect(l.firstDivergentVersion == 32 && l.problem?.contains("stored snapshot at version 32") == true, "\(l)")
+        // Pruning does not make it the base, and time travel gives it the journal's digest, not its own.
+        let damaged = try Store(path: path)
+        let error = #expect(throws: StoreError.self) { try damaged.prune("l", .before(32)) }
+        #expect(error?.code == .damaged)
+        #expect(try damaged.summary(of: "l").baseVersion == 0)
+        #expect(try damaged.snapshot(of: "l", at: 32).digest == ListDigest.of(versions[32]))
+        try damaged.close()
 
         try tamper(path, "UPDATE stored_snapshot SET version = 41 WHERE version = 32")
         let outside = try #require(try Store(path: path).verify(list: "l").lists.first)

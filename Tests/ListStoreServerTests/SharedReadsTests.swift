@@ -1,0 +1,48 @@
+import ListStore
+import Testing
+
+@testable import ListStoreServer
+
+@Suite struct SharedReadsTests {
+    /// Callers of one key that come while it is read get that read's value, and the read runs once.
+    @Test func concurrentCallersShareOneRead() async throws {
+        let reads = SharedReads<Int, Int>()
+        let count = _Locked(0)
+        let (started, gate) = AsyncStream.makeStream(of: Void.self)
+        let first = Task {
+            try await reads.value(for: 7) {
+                count.withLock { $0 += 1 }
+                gate.yield()
+                try await Task.sleep(for: .milliseconds(300))
+                return 42
+            }
+        }
+        for await _ in started { break }
+        let others = (0..<10).map { _ in
+            Task { try await reads.value(for: 7) { count.withLock { $0 += 1 }; return 0 } }
+        }
+        #expect(try await first.value == 42)
+        for other in others { #expect(try await other.value == 42) }
+        #expect(count.withLock { $0 } == 1)
+    }
+
+    /// When the caller that reads is cancelled, and its read fails for it (as a cancelled read on
+    /// PostgreSQL does, with `.io`), the callers that shared it read again instead of failing.
+    @Test func callersOfACancelledReadReadAgain() async throws {
+        let reads = SharedReads<Int, Int>()
+        let (started, gate) = AsyncStream.makeStream(of: Void.self)
+        let first = Task {
+            try await reads.value(for: 1) { () async throws -> Int in
+                gate.yield()
+                try? await Task.sleep(for: .seconds(30))
+                throw StoreError(.io, "a statement was cancelled")
+            }
+        }
+        for await _ in started { break }
+        let other = Task { try await reads.value(for: 1) { 5 } }
+        try await Task.sleep(for: .milliseconds(200))
+        first.cancel()
+        #expect(try await other.value == 5)
+        await #expect(throws: StoreError.self) { try await first.value }
+    }
+}
