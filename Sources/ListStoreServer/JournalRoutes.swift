@@ -194,7 +194,10 @@ struct JournalRoutes: Sendable {
                     try await writer.write(current.events)
                     state.addEventBytes(current.events.readableBytes)
                     cursor = last
-                } else if !current.hasMore, await !watcher.wait(for: list, after: cursor, timeout: keepAlive), !watcher.isClosed {
+                }
+                // A page that reached the head: the next read waits for a commit after it (at once
+                // when one landed since the page was read).
+                if !current.hasMore, await !watcher.wait(for: list, after: cursor, timeout: keepAlive), !watcher.isClosed {
                     try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
                 }
             }
