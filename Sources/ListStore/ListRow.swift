@@ -34,10 +34,16 @@ package struct ListRow: Sendable {
     /// - Throws: `.damaged` when the stored document does not decode.
     package func baseSections() throws -> [ListSection] {
         guard let bytes = baseSnapshot else { return [] }
+        return try Self.sections(of: bytes, "the base snapshot of list '\(name)'")
+    }
+
+    /// The sections of a snapshot document the store kept (`what` names it in the error).
+    /// - Throws: `.damaged` when it does not decode.
+    package static func sections(of document: [UInt8], _ what: @autoclosure () -> String) throws -> [ListSection] {
         do {
-            return try SnapshotDocument.sections(decoding: try JSONParser().parse(bytes))
+            return try SnapshotDocument.sections(decoding: try JSONParser().parse(document))
         } catch {
-            throw StoreError(.damaged, "the base snapshot of list '\(name)' does not decode: \(error)")
+            throw StoreError(.damaged, "\(what()) does not decode: \(error)")
         }
     }
 }

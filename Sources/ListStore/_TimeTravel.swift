@@ -47,11 +47,7 @@ package enum _TimeTravel {
     /// The sections of a stored snapshot document (a base or a stored snapshot).
     /// - Throws: `StoreError.damaged` when it does not decode.
     package static func sections(of document: [UInt8], list: String, version: Int) throws -> [ListSection] {
-        do {
-            return try SnapshotDocument.sections(decoding: try JSONParser().parse(document))
-        } catch {
-            throw StoreError(.damaged, "the stored snapshot of list '\(list)' at version \(version) does not decode: \(error)")
-        }
+        try ListRow.sections(of: document, "the stored snapshot of list '\(list)' at version \(version)")
     }
 }
 
