@@ -53,4 +53,9 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         return try result.get()
     }
+
+    /// How many callers wait for the read under way of `key` (for tests).
+    func waitingCount(for key: Key) -> Int {
+        running.withLock { $0[key]?.count ?? 0 }
+    }
 }

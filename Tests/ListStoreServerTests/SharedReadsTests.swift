@@ -5,6 +5,7 @@ import Testing
 
 @Suite struct SharedReadsTests {
     /// Callers of one key that come while it is read get that read's value, and the read runs once.
+    /// The read ends only once all of them joined it (a busy machine may start them late).
     @Test func concurrentCallersShareOneRead() async throws {
         let reads = SharedReads<Int, Int>()
         let count = _Locked(0)
@@ -13,7 +14,7 @@ import Testing
             try await reads.value(for: 7) {
                 count.withLock { $0 += 1 }
                 gate.yield()
-                try await Task.sleep(for: .milliseconds(300))
+                try await Self.until { reads.waitingCount(for: 7) == 10 }
                 return 42
             }
         }
@@ -40,9 +41,21 @@ import Testing
         }
         for await _ in started { break }
         let other = Task { try await reads.value(for: 1) { 5 } }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Self.until { reads.waitingCount(for: 1) == 1 }
         first.cancel()
         #expect(try await other.value == 5)
         await #expect(throws: StoreError.self) { try await first.value }
+    }
+
+    /// Returns once `condition` holds; fails the test after 30 seconds.
+    private static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition did not hold within 30 seconds")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
     }
 }
