@@ -8,8 +8,10 @@ import FoundationNetworking
 #endif
 
 /// A list source on another machine: the journal served by `liststore serve` (`JournalServer`), read
-/// over HTTP. A replica pulls from it as from a local store, resync by diff included; waiting for a
-/// commit is a long poll.
+/// over HTTP. A replica pulls from it as from a local store, resync by diff included; following a
+/// list (`commits(of:after:pageSize:wait:)`, which `changes(after:)` and `Replica.follow` use) reads
+/// one Server-Sent Events stream that the server writes each commit to, or long polls against a
+/// server without event streams; waiting for a commit is a long poll.
 ///
 /// ```swift
 /// let source = try HTTPSource("http://10.0.0.2:8080", token: "s3cret")
@@ -119,6 +121,80 @@ public struct HTTPSource: ListSource {
         return page.hasMore
     }
 
+    /// The commits of `list` after `version`, from the server's event stream
+    /// (`GET /v1/lists/<list>/events`): one request for the whole follow, each commit written to it by
+    /// the server as it lands. Against a server without event streams (it answers 404 without a store
+    /// error), the journal is read and long-polled instead (`pageSize` entries per request, `wait`
+    /// per poll).
+    ///
+    /// The stream ends with an error: the server's store error (`.versionNotFound` when `version` is
+    /// pruned), `SyncError.transport` for an event it cannot read or a connection that fails, or one
+    /// the server closes (transient: the server is stopping); it ends without one when the iterating
+    /// task is cancelled. Entries are decoded as they arrive and wait in memory until they are read.
+    public func commits(of list: String, after version: Int, pageSize: Int, wait: Duration)
+        -> AsyncThrowingStream<JournalEntry, any Error>
+    {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: JournalEntry.self)
+        let task = Task {
+            do {
+                try await streamCommits(of: list, after: version, into: continuation)
+            } catch is EventsUnavailable {
+                do {
+                    for try await entry in pollingCommits(of: list, after: version, pageSize: pageSize, wait: wait) {
+                        continuation.yield(entry)
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// The server has no event streams (an older `liststore serve`): it answered 404 or 405 without a
+    /// store error.
+    private struct EventsUnavailable: Error {}
+
+    /// Reads the event stream of `list` after `version` into `continuation` until it fails; always throws.
+    private func streamCommits(
+        of list: String, after version: Int, into continuation: AsyncThrowingStream<JournalEntry, any Error>.Continuation
+    ) async throws {
+        let (request, what) = try request("GET", path(list, "events"), query: "since=\(version)", accept: "text/event-stream")
+        let parser = _Locked(_EventStreamParser(maxEventBytes: maxAnswerBytes))
+        let shown = url.absoluteString
+        // Runs on the session's delegate queue, one piece at a time. A failure here ends the stream,
+        // whose termination cancels the transfer.
+        let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes) { data in
+            do {
+                for event in try parser.withLock({ try $0.feed(data) }) {
+                    switch event.type {
+                    case "commit":
+                        continuation.yield(try WireDocument.decodeCommitObject(event.data, list: list))
+                    case "error":
+                        continuation.finish(throwing: Self.failure(status: nil, body: event.data, what: what))
+                        return
+                    default:
+                        continue
+                    }
+                }
+            } catch {
+                continuation.finish(throwing: SyncError.transport("\(shown) answered a document this client cannot read: \(error)"))
+            }
+        }
+        let (http, bytes) = try await run(transfer, request, what: what, deadline: nil)
+        if (200..<300).contains(http.statusCode) {
+            throw SyncError.transport("\(what): the server ended the event stream", transient: true)
+        }
+        if [404, 405].contains(http.statusCode), (try? WireDocument.decodeError(bytes)).flatMap({ StoreError.Code(named: $0.code) }) == nil {
+            throw EventsUnavailable()
+        }
+        throw Self.failure(status: http.statusCode, body: bytes, what: what)
+    }
+
     public func acknowledge(consumer name: String, of list: String, version: Int) async throws {
         _ = try await send("PUT", path(list, "consumers", name), body: Array("{\"version\":\(version)}".utf8))
     }
@@ -160,23 +236,42 @@ public struct HTTPSource: ListSource {
     private func send(_ method: String, _ path: String, query: String = "", body: [UInt8]? = nil, extraTime: Duration = .zero)
         async throws -> [UInt8]
     {
+        let (request, what) = try request(method, path, query: query, body: body, extraTime: extraTime)
+        let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes)
+        let (http, bytes) = try await run(transfer, request, what: what, deadline: requestTimeout + extraTime)
+        guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: bytes, what: what) }
+        if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), length != bytes.count {
+            throw SyncError.transport("\(what): the answer ended after \(bytes.count) of \(length) bytes", transient: true)
+        }
+        return bytes
+    }
+
+    /// The request of `method` on `path`, and how messages name it (`GET http://…`).
+    private func request(
+        _ method: String, _ path: String, query: String, body: [UInt8]? = nil, extraTime: Duration = .zero,
+        accept: String = "application/json"
+    ) throws -> (URLRequest, what: String) {
         let target = try target(path, query: query)
         var request = URLRequest(url: target)
         request.httpMethod = method
         request.timeoutInterval = Self.seconds(idleTimeout + extraTime)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.setValue(accept, forHTTPHeaderField: "Accept")
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = Data(body)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        let what = "\(method) \(target.absoluteString)"
-        let deadline = requestTimeout + extraTime
-        let data: Data
-        let http: HTTPURLResponse
+        return (request, "\(method) \(target.absoluteString)")
+    }
+
+    /// Runs `transfer`; returns the answer and its collected body.
+    /// - Throws: `CancellationError` when cancelled; `SyncError.transport` for what went wrong on the way.
+    private func run(_ transfer: _HTTPTransfer, _ request: URLRequest, what: String, deadline: Duration?) async throws
+        -> (HTTPURLResponse, [UInt8])
+    {
         do {
-            let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes)
-            (http, data) = try await transfer.run(request, in: Self.session, router: Self.router, deadline: deadline)
+            let (http, data) = try await transfer.run(request, in: Self.session, router: Self.router, deadline: deadline)
+            return (http, [UInt8](data))
         } catch let stop as _HTTPTransfer.Stop {
             switch stop {
             case .cancelled:
@@ -184,7 +279,7 @@ public struct HTTPSource: ListSource {
             case .tooLarge:
                 throw SyncError.transport("\(what): the answer is larger than the \(Self.size(maxAnswerBytes)) this client accepts; not read further")
             case .deadline:
-                throw SyncError.transport("\(what): no complete answer within \(Self.secondsText(deadline))", transient: true)
+                throw SyncError.transport("\(what): no complete answer within \(Self.secondsText(deadline ?? .zero))", transient: true)
             case .redirectElsewhere(let elsewhere):
                 throw SyncError.transport("\(what): redirected to another origin (\(elsewhere)); not followed (only \(serverOrigin) gets the token)")
             case .tooManyRedirects:
@@ -197,24 +292,23 @@ public struct HTTPSource: ListSource {
             let (description, transient) = Self.describe(error)
             throw SyncError.transport("\(what): \(description)", transient: transient)
         }
-        let bytes = [UInt8](data)
-        if (200..<300).contains(http.statusCode) {
-            if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), length != bytes.count {
-                throw SyncError.transport("\(what): the answer ended after \(bytes.count) of \(length) bytes", transient: true)
-            }
-            return bytes
-        }
+    }
+
+    /// The error an answer other than 2xx (`status`), or an error event of a stream (`nil`), names
+    /// with its document `body`.
+    private static func failure(status: Int?, body bytes: [UInt8], what: String) -> any Error {
         let reported = try? WireDocument.decodeError(bytes)
-        let message = reported?.message ?? "HTTP \(http.statusCode)"
-        if http.statusCode == 401 {
-            throw SyncError.unauthorized("\(what): the server refused the token (401): \(message)")
+        let message = reported?.message ?? status.map { "HTTP \($0)" } ?? "an error event"
+        if status == 401 {
+            return SyncError.unauthorized("\(what): the server refused the token (401): \(message)")
         }
         if let reported, let code = StoreError.Code(named: reported.code) {
-            throw StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
+            return StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
         }
+        guard let status else { return SyncError.transport("\(what): the event stream failed: \(message)") }
         // A gateway's answer while the server is restarted or deployed.
-        let transient = [502, 503, 504].contains(http.statusCode)
-        throw SyncError.transport("\(what): HTTP \(http.statusCode): \(message)", transient: transient)
+        let transient = [502, 503, 504].contains(status)
+        return SyncError.transport("\(what): HTTP \(status): \(message)", transient: transient)
     }
 
     private func decode<T>(_ bytes: [UInt8], _ decode: ([UInt8]) throws -> T) throws -> T {

@@ -22,14 +22,20 @@ extension ListSource {
     /// }
     /// ```
     ///
-    /// Iterating throws `SyncError.resyncRequired` when the cursor cannot be followed here: another
+    /// The commits come from `commits(of:after:pageSize:wait:)`: from `HTTPSource`, one event stream
+    /// that the server writes each commit to; from a store of this process, pages of its journal.
+    ///
+    /// Iterating throws `SyncError.resyncRequired` when the cursor cannot be followed here (checked
+    /// when iterating starts, and again when the source no longer has the cursor's version): another
     /// store (`.differentStore`), a reset or restored one (`.epochChanged`), history pruned past it
-    /// (`.pruned`), or a version newer than the head (`.aheadOfSource`); errors of the source as they
-    /// come.
+    /// (`.pruned`), or a version newer than the head (`.aheadOfSource`); `.digestMismatch` when a
+    /// commit does not follow the one before; errors of the source as they come (iterating again
+    /// after one starts over from the last commit delivered).
     ///
     /// - Parameters:
-    ///   - pageSize: entries read per request.
-    ///   - wait: how long one wait for a new commit lasts before the source is asked again.
+    ///   - pageSize: entries read per request, when the source is read page by page.
+    ///   - wait: how long one wait for a new commit lasts before the source is asked again, when the
+    ///     source is read page by page.
     public func changes(after cursor: Cursor, pageSize: Int = 100, wait: Duration = .seconds(30)) -> ListChanges<Self> {
         ListChanges(source: self, cursor: cursor, pageSize: max(1, pageSize), wait: wait)
     }
@@ -48,34 +54,58 @@ public struct ListChanges<Source: ListSource>: AsyncSequence, Sendable {
         Iterator(source: source, cursor: cursor, pageSize: pageSize, wait: wait)
     }
 
-    /// Reads pages of the journal, and waits for commits when it has delivered them all.
+    /// Checks the cursor against the source, then reads the source's commits after it
+    /// (`ListSource.commits(of:after:pageSize:wait:)`: one event stream from a server).
     public struct Iterator: AsyncIteratorProtocol {
         let source: Source
         var cursor: Cursor
         let pageSize: Int
         let wait: Duration
-        var buffer: [JournalEntry] = []
+        var commits: AsyncThrowingStream<JournalEntry, any Error>.AsyncIterator?
+
+        init(source: Source, cursor: Cursor, pageSize: Int, wait: Duration) {
+            self.source = source
+            self.cursor = cursor
+            self.pageSize = pageSize
+            self.wait = wait
+        }
 
         public mutating func next() async throws -> ListChange? {
-            while buffer.isEmpty {
-                if Task.isCancelled { return nil }
-                let identity = try await source.identity()
-                if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
-                    throw SyncError.resyncRequired(reason, message: message)
-                }
-                let page = try await source.journal(of: cursor.list, after: cursor.version, limit: pageSize)
-                buffer = page.entries.reversed()
-                if buffer.isEmpty {
-                    _ = try await source.waitForCommit(to: cursor.list, after: cursor.version, timeout: wait)
-                }
+            if Task.isCancelled { return nil }
+            if commits == nil {
+                try await checkCursor()
+                commits = source.commits(of: cursor.list, after: cursor.version, pageSize: pageSize, wait: wait).makeAsyncIterator()
             }
-            let entry = buffer.removeLast()
+            let entry: JournalEntry?
+            do {
+                entry = try await commits?.next()
+            } catch StoreError.Code.versionNotFound {
+                commits = nil
+                try await checkCursor()  // pruned meanwhile: a resync
+                throw StoreError(.versionNotFound, "version \(cursor.version) of '\(cursor.list)' is not in the source's history")
+            } catch {
+                commits = nil
+                throw error
+            }
+            guard let entry else {
+                commits = nil
+                return nil  // cancelled
+            }
             guard entry.parentVersion == cursor.version else {
+                commits = nil
                 throw SyncError.resyncRequired(
                     .digestMismatch, message: "version \(entry.version) follows \(entry.parentVersion), not \(cursor.version)")
             }
             cursor.version = entry.version
             return ListChange(cursor: cursor, entry: entry)
+        }
+
+        /// Throws `SyncError.resyncRequired` when the cursor cannot be followed in the source.
+        private func checkCursor() async throws {
+            let identity = try await source.identity()
+            if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
+                throw SyncError.resyncRequired(reason, message: message)
+            }
         }
     }
 }

@@ -2,7 +2,8 @@ import ListDiff
 import ListStore
 
 /// Where a consumer reads a list from: a store in this process (`LocalSource`), or another machine
-/// (`HTTPSource`). Every method is one request.
+/// (`HTTPSource`). Every method is one request, but `commits(of:after:pageSize:wait:)`, which is a
+/// follow.
 public protocol ListSource: Sendable {
     /// The source store's identity.
     func identity() async throws -> StoreIdentity
@@ -19,6 +20,18 @@ public protocol ListSource: Sendable {
         -> (changeset: ListChangeset, head: ListSnapshot)
     /// Returns when `list`'s head is newer than `version` (`true`), or after `timeout` (`false`).
     func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool
+    /// The journal entries of `list` after `version` as they land: the backlog, then each commit, in
+    /// order, until the task iterating them is cancelled (the stream then ends without an error) or
+    /// the source fails (it ends with the error). The default reads pages of `pageSize` entries and
+    /// waits for commits up to `wait` at a time (`waitForCommit`); `HTTPSource` reads the server's
+    /// event stream.
+    ///
+    /// ```swift
+    /// for try await entry in source.commits(of: "inbox", after: 41, pageSize: 100, wait: .seconds(30)) { print(entry.version) }
+    /// ```
+    /// - Throws: (ending the stream) `StoreError.versionNotFound` for a version outside the retained
+    ///   history, and the source's errors.
+    func commits(of list: String, after version: Int, pageSize: Int, wait: Duration) -> AsyncThrowingStream<JournalEntry, any Error>
     /// Records that consumer `name` has applied `version`, registering it if needed (see
     /// `Store.registerConsumer` and `Store.acknowledge`).
     func acknowledge(consumer name: String, of list: String, version: Int) async throws
@@ -32,6 +45,37 @@ public protocol ListSource: Sendable {
 }
 
 extension ListSource {
+    public func commits(of list: String, after version: Int, pageSize: Int, wait: Duration)
+        -> AsyncThrowingStream<JournalEntry, any Error>
+    {
+        pollingCommits(of: list, after: version, pageSize: pageSize, wait: wait)
+    }
+
+    /// `commits(of:after:pageSize:wait:)` by reading journal pages and waiting for commits.
+    func pollingCommits(of list: String, after version: Int, pageSize: Int, wait: Duration)
+        -> AsyncThrowingStream<JournalEntry, any Error>
+    {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: JournalEntry.self)
+        let task = Task {
+            var version = version
+            do {
+                while !Task.isCancelled {
+                    let page = try await journal(of: list, after: version, limit: max(1, pageSize))
+                    for entry in page.entries { continuation.yield(entry) }
+                    version = page.entries.last?.version ?? version
+                    if !page.hasMore {
+                        _ = try await waitForCommit(to: list, after: version, timeout: wait)
+                    }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: Task.isCancelled ? nil : error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
     /// A cursor at `list`'s head now: following from it yields the commits that land from now on.
     public func cursor(of list: String) async throws -> Cursor {
         let identity = try await identity()

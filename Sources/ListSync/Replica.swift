@@ -155,12 +155,28 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             await onEvent(.retrying(after: error, attempt: failures, delay: delay))
             try await Task.sleep(for: delay)
         }
+        // The source's commits after the last pull, read ahead (from a server: its event stream).
+        var feed: _CommitFeed?
+        // Commits the feed brought since the last pull.
+        var fed: [JournalEntry] = []
         while !Task.isCancelled {
-            let result: PullResult
+            var result: PullResult
             let localGeneration = store._localCommitGeneration()
             do {
-                result = pushing ? try await sync(with: source, options: options).pull : try await pull(from: source, options: options)
+                let applied = pushing || fed.isEmpty ? nil : try await apply(fed, from: feed, of: source, sourceList: sourceList, options: options)
+                if let applied, applied.complete {
+                    result = applied.result
+                } else {
+                    // The replica is not where the fed commits start (or there are none): a pull,
+                    // and a feed from where it ends.
+                    if !fed.isEmpty { feed = nil }
+                    result = pushing ? try await sync(with: source, options: options).pull : try await pull(from: source, options: options)
+                    result.applied += applied?.result.applied ?? 0
+                    if result.resynced { feed = nil }
+                }
+                fed = []
             } catch let error as SyncError where error.isTransient && !Task.isCancelled {
+                (feed, fed) = (nil, [])
                 try await backOff(after: error)
                 continue
             }
@@ -171,18 +187,61 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             if first || result.applied > 0 { try await onPull(result) }
             first = false
             do {
+                if feed?.hasEnded ?? true {
+                    feed = _CommitFeed(
+                        source, list: sourceList, after: result.version, identity: try await source.identity(),
+                        pageSize: options.pageSize, wait: wait)
+                }
+                guard let feed else { continue }
                 if pushing {
                     try await waitForSourceOrLocalCommit(
-                        source, list: sourceList, after: result.version, localGeneration: localGeneration,
-                        localPoll: localPollInterval, timeout: wait)
+                        feed, after: result.version, localGeneration: localGeneration, localPoll: localPollInterval, timeout: wait)
                 } else {
-                    _ = try await source.waitForCommit(to: sourceList, after: result.version, timeout: wait)
+                    fed = try await feed.entries(after: result.version, timeout: wait) ?? []
                 }
             } catch let error as SyncError where error.isTransient && !Task.isCancelled {
                 // The outage starts here; the next pull tells whether it lasts.
+                feed = nil
                 try await backOff(after: error)
+            } catch StoreError.Code.versionNotFound {
+                // The source pruned its history past the replica meanwhile: the next pull resyncs.
+                feed = nil
             }
         }
+    }
+
+    /// Applies `entries`, the source's next commits from `feed`, as a pull applies the journal's,
+    /// when the replica stands where they start, at a position in the feed's source store with no
+    /// local changes; `complete` is false when it does not (or stops), for a pull to go on from
+    /// where the replica then stands.
+    private func apply(
+        _ entries: [JournalEntry], from feed: _CommitFeed?, of source: some ListSource, sourceList: String, options: PullOptions
+    ) async throws
+        -> (result: PullResult, complete: Bool)?
+    {
+        guard let feed, !options.catchUp, let current = try await store._replicaHead(of: list), !current.hasLocalChanges,
+            let position = current.position, position.store == feed.identity, position.list == sourceList,
+            current.digest == position.digest
+        else { return nil }
+        var result = PullResult(list: list, version: position.version, digest: position.digest.hex, applied: 0, resynced: false, reason: nil)
+        for entry in entries {
+            guard entry.parentVersion == result.version else { return (result, false) }
+            let next = ReplicaSource(store: feed.identity, list: sourceList, version: entry.version, digest: entry.digest)
+            do {
+                try await commit(entry, at: next)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                return (result, false)  // the pull meets it again, and resyncs or reports it
+            }
+            result.version = entry.version
+            result.digest = entry.digest.hex
+            result.applied += 1
+        }
+        if let consumer = options.consumer {
+            try await source.acknowledge(consumer: consumer, of: sourceList, version: result.version)
+        }
+        return (result, true)
     }
 
     // MARK: - Internals
@@ -190,11 +249,10 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// Returns at a commit of the source after `version`, at a local change pending in the outbox, or
     /// after `timeout`.
     private func waitForSourceOrLocalCommit(
-        _ source: some ListSource, list sourceList: String, after version: Int, localGeneration: UInt64,
-        localPoll: Duration, timeout: Duration
+        _ feed: _CommitFeed, after version: Int, localGeneration: UInt64, localPoll: Duration, timeout: Duration
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { _ = try await source.waitForCommit(to: sourceList, after: version, timeout: timeout) }
+            group.addTask { _ = try await feed.entries(after: version, timeout: timeout) }
             group.addTask { [store, list] in
                 let clock = ContinuousClock()
                 let deadline = clock.now + timeout

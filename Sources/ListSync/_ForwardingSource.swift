@@ -32,6 +32,12 @@ extension _ForwardingSource {
         try await base.waitForCommit(to: list, after: version, timeout: timeout)
     }
 
+    package func commits(of list: String, after version: Int, pageSize: Int, wait: Duration)
+        -> AsyncThrowingStream<JournalEntry, any Error>
+    {
+        base.commits(of: list, after: version, pageSize: pageSize, wait: wait)
+    }
+
     package func acknowledge(consumer name: String, of list: String, version: Int) async throws {
         try await base.acknowledge(consumer: name, of: list, version: version)
     }

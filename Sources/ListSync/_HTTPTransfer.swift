@@ -9,7 +9,8 @@ import FoundationNetworking
 /// answer's body is collected up to `maxBytes` (past that the task is cancelled, so the rest is never
 /// read), an overall deadline cancels the task however the answer trickles in, a redirect is
 /// followed only within `origin` (so the token never leaves it), and cancelling the calling task
-/// cancels the request.
+/// cancels the request. A streaming transfer (`stream`) hands a 2xx answer's body to `stream` as it
+/// arrives instead of collecting it, and has no overall deadline (only the request's idle timeout).
 ///
 /// URLSession is never left to follow a redirect itself: each one is declined, so that its task
 /// completes, and the transfer sends the request URLSession proposed as a task of its own. Cancelling
@@ -40,9 +41,14 @@ final class _HTTPTransfer: @unchecked Sendable {
     let maxBytes: Int
     /// The most redirects followed for one request.
     static let maxRedirects = 10
+    /// Where the body of a 2xx answer goes as it arrives (`nil`: it is collected). Called on the
+    /// session's delegate queue, one call at a time.
+    private let stream: (@Sendable (Data) -> Void)?
 
     private let lock = NSLock()
     private var body = Data()
+    /// Whether the current answer's body goes to `stream`.
+    private var streaming = false
     private var stop: Stop?
     private var task: URLSessionDataTask?
     private var deadline: DispatchWorkItem?
@@ -63,15 +69,16 @@ final class _HTTPTransfer: @unchecked Sendable {
     /// work runs on.
     private static let threads = _BlockingThreads(maxThreads: 16, idleTime: 10)
 
-    init(origin: _HTTPOrigin, maxBytes: Int) {
+    init(origin: _HTTPOrigin, maxBytes: Int, stream: (@Sendable (Data) -> Void)? = nil) {
         self.origin = origin
         self.maxBytes = maxBytes
+        self.stream = stream
     }
 
     /// Sends `request` through `session` (whose delegate is `router`) and returns the answer and its
-    /// body.
+    /// body (empty when it went to `stream`); `deadline` (none when `nil`) bounds the whole transfer.
     /// - Throws: `Stop`, or the `URLError` the session reports.
-    func run(_ request: URLRequest, in session: URLSession, router: _HTTPSessionDelegate, deadline: Duration) async throws
+    func run(_ request: URLRequest, in session: URLSession, router: _HTTPSessionDelegate, deadline: Duration?) async throws
         -> (HTTPURLResponse, Data)
     {
         try await withTaskCancellationHandler {
@@ -84,7 +91,7 @@ final class _HTTPTransfer: @unchecked Sendable {
     }
 
     private func start(
-        _ request: URLRequest, in session: URLSession, router: _HTTPSessionDelegate, deadline: Duration,
+        _ request: URLRequest, in session: URLSession, router: _HTTPSessionDelegate, deadline: Duration?,
         continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>
     ) {
         let timer = DispatchWorkItem { [weak self] in self?.halt(.deadline) }
@@ -96,10 +103,12 @@ final class _HTTPTransfer: @unchecked Sendable {
         }
         self.continuation = continuation
         self.session = (session, router)
-        self.deadline = timer
+        self.deadline = deadline == nil ? nil : timer
         lock.unlock()
-        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds), execute: timer)
+        if let deadline {
+            let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds), execute: timer)
+        }
         // swift-corelibs-foundation makes and starts a task with a synchronous wait for the session's
         // own queue, which runs on dispatch's threads: on Linux the very threads that run tasks. Two
         // requests starting at once on two cores would hold them all, waiting for one another.
@@ -124,6 +133,7 @@ final class _HTTPTransfer: @unchecked Sendable {
         if !stopped {
             self.task = task
             redirecting = false
+            streaming = false
             body = Data()
         }
         lock.unlock()
@@ -150,6 +160,12 @@ final class _HTTPTransfer: @unchecked Sendable {
 
     /// The answer's head arrived: one announcing more than `maxBytes` is refused before its body.
     func received(_ response: URLResponse) {
+        if stream != nil, let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) {
+            lock.lock()
+            streaming = true
+            lock.unlock()
+            return
+        }
         if response.expectedContentLength > Int64(maxBytes) { halt(.tooLarge) }
     }
 
@@ -157,6 +173,10 @@ final class _HTTPTransfer: @unchecked Sendable {
     func received(_ data: Data) {
         lock.lock()
         guard stop == nil else { return lock.unlock() }
+        if streaming, let stream {
+            lock.unlock()
+            return stream(data)
+        }
         guard body.count + data.count <= maxBytes else {
             lock.unlock()
             return halt(.tooLarge)

@@ -37,14 +37,15 @@ import Darwin
         let first = follower.waitForLine(timeout: .seconds(60))
         #expect(first.flatMap(version) == 1, "\(follower.output) \(follower.errorOutput)")
 
-        // A commit in this process…
+        // A commit in this process… (woken, not at the end of its 30 s wait: bounded at 10 s for a
+        // busy machine)
         let clock = ContinuousClock()
         try source.commit(inbox(["b", "c", "a"], salt: 2), to: "inbox")
         var committed = clock.now
         let second = follower.waitForLine(timeout: .seconds(30)) { version($0) == 2 }
         let inProcess = clock.now - committed
         #expect(second != nil, "\(follower.output) \(follower.errorOutput)")
-        #expect(inProcess < .seconds(2), "the follower took \(inProcess) to print version 2")
+        #expect(inProcess < .seconds(10), "the follower took \(inProcess) to print version 2")
 
         // …and one by another process.
         let file = try dir.file("v3.json", #"{"sections":[{"id":"today","elements":[{"id":"c"},{"id":"d","content":[1]}]}]}"#)
@@ -54,7 +55,7 @@ import Darwin
         let third = follower.waitForLine(timeout: .seconds(30)) { version($0) == 3 }
         let otherProcess = clock.now - committed
         #expect(third != nil, "\(follower.output) \(follower.errorOutput)")
-        #expect(otherProcess < .seconds(2), "the follower took \(otherProcess) to print version 3")
+        #expect(otherProcess < .seconds(10), "the follower took \(otherProcess) to print version 3")
 
         follower.send(SIGINT)
         #expect(follower.waitForExit(timeout: .seconds(30)), "the follower did not stop on SIGINT")

@@ -1,10 +1,12 @@
 import ListStore
 
-/// A store that counts the journal pages read through it (`journal(of:after:limit:maxBytes:)`), for
-/// tests of how many reads a server makes; everything else goes to `store` unchanged.
+/// A store that counts the journal pages read through it (`journal(of:after:limit:maxBytes:)`) and
+/// the identity reads (`identity()`), for tests of how many reads a server makes; everything else
+/// goes to `store` unchanged.
 final class CountingEngine: ListStoreEngine {
     let store: Store
     private let reads = _Locked(0)
+    private let identities = _Locked(0)
 
     init(_ store: Store) {
         self.store = store
@@ -12,9 +14,14 @@ final class CountingEngine: ListStoreEngine {
 
     /// The journal pages read so far.
     var journalReads: Int { reads.withLock { $0 } }
+    /// The identity reads so far.
+    var identityReads: Int { identities.withLock { $0 } }
 
     var location: String { store.location }
-    func identity() async throws -> StoreIdentity { try await store.identity() }
+    func identity() async throws -> StoreIdentity {
+        identities.withLock { $0 += 1 }
+        return try await store.identity()
+    }
     func lists() async throws -> [ListSummary] { try await store.lists() }
     func summary(of list: String) async throws -> ListSummary { try await store.summary(of: list) }
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot { try await store.snapshot(of: list, at: version) }

@@ -132,6 +132,43 @@ import Testing
         }
     }
 
+    /// A replica following a server gets each commit from the event stream and applies it without
+    /// asking again: the store's identity is read once for the whole follow, not once per commit (a
+    /// pull reads it), and the replica equals the source at every version it reports.
+    @Test(.timeLimit(.minutes(2))) func aReplicaFollowsThroughTheEventStream() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let engine = CountingEngine(store)
+        let server = try await ServerHarness.start(engine)
+        defer { Task { await server.stop() } }
+        let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
+        let source = try HTTPSource(server.url)
+        let follow = Task { try await replica.follow(from: source) { _ in } }
+        defer { follow.cancel() }
+        /// Waits until the replica is at `version`.
+        func replicaReaches(_ version: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await replica.position()?.version != version {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("the replica did not reach version \(version)")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        try await replicaReaches(1)
+        try await Task.sleep(for: .milliseconds(200))  // the follow's feed starts
+        let before = engine.identityReads
+        for k in 2...31 {
+            try await store.commit(linearList(3 + k), to: "l")
+            try await replicaReaches(k)
+            #expect(try await replica.store.snapshot(of: "l").sections == store.snapshot(of: "l", at: k).sections)
+        }
+        #expect(engine.identityReads - before <= 2, "\(engine.identityReads - before) identity reads for 30 commits")
+        #expect(try await replica.store.verify().isValid)
+    }
+
     @Test func longPollsAndEventStreamsDeliverCommitsAsTheyLand() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
@@ -166,7 +203,7 @@ import Testing
             try await store.commit(linearList(9), to: "l")
         }
         let stream = try await RawSocket.exchange(
-            port: port, "GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(10)
+            port: port, "GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
         ) { $0.contains("id: 5\n") }
         try await committer.value
         #expect(stream.contains("text/event-stream"))
@@ -175,7 +212,7 @@ import Testing
         #expect(stream.components(separatedBy: "event: commit\ndata: ").count == 4)
         // A reconnecting client resumes after its Last-Event-ID.
         let resumed = try await RawSocket.exchange(
-            port: port, "GET /v1/lists/l/events HTTP/1.1\r\nHost: 127.0.0.1\r\nLast-Event-ID: 4\r\n\r\n", timeout: .seconds(5)
+            port: port, "GET /v1/lists/l/events HTTP/1.1\r\nHost: 127.0.0.1\r\nLast-Event-ID: 4\r\n\r\n", timeout: .seconds(60)
         ) { $0.contains("id: 5\n") }
         #expect(Self.eventIDs(resumed) == ["id: 5"])
     }
@@ -188,7 +225,8 @@ import Testing
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
         let engine = CountingEngine(store)
-        let server = try await ServerHarness.start(engine)
+        // No keep-alive during the test: each would end a wait with a read of its own.
+        let server = try await ServerHarness.start(engine, .init(port: 0, keepAliveInterval: .seconds(120)))
         defer { Task { await server.stop() } }
         let (port, streams, commits) = (server.port, 40, 5)
         let followers = (0..<streams).map { _ in
@@ -202,6 +240,7 @@ import Testing
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(30)
         while engine.journalReads < streams && clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(engine.journalReads >= streams, "the streams did not all start within 30 s")
         try await Task.sleep(for: .milliseconds(300))
         let before = engine.journalReads
         for k in 1...commits {

@@ -13,8 +13,8 @@ import ListStore
 import ListStorePostgres
 
 /// pg-followers: several servers on one PostgreSQL database (DESIGN §9). Two journal servers, each
-/// in a process of its own on the database `LISTSTORE_BENCH_PG` names, with 1,000 long-polling HTTP
-/// followers each; the writer commits through both servers in turn (`POST …/commits`), and each
+/// in a process of its own on the database `LISTSTORE_BENCH_PG` names, with 1,000 HTTP followers
+/// each, reading Server-Sent Events as `HTTPSource` does; the writer commits through both servers in turn (`POST …/commits`), and each
 /// commit must reach every follower of both. The target is absolute: p99 ≤ 250 ms. A server learns of
 /// the other's commits from PostgreSQL's `NOTIFY` (and reads the heads every second besides).
 ///
@@ -22,11 +22,12 @@ import ListStorePostgres
 /// servers (this executable again, with a hidden flag: `JournalServer` over a `PostgresStore`,
 /// port 0, logging errors only) and two `HTTPFollowerPool`s, as http-followers does.
 ///
-/// - ours: 1,000 long-polling followers on each server;
+/// - ours: 1,000 followers on each server, each reading one event stream (`GET …/events`), the way
+///   `HTTPSource` follows a list;
 /// - the baseline, measured first in the same run: the same two servers (fresh processes) and writer
-///   with one follower on each, so that the ratio says what 2,000 clients cost over two;
-/// - then, in details (`events…`), the same with 1,000 followers on each server that read Server-Sent
-///   Events (`GET …/events`, one stream each) instead of long polls.
+///   with one such follower on each, so that the ratio says what 2,000 clients cost over two;
+/// - then, in details (`longPoll…`), the same with 1,000 long-polling followers on each server
+///   (`GET …/journal?wait=`), the way clients without event streams follow.
 ///
 /// For each side: once every follower waits, one untimed warm-up commit; once every follower has it,
 /// 200 ms of quiet; then `commitCount` commits, `spacingMs` apart, alternately through server A and
@@ -96,7 +97,7 @@ struct PGFollowersScenario {
 
         var failures = [String]()
         var sides = [HTTPFollowersScenario.Side]()
-        for (followers, events) in [(1, false), (Self.followerCount, false), (Self.followerCount, true)] {
+        for (followers, events) in [(1, true), (Self.followerCount, true), (Self.followerCount, false)] {
             let who = followers == 1
                 ? "baseline (1 follower per server)"
                 : "ours (\(followers) \(events ? "event-stream" : "long-poll") followers per server)"
@@ -176,7 +177,7 @@ struct PGFollowersScenario {
                 + "p99 \(Format.fixed(side.p99, decimals: 2)) ms, max \(Format.fixed(latencies.max() ?? .nan, decimals: 2)) ms")
             sides.append(side)
         }
-        let (baseline, ours, streams) = (sides[0], sides[1], sides[2])
+        let (baseline, ours, polls) = (sides[0], sides[1], sides[2])
         guard !ours.latencies.isEmpty, !baseline.latencies.isEmpty else {
             throw log.failure("no deliveries: " + failures.joined(separator: "; "))
         }
@@ -192,13 +193,13 @@ struct PGFollowersScenario {
             "reconnects": .int(ours.reconnects),
             "baselineP50Ms": .number(baseline.p50, decimals: 2),
             "baselineMaxMs": .number(baseline.latencies.max() ?? 0, decimals: 2),
-            "eventsP50Ms": .number(streams.p50, decimals: 2),
-            "eventsP99Ms": .number(streams.p99, decimals: 2),
-            "eventsMaxMs": .number(streams.latencies.max() ?? 0, decimals: 2),
-            "eventsDeliveries": .int(streams.latencies.count),
-            "eventsMissingDeliveries": .int(streams.missing),
+            "longPollP50Ms": .number(polls.p50, decimals: 2),
+            "longPollP99Ms": .number(polls.p99, decimals: 2),
+            "longPollMaxMs": .number(polls.latencies.max() ?? 0, decimals: 2),
+            "longPollDeliveries": .int(polls.latencies.count),
+            "longPollMissingDeliveries": .int(polls.missing),
         ]
-        if let mb = streams.peakMemoryMB { details["eventsPeakServerMemoryMB"] = .number(mb, decimals: 1) }
+        if let mb = polls.peakMemoryMB { details["longPollPeakServerMemoryMB"] = .number(mb, decimals: 1) }
         if let mb = ours.peakMemoryMB { details["peakServerMemoryMB"] = .number(mb, decimals: 1) }
         return ScenarioResult(
             scenario: Self.name, oursMs: ours.p99, baseline: Self.baselineName, baselineMs: baseline.p99,

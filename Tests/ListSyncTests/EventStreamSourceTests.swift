@@ -1,0 +1,123 @@
+import Foundation
+import ListStore
+import ListStoreTestSupport
+import ListStoreWire
+import ListSync
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `HTTPSource.commits(of:after:pageSize:wait:)` against canned servers: the event stream, and the
+/// long polls it falls back to on a server without one.
+@Suite struct EventStreamSourceTests {
+    /// Three journal entries of a real store.
+    private func entries() async throws -> [JournalEntry] {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for k in 1...3 { try await store.commit(linearList(2 + k, content: k), to: "l") }
+        return try await store.journal(of: "l", after: 0, limit: 10, maxBytes: .max).entries
+    }
+
+    private static func commitEvent(_ entry: JournalEntry) -> [UInt8] {
+        Array("id: \(entry.version)\nevent: commit\ndata: ".utf8) + WireDocument.commitObject(entry) + Array("\n\n".utf8)
+    }
+
+    /// The commits of the stream, sent in small pieces with keep-alive comments between them and for
+    /// longer than the idle timeout (keep-alives hold the stream open), then an error event that
+    /// ends it with the store error it names: one request for all of it.
+    @Test(.timeLimit(.minutes(1))) func commitsComeFromOneEventStream() async throws {
+        let entries = try await entries()
+        let server = try CannedHTTPServer { head, connection in
+            guard head.hasPrefix("GET /v1/lists/l/events?since=0 ") else {
+                connection.send(CannedHTTPServer.answer("{}", status: "500 Internal Server Error"))
+                return
+            }
+            connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+            var bytes = Self.commitEvent(entries[0]) + Self.commitEvent(entries[1])
+            while !bytes.isEmpty {
+                connection.send(Array(bytes.prefix(7)))
+                bytes.removeFirst(min(7, bytes.count))
+                usleep(2_000)
+            }
+            for _ in 0..<8 {  // 1.6 s of keep-alives, against an idle timeout of 1 s
+                usleep(200_000)
+                connection.send(": keep-alive\n\n")
+            }
+            connection.send(Self.commitEvent(entries[2]))
+            connection.send("event: error\ndata: ")
+            connection.send(WireDocument.error(code: "versionNotFound", message: "version 3 was pruned") + Array("\n\n".utf8))
+            shutdown(connection.fd, Int32(SHUT_WR))
+        }
+        var source = try HTTPSource(server.url)
+        source.idleTimeout = .seconds(1)
+        var received: [JournalEntry] = []
+        do {
+            for try await entry in source.commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) { received.append(entry) }
+            Issue.record("the stream ended without an error")
+        } catch {
+            #expect((error as? StoreError)?.code == .versionNotFound, "\(error)")
+        }
+        #expect(received == entries)
+        #expect(server.requests.count == 1)
+    }
+
+    /// A server that closes the stream (it is stopping) ends it with a transient error; one that
+    /// writes an event it cannot read, with one that is not.
+    @Test(.timeLimit(.minutes(1))) func aClosedStreamIsTransientAndAGarbledEventIsNot() async throws {
+        let entries = try await entries()
+        let server = try CannedHTTPServer { head, connection in
+            connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+            connection.send(Self.commitEvent(entries[0]))
+            if head.contains("/garbled/") { connection.send("id: 2\nevent: commit\ndata: {\"version\":\n\n") }
+            shutdown(connection.fd, Int32(SHUT_WR))
+        }
+        for (prefix, transient) in [("/closed", true), ("/garbled", false)] {
+            var received: [Int] = []
+            do {
+                for try await entry in try HTTPSource(server.url + prefix).commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) {
+                    received.append(entry.version)
+                }
+                Issue.record("no error")
+            } catch {
+                #expect((error as? SyncError)?.isTransient == transient, "\(prefix): \(error)")
+            }
+            #expect(received == [1], "\(prefix)")
+        }
+    }
+
+    /// A server without event streams (404, no store error): the journal is read and long-polled.
+    @Test(.timeLimit(.minutes(1))) func withoutEventStreamsTheJournalIsLongPolled() async throws {
+        let entries = try await entries()
+        let server = try CannedHTTPServer { head, connection in
+            let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            let page: JournalPage
+            switch target {
+            case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)
+            case let poll where poll.hasPrefix("/v1/lists/l/journal?since=2&limit=0&wait="):
+                usleep(100_000)
+                page = JournalPage(entries: [], hasMore: true)
+            case "/v1/lists/l/journal?since=2&limit=100": page = JournalPage(entries: [entries[2]], hasMore: false)
+            default:
+                connection.send(CannedHTTPServer.answer(
+                    #"{"error":{"code":"notFound","message":"no such endpoint"},"schemaVersion":1}"#, status: "404 Not Found"))
+                return
+            }
+            connection.send(CannedHTTPServer.answer(String(decoding: WireDocument.journal(page, list: "l"), as: UTF8.self)))
+        }
+        var received: [JournalEntry] = []
+        for try await entry in try HTTPSource(server.url).commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) {
+            received.append(entry)
+            if received.count == 3 { break }
+        }
+        #expect(received == entries)
+        let targets = server.requests.map { $0.split(separator: " ").dropFirst().first.map(String.init) ?? "" }
+        #expect(Array(targets.prefix(4)) == [
+            "/v1/lists/l/events?since=0", "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/journal?since=2&limit=0&wait=5",
+            "/v1/lists/l/journal?since=2&limit=100",
+        ])
+    }
+}
