@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(
             name: "ListStoreCLITests",
             dependencies: [
-                "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListJSON", "ListDiff", "ListDiffTestSupport",
+                "ListStoreCLI", "ListStoreServerTool", "ListStore", "ListSync", "ListJSON", "ListDiff", "ListDiffTestSupport",
                 "ListStoreTestSupport", "ListStorePostgresTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

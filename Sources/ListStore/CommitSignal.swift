@@ -1,9 +1,10 @@
 import Foundation
 
-/// Wakes those waiting for a commit to a store file in this process as soon as it lands.
+/// Wakes those waiting for a commit to a store file in this process as soon as it lands: this
+/// process's commits, and other processes' that `_StoreFileWatcher` hears of.
 ///
-/// Not API (package-visible: ListSync's followers wait on it, and poll for commits made by other
-/// processes, which it cannot see).
+/// Not API (package-visible: ListSync's followers and the server wait on it, and poll besides for
+/// commits no one told it of).
 package final class CommitSignal: Sendable {
     /// The one signal of the process.
     package static let shared = CommitSignal()

@@ -145,13 +145,16 @@ extension Store: ListStoreEngine {
     /// The store file's path.
     public var location: String { path }
 
-    /// The generation of the commits this process made to the store file (commits of other
-    /// processes are not announced: readers poll for them).
+    /// The generation of the commits the process learned of for the store file: its own, and on
+    /// Linux, once the process has waited on the file, other processes' through file notifications
+    /// (inotify; elsewhere readers poll for them).
     public func commitGeneration() -> UInt64 { CommitSignal.shared.generation(of: path) }
 
-    /// Returns after a commit of this process to the store file, after `timeout`, or when the task
-    /// is cancelled.
+    /// Returns after a commit to the store file (this process's, or on Linux another's, as a file
+    /// notification tells of it), after `timeout`, or when the task is cancelled. The first wait on
+    /// a file starts watching its directory.
     public func waitForCommit(after generation: UInt64, timeout: Duration) async {
+        _StoreFileWatcher.shared?.watch(path)
         await CommitSignal.shared.wait(path: path, unlessGenerationIsNot: generation, timeout: timeout)
     }
 }

@@ -97,6 +97,7 @@ extension Store: ReplicaStore {
     }
 
     public func _waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
+        _StoreFileWatcher.shared?.watch(path)
         await CommitSignal.shared.wait(path: path, unlessGenerationIsNot: generation, timeout: timeout)
     }
 }

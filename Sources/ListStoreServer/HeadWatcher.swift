@@ -3,7 +3,8 @@ import ListStore
 
 /// Wakes the requests that wait for a list to pass a version (long polls and event streams): one
 /// loop reads the heads for all of them, at once after a commit the store learns of (this process's,
-/// and on PostgreSQL other servers' through `NOTIFY`) and every `pollInterval` for the others, so a
+/// on PostgreSQL other servers' through `NOTIFY`, on a Linux SQLite file other processes' through
+/// inotify) and every `pollInterval` for the others, so a
 /// thousand waiting clients cost one query. A second loop ends the waits whose time is up, so a wait
 /// costs an entry in a table, not a task and a timer of its own (a woken long poll would otherwise
 /// leave its timer running for the rest of its `wait`), and a store slow to answer does not delay

@@ -50,7 +50,7 @@ public struct HTTPSource: ListSource {
     /// The default `maxAnswerBytes`: 512 MiB.
     public static let defaultMaxAnswerBytes = 512 << 20
 
-    private let serverOrigin: _HTTPOrigin
+    let serverOrigin: _HTTPOrigin
 
     /// A source at `url`: an absolute `http` or `https` URL, perhaps with a path prefix (requests go
     /// to `<url>/v1/…`).
@@ -121,80 +121,6 @@ public struct HTTPSource: ListSource {
         return page.hasMore
     }
 
-    /// The commits of `list` after `version`, from the server's event stream
-    /// (`GET /v1/lists/<list>/events`): one request for the whole follow, each commit written to it by
-    /// the server as it lands. Against a server without event streams (it answers 404 without a store
-    /// error), the journal is read and long-polled instead (`pageSize` entries per request, `wait`
-    /// per poll).
-    ///
-    /// The stream ends with an error: the server's store error (`.versionNotFound` when `version` is
-    /// pruned), `SyncError.transport` for an event it cannot read or a connection that fails, or one
-    /// the server closes (transient: the server is stopping); it ends without one when the iterating
-    /// task is cancelled. Entries are decoded as they arrive and wait in memory until they are read.
-    public func commits(of list: String, after version: Int, pageSize: Int, wait: Duration)
-        -> AsyncThrowingStream<JournalEntry, any Error>
-    {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: JournalEntry.self)
-        let task = Task {
-            do {
-                try await streamCommits(of: list, after: version, into: continuation)
-            } catch is EventsUnavailable {
-                do {
-                    for try await entry in pollingCommits(of: list, after: version, pageSize: pageSize, wait: wait) {
-                        continuation.yield(entry)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
-
-    /// The server has no event streams (an older `liststore serve`): it answered 404 or 405 without a
-    /// store error.
-    private struct EventsUnavailable: Error {}
-
-    /// Reads the event stream of `list` after `version` into `continuation` until it fails; always throws.
-    private func streamCommits(
-        of list: String, after version: Int, into continuation: AsyncThrowingStream<JournalEntry, any Error>.Continuation
-    ) async throws {
-        let (request, what) = try request("GET", path(list, "events"), query: "since=\(version)", accept: "text/event-stream")
-        let parser = _Locked(_EventStreamParser(maxEventBytes: maxAnswerBytes))
-        let shown = url.absoluteString
-        // Runs on the session's delegate queue, one piece at a time. A failure here ends the stream,
-        // whose termination cancels the transfer.
-        let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes) { data in
-            do {
-                for event in try parser.withLock({ try $0.feed(data) }) {
-                    switch event.type {
-                    case "commit":
-                        continuation.yield(try WireDocument.decodeCommitObject(event.data, list: list))
-                    case "error":
-                        continuation.finish(throwing: Self.failure(status: nil, body: event.data, what: what))
-                        return
-                    default:
-                        continue
-                    }
-                }
-            } catch {
-                continuation.finish(throwing: SyncError.transport("\(shown) answered a document this client cannot read: \(error)"))
-            }
-        }
-        let (http, bytes) = try await run(transfer, request, what: what, deadline: nil)
-        if (200..<300).contains(http.statusCode) {
-            throw SyncError.transport("\(what): the server ended the event stream", transient: true)
-        }
-        if [404, 405].contains(http.statusCode), (try? WireDocument.decodeError(bytes)).flatMap({ StoreError.Code(named: $0.code) }) == nil {
-            throw EventsUnavailable()
-        }
-        throw Self.failure(status: http.statusCode, body: bytes, what: what)
-    }
-
     public func acknowledge(consumer name: String, of list: String, version: Int) async throws {
         _ = try await send("PUT", path(list, "consumers", name), body: Array("{\"version\":\(version)}".utf8))
     }
@@ -211,7 +137,7 @@ public struct HTTPSource: ListSource {
     // MARK: - Requests
 
     /// `v1/lists/<list>[/<more>…]`, each segment percent-encoded.
-    private func path(_ list: String, _ more: String...) -> String {
+    func path(_ list: String, _ more: String...) -> String {
         (["v1", "lists", PercentEncoding.encode(list)] + more.map(PercentEncoding.encode)).joined(separator: "/")
     }
 
@@ -247,7 +173,7 @@ public struct HTTPSource: ListSource {
     }
 
     /// The request of `method` on `path`, and how messages name it (`GET http://…`).
-    private func request(
+    func request(
         _ method: String, _ path: String, query: String, body: [UInt8]? = nil, extraTime: Duration = .zero,
         accept: String = "application/json"
     ) throws -> (URLRequest, what: String) {
@@ -266,11 +192,14 @@ public struct HTTPSource: ListSource {
 
     /// Runs `transfer`; returns the answer and its collected body.
     /// - Throws: `CancellationError` when cancelled; `SyncError.transport` for what went wrong on the way.
-    private func run(_ transfer: _HTTPTransfer, _ request: URLRequest, what: String, deadline: Duration?) async throws
+    func run(
+        _ transfer: _HTTPTransfer, _ request: URLRequest, what: String, deadline: Duration?, in session: URLSession = HTTPSource.session,
+        router: _HTTPSessionDelegate = HTTPSource.router
+    ) async throws
         -> (HTTPURLResponse, [UInt8])
     {
         do {
-            let (http, data) = try await transfer.run(request, in: Self.session, router: Self.router, deadline: deadline)
+            let (http, data) = try await transfer.run(request, in: session, router: router, deadline: deadline)
             return (http, [UInt8](data))
         } catch let stop as _HTTPTransfer.Stop {
             switch stop {
@@ -296,7 +225,7 @@ public struct HTTPSource: ListSource {
 
     /// The error an answer other than 2xx (`status`), or an error event of a stream (`nil`), names
     /// with its document `body`.
-    private static func failure(status: Int?, body bytes: [UInt8], what: String) -> any Error {
+    static func failure(status: Int?, body bytes: [UInt8], what: String) -> any Error {
         let reported = try? WireDocument.decodeError(bytes)
         let message = reported?.message ?? status.map { "HTTP \($0)" } ?? "an error event"
         if status == 401 {
@@ -350,13 +279,22 @@ public struct HTTPSource: ListSource {
     }
 
     /// The delegate of `session`, which routes each task's events to its transfer.
-    private static let router = _HTTPSessionDelegate()
+    static let router = _HTTPSessionDelegate()
 
-    /// One session for every source: connections to a server are reused.
-    private static let session: URLSession = {
+    /// One session for every source's requests: connections to a server are reused.
+    static let session = makeSession(delegate: router, connectionsPerHost: 16)
+
+    /// The delegate of `streamSession`.
+    static let streamRouter = _HTTPSessionDelegate()
+
+    /// The session of the event streams: each holds a connection for as long as it follows, so they
+    /// have their own, and never take the connections of the other requests.
+    static let streamSession = makeSession(delegate: streamRouter, connectionsPerHost: 4096)
+
+    private static func makeSession(delegate: _HTTPSessionDelegate, connectionsPerHost: Int) -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 16
+        configuration.httpMaximumConnectionsPerHost = connectionsPerHost
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
-    }()
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
 }

@@ -51,29 +51,13 @@ extension ListSource {
         pollingCommits(of: list, after: version, pageSize: pageSize, wait: wait)
     }
 
-    /// `commits(of:after:pageSize:wait:)` by reading journal pages and waiting for commits.
+    /// `commits(of:after:pageSize:wait:)` by reading journal pages and waiting for commits, on
+    /// demand: a page is read when the last one is used up.
     func pollingCommits(of list: String, after version: Int, pageSize: Int, wait: Duration)
         -> AsyncThrowingStream<JournalEntry, any Error>
     {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: JournalEntry.self)
-        let task = Task {
-            var version = version
-            do {
-                while !Task.isCancelled {
-                    let page = try await journal(of: list, after: version, limit: max(1, pageSize))
-                    for entry in page.entries { continuation.yield(entry) }
-                    version = page.entries.last?.version ?? version
-                    if !page.hasMore {
-                        _ = try await waitForCommit(to: list, after: version, timeout: wait)
-                    }
-                }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: Task.isCancelled ? nil : error)
-            }
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        let pager = _JournalPager(self, list: list, after: version, pageSize: pageSize, wait: wait)
+        return AsyncThrowingStream(unfolding: { try await pager.next(waitingAtHead: true) })
     }
 
     /// A cursor at `list`'s head now: following from it yields the commits that land from now on.
@@ -109,8 +93,8 @@ extension ListSource {
 
 /// A store this process opened as a source (a SQLite `Store`, or a `PostgresStore`): reads go to
 /// the store, and waiting for a commit wakes at once for commits the store learns of (this
-/// process's; on PostgreSQL also other processes' through `NOTIFY`) and within `pollInterval` for
-/// the others.
+/// process's; on PostgreSQL other processes' too, through `NOTIFY`; on a SQLite file on Linux other
+/// processes' too, through inotify) and within `pollInterval` for the others.
 ///
 /// ```swift
 /// let source = LocalSource(try Store(path: "mail.liststore"))

@@ -109,8 +109,12 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         return result
     }
 
-    /// Pulls, then pulls again each time the source has a new commit, until the task is cancelled;
-    /// `onPull` hears of every pull that applied something (and of the first).
+    /// Pulls, then applies each new commit of the source as it lands, until the task is cancelled;
+    /// `onPull` hears of every round that applied something (and of the first pull). The new commits
+    /// come from `ListSource.commits(of:after:pageSize:wait:)` (from `HTTPSource`: one event stream
+    /// for the whole follow) and are applied with the checks of a pull (each follows the replica's
+    /// version and reproduces its digest); when the replica is not where they start (local changes,
+    /// a catch-up pull, a resync), the follower pulls instead.
     ///
     /// With a `RetryPolicy`, a follower survives its source going away for a while (a server being
     /// restarted or deployed): a transient failure (`SyncError.isTransient`: no connection, a
@@ -167,9 +171,8 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
                 if let applied, applied.complete {
                     result = applied.result
                 } else {
-                    // The replica is not where the fed commits start (or there are none): a pull,
-                    // and a feed from where it ends.
-                    if !fed.isEmpty { feed = nil }
+                    // The replica is not where the fed commits start (or there are none): a pull.
+                    // The feed goes on (it drops what the pull applied) unless the pull resynced.
                     result = pushing ? try await sync(with: source, options: options).pull : try await pull(from: source, options: options)
                     result.applied += applied?.result.applied ?? 0
                     if result.resynced { feed = nil }

@@ -55,8 +55,9 @@ final class _CommitFeed: Sendable {
         reader.cancel()
     }
 
-    /// Whether the feed ended (it failed, or was cancelled): a follower starts another.
-    var hasEnded: Bool { state.withLock { $0.ended && $0.entries.isEmpty } }
+    /// Whether the feed ended without a failure left to report (it was cancelled, or its source's
+    /// stream ended): a follower starts another. A failure is thrown by `entries(after:timeout:)`.
+    var hasEnded: Bool { state.withLock { $0.ended && $0.entries.isEmpty && $0.failure == nil } }
 
     /// The entries read after `version` (those up to it are dropped), waiting up to `timeout` for one;
     /// `nil` when none came.
@@ -70,7 +71,10 @@ final class _CommitFeed: Sendable {
                 return (state.entries, state.failure, state.ended)
             }
             if !taken.isEmpty { return taken }
-            if let failure { throw failure }
+            if let failure {
+                state.withLock { $0.failure = nil }  // reported once; the feed has ended
+                throw failure
+            }
             if ended || Task.isCancelled || ContinuousClock.now >= deadline { return nil }
             await waitForEntries(until: deadline)
         }
@@ -90,7 +94,7 @@ final class _CommitFeed: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Bool in
-                    guard state.entries.isEmpty, !state.ended, !Task.isCancelled else { return true }
+                    guard state.entries.isEmpty, !state.ended, !Task.isCancelled, ContinuousClock.now < deadline else { return true }
                     state.waiting[id] = continuation
                     return false
                 }

@@ -3,7 +3,8 @@ import ListStore
 
 /// A source that hands every request to `base`, except those its type implements itself: for
 /// wrappers that watch or change a few requests (the command line's sync noting its pushes, sources
-/// that fail on purpose in tests). Not API (package-visible).
+/// that fail on purpose in tests). A follow (`commits(of:after:pageSize:wait:)`) goes to `base` too,
+/// so a wrapper that changes `journal` pages sees pulls, not follows. Not API (package-visible).
 package protocol _ForwardingSource: ListSource {
     /// The source requests go to.
     var base: any ListSource { get }

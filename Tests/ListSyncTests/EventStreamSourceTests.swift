@@ -22,16 +22,31 @@ import Darwin
         return try await store.journal(of: "l", after: 0, limit: 10, maxBytes: .max).entries
     }
 
+    /// A journal page as a complete answer.
+    private static func page(_ entries: [JournalEntry], hasMore: Bool) -> String {
+        CannedHTTPServer.answer(String(decoding: WireDocument.journal(JournalPage(entries: entries, hasMore: hasMore), list: "l"), as: UTF8.self))
+    }
+
+    /// The request targets a canned server read.
+    private static func targets(_ server: CannedHTTPServer) -> [String] {
+        server.requests.map { $0.split(separator: " ").dropFirst().first.map(String.init) ?? "" }
+    }
+
     private static func commitEvent(_ entry: JournalEntry) -> [UInt8] {
         Array("id: \(entry.version)\nevent: commit\ndata: ".utf8) + WireDocument.commitObject(entry) + Array("\n\n".utf8)
     }
 
-    /// The commits of the stream, sent in small pieces with keep-alive comments between them and for
-    /// longer than the idle timeout (keep-alives hold the stream open), then an error event that
-    /// ends it with the store error it names: one request for all of it.
+    /// At the head (an empty backlog), the commits come from the event stream, sent in small pieces
+    /// with keep-alive comments between them and for longer than the idle timeout (the stream's own
+    /// is at least 60 s), then an error event that ends it with the store error it names: two
+    /// requests for all of it.
     @Test(.timeLimit(.minutes(1))) func commitsComeFromOneEventStream() async throws {
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
+            if head.hasPrefix("GET /v1/lists/l/journal?since=0&limit=100 ") {
+                connection.send(Self.page([], hasMore: false))
+                return
+            }
             guard head.hasPrefix("GET /v1/lists/l/events?since=0 ") else {
                 connection.send(CannedHTTPServer.answer("{}", status: "500 Internal Server Error"))
                 return
@@ -53,7 +68,7 @@ import Darwin
             shutdown(connection.fd, Int32(SHUT_WR))
         }
         var source = try HTTPSource(server.url)
-        source.idleTimeout = .seconds(1)
+        source.idleTimeout = .seconds(1)  // a stream's own is at least 60 s
         var received: [JournalEntry] = []
         do {
             for try await entry in source.commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) { received.append(entry) }
@@ -62,7 +77,44 @@ import Darwin
             #expect((error as? StoreError)?.code == .versionNotFound, "\(error)")
         }
         #expect(received == entries)
-        #expect(server.requests.count == 1)
+        #expect(Self.targets(server) == ["/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/events?since=0"])
+    }
+
+    /// A backlog is read a page at a time as it is consumed, and the event stream starts after its
+    /// last entry.
+    @Test(.timeLimit(.minutes(1))) func theBacklogIsPagedThenTheStreamStartsAtItsEnd() async throws {
+        let entries = try await entries()
+        let server = try CannedHTTPServer { head, connection in
+            if head.hasPrefix("GET /v1/lists/l/journal?since=0&limit=2 ") {
+                connection.send(Self.page(Array(entries[0...1]), hasMore: true))
+            } else if head.hasPrefix("GET /v1/lists/l/journal?since=2&limit=2 ") {
+                connection.send(Self.page([], hasMore: false))
+            } else if head.hasPrefix("GET /v1/lists/l/events?since=2 ") {
+                connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+                connection.send(Self.commitEvent(entries[2]))
+                connection.send("event: error\ndata: ")
+                connection.send(WireDocument.error(code: "listNotFound", message: "no list 'l'") + Array("\n\n".utf8))
+                shutdown(connection.fd, Int32(SHUT_WR))
+            } else {
+                connection.send(CannedHTTPServer.answer("{}", status: "500 Internal Server Error"))
+            }
+        }
+        var received: [JournalEntry] = []
+        let stream = try HTTPSource(server.url).commits(of: "l", after: 0, pageSize: 2, wait: .seconds(5))
+        var iterator = stream.makeAsyncIterator()
+        received.append(try #require(try await iterator.next()))
+        // One page read so far: the next is read when this one is used up.
+        #expect(Self.targets(server) == ["/v1/lists/l/journal?since=0&limit=2"])
+        do {
+            while let entry = try await iterator.next() { received.append(entry) }
+            Issue.record("the stream ended without an error")
+        } catch {
+            #expect((error as? StoreError)?.code == .listNotFound, "\(error)")
+        }
+        #expect(received == entries)
+        #expect(Self.targets(server) == [
+            "/v1/lists/l/journal?since=0&limit=2", "/v1/lists/l/journal?since=2&limit=2", "/v1/lists/l/events?since=2",
+        ])
     }
 
     /// A server that closes the stream (it is stopping) ends it with a transient error; one that
@@ -70,6 +122,10 @@ import Darwin
     @Test(.timeLimit(.minutes(1))) func aClosedStreamIsTransientAndAGarbledEventIsNot() async throws {
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
+            if head.contains("/journal?") {
+                connection.send(Self.page([], hasMore: false))
+                return
+            }
             connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
             connection.send(Self.commitEvent(entries[0]))
             if head.contains("/garbled/") { connection.send("id: 2\nevent: commit\ndata: {\"version\":\n\n") }
@@ -114,9 +170,8 @@ import Darwin
             if received.count == 3 { break }
         }
         #expect(received == entries)
-        let targets = server.requests.map { $0.split(separator: " ").dropFirst().first.map(String.init) ?? "" }
-        #expect(Array(targets.prefix(4)) == [
-            "/v1/lists/l/events?since=0", "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/journal?since=2&limit=0&wait=5",
+        #expect(Array(Self.targets(server).prefix(4)) == [
+            "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/events?since=2", "/v1/lists/l/journal?since=2&limit=0&wait=5",
             "/v1/lists/l/journal?since=2&limit=100",
         ])
     }

@@ -1,0 +1,58 @@
+import Foundation
+import ListDiffTestSupport
+import ListStore
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+/// Commits of another process reach this one's waiters through file notifications (inotify), not at
+/// their next poll.
+@Suite struct FileNotificationTests {
+    /// A commit by a `liststore commit` process wakes a wait of this process on the store file at
+    /// once: without the notification it would sleep out its minute (the commit does not pass
+    /// through this process's signal).
+    @Test(.timeLimit(.minutes(2)), .enabled(if: _StoreFileWatcher.shared != nil)) func anotherProcesssCommitWakesAWaiter() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("s.liststore").path
+        let store = try Store(path: path)
+        try await store.commit(linearList(3), to: "l")
+        #expect(_StoreFileWatcher.shared?.watch(path) == true)
+        let seen = store.commitGeneration()
+        let clock = ContinuousClock()
+        let waiter = Task {
+            let start = clock.now
+            await store.waitForCommit(after: seen, timeout: .seconds(60))
+            return clock.now - start
+        }
+        let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
+        let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
+        #expect(commit.status == 0, "\(commit.stderr)")
+        let waited = await waiter.value
+        #expect(waited < .seconds(30), "the waiter slept \(waited)")
+        #expect(store.commitGeneration() != seen)
+    }
+
+    /// `changes(after:)` of a local source hears another process's commit without waiting for its
+    /// poll: with a poll interval of a minute, the commit still arrives.
+    @Test(.timeLimit(.minutes(2)), .enabled(if: _StoreFileWatcher.shared != nil)) func localFollowersHearOtherProcessesCommits() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("s.liststore").path
+        let store = try Store(path: path)
+        try await store.commit(linearList(3), to: "l")
+        let source = LocalSource(store, pollInterval: .seconds(60))
+        let cursor = try await source.cursor(of: "l")
+        let follower = Task {
+            for try await change in source.changes(after: cursor, wait: .seconds(60)) { return change.entry.version }
+            return 0
+        }
+        // The follower reads its first page and waits (were the commit earlier, that page has it).
+        try await Task.sleep(for: .milliseconds(500))
+        let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
+        let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
+        #expect(commit.status == 0, "\(commit.stderr)")
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await follower.value == 2)
+        #expect(clock.now - start < .seconds(30))
+    }
+}
