@@ -11,11 +11,18 @@ import ServiceLifecycle
 struct JournalRoutes: Sendable {
     let store: any ListStoreEngine
     let watcher: HeadWatcher
-    /// The journal pages being read, shared by identical requests under way.
-    /// The body is one buffer that every answer sharing the read sends (not a copy each).
-    let pages = SharedReads<PageKey, (empty: Bool, body: ByteBuffer)>()
-    /// The pages of events being read, shared by the event streams at the same version.
-    let eventPages = SharedReads<PageKey, EventPage>()
+    /// The journal pages being read, shared by identical requests under way, and the last 16 that
+    /// were not empty (up to 1 MiB each), for a second or until the store learns of a commit, for the
+    /// long polls a commit wakes (10,000 of them come over longer than a read takes). The body is one
+    /// buffer that every answer sharing it sends.
+    let pages = SharedReads<PageKey, (empty: Bool, body: ByteBuffer)>(keeping: 16, for: .seconds(1)) {
+        !$0.empty && $0.body.readableBytes <= 1 << 20
+    }
+    /// The pages of events being read, shared by the event streams at the same version, and kept as
+    /// `pages` are.
+    let eventPages = SharedReads<PageKey, EventPage>(keeping: 16, for: .seconds(1)) {
+        $0.lastVersion != nil && $0.events.readableBytes <= 1 << 20
+    }
 
     /// What identifies a journal page request (the byte budget is the server's).
     struct PageKey: Hashable, Sendable {
@@ -89,19 +96,22 @@ struct JournalRoutes: Sendable {
         }
         let maxBytes = configuration.maxPageBytes
         // Identical requests under way share one read and one encoding (long polls woken together).
-        let read = { [store, pages] () async throws -> (empty: Bool, body: ByteBuffer) in
-            try await pages.value(for: PageKey(list: list, since: since, limit: limit)) {
+        // `generation`: only the read of a woken long poll may get a page kept from another's.
+        let read = { [store, pages] (generation: UInt64?) async throws -> (empty: Bool, body: ByteBuffer) in
+            try await pages.value(for: PageKey(list: list, since: since, limit: limit), generation: generation) {
                 let page = try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes)
                 return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: list)))
             }
         }
-        var (empty, body) = try await read()
+        var (empty, body) = try await read(nil)
         if wait > 0, empty {
             let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
             var version = since ?? 0
             if since == nil { version = try await store.summary(of: list).baseVersion }
-            if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) { (empty, body) = try await read() }
+            if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) {
+                (empty, body) = try await read(store.commitGeneration())
+            }
         }
         return Self.json(body)
     }
@@ -179,7 +189,8 @@ struct JournalRoutes: Sendable {
                 if let page { current = page } else {
                     do {
                         let after = cursor
-                        current = try await eventPages.value(for: PageKey(list: list, since: after, limit: 100)) {
+                        let generation = store.commitGeneration()
+                        current = try await eventPages.value(for: PageKey(list: list, since: after, limit: 100), generation: generation) {
                             EventPage(try await store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes))
                         }
                     } catch {

@@ -47,6 +47,35 @@ import Testing
         await #expect(throws: StoreError.self) { try await first.value }
     }
 
+    /// A value `keep` accepts is answered to the callers that come after its read with the same
+    /// generation, for its age and while it is among the last `capacity` kept; others read again.
+    @Test func keptValuesAnswerLaterCallersOfTheirGenerationForTheirAge() async throws {
+        let reads = SharedReads<Int, Int>(keeping: 2, for: .milliseconds(300)) { $0 > 0 }
+        let count = _Locked(0)
+        func read(_ key: Int, _ value: Int, generation: UInt64? = 1) async throws -> Int {
+            try await reads.value(for: key, generation: generation) {
+                count.withLock { $0 += 1 }
+                return value
+            }
+        }
+        #expect(try await read(9, 90, generation: nil) == 90)
+        #expect(try await read(9, 91, generation: nil) == 91)  // no generation: nothing kept or used
+        #expect(try await read(9, 92, generation: 1) == 92)
+        #expect(try await read(9, 93, generation: 2) == 93)  // another generation
+        #expect(try await read(9, 94, generation: 2) == 93)
+        count.withLock { $0 = 0 }
+        #expect(try await read(1, 10) == 10)
+        #expect(try await read(1, 11) == 10)  // kept
+        #expect(try await read(2, 0) == 0)
+        #expect(try await read(2, 20) == 20)  // 0 was not kept
+        #expect(count.withLock { $0 } == 3)
+        #expect(try await read(3, 30) == 30)  // keeps 2 and 3: 1 is dropped
+        #expect(try await read(1, 12) == 12)
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(try await read(1, 13) == 13)  // too old
+        #expect(count.withLock { $0 } == 6)
+    }
+
     /// Returns once `condition` holds; fails the test after 30 seconds.
     private static func until(_ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(30)

@@ -16,7 +16,8 @@ struct Scenario: Sendable {
     static let registry: [Scenario] = DiffScenario.all.map(\.scenario)
         + [CommitScenario.scenario, PGCommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario, ReplayScenario.scenario,
            HistoryScenario.scenario,
-           MergeScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario, PGFollowersScenario.scenario]
+           MergeScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario, HTTPFollowersScenario.scenario10k,
+           PGFollowersScenario.scenario]
 
     static func named(_ name: String) -> Scenario? {
         registry.first { $0.name == name }
