@@ -146,13 +146,16 @@ extension Store: ListStoreEngine {
     public var location: String { path }
 
     /// The generation of the commits the process learned of for the store file: its own, and on
-    /// Linux, once the process has waited on the file, other processes' through file notifications
-    /// (inotify; elsewhere readers poll for them).
-    public func commitGeneration() -> UInt64 { CommitSignal.shared.generation(of: path) }
+    /// Linux other processes' through file notifications (inotify; elsewhere readers poll for them).
+    /// The first call for a file starts watching its directory, so that a commit landing after it
+    /// moves the generation.
+    public func commitGeneration() -> UInt64 {
+        _StoreFileWatcher.shared?.watch(path)
+        return CommitSignal.shared.generation(of: path)
+    }
 
     /// Returns after a commit to the store file (this process's, or on Linux another's, as a file
-    /// notification tells of it), after `timeout`, or when the task is cancelled. The first wait on
-    /// a file starts watching its directory.
+    /// notification tells of it), after `timeout`, or when the task is cancelled.
     public func waitForCommit(after generation: UInt64, timeout: Duration) async {
         _StoreFileWatcher.shared?.watch(path)
         await CommitSignal.shared.wait(path: path, unlessGenerationIsNot: generation, timeout: timeout)

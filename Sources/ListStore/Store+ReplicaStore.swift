@@ -93,7 +93,8 @@ extension Store: ReplicaStore {
     }
 
     public func _localCommitGeneration() -> UInt64 {
-        CommitSignal.shared.generation(of: path)
+        _StoreFileWatcher.shared?.watch(path)
+        return CommitSignal.shared.generation(of: path)
     }
 
     public func _waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {

@@ -32,6 +32,24 @@ import Testing
         #expect(store.commitGeneration() != seen)
     }
 
+    /// A commit that lands after a waiter read the generation and before it waits (while it reads
+    /// the head) is not missed, on the first wait on a file too: reading the generation starts the
+    /// watch.
+    @Test(.timeLimit(.minutes(2)), .enabled(if: _StoreFileWatcher.shared != nil)) func aCommitBeforeTheFirstWaitIsNotMissed() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("s.liststore").path
+        let store = try Store(path: path)
+        try await store.commit(linearList(3), to: "l")
+        let seen = store.commitGeneration()
+        let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
+        let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
+        #expect(commit.status == 0, "\(commit.stderr)")
+        let clock = ContinuousClock()
+        let start = clock.now
+        await store.waitForCommit(after: seen, timeout: .seconds(60))
+        #expect(clock.now - start < .seconds(30), "the waiter slept \(clock.now - start)")
+    }
+
     /// `changes(after:)` of a local source hears another process's commit without waiting for its
     /// poll: with a poll interval of a minute, the commit still arrives.
     @Test(.timeLimit(.minutes(2)), .enabled(if: _StoreFileWatcher.shared != nil)) func localFollowersHearOtherProcessesCommits() async throws {
@@ -45,7 +63,8 @@ import Testing
             for try await change in source.changes(after: cursor, wait: .seconds(60)) { return change.entry.version }
             return 0
         }
-        // The follower reads its first page and waits (were the commit earlier, that page has it).
+        // The follower reads its first page and waits (were the commit earlier, that page has it; were
+        // it between the page and the wait, the wait sees it: the watch starts before the head is read).
         try await Task.sleep(for: .milliseconds(500))
         let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
         let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
