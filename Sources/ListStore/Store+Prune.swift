@@ -84,7 +84,7 @@ extension Store {
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) throws -> PruneResult {
         let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
+        let pruned = try Store.mapErrors(path: path) {
             try pool.writeWithoutTransaction { db in
                 var result: PruneResult?
                 try db.inTransaction(.immediate) {
@@ -120,5 +120,8 @@ extension Store {
                 return result!
             }
         }
+        // Readers that keep what they read per commit generation (the server's pages) read anew.
+        if pruned.base > pruned.previousBase { CommitSignal.shared.notify(path: path) }
+        return pruned
     }
 }

@@ -19,7 +19,7 @@ extension PostgresStore {
     /// - Complexity: O(n × (new base − old base)) to rebuild the base snapshot, plus the rows removed.
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) async throws -> PruneResult {
-        try await transaction(.writing) { connection in
+        let pruned = try await transaction(.writing) { connection in
             let info = try await listInfo(connection, list: list, locking: true)
             let (base, heldBy) = try rule.base(for: info, consumers: try await consumers(connection, list: info), force: force)
             var result = PruneResult(
@@ -47,7 +47,11 @@ extension PostgresStore {
                         WHERE list_id = \(info.id) AND version > \(Int64(base)))
                 WHERE id = \(info.id) AND snapshot_version < \(Int64(base))
                 """, logger: logger)
+            // Readers that keep what they read per commit generation (the servers' pages) read anew.
+            try await connection.query("SELECT pg_notify(\(Self.commitChannel), \(list))", logger: logger)
             return result
         }
+        if pruned.base > pruned.previousBase { commits.notify(path: location) }
+        return pruned
     }
 }

@@ -50,6 +50,29 @@ import Testing
         #expect(clock.now - start < .seconds(30), "the waiter slept \(clock.now - start)")
     }
 
+    /// A store opened through a symbolic link to its file in another directory is watched where
+    /// SQLite writes its log (next to the link's target), so a commit through the real path wakes a
+    /// waiter on the link's.
+    @Test(.timeLimit(.minutes(2)), .enabled(if: _StoreFileWatcher.shared != nil)) func aStoreOpenedThroughASymbolicLinkIsWatched() async throws {
+        let dir = try TemporaryDirectory()
+        let real = dir.url.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        let path = real.appendingPathComponent("s.liststore").path
+        try await Store(path: path).commit(linearList(3), to: "l")
+        let link = dir.url.appendingPathComponent("s.liststore")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: URL(fileURLWithPath: path))
+        let store = try Store(path: link.path)
+        let seen = store.commitGeneration()
+        let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
+        let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
+        #expect(commit.status == 0, "\(commit.stderr)")
+        let clock = ContinuousClock()
+        let start = clock.now
+        await store.waitForCommit(after: seen, timeout: .seconds(60))
+        #expect(clock.now - start < .seconds(30), "the waiter slept \(clock.now - start)")
+        #expect(try await store.summary(of: "l").version == 2)
+    }
+
     /// `changes(after:)` of a local source hears another process's commit without waiting for its
     /// poll: with a poll interval of a minute, the commit still arrives.
     @Test(.timeLimit(.minutes(2)), .enabled(if: _StoreFileWatcher.shared != nil)) func localFollowersHearOtherProcessesCommits() async throws {
