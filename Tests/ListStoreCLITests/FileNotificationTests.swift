@@ -8,6 +8,19 @@ import Testing
 /// Commits of another process reach this one's waiters through file notifications (inotify), not at
 /// their next poll.
 @Suite struct FileNotificationTests {
+    /// Reads `store`'s generation, has a `liststore commit` process commit version 2 through `path`,
+    /// then waits on `store` for up to a minute: the wait must end within 30 s.
+    private static func commitElsewhereThenWait(on store: Store, through path: String, in dir: TemporaryDirectory) async throws {
+        let seen = store.commitGeneration()
+        let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
+        let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
+        #expect(commit.status == 0, "\(commit.stderr)")
+        let clock = ContinuousClock()
+        let start = clock.now
+        await store.waitForCommit(after: seen, timeout: .seconds(60))
+        #expect(clock.now - start < .seconds(30), "the waiter slept \(clock.now - start)")
+    }
+
     /// A commit by a `liststore commit` process wakes a wait of this process on the store file at
     /// once: without the notification it would sleep out its minute (the commit does not pass
     /// through this process's signal).
@@ -40,14 +53,7 @@ import Testing
         let path = dir.url.appendingPathComponent("s.liststore").path
         let store = try Store(path: path)
         try await store.commit(linearList(3), to: "l")
-        let seen = store.commitGeneration()
-        let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
-        let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
-        #expect(commit.status == 0, "\(commit.stderr)")
-        let clock = ContinuousClock()
-        let start = clock.now
-        await store.waitForCommit(after: seen, timeout: .seconds(60))
-        #expect(clock.now - start < .seconds(30), "the waiter slept \(clock.now - start)")
+        try await Self.commitElsewhereThenWait(on: store, through: path, in: dir)
     }
 
     /// A store opened through a symbolic link to its file in another directory is watched where
@@ -62,14 +68,7 @@ import Testing
         let link = dir.url.appendingPathComponent("s.liststore")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: URL(fileURLWithPath: path))
         let store = try Store(path: link.path)
-        let seen = store.commitGeneration()
-        let file = try dir.file("v2.json", #"{"sections":[{"id":"s","elements":[{"id":"x"}]}]}"#)
-        let commit = try await CLIRunner.runOffPool(["commit", "--db", path, "--list", "l", "--file", file])
-        #expect(commit.status == 0, "\(commit.stderr)")
-        let clock = ContinuousClock()
-        let start = clock.now
-        await store.waitForCommit(after: seen, timeout: .seconds(60))
-        #expect(clock.now - start < .seconds(30), "the waiter slept \(clock.now - start)")
+        try await Self.commitElsewhereThenWait(on: store, through: path, in: dir)
         #expect(try await store.summary(of: "l").version == 2)
     }
 
