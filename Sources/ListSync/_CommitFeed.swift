@@ -14,40 +14,34 @@ final class _CommitFeed: Sendable {
     let identity: StoreIdentity
     private let state = _Locked(State())
     private let reader: Task<Void, Never>
+    /// Moves (under `signalKey`) when an entry comes or the feed ends.
+    private let signal = CommitSignal()
 
     private struct State {
         var entries: [JournalEntry] = []
         var failure: (any Error)?
         var ended = false
-        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter = 0
     }
 
     /// A feed of `list`'s commits after `version` in `source` (whose identity is `identity`).
     init(_ source: some ListSource, list: String, after version: Int, identity: StoreIdentity, pageSize: Int, wait: Duration) {
         self.identity = identity
-        let state = state
+        let (state, signal) = (state, signal)
         reader = Task {
             var failure: (any Error)?
             do {
                 for try await entry in source.commits(of: list, after: version, pageSize: pageSize, wait: wait) {
-                    let waiting = state.withLock { state in
-                        state.entries.append(entry)
-                        defer { state.waiting = [:] }
-                        return state.waiting.values
-                    }
-                    for continuation in waiting { continuation.resume() }
+                    state.withLock { $0.entries.append(entry) }
+                    signal.notify(path: Self.signalKey)
                 }
             } catch {
                 failure = error
             }
-            let waiting = state.withLock { state in
+            state.withLock { state in
                 state.ended = true
                 state.failure = failure
-                defer { state.waiting = [:] }
-                return state.waiting.values
             }
-            for continuation in waiting { continuation.resume() }
+            signal.notify(path: Self.signalKey)
         }
     }
 
@@ -65,6 +59,8 @@ final class _CommitFeed: Sendable {
     func entries(after version: Int, timeout: Duration) async throws -> [JournalEntry]? {
         let deadline = ContinuousClock.now + timeout
         while true {
+            // Read before the state: an entry that comes after the state is read moves it.
+            let generation = signal.generation(of: Self.signalKey)
             let (taken, failure, ended) = state.withLock { state -> ([JournalEntry], (any Error)?, Bool) in
                 state.entries.removeAll { $0.version <= version }
                 defer { state.entries = [] }
@@ -75,34 +71,12 @@ final class _CommitFeed: Sendable {
                 state.withLock { $0.failure = nil }  // reported once; the feed has ended
                 throw failure
             }
-            if ended || Task.isCancelled || ContinuousClock.now >= deadline { return nil }
-            await waitForEntries(until: deadline)
+            let now = ContinuousClock.now
+            if ended || Task.isCancelled || now >= deadline { return nil }
+            await signal.wait(path: Self.signalKey, unlessGenerationIsNot: generation, timeout: deadline - now)
         }
     }
 
-    /// Returns when an entry comes or the feed ends, at `deadline`, or when the task is cancelled.
-    private func waitForEntries(until deadline: ContinuousClock.Instant) async {
-        let id = state.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        let wake: @Sendable () -> Void = { [state] in state.withLock { $0.waiting.removeValue(forKey: id) }?.resume() }
-        let timer = Task {
-            try? await Task.sleep(until: deadline)
-            wake()
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Bool in
-                    guard state.entries.isEmpty, !state.ended, !Task.isCancelled, ContinuousClock.now < deadline else { return true }
-                    state.waiting[id] = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            wake()
-        }
-        timer.cancel()
-    }
+    /// The one key of the feed's own signal.
+    private static let signalKey = "/commit-feed"
 }
