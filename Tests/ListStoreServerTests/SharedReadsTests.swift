@@ -14,7 +14,7 @@ import Testing
             try await reads.value(for: 7) {
                 count.withLock { $0 += 1 }
                 gate.yield()
-                try await Self.until { reads.waitingCount(for: 7) == 10 }
+                try await LimitTests.waitUntil { reads.waitingCount(for: 7) == 10 }
                 return 42
             }
         }
@@ -41,7 +41,7 @@ import Testing
         }
         for await _ in started { break }
         let other = Task { try await reads.value(for: 1) { 5 } }
-        try await Self.until { reads.waitingCount(for: 1) == 1 }
+        try await LimitTests.waitUntil { reads.waitingCount(for: 1) == 1 }
         first.cancel()
         #expect(try await other.value == 5)
         await #expect(throws: StoreError.self) { try await first.value }
@@ -74,17 +74,5 @@ import Testing
         try await Task.sleep(for: .milliseconds(400))
         #expect(try await read(1, 13) == 13)  // too old
         #expect(count.withLock { $0 } == 6)
-    }
-
-    /// Returns once `condition` holds; fails the test after 30 seconds.
-    private static func until(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("the condition did not hold within 30 seconds")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(2))
-        }
     }
 }
