@@ -19,10 +19,22 @@ package final class CommitSignal: Sendable {
     /// A signal of its own (an engine whose commits are not keyed by file, such as PostgreSQL's).
     package init() {}
 
-    /// The key of a store file.
+    /// The key of a store file: its standardized path. Computed once per path (it asks the file
+    /// system whether the path is a directory, and a server with 10,000 event streams asks for the
+    /// generation 10,000 times per commit); at most `keysKept` are remembered.
     package static func key(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.path
+        if let key = keys.withLock({ $0[path] }) { return key }
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        keys.withLock { keys in
+            if keys.count >= keysKept { keys.removeAll(keepingCapacity: true) }
+            keys[path] = key
+        }
+        return key
     }
+
+    /// The keys of the paths asked for lately.
+    private static let keys = _Locked([String: String]())
+    private static let keysKept = 1_024
 
     /// How many commits this process has signalled for `path`: read it before checking the store,
     /// then `wait(path:unlessGenerationIsNot:…)` does not miss a commit that lands in between.

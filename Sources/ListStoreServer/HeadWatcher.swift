@@ -29,13 +29,16 @@ final class HeadWatcher: @unchecked Sendable {
 
     let store: any ListStoreEngine
     let pollInterval: Duration
+    /// The event streams at the heads, written to from each read of the heads.
+    let fanout: EventFanout?
     // `@unchecked Sendable`: `state` is only touched under `lock`.
     private let lock = NSLock()
     private var state = State()
 
-    init(store: any ListStoreEngine, pollInterval: Duration) {
+    init(store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil) {
         self.store = store
         self.pollInterval = pollInterval
+        self.fanout = fanout
     }
 
     private func withState<T>(_ body: (inout State) -> T) -> T {
@@ -62,7 +65,7 @@ final class HeadWatcher: @unchecked Sendable {
     private func readHeads() async {
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
-            let waiting = withState { !$0.waiters.isEmpty }
+            let waiting = withState { !$0.waiters.isEmpty } || fanout?.isFollowing == true
             if waiting, let lists = try? await store.lists() {
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
@@ -71,6 +74,7 @@ final class HeadWatcher: @unchecked Sendable {
                     return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
                 }
                 for continuation in woken { continuation.resume(returning: true) }
+                fanout?.headsRead(heads)
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
@@ -79,7 +83,7 @@ final class HeadWatcher: @unchecked Sendable {
     /// Ends each wait at its deadline (at most `pollInterval` late).
     private func endWaitsOnTime() async {
         while !Task.isCancelled, !isClosed {
-            try? await Task.sleep(for: min(pollInterval, expire()))
+            try? await Task.sleep(for: min(pollInterval, expire(), fanout?.expire() ?? pollInterval))
         }
     }
 
@@ -137,6 +141,7 @@ final class HeadWatcher: @unchecked Sendable {
 
     /// Ends every wait now and every later one at once (the server is shutting down).
     func close() {
+        fanout?.close()
         let all = withState { state -> [CheckedContinuation<Bool, Never>] in
             state.closed = true
             defer { state.waiters = [:] }

@@ -11,6 +11,8 @@ import ServiceLifecycle
 struct JournalRoutes: Sendable {
     let store: any ListStoreEngine
     let watcher: HeadWatcher
+    /// Writes new commits to the event streams at the heads.
+    let fanout: EventFanout
     /// The journal pages being read, shared by identical requests under way, and the last 16 that
     /// were not empty (up to 1 MiB each), for a second or until the store learns of a commit, for the
     /// long polls a commit wakes (10,000 of them come over longer than a read takes). The body is one
@@ -18,12 +20,6 @@ struct JournalRoutes: Sendable {
     let pages = SharedReads<PageKey, (empty: Bool, body: ByteBuffer)>(keeping: 16, for: .seconds(1)) {
         !$0.empty && $0.body.readableBytes <= 1 << 20
     }
-    /// The pages of events being read, shared by the event streams at the same version, and kept as
-    /// `pages` are.
-    let eventPages = SharedReads<PageKey, EventPage>(keeping: 16, for: .seconds(1)) {
-        $0.lastVersion != nil && $0.events.readableBytes <= 1 << 20
-    }
-
     /// What identifies a journal page request (the byte budget is the server's).
     struct PageKey: Hashable, Sendable {
         var list: String
@@ -33,7 +29,7 @@ struct JournalRoutes: Sendable {
     let configuration: JournalServer.Configuration
     let state: ServerState
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<ServerRequestContext>) {
         let v1 = router.group("v1")
         v1.get("store") { _, _ in
             Self.json(WireDocument.identity(try await store.identity()))
@@ -82,7 +78,7 @@ struct JournalRoutes: Sendable {
     }
 
     /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
-    private func journal(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func journal(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let query = request.uri.queryParameters  // parsed anew on each access
         let since = try Self.integer(query["since"], "since")
@@ -117,7 +113,7 @@ struct JournalRoutes: Sendable {
     }
 
     /// Commits a snapshot document.
-    private func commit(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func commit(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
         let value: JSONValue
@@ -137,7 +133,7 @@ struct JournalRoutes: Sendable {
 
     /// Merges a replica's push document (DESIGN §8); a push already recorded is answered from the
     /// record.
-    private func push(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func push(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
         let push: Push
@@ -152,7 +148,7 @@ struct JournalRoutes: Sendable {
 
     /// The pushes of a client that the list recorded, with a sequence number from `from` (default
     /// 1) to `to` (default: any), at most 1,000 (see `Store.pushes(from:to:seqs:)`).
-    private func pushes(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func pushes(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let client = try Self.parameter(context, "client")
         let from = try Self.integer(request, "from") ?? 1
@@ -164,35 +160,32 @@ struct JournalRoutes: Sendable {
 
     /// Server-Sent Events: `id: V`, `event: commit`, `data:` the journal entry, from `since` (or the
     /// `Last-Event-ID` a reconnecting client sends) on; a comment every keep-alive interval of silence.
-    private func events(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func events(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let since = try Self.lastEventID(request) ?? Self.integer(request, "since")
         let slot = try streamSlot()
         let maxBytes = configuration.maxPageBytes
         // Errors before the stream starts get a status: unknown list, a version not retained. The
         // first page, read for that, is the stream's first.
-        let first = EventPage(try await store.journal(of: list, after: since, limit: 100, maxBytes: maxBytes))
+        let first = try await fanout.page(of: list, after: since, maxBytes: maxBytes)
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
-        let (store, watcher, state, keepAlive, logger) = (store, watcher, state, configuration.keepAliveInterval, context.logger)
-        let eventPages = eventPages
-        // Each page of events is written as it comes, and each write waits while the connection
-        // cannot take more (a client that does not read), so a stream holds at most one page of the
-        // store. Streams at the same version share the read and the encoding of the next page.
+        let (store, state, fanout, logger, channel) = (store, state, fanout, context.logger, context.channel)
+        let keepAlive = configuration.keepAliveInterval
+        // The stream writes its backlog page by page, each write waiting while the connection
+        // cannot take more (a client that does not read), so a stream holds at most one page of
+        // the store; at the head it hands itself to the fan-out, which writes the next commits to
+        // every stream at the head at once, until it must take over again.
         let body = ResponseBody { writer in
             // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
             var page: EventPage? = first
-            while !watcher.isClosed && !Task.isCancelled {
+            following: while !Task.isCancelled {
                 let current: EventPage
                 if let page { current = page } else {
                     do {
-                        let after = cursor
-                        let generation = store.commitGeneration()
-                        current = try await eventPages.value(for: PageKey(list: list, since: after, limit: 100), generation: generation) {
-                            EventPage(try await store.journal(of: list, after: after, limit: 100, maxBytes: maxBytes))
-                        }
+                        current = try await fanout.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
                     } catch {
                         let api = APIError.from(error, logger: logger)
                         let data = WireDocument.error(code: api.code, message: api.message)
@@ -206,10 +199,15 @@ struct JournalRoutes: Sendable {
                     state.addEventBytes(current.events.readableBytes)
                     cursor = last
                 }
-                // A page that reached the head: the next read waits for a commit after it (at once
-                // when one landed since the page was read).
-                if !current.hasMore, await !watcher.wait(for: list, after: cursor, timeout: keepAlive), !watcher.isClosed {
+                if current.hasMore { continue }
+                switch await fanout.follow(list, after: cursor, channel: channel, keepAlive: keepAlive, maxBytes: maxBytes) {
+                case .behind(let version):
+                    cursor = version
+                case .quiet(let version):
+                    cursor = version
                     try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
+                case .ended:
+                    break following
                 }
             }
             try await writer.finish(nil)
@@ -221,24 +219,6 @@ struct JournalRoutes: Sendable {
     }
 
     // MARK: - Helpers
-
-    /// A journal page as the events of a stream: `id: V`, `event: commit`, `data:` the entry, each.
-    struct EventPage: Sendable {
-        var events = ByteBuffer()
-        /// The version of the last event, nil when the page is empty.
-        var lastVersion: Int?
-        var hasMore: Bool
-
-        init(_ page: JournalPage) {
-            hasMore = page.hasMore
-            for entry in page.entries {
-                events.writeString("id: \(entry.version)\nevent: commit\ndata: ")
-                events.writeBytes(WireDocument.commitObject(entry))
-                events.writeString("\n\n")
-                lastVersion = entry.version
-            }
-        }
-    }
 
     /// A place among the long polls and event streams, or 503 when they are all taken.
     private func streamSlot() throws -> ConnectionLimiter.Slot {
@@ -278,12 +258,12 @@ struct JournalRoutes: Sendable {
         return string
     }
 
-    static func list(_ context: BasicRequestContext) throws -> String {
+    static func list(_ context: ServerRequestContext) throws -> String {
         try parameter(context, "list")
     }
 
     /// A path parameter, percent-decoded.
-    static func parameter(_ context: BasicRequestContext, _ name: String) throws -> String {
+    static func parameter(_ context: ServerRequestContext, _ name: String) throws -> String {
         guard let raw = context.parameters.get(name), let decoded = PercentEncoding.decode(raw) else {
             throw APIError.invalidArgument("the path's \(name) is not valid percent-encoded UTF-8")
         }

@@ -110,7 +110,7 @@ public struct JournalServer: Sendable {
         /// Whether `host` is a loopback name or address (`localhost`, `127.0.0.0/8`, `::1`): only
         /// this machine can connect.
         public var bindsToLoopback: Bool {
-            OriginPolicyMiddleware<BasicRequestContext>.isLoopbackAddress(
+            OriginPolicyMiddleware<ServerRequestContext>.isLoopbackAddress(
                 host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host)
         }
 
@@ -143,6 +143,8 @@ public struct JournalServer: Sendable {
 
     /// What the server holds while it runs: connections, waiting requests, bytes being streamed.
     let state: ServerState
+    /// Writes new commits to the event streams at the heads.
+    let fanout: EventFanout
 
     /// A server of `store`.
     public init(store: any ListStoreEngine, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
@@ -150,6 +152,7 @@ public struct JournalServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         state = ServerState(configuration)
+        fanout = EventFanout(store: store, state: state)
     }
 
     /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM: then
@@ -159,17 +162,18 @@ public struct JournalServer: Sendable {
     /// - Parameter onRunning: called with the bound port once the server accepts connections.
     /// - Throws: when the address cannot be bound.
     public func run(handlingSignals: Bool = true, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval)
-        let state = state
+        let (state, fanout) = (state, fanout)
+        fanout.open()
+        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, fanout: fanout)
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).
         state.port = configuration.port != 0 ? configuration.port : nil
-        let router = Router()
+        let router = Router(context: ServerRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
         if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
         router.add(middleware: JSONContentTypeMiddleware())
-        JournalRoutes(store: store, watcher: watcher, configuration: configuration, state: state).add(to: router)
+        JournalRoutes(store: store, watcher: watcher, fanout: fanout, configuration: configuration, state: state).add(to: router)
         let port = configuration.port
         let (idleTimeout, headerTimeout) = (configuration.idleTimeout, configuration.headerTimeout)
         let app = Application(

@@ -1,0 +1,300 @@
+import HTTPTypes
+import ListStore
+import NIOCore
+import NIOHTTPTypes
+
+/// Writes each new page of a list's journal to every event stream at the head of the list, once:
+/// one read of the page, shared by the streams, and one task per event loop that writes the page's
+/// buffer to each of its connections, instead of a task woken, a read asked for and a write handed
+/// to the event loop per stream.
+///
+/// An event stream reads and writes its backlog itself (through Hummingbird's writer, which waits
+/// while the connection cannot take more), then hands itself over with `follow(_:after:channel:)`
+/// and is suspended while the fan-out writes to its connection. `follow` returns when the stream
+/// must take over again: the fan-out found its connection unable to take more (or closed), a read
+/// failed, the keep-alive interval passed with nothing to write, or the server is shutting down.
+/// While a stream is followed, only the fan-out writes to its connection, and while it is not,
+/// only the stream does, so the events of a stream are written in order.
+///
+/// `HeadWatcher` drives it: each read of the heads (`headsRead(_:)`) starts a delivery for the
+/// streams a head has passed, and its timer ends the quiet ones (`expire()`).
+///
+/// ```swift
+/// switch await fanout.follow("inbox", after: cursor, channel: context.channel) {
+/// case .behind(let version): cursor = version        // read on from there
+/// case .quiet(let version): cursor = version; try await writer.write(keepAlive)
+/// case .ended: return
+/// }
+/// ```
+///
+/// Complexity: a delivery costs one read of the journal page and O(streams) writes; a read of the
+/// heads costs O(streams followed).
+final class EventFanout: Sendable {
+    /// Why `follow` returned; the stream's connection has every event up to `cursor`.
+    enum Wake: Sendable, Equatable {
+        /// The stream reads on from `cursor` itself: its connection could not take more, a read
+        /// failed (the stream reads again and reports it), or the head was already past it.
+        case behind(cursor: Int)
+        /// Nothing was written for the keep-alive interval: the stream writes a keep-alive and
+        /// follows again.
+        case quiet(cursor: Int)
+        /// The server is shutting down or the task was cancelled.
+        case ended
+    }
+
+    /// What identifies a page of events (the byte budget is the server's).
+    struct PageKey: Hashable, Sendable {
+        var list: String
+        var since: Int?
+        var limit: Int
+    }
+
+    /// A stream handed over.
+    private struct Follower: Sendable {
+        var id: UInt64
+        var list: String
+        var cursor: Int
+        var deadline: ContinuousClock.Instant
+        var keepAlive: Duration
+        var maxBytes: Int
+        var channel: any Channel
+        var continuation: CheckedContinuation<Wake, Never>
+    }
+
+    private struct State {
+        /// The streams waiting for the head of their list to pass their cursor (not those a
+        /// delivery holds).
+        var waiting: [UInt64: Follower] = [:]
+        var nextID: UInt64 = 0
+        /// Streams cancelled while a delivery held them (they end when it hands them back).
+        var cancelled: Set<UInt64> = []
+        var closed = false
+        /// The heads the last read found.
+        var heads: [String: Int] = [:]
+        /// How many times a stream was handed back (for tests).
+        var handedBack = 0
+    }
+
+    /// The pages of events being read, shared by the deliveries and the streams reading at the
+    /// same version, and the last 16 that were not empty (up to 1 MiB each) for a second or until
+    /// the store learns of a commit (see `SharedReads`).
+    let pages = SharedReads<PageKey, EventPage>(keeping: 16, for: .seconds(1)) {
+        $0.lastVersion != nil && $0.events.readableBytes <= 1 << 20
+    }
+    /// The most events of one page.
+    static let pageLimit = 100
+
+    private let store: any ListStoreEngine
+    private let serverState: ServerState
+    private let state = _Locked(State())
+
+    init(store: any ListStoreEngine, state: ServerState) {
+        self.store = store
+        serverState = state
+    }
+
+    /// The page of events of `list` after `version` (at most `maxBytes` of stages, at least one
+    /// entry), shared with the reads of the same page under way (and, with `generation`, kept ones).
+    /// - Throws: `StoreError` of the read.
+    func page(of list: String, after version: Int?, maxBytes maxPageBytes: Int, generation: UInt64? = nil) async throws -> EventPage {
+        let store = store
+        return try await pages.value(for: PageKey(list: list, since: version, limit: Self.pageLimit), generation: generation) {
+            EventPage(try await store.journal(of: list, after: version, limit: Self.pageLimit, maxBytes: maxPageBytes))
+        }
+    }
+
+    /// Hands the event stream on `channel`, whose connection has every event of `list` up to
+    /// `cursor`, to the fan-out until it must take over again (see `Wake`): after `keepAlive` with
+    /// nothing written, it is `.quiet`; pages are read with `maxBytes` (see `page(of:after:maxBytes:)`).
+    /// Returns `.behind` at once when the last read of the heads found the list past `cursor`.
+    func follow(_ list: String, after cursor: Int, channel: any Channel, keepAlive: Duration, maxBytes: Int) async -> Wake {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID &+= 1
+            return state.nextID
+        }
+        defer { state.withLock { _ = $0.cancelled.remove(id) } }
+        let deadline = ContinuousClock.now + keepAlive
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
+                let wake = state.withLock { state -> Wake? in
+                    guard !state.closed, !state.cancelled.contains(id) else { return .ended }
+                    if (state.heads[list] ?? -1) > cursor { return .behind(cursor: cursor) }
+                    state.waiting[id] = Follower(
+                        id: id, list: list, cursor: cursor, deadline: deadline, keepAlive: keepAlive, maxBytes: maxBytes,
+                        channel: channel, continuation: continuation)
+                    return nil
+                }
+                if let wake { continuation.resume(returning: wake) }
+            }
+        } onCancel: {
+            let follower = state.withLock { state in
+                let follower = state.waiting.removeValue(forKey: id)
+                if follower == nil { state.cancelled.insert(id) }
+                return follower
+            }
+            follower?.continuation.resume(returning: .ended)
+        }
+    }
+
+    /// Whether any stream is followed (the heads are read only while someone waits).
+    var isFollowing: Bool { state.withLock { !$0.waiting.isEmpty } }
+
+    /// How many streams wait for a commit (not those a delivery holds).
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// How many times a `follow` returned `.behind` or `.quiet` so far (for tests).
+    var handedBackCount: Int { state.withLock { $0.handedBack } }
+
+    /// Takes the heads a read found: starts a delivery for the streams of each version a head
+    /// passed.
+    func headsRead(_ heads: [String: Int]) {
+        let groups = state.withLock { state -> [PageKey: [Follower]] in
+            state.heads = heads
+            var groups = [PageKey: [Follower]]()
+            for follower in state.waiting.values where (heads[follower.list] ?? -1) > follower.cursor {
+                groups[PageKey(list: follower.list, since: follower.cursor, limit: Self.pageLimit), default: []].append(follower)
+            }
+            for followers in groups.values {
+                for follower in followers { state.waiting[follower.id] = nil }
+            }
+            return groups
+        }
+        for (key, followers) in groups {
+            Task { await self.deliver(key.list, after: key.since ?? 0, maxBytes: followers[0].maxBytes, to: followers) }
+        }
+    }
+
+    /// Writes the pages after `start` to `followers` until they reach the head, then hands them
+    /// back to `waiting` (or to their streams, see `Wake`).
+    private func deliver(_ list: String, after start: Int, maxBytes: Int, to delivered: [Follower]) async {
+        var cursor = start
+        var followers = delivered
+        while !followers.isEmpty {
+            let page: EventPage
+            do {
+                page = try await self.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
+            } catch {
+                // Each stream reads again and reports what it finds.
+                handBack(followers, .behind(cursor: cursor))
+                return
+            }
+            guard let last = page.lastVersion else {
+                // Nothing after the cursor after all: wait for the next read of the heads.
+                _ = requeue(followers, at: cursor, goOnPastHead: false)
+                return
+            }
+            followers = await write(page.events, to: followers, cursor: cursor)
+            cursor = last
+            if !page.hasMore { followers = requeue(followers, at: cursor, goOnPastHead: true) }
+        }
+    }
+
+    /// Writes `events` to each follower's connection from its event loop; returns those written
+    /// to, and hands the others (a connection closed or unable to take more) back to their
+    /// streams at `cursor`.
+    private func write(_ events: ByteBuffer, to followers: [Follower], cursor: Int) async -> [Follower] {
+        let part = HTTPResponsePart.body(events)
+        var byLoop = [ObjectIdentifier: [Follower]]()
+        for follower in followers { byLoop[ObjectIdentifier(follower.channel.eventLoop), default: []].append(follower) }
+        let writes = byLoop.values.map { group in
+            (group, group[0].channel.eventLoop.submit { () -> [Follower] in
+                var written = [Follower]()
+                var declined = [Follower]()
+                written.reserveCapacity(group.count)
+                for follower in group {
+                    if follower.channel.isActive && follower.channel.isWritable {
+                        follower.channel.writeAndFlush(part, promise: nil)
+                        written.append(follower)
+                    } else {
+                        declined.append(follower)
+                    }
+                }
+                self.handBack(declined, .behind(cursor: cursor))
+                return written
+            })
+        }
+        var written = [Follower]()
+        for (group, write) in writes {
+            do {
+                written += try await write.get()
+            } catch {
+                // The event loop is shutting down: nothing was written.
+                handBack(group, .behind(cursor: cursor))
+            }
+        }
+        serverState.addEventBytes(events.readableBytes * written.count)
+        return written
+    }
+
+    /// Hands `followers`, whose connections have every event up to `cursor`, back to `waiting`;
+    /// returns those to deliver to at once (`goOnPastHead` and the last read of the heads found
+    /// their list past `cursor`). Ends the cancelled ones, and all on shutdown.
+    private func requeue(_ followers: [Follower], at cursor: Int, goOnPastHead: Bool) -> [Follower] {
+        let now = ContinuousClock.now
+        let (goOn, ended) = state.withLock { state -> ([Follower], [Follower]) in
+            guard !state.closed else { return ([], followers) }
+            var goOn = [Follower]()
+            var ended = [Follower]()
+            for var follower in followers {
+                if state.cancelled.contains(follower.id) {
+                    ended.append(follower)
+                    continue
+                }
+                follower.cursor = cursor
+                follower.deadline = now + follower.keepAlive
+                if goOnPastHead && (state.heads[follower.list] ?? -1) > cursor {
+                    goOn.append(follower)
+                } else {
+                    state.waiting[follower.id] = follower
+                }
+            }
+            return (goOn, ended)
+        }
+        for follower in ended { follower.continuation.resume(returning: .ended) }
+        return goOn
+    }
+
+    /// Hands the streams whose keep-alive interval passed back to them; returns how long until
+    /// the next one's (nil when none waits).
+    func expire() -> Duration? {
+        let now = ContinuousClock.now
+        let (quiet, next) = state.withLock { state -> ([Follower], ContinuousClock.Instant?) in
+            var quiet = [Follower]()
+            var next: ContinuousClock.Instant?
+            for follower in state.waiting.values {
+                if follower.deadline <= now {
+                    quiet.append(follower)
+                } else if next.map({ follower.deadline < $0 }) ?? true {
+                    next = follower.deadline
+                }
+            }
+            for follower in quiet { state.waiting[follower.id] = nil }
+            return (quiet, next)
+        }
+        for follower in quiet { handBack([follower], .quiet(cursor: follower.cursor)) }
+        return next.map { max(.milliseconds(1), $0 - now) }
+    }
+
+    /// Resumes `followers`' streams with `wake` (`.behind` or `.quiet`).
+    private func handBack(_ followers: [Follower], _ wake: Wake) {
+        guard !followers.isEmpty else { return }
+        state.withLock { $0.handedBack += followers.count }
+        for follower in followers { follower.continuation.resume(returning: wake) }
+    }
+
+    /// Follows streams again after `close()` (a server run again).
+    func open() {
+        state.withLock { $0.closed = false }
+    }
+
+    /// Ends every stream followed now, those a delivery holds when it hands them back, and every
+    /// later `follow` at once (the server is shutting down).
+    func close() {
+        let all = state.withLock { state -> [Follower] in
+            state.closed = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for follower in all { follower.continuation.resume(returning: .ended) }
+    }
+}
