@@ -1,6 +1,7 @@
 import HTTPTypes
 import ListStore
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// Writes each new page of a list's journal to every event stream at the head of the list, once:
@@ -49,6 +50,39 @@ final class EventFanout: Sendable {
         var limit: Int
     }
 
+    /// The connection of an event stream: its channel, and (on HTTP/1.1) the context of its
+    /// response encoder, looked up on the channel's event loop at the first write.
+    ///
+    /// An HTTP/1.1 event stream is chunked (Hummingbird answers HTTP/1.1 heads, and a stream has no
+    /// length), so a page is framed as a chunk once for every stream and written from the encoder's
+    /// place in the pipeline, on to the socket, as the encoder would have written it; on other
+    /// channels (no HTTP/1 encoder: HTTP/2) the body part goes through the whole pipeline.
+    final class Connection: @unchecked Sendable {
+        let channel: any Channel
+        // Only touched on `channel.eventLoop`.
+        private var looked = false
+        private var encoder: ChannelHandlerContext?
+
+        init(_ channel: any Channel) {
+            self.channel = channel
+        }
+
+        /// Writes and flushes a page (`part`, or `chunk`: the same framed as an HTTP/1.1 chunk).
+        /// Runs on the channel's event loop.
+        func write(_ part: HTTPResponsePart, chunk: ByteBuffer) {
+            channel.eventLoop.preconditionInEventLoop()
+            if !looked {
+                looked = true
+                encoder = try? channel.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+            }
+            if let encoder {
+                encoder.writeAndFlush(NIOAny(IOData.byteBuffer(chunk)), promise: nil)
+            } else {
+                channel.writeAndFlush(part, promise: nil)
+            }
+        }
+    }
+
     /// A stream handed over.
     private struct Follower: Sendable {
         var id: UInt64
@@ -57,7 +91,8 @@ final class EventFanout: Sendable {
         var deadline: ContinuousClock.Instant
         var keepAlive: Duration
         var maxBytes: Int
-        var channel: any Channel
+        var connection: Connection
+        var channel: any Channel { connection.channel }
         var continuation: CheckedContinuation<Wake, Never>
     }
 
@@ -107,7 +142,7 @@ final class EventFanout: Sendable {
     /// `cursor`, to the fan-out until it must take over again (see `Wake`): after `keepAlive` with
     /// nothing written, it is `.quiet`; pages are read with `maxBytes` (see `page(of:after:maxBytes:)`).
     /// Returns `.behind` at once when the last read of the heads found the list past `cursor`.
-    func follow(_ list: String, after cursor: Int, channel: any Channel, keepAlive: Duration, maxBytes: Int) async -> Wake {
+    func follow(_ list: String, after cursor: Int, connection: Connection, keepAlive: Duration, maxBytes: Int) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
             return state.nextID
@@ -121,7 +156,7 @@ final class EventFanout: Sendable {
                     if (state.heads[list] ?? -1) > cursor { return .behind(cursor: cursor) }
                     state.waiting[id] = Follower(
                         id: id, list: list, cursor: cursor, deadline: deadline, keepAlive: keepAlive, maxBytes: maxBytes,
-                        channel: channel, continuation: continuation)
+                        connection: connection, continuation: continuation)
                     return nil
                 }
                 if let wake { continuation.resume(returning: wake) }
@@ -194,6 +229,13 @@ final class EventFanout: Sendable {
     /// streams at `cursor`.
     private func write(_ events: ByteBuffer, to followers: [Follower], cursor: Int) async -> [Follower] {
         let part = HTTPResponsePart.body(events)
+        var chunk = ByteBuffer()
+        chunk.reserveCapacity(events.readableBytes + 16)
+        chunk.writeString(String(events.readableBytes, radix: 16))
+        chunk.writeStaticString("\r\n")
+        chunk.writeImmutableBuffer(events)
+        chunk.writeStaticString("\r\n")
+        let framed = chunk
         var byLoop = [ObjectIdentifier: [Follower]]()
         for follower in followers { byLoop[ObjectIdentifier(follower.channel.eventLoop), default: []].append(follower) }
         let writes = byLoop.values.map { group in
@@ -203,7 +245,7 @@ final class EventFanout: Sendable {
                 written.reserveCapacity(group.count)
                 for follower in group {
                     if follower.channel.isActive && follower.channel.isWritable {
-                        follower.channel.writeAndFlush(part, promise: nil)
+                        follower.connection.write(part, chunk: framed)
                         written.append(follower)
                     } else {
                         declined.append(follower)

@@ -170,7 +170,8 @@ struct JournalRoutes: Sendable {
         let first = try await fanout.page(of: list, after: since, maxBytes: maxBytes)
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
-        let (store, state, fanout, logger, channel) = (store, state, fanout, context.logger, context.channel)
+        let (store, state, fanout, logger) = (store, state, fanout, context.logger)
+        let connection = EventFanout.Connection(context.channel)
         let keepAlive = configuration.keepAliveInterval
         // The stream writes its backlog page by page, each write waiting while the connection
         // cannot take more (a client that does not read), so a stream holds at most one page of
@@ -200,7 +201,7 @@ struct JournalRoutes: Sendable {
                     cursor = last
                 }
                 if current.hasMore { continue }
-                switch await fanout.follow(list, after: cursor, channel: channel, keepAlive: keepAlive, maxBytes: maxBytes) {
+                switch await fanout.follow(list, after: cursor, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes) {
                 case .behind(let version):
                     cursor = version
                 case .quiet(let version):

@@ -259,6 +259,52 @@ import Testing
         #expect(fanout.handedBackCount == 0)
     }
 
+    /// The fan-out frames each page as an HTTP/1.1 chunk itself: the stream decodes, chunk by
+    /// chunk, into the events of the commits, as one a client's HTTP library reads.
+    @Test func eventStreamsAtTheHeadAreWellFramedChunks() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let server = try await ServerHarness.start(store, .init(port: 0, keepAliveInterval: .seconds(120)))
+        defer { Task { await server.stop() } }
+        let port = server.port
+        let stream = Task {
+            try await RawSocket.exchange(
+                port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
+            ) { $0.contains("id: 4\n") && $0.hasSuffix("\n\n\r\n") }
+        }
+        let fanout = server.server.fanout
+        let deadline = ContinuousClock.now + .seconds(30)
+        while fanout.waitingCount < 1 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(fanout.waitingCount == 1)
+        for k in 1...3 {
+            try await store.commit(linearList(3 + k), to: "l")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let text = try await stream.value
+        let head = try #require(text.range(of: "\r\n\r\n"))
+        #expect(text[..<head.lowerBound].lowercased().contains("transfer-encoding: chunked"))
+        // Decode the chunks: a hexadecimal length, CRLF, that many bytes, CRLF.
+        var body = Array(text[head.upperBound...].utf8)[...]
+        var decoded = [UInt8]()
+        var chunks = 0
+        while !body.isEmpty {
+            let line = try #require(body.firstIndex(of: UInt8(ascii: "\r")))
+            let size = try #require(Int(String(decoding: body[..<line], as: UTF8.self), radix: 16))
+            let start = line + 2
+            try #require(body.endIndex >= start + size + 2)
+            decoded += body[start..<(start + size)]
+            #expect(Array(body[(start + size)..<(start + size + 2)]) == Array("\r\n".utf8))
+            body = body[(start + size + 2)...]
+            chunks += 1
+        }
+        #expect(chunks == 3)
+        let events = String(decoding: decoded, as: UTF8.self)
+        #expect(Self.eventIDs(events) == ["id: 2", "id: 3", "id: 4"])
+        #expect(events.components(separatedBy: "\n\n").filter { !$0.isEmpty }.allSatisfy { $0.contains("event: commit\ndata: {") })
+        #expect(fanout.handedBackCount == 0)
+    }
+
     @Test func longPollsEachEndAtTheirOwnWait() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

@@ -89,6 +89,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
     private var epollEvents = [epoll_event](repeating: epoll_event(), count: 1_024)
     #endif
     private var connecting = 0
+    /// How many followers are idle, counted at each scan that connects them and raised by each disconnect (1 before the first scan).
+    private var idleCount = 1
     private let lock = NSLock()
     private var stopRequested = false
     private var progress = Progress()
@@ -150,13 +152,25 @@ final class HTTPFollowerPool: @unchecked Sendable {
             if samples.count < Self.maxErrorSamples { samples.append("follower \(f): \(text)") }
         }
 
+        // The scans over every follower (to connect the idle ones, to publish the progress) are
+        // made at most once a millisecond: 10,000 followers scanned at each wake-up of `epoll`
+        // would cost the followers more than reading their answers.
+        var nextScan: Int64 = 0
         while !shouldStop {
             var now = MonotonicClock.nanoseconds()
-            for f in 0..<count where followers[f].state == .idle && followers[f].retryAt <= now && connecting < Self.maxConnecting {
-                if let failure = startConnect(f) {
-                    error(f, failure)
-                    followers[f].retryAt = now + Self.retryNanos
+            let scan = now >= nextScan
+            if scan {
+                nextScan = now + 1_000_000
+                publish(errors: errors, reconnects: reconnects, badStatuses: badStatuses, samples: samples)
+            }
+            if scan && idleCount > 0 {
+                for f in 0..<count where followers[f].state == .idle && followers[f].retryAt <= now && connecting < Self.maxConnecting {
+                    if let failure = startConnect(f) {
+                        error(f, failure)
+                        followers[f].retryAt = now + Self.retryNanos
+                    }
                 }
+                idleCount = followers.lazy.filter { $0.state == .idle }.count
             }
             let ready = waitForEvents(timeoutMs: 10)
             if ready < 0 && errno != EINTR {
@@ -265,7 +279,6 @@ final class HTTPFollowerPool: @unchecked Sendable {
                     }
                 }
             }
-            publish(errors: errors, reconnects: reconnects, badStatuses: badStatuses, samples: samples)
         }
         for f in 0..<count where pollfds[f].fd >= 0 { disconnect(f, retryAt: .max) }
         publish(errors: errors, reconnects: reconnects, badStatuses: badStatuses, samples: samples)
@@ -459,6 +472,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         if pollfds[f].fd >= 0 { _ = close(pollfds[f].fd) }
         pollfds[f] = pollfd(fd: -1, events: 0, revents: 0)
         followers[f].state = .idle
+        idleCount += 1
         followers[f].retryAt = retryAt
         followers[f].out = []
         followers[f].sent = 0
