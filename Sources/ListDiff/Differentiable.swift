@@ -14,6 +14,29 @@ public protocol ContentIdentifiable {
 
     /// The identity of this value: equal for the same item before and after a change.
     var differenceIdentifier: DifferenceIdentifier { get }
+
+    /// The hash the diff pairs items by: `pairingHash(seed:)` when the identifier is
+    /// `PairingHashable` (`String`, `ExactString`), `hashValue` otherwise.
+    ///
+    /// Not API: do not implement it (the defaults are chosen by the identifier's type); adopt
+    /// `PairingHashable` in the identifier instead.
+    static func _pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int
+}
+
+extension ContentIdentifiable {
+    /// `identifier.hashValue`.
+    @inlinable
+    public static func _pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int {
+        identifier.hashValue
+    }
+}
+
+extension ContentIdentifiable where DifferenceIdentifier: PairingHashable {
+    /// `identifier.pairingHash(seed:)`.
+    @inlinable
+    public static func _pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int {
+        Int(truncatingIfNeeded: identifier.pairingHash(seed: seed))
+    }
 }
 
 /// A type whose values can tell whether their content, what a user sees, has changed.

@@ -60,8 +60,9 @@ extension StagedChangeset {
     /// Not API (package-visible: the store writes rows along the same pairing, and passes the
     /// identifier hashes it already has).
     ///
-    /// - Parameter identifierHashes: when given, `differenceIdentifier.hashValue` of every source and
-    ///   target element, flat (section after section); otherwise they are computed here.
+    /// - Parameter identifierHashes: when given, `Element._pairingHash(of:seed: .process)` of the
+    ///   identifier of every source and target element, flat (section after section); otherwise they
+    ///   are computed here.
     @inlinable
     package static func changesetAndPairing(
         source: [ArraySection<Model, Element>], target: [ArraySection<Model, Element>],
@@ -105,8 +106,11 @@ extension StagedChangeset {
             hashMatcher = _HashPartitionMatcher(sourceHashes: identifierHashes.source, targetHashes: identifierHashes.target)
         } else {
             hashMatcher = _HashPartitionMatcher(sourceCount: total, targetCount: targetTotal)
-            _storeIdentifierHashes(of: target, sections: survivingTarget, starts: targetStart, into: &hashMatcher.targetHashes)
-            _storeIdentifierHashes(of: source, sections: survivingSource, starts: sourceStart, into: &hashMatcher.sourceHashes)
+            let seed = PairingHashSeed.process
+            _storeIdentifierHashes(
+                of: target, sections: survivingTarget, starts: targetStart, seed: seed, into: &hashMatcher.targetHashes)
+            _storeIdentifierHashes(
+                of: source, sections: survivingSource, starts: sourceStart, seed: seed, into: &hashMatcher.sourceHashes)
         }
         hashMatcher.targetRanges = survivingTarget.map { targetStart[$0]..<targetStart[$0 + 1] }
         hashMatcher.sourceRanges = survivingSource.map { sourceStart[$0]..<sourceStart[$0 + 1] }
@@ -176,16 +180,18 @@ extension StagedChangeset {
     }
 }
 
-/// Stores the identifier hash of every element of the chosen sections at its flat index in `hashes`.
+/// Stores the pairing hash of the identifier of every element of the chosen sections at its flat
+/// index in `hashes`.
 @inlinable
-internal func _storeIdentifierHashes<Model, Element>(
-    of snapshot: [ArraySection<Model, Element>], sections chosen: [Int], starts: [Int], into hashes: inout [Int]
+internal func _storeIdentifierHashes<Model, Element: ContentIdentifiable>(
+    of snapshot: [ArraySection<Model, Element>], sections chosen: [Int], starts: [Int], seed: PairingHashSeed,
+    into hashes: inout [Int]
 ) {
     hashes.withUnsafeMutableBufferPointer { hashes in
         for s in chosen {
             let start = starts[s]
             let elements = snapshot[s].elements
-            for e in elements.indices { hashes[start + e] = elements[e].differenceIdentifier.hashValue }
+            for e in elements.indices { hashes[start + e] = Element._pairingHash(of: elements[e].differenceIdentifier, seed: seed) }
         }
     }
 }

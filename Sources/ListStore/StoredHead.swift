@@ -14,8 +14,8 @@ package struct StoredHead: Sendable {
     /// Element positions and hashes, flat: section after section, in order.
     package var elementPositions: [Int64]
     package var elementHashes: [ContentHash]
-    /// `differenceIdentifier.hashValue` of every element, flat, as the diff pairs them (valid in this
-    /// process only: Swift seeds its hashes per process); `nil` until a diff needs them.
+    /// The pairing hash of every element's identifier, flat, as the diff pairs them (valid in this
+    /// process only: `PairingHashSeed.process` is drawn per process); `nil` until a diff needs them.
     package var elementIDHashes: [Int]?
 
     /// A list that has no version yet.

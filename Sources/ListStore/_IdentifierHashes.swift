@@ -2,11 +2,13 @@ import ListDiff
 
 /// The identifier hashes the diff pairs elements by, computed on two threads for large snapshots.
 enum _IdentifierHashes {
-    /// `differenceIdentifier.hashValue` of every element of `sections`, flat (section after section).
+    /// The pairing hash of the identifier of every element of `sections`, flat (section after
+    /// section): `ListItem._pairingHash(of:seed: .process)`, as the diff computes it.
     /// - Complexity: O(n) for n elements, split between two threads from 4,096 elements on.
     static func of(_ sections: [ListSection]) -> [Int] {
         let starts = DiffPairing.flatStarts(sections)
         let total = starts[sections.count]
+        let seed = PairingHashSeed.process
         return _TwoThreads.array(count: total, threshold: 4096) { (range, base: UnsafeMutablePointer<Int>) in
             var s = 0
             while starts[s + 1] <= range.lowerBound { s += 1 }
@@ -16,7 +18,7 @@ enum _IdentifierHashes {
                 let start = starts[s]
                 let end = min(starts[s + 1], range.upperBound)
                 while j < end {
-                    (base + j).initialize(to: elements[j - start].differenceIdentifier.hashValue)
+                    (base + j).initialize(to: ListItem._pairingHash(of: elements[j - start].differenceIdentifier, seed: seed))
                     j += 1
                 }
                 s += 1
