@@ -104,6 +104,8 @@ final class EventFanout: Sendable {
         /// Streams cancelled while a delivery held them (they end when it hands them back).
         var cancelled: Set<UInt64> = []
         var closed = false
+        /// The deliveries under way (their followers are in none of the other fields).
+        var deliveries = 0
         /// The heads the last read found.
         var heads: [String: Int] = [:]
         /// How many times a stream was handed back (for tests).
@@ -171,8 +173,12 @@ final class EventFanout: Sendable {
         }
     }
 
-    /// Whether any stream is followed (the heads are read only while someone waits).
-    var isFollowing: Bool { state.withLock { !$0.waiting.isEmpty } }
+    /// Whether any stream is followed, waiting or held by a delivery (the heads are read only while
+    /// someone waits, and a commit that lands during a delivery must be read for it to go on).
+    var isFollowing: Bool { state.withLock { !$0.waiting.isEmpty || $0.deliveries > 0 } }
+
+    /// Whether `close()` was called (and `open()` not since).
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// How many streams wait for a commit (not those a delivery holds).
     var waitingCount: Int { state.withLock { $0.waiting.count } }
@@ -192,6 +198,7 @@ final class EventFanout: Sendable {
             for followers in groups.values {
                 for follower in followers { state.waiting[follower.id] = nil }
             }
+            state.deliveries += groups.count
             return groups
         }
         for (key, followers) in groups {
@@ -202,8 +209,12 @@ final class EventFanout: Sendable {
     /// Writes the pages after `start` to `followers` until they reach the head, then hands them
     /// back to `waiting` (or to their streams, see `Wake`).
     private func deliver(_ list: String, after start: Int, maxBytes: Int, to delivered: [Follower]) async {
+        defer { state.withLock { $0.deliveries -= 1 } }
         var cursor = start
         var followers = delivered
+        // Empty pages read in a row: a read joined while it was under way may have started before
+        // the commit that the heads show.
+        var emptyReads = 0
         while !followers.isEmpty {
             let page: EventPage
             do {
@@ -214,13 +225,16 @@ final class EventFanout: Sendable {
                 return
             }
             guard let last = page.lastVersion else {
-                // Nothing after the cursor after all: wait for the next read of the heads.
-                _ = requeue(followers, at: cursor, goOnPastHead: false)
-                return
+                // Nothing after the cursor: read again while the heads say there is (a few times;
+                // then the next read of the heads brings them back).
+                emptyReads += 1
+                followers = requeue(followers, at: cursor, goOnPastHead: emptyReads < 3, wrote: false)
+                continue
             }
+            emptyReads = 0
             followers = await write(page.events, to: followers, cursor: cursor)
             cursor = last
-            if !page.hasMore { followers = requeue(followers, at: cursor, goOnPastHead: true) }
+            if !page.hasMore { followers = requeue(followers, at: cursor, goOnPastHead: true, wrote: true) }
         }
     }
 
@@ -260,7 +274,8 @@ final class EventFanout: Sendable {
             do {
                 written += try await write.get()
             } catch {
-                // The event loop is shutting down: nothing was written.
+                // The event loop refused the task (NIO's loops of a running server do not shut
+                // down; a loop that did would drop the task and this wait would not end).
                 handBack(group, .behind(cursor: cursor))
             }
         }
@@ -270,8 +285,9 @@ final class EventFanout: Sendable {
 
     /// Hands `followers`, whose connections have every event up to `cursor`, back to `waiting`;
     /// returns those to deliver to at once (`goOnPastHead` and the last read of the heads found
-    /// their list past `cursor`). Ends the cancelled ones, and all on shutdown.
-    private func requeue(_ followers: [Follower], at cursor: Int, goOnPastHead: Bool) -> [Follower] {
+    /// their list past `cursor`). Ends the cancelled ones, and all on shutdown. Their keep-alive
+    /// interval starts again when the delivery `wrote` to them.
+    private func requeue(_ followers: [Follower], at cursor: Int, goOnPastHead: Bool, wrote: Bool) -> [Follower] {
         let now = ContinuousClock.now
         let (goOn, ended) = state.withLock { state -> ([Follower], [Follower]) in
             guard !state.closed else { return ([], followers) }
@@ -283,7 +299,7 @@ final class EventFanout: Sendable {
                     continue
                 }
                 follower.cursor = cursor
-                follower.deadline = now + follower.keepAlive
+                if wrote { follower.deadline = now + follower.keepAlive }
                 if goOnPastHead && (state.heads[follower.list] ?? -1) > cursor {
                     goOn.append(follower)
                 } else {
@@ -326,7 +342,10 @@ final class EventFanout: Sendable {
 
     /// Follows streams again after `close()` (a server run again).
     func open() {
-        state.withLock { $0.closed = false }
+        state.withLock { state in
+            state.closed = false
+            state.heads = [:]
+        }
     }
 
     /// Ends every stream followed now, those a delivery holds when it hands them back, and every

@@ -182,31 +182,38 @@ struct JournalRoutes: Sendable {
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
             var page: EventPage? = first
-            following: while !Task.isCancelled {
-                let current: EventPage
-                if let page { current = page } else {
-                    do {
-                        current = try await fanout.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
-                    } catch {
-                        let api = APIError.from(error, logger: logger)
-                        let data = WireDocument.error(code: api.code, message: api.message)
-                        try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
-                        break
+            // Whether the client has every event up to the head the stream last saw (after a
+            // keep-alive: the stream follows again without reading).
+            var atHead = false
+            following: while !Task.isCancelled && !fanout.isClosed {
+                if !atHead {
+                    let current: EventPage
+                    if let page { current = page } else {
+                        do {
+                            current = try await fanout.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
+                        } catch {
+                            let api = APIError.from(error, logger: logger)
+                            let data = WireDocument.error(code: api.code, message: api.message)
+                            try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                            break
+                        }
                     }
+                    page = nil
+                    if let last = current.lastVersion {
+                        try await writer.write(current.events)
+                        state.addEventBytes(current.events.readableBytes)
+                        cursor = last
+                    }
+                    if current.hasMore { continue }
                 }
-                page = nil
-                if let last = current.lastVersion {
-                    try await writer.write(current.events)
-                    state.addEventBytes(current.events.readableBytes)
-                    cursor = last
-                }
-                if current.hasMore { continue }
+                atHead = false
                 switch await fanout.follow(list, after: cursor, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes) {
                 case .behind(let version):
                     cursor = version
                 case .quiet(let version):
                     cursor = version
                     try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
+                    atHead = true
                 case .ended:
                     break following
                 }

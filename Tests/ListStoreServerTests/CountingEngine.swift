@@ -2,14 +2,18 @@ import ListStore
 
 /// A store that counts the journal pages read through it (`journal(of:after:limit:maxBytes:)`) and
 /// the identity reads (`identity()`), for tests of how many reads a server makes; everything else
-/// goes to `store` unchanged.
+/// goes to `store` unchanged. With `signalsOwnCommits`, the server learns only of the commits made
+/// through this engine, once each (not of the file notifications' repeats), as an engine without
+/// them (PostgreSQL) tells of its commits.
 final class CountingEngine: ListStoreEngine {
     let store: Store
     private let reads = _Locked(0)
     private let identities = _Locked(0)
+    private let signal: CommitSignal?
 
-    init(_ store: Store) {
+    init(_ store: Store, signalsOwnCommits: Bool = false) {
         self.store = store
+        signal = signalsOwnCommits ? CommitSignal() : nil
     }
 
     /// The journal pages read so far.
@@ -40,7 +44,9 @@ final class CountingEngine: ListStoreEngine {
     func commit(
         _ sections: [ListSection], to list: String, expectedVersion: Int?, author: String?, message: String?
     ) async throws -> CommitResult {
-        try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
+        let result = try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
+        signal?.notify(path: location)
+        return result
     }
 
     func edit(
@@ -70,8 +76,12 @@ final class CountingEngine: ListStoreEngine {
     func verify(list: String?, progress: (@Sendable (VerificationProgress) -> Void)?) async throws -> VerificationReport {
         try await store.verify(list: list, progress: progress)
     }
-    func commitGeneration() -> UInt64 { store.commitGeneration() }
+    func commitGeneration() -> UInt64 { signal?.generation(of: location) ?? store.commitGeneration() }
     func waitForCommit(after generation: UInt64, timeout: Duration) async {
-        await store.waitForCommit(after: generation, timeout: timeout)
+        if let signal {
+            await signal.wait(path: location, unlessGenerationIsNot: generation, timeout: timeout)
+        } else {
+            await store.waitForCommit(after: generation, timeout: timeout)
+        }
     }
 }

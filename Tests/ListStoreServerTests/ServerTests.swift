@@ -259,6 +259,37 @@ import Testing
         #expect(fanout.handedBackCount == 0)
     }
 
+    /// Commits that land while the fan-out writes an earlier one to the streams reach them at once,
+    /// not at the next poll of the heads (made 60 s here, and the server hears of each commit once,
+    /// as from PostgreSQL, so that only the commits' signals count).
+    @Test func commitsDuringADeliveryAreNotLeftForThePoll() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let engine = CountingEngine(store, signalsOwnCommits: true)
+        let server = try await ServerHarness.start(
+            engine, .init(port: 0, pollInterval: .seconds(60), keepAliveInterval: .seconds(120)))
+        defer { Task { await server.stop() } }
+        let (port, streams, commits) = (server.port, 100, 10)
+        let followers = (0..<streams).map { _ in
+            Task {
+                try await RawSocket.exchange(
+                    port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(20)
+                ) { $0.contains("id: \(1 + commits)\n") }
+            }
+        }
+        let fanout = server.server.fanout
+        let deadline = ContinuousClock.now + .seconds(30)
+        while fanout.waitingCount < streams && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(fanout.waitingCount == streams, "the streams did not all start within 30 s")
+        // Back to back: most land while the streams are being written to.
+        for k in 1...commits { _ = try await engine.commit(linearList(3 + k), to: "l", expectedVersion: nil, author: nil, message: nil) }
+        for follower in followers {
+            let text = try await follower.value
+            #expect(Self.eventIDs(text) == (2...(1 + commits)).map { "id: \($0)" })
+        }
+    }
+
     /// The fan-out frames each page as an HTTP/1.1 chunk itself: the stream decodes, chunk by
     /// chunk, into the events of the commits, as one a client's HTTP library reads.
     @Test func eventStreamsAtTheHeadAreWellFramedChunks() async throws {
