@@ -45,8 +45,8 @@ struct APIError: Error {
     /// The answer to a failure of the server itself (500): no details, which go to the log.
     static let `internal` = APIError(.internalServerError, "internal", "the server failed to answer this request")
 
-    /// `error` as the client sees it.
-    static func from(_ error: any Error, logger: Logger) -> APIError {
+    /// `error` as the client sees it; the store's location is kept out of its message.
+    static func from(_ error: any Error, logger: Logger, storeLocation: String) -> APIError {
         switch error {
         case let error as APIError:
             return error
@@ -55,7 +55,7 @@ struct APIError: Error {
                 logger.error("store error (\(error.code)): \(error.message)")
                 return .internal
             }
-            var api = APIError(status(of: error.code), error.code.description, error.message)
+            var api = APIError(status(of: error.code), error.code.description, redacted(error.message, storeLocation))
             api.expectedVersion = error.expectedVersion
             api.currentVersion = error.currentVersion
             return api
@@ -65,6 +65,12 @@ struct APIError: Error {
             logger.error("unexpected error: \(String(describing: error))")
             return .internal
         }
+    }
+
+    /// `message` with the store's location (a file path, or a PostgreSQL URL without its password)
+    /// written as "the store": clients learn nothing of the server's files or database.
+    static func redacted(_ message: String, _ location: String) -> String {
+        location.isEmpty ? message : message.replacingOccurrences(of: location, with: "the store")
     }
 
     static func status(of code: StoreError.Code) -> HTTPResponse.Status {
@@ -88,6 +94,9 @@ struct APIError: Error {
 /// Answers every error of the routes below it with a JSON error document, and unknown paths with a
 /// 404 one.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The store's location, kept out of error messages.
+    let storeLocation: String
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
@@ -95,7 +104,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if let http = error as? HTTPError, http.status == .notFound {
                 return APIError(.notFound, "notFound", "no such endpoint: \(request.method) \(request.uri.path)").response
             }
-            return APIError.from(error, logger: context.logger).response
+            return APIError.from(error, logger: context.logger, storeLocation: storeLocation).response
         }
     }
 }

@@ -192,7 +192,7 @@ struct JournalRoutes: Sendable {
                         do {
                             current = try await fanout.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
                         } catch {
-                            let api = APIError.from(error, logger: logger)
+                            let api = APIError.from(error, logger: logger, storeLocation: store.location)
                             let data = WireDocument.error(code: api.code, message: api.message)
                             try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
                             break

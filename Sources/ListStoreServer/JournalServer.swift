@@ -169,7 +169,7 @@ public struct JournalServer: Sendable {
         state.port = configuration.port != 0 ? configuration.port : nil
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
-        router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
         router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
         if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
         router.add(middleware: JSONContentTypeMiddleware())

@@ -150,13 +150,13 @@ import Testing
             CocoaError(.fileReadCorruptFile, userInfo: ["path": "/srv/x.liststore"]),
         ]
         for failure in failures {
-            let error = APIError.from(failure, logger: logger)
+            let error = APIError.from(failure, logger: logger, storeLocation: "/srv/data/s.liststore")
             #expect(error.status == .internalServerError)
             #expect(error.code == "internal" && error.message == "the server failed to answer this request", "\(failure)")
             #expect(error.response.status == .internalServerError)
         }
         // Errors of the request keep their code and message.
-        let conflict = APIError.from(StoreError(.versionConflict, "expected 3, at 4", expectedVersion: 3, currentVersion: 4), logger: logger)
+        let conflict = APIError.from(StoreError(.versionConflict, "expected 3, at 4", expectedVersion: 3, currentVersion: 4), logger: logger, storeLocation: "/srv/data/s.liststore")
         #expect(conflict.status == .conflict && conflict.message == "expected 3, at 4" && conflict.currentVersion == 4)
     }
 }

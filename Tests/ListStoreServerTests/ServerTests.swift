@@ -259,6 +259,24 @@ import Testing
         #expect(fanout.handedBackCount == 0)
     }
 
+    /// A store error that reaches a client (an unknown list, on every route that names one, and in an
+    /// event stream) says "the store", never where the store's file is.
+    @Test func errorsDoNotRevealTheStoresPath() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.liststore")
+        let store = try Store(path: path)
+        try await store.commit(linearList(3), to: "l")
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        for route in ["/v1/lists/nope", "/v1/lists/nope/snapshot", "/v1/lists/nope/journal", "/v1/lists/nope/events"] {
+            let answer = try await RawAnswer.exchange(port: server.port, "GET \(route) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n")
+            #expect(answer.status == 404, "\(route)")
+            #expect(answer.errorCode == "listNotFound", "\(route)")
+            #expect(!answer.body.contains(path) && !answer.body.contains(directory.path), "\(route): \(answer.body)")
+            #expect(answer.body.contains("the store"), "\(route): \(answer.body)")
+        }
+    }
+
     /// Commits that land while the fan-out writes an earlier one to the streams reach them at once,
     /// not at the next poll of the heads (made 60 s here, and the server hears of each commit once,
     /// as from PostgreSQL, so that only the commits' signals count).
