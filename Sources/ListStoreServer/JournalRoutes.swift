@@ -69,6 +69,21 @@ struct JournalRoutes: Sendable {
         }
     }
 
+    /// `GET /health`, for load balancers: 200 `{"status":"ok"}` when the store answers (a read of
+    /// its identity: on PostgreSQL a round trip), 503 `storeUnavailable` when it does not. It needs
+    /// no token (it tells nothing about the lists), so it is added before the token's middleware.
+    func addHealth(to router: Router<ServerRequestContext>) {
+        router.get("health") { _, context in
+            do {
+                _ = try await store.identity()
+            } catch {
+                context.logger.warning("health check: the store does not answer: \(error)")
+                throw APIError(.serviceUnavailable, "storeUnavailable", "the store does not answer")
+            }
+            return Self.json(Array(#"{"schemaVersion":1,"status":"ok"}"#.utf8))
+        }
+    }
+
     // MARK: - Endpoints
 
     /// The diff document from `from` to `to` (default: the head).

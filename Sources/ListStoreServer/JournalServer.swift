@@ -30,6 +30,7 @@ import UnixSignals
 /// | `GET /v1/lists/:list/pushes/:client[?from=A][&to=B]` | the pushes of a client that the list recorded, sequence numbers A…B, at most 1,000: `{"list","pushes":[answer…],"schemaVersion":1}` |
 /// | `GET /v1/lists/:list/events[?since=V]` | Server-Sent Events, one `commit` event per journal entry |
 /// | `PUT /v1/lists/:list/consumers/:name` | registers or acknowledges a consumer: `{"version":V}` |
+/// | `GET /health` | `{"schemaVersion":1,"status":"ok"}` when the store answers, 503 `storeUnavailable` otherwise; no token needed |
 public struct JournalServer: Sendable {
     /// Where and how the server listens, and its limits.
     ///
@@ -171,9 +172,12 @@ public struct JournalServer: Sendable {
         router.add(middleware: LogRequestsMiddleware(.info))
         router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
         router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
+        let routes = JournalRoutes(store: store, watcher: watcher, fanout: fanout, configuration: configuration, state: state)
+        // Routes take the middlewares added before them: the health check needs no token.
+        routes.addHealth(to: router)
         if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
         router.add(middleware: JSONContentTypeMiddleware())
-        JournalRoutes(store: store, watcher: watcher, fanout: fanout, configuration: configuration, state: state).add(to: router)
+        routes.add(to: router)
         let port = configuration.port
         let (idleTimeout, headerTimeout) = (configuration.idleTimeout, configuration.headerTimeout)
         let app = Application(

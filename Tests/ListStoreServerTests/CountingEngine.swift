@@ -22,8 +22,12 @@ final class CountingEngine: ListStoreEngine {
     var identityReads: Int { identities.withLock { $0 } }
 
     var location: String { store.location }
+    /// When set, `identity()` fails as a store that does not answer.
+    let identityFails = _Locked(false)
+
     func identity() async throws -> StoreIdentity {
         identities.withLock { $0 += 1 }
+        if identityFails.withLock({ $0 }) { throw StoreError(.io, "the database does not answer") }
         return try await store.identity()
     }
     func lists() async throws -> [ListSummary] { try await store.lists() }

@@ -259,6 +259,28 @@ import Testing
         #expect(fanout.handedBackCount == 0)
     }
 
+    /// `GET /health` answers without the token a server asks of every other request: 200 while the
+    /// store answers, 503 `storeUnavailable` when it does not.
+    @Test func healthAnswersLoadBalancersWithoutTheToken() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let engine = CountingEngine(store)
+        let server = try await ServerHarness.start(engine, .init(port: 0, token: "s3cret"))
+        defer { Task { await server.stop() } }
+        let host = "Host: 127.0.0.1:\(server.port)\r\n"
+        let healthy = try await RawAnswer.exchange(port: server.port, "GET /health HTTP/1.1\r\n" + host)
+        #expect(healthy.status == 200)
+        #expect(healthy.body == #"{"schemaVersion":1,"status":"ok"}"#)
+        #expect(healthy.headers["content-type"] == "application/json")
+        #expect(try await RawAnswer.exchange(port: server.port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 401)
+        engine.identityFails.withLock { $0 = true }
+        let failing = try await RawAnswer.exchange(port: server.port, "GET /health HTTP/1.1\r\n" + host)
+        #expect(failing.status == 503)
+        #expect(failing.errorCode == "storeUnavailable")
+        #expect(!failing.body.contains("database"))
+    }
+
     /// A store error that reaches a client (an unknown list, on every route that names one, and in an
     /// event stream) says "the store", never where the store's file is.
     @Test func errorsDoNotRevealTheStoresPath() async throws {
