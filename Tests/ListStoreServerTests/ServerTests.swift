@@ -239,9 +239,7 @@ import Testing
         // Every stream has started (their first pages, empty, are read together) and waits at the
         // head, handed to the fan-out.
         let fanout = server.server.fanout
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        while fanout.waitingCount < streams && clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await LimitTests.waitUntil { fanout.waitingCount >= streams }
         #expect(fanout.waitingCount == streams, "the streams did not all start within 30 s")
         let before = engine.journalReads
         for k in 1...commits {
@@ -319,8 +317,7 @@ import Testing
             }
         }
         let fanout = server.server.fanout
-        let deadline = ContinuousClock.now + .seconds(30)
-        while fanout.waitingCount < streams && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await LimitTests.waitUntil { fanout.waitingCount >= streams }
         #expect(fanout.waitingCount == streams, "the streams did not all start within 30 s")
         // Back to back: most land while the streams are being written to.
         for k in 1...commits { _ = try await engine.commit(linearList(3 + k), to: "l", expectedVersion: nil, author: nil, message: nil) }
@@ -345,8 +342,7 @@ import Testing
             ) { $0.contains("id: 4\n") && $0.hasSuffix("\n\n\r\n") }
         }
         let fanout = server.server.fanout
-        let deadline = ContinuousClock.now + .seconds(30)
-        while fanout.waitingCount < 1 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await LimitTests.waitUntil { fanout.waitingCount >= 1 }
         #expect(fanout.waitingCount == 1)
         for k in 1...3 {
             try await store.commit(linearList(3 + k), to: "l")
