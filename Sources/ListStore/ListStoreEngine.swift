@@ -1,3 +1,4 @@
+import Foundation
 import ListDiff
 
 /// The store contract that does not depend on the engine: what a journal server serves and what the
@@ -139,6 +140,16 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// await store.waitForCommit(after: seen, timeout: .seconds(1))
     /// ```
     func waitForCommit(after generation: UInt64, timeout: Duration) async
+
+    /// The bytes the store takes where it is kept: the SQLite file with its write-ahead log, or the
+    /// PostgreSQL database's size. For monitoring (`JournalServer`'s `GET /metrics`).
+    ///
+    /// ```swift
+    /// print(try await store.sizeInBytes())    // e.g. 1843200
+    /// ```
+    /// - Throws: `StoreError` `.io` when the size cannot be read.
+    /// - Complexity: O(1): a `stat` per file, or one round trip.
+    func sizeInBytes() async throws -> Int
 }
 
 extension Store: ListStoreEngine {
@@ -159,5 +170,18 @@ extension Store: ListStoreEngine {
     public func waitForCommit(after generation: UInt64, timeout: Duration) async {
         _StoreFileWatcher.shared?.watch(path)
         await CommitSignal.shared.wait(path: path, unlessGenerationIsNot: generation, timeout: timeout)
+    }
+
+    /// The store file's size with its `-wal` and `-shm` files.
+    /// - Throws: `StoreError` `.io` when the store file cannot be read (`stat`).
+    public func sizeInBytes() async throws -> Int {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw StoreError(.io, "cannot read the size of \(path): \(String(cString: strerror(errno)))")
+        }
+        return _StoreFile.companions(of: path).reduce(Int(status.st_size)) { total, companion in
+            var status = stat()
+            return total + (stat(companion.path, &status) == 0 ? Int(status.st_size) : 0)
+        }
     }
 }

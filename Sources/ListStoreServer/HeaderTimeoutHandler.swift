@@ -21,10 +21,14 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case headReceived
         /// Every request so far is answered: the next byte starts a new head.
         case awaitingHead
+        /// The connection carries HTTP/2 streams, which share it: from now on only the HTTP/2
+        /// channel's own idle timeout closes it.
+        case multiplexed
     }
 
     private let timeout: TimeAmount
     private var awaitingHead = true
+    private var multiplexed = false
     private var timer: Scheduled<Void>?
 
     init(timeout: TimeAmount) {
@@ -36,7 +40,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // so the timer is armed only when they leave a head incomplete: a request whose head comes
         // in one read, as nearly all do, costs no timer.
         context.fireChannelRead(data)
-        if awaitingHead, timer == nil, context.channel.isActive {
+        if awaitingHead, !multiplexed, timer == nil, context.channel.isActive {
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
                 context.close(promise: nil)
             }
@@ -54,6 +58,9 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             cancelTimer()
         case .awaitingHead:
             awaitingHead = true
+        case .multiplexed:
+            multiplexed = true
+            cancelTimer()
         }
         promise?.succeed()
     }
@@ -73,7 +80,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     /// Behind the HTTP decoder: reports complete heads and answered requests to the
-    /// `HeaderTimeoutHandler` in front of it.
+    /// `HeaderTimeoutHandler` in front of it. On an HTTP/2 stream it tells the connection, once, that it is multiplexed.
     final class Observer: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
@@ -82,8 +89,19 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
         private var unanswered = 0
 
+        /// The connection `channel` is a stream of, when it is an HTTP/2 stream: a connection's
+        /// parent is the listening channel, which has none, and a stream's is its connection.
+        static func multiplexingConnection(of channel: any Channel) -> (any Channel)? {
+            guard let parent = channel.parent, parent.parent != nil else { return nil }
+            return parent
+        }
+
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if case .head = unwrapInboundIn(data) {
+                if let connection = Self.multiplexingConnection(of: context.channel) {
+                    connection.pipeline.triggerUserOutboundEvent(Event.multiplexed, promise: nil)
+                    return context.fireChannelRead(data)
+                }
                 unanswered += 1
                 context.triggerUserOutboundEvent(Event.headReceived, promise: nil)
             }
@@ -91,7 +109,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-            if case .end = unwrapOutboundIn(data) {
+            if case .end = unwrapOutboundIn(data), Self.multiplexingConnection(of: context.channel) == nil {
                 unanswered -= 1
                 if unanswered == 0 { context.triggerUserOutboundEvent(Event.awaitingHead, promise: nil) }
             }

@@ -13,6 +13,8 @@ struct JournalRoutes: Sendable {
     let watcher: HeadWatcher
     /// Writes new commits to the event streams at the heads.
     let fanout: EventFanout
+    /// What `GET /metrics` shows; commits and merges are timed into it.
+    let metrics: ServerMetrics
     /// The journal pages being read, shared by identical requests under way, and the last 16 that
     /// were not empty (up to 1 MiB each), for a second or until the store learns of a commit, for the
     /// long polls a commit wakes (10,000 of them come over longer than a read takes). The body is one
@@ -66,6 +68,12 @@ struct JournalRoutes: Sendable {
             }
             _ = try await store.registerConsumer(name, of: list, at: version)
             return Self.json(WireDocument.consumer(name, of: list, version: version))
+        }
+        router.get("metrics") { _, _ in
+            let text = await metrics.scrape(store: store, state: state, fanout: fanout)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
         }
     }
 
@@ -142,7 +150,9 @@ struct JournalRoutes: Sendable {
         let expectedVersion = try Self.expectedVersion(value)
         let author = try Self.optionalString(value, "author")
         let message = try Self.optionalString(value, "message")
-        let result = try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
+        let result = try await metrics.timing(metrics.commitDuration) {
+            try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
+        }
         return Self.json(WireDocument.commit(result))
     }
 
@@ -157,7 +167,7 @@ struct JournalRoutes: Sendable {
         } catch {
             throw APIError(.badRequest, APIError.invalidPushCode, "not a push document: \(error)")
         }
-        let answer = try await store.merge(push, into: list)
+        let answer = try await metrics.timing(metrics.mergeDuration) { try await store.merge(push, into: list) }
         return Self.json(WireDocument.pushAnswer(answer))
     }
 

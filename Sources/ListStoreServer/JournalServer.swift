@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import ListStore
 import Logging
+import NIOSSL
 import ServiceLifecycle
 import UnixSignals
 
@@ -30,6 +31,7 @@ import UnixSignals
 /// | `GET /v1/lists/:list/pushes/:client[?from=A][&to=B]` | the pushes of a client that the list recorded, sequence numbers A…B, at most 1,000: `{"list","pushes":[answer…],"schemaVersion":1}` |
 /// | `GET /v1/lists/:list/events[?since=V]` | Server-Sent Events, one `commit` event per journal entry |
 /// | `PUT /v1/lists/:list/consumers/:name` | registers or acknowledges a consumer: `{"version":V}` |
+/// | `GET /metrics` | the server's figures in Prometheus's text format (see `ServerMetrics`) |
 /// | `GET /health` | `{"schemaVersion":1,"status":"ok"}` when the store answers, 503 `storeUnavailable` otherwise; no token needed |
 public struct JournalServer: Sendable {
     /// Where and how the server listens, and its limits.
@@ -81,6 +83,10 @@ public struct JournalServer: Sendable {
         /// The `Origin`s (`scheme://host[:port]`) whose requests are served; requests carrying any
         /// other `Origin` are refused (403).
         public var allowedOrigins: [String]
+        /// When set, connections are TLS, speaking HTTP/2 or HTTP/1.1 as the client's ALPN asks
+        /// (see `JournalServer.tlsConfiguration(certificateChainFile:privateKeyFile:)`); otherwise
+        /// plain HTTP/1.1.
+        public var tls: TLSConfiguration?
 
         /// A configuration; the defaults suit a server on this machine.
         public init(
@@ -88,7 +94,8 @@ public struct JournalServer: Sendable {
             maxLimit: Int = 1000, maxPageBytes: Int = 8 << 20, maxWait: Duration = .seconds(60),
             pollInterval: Duration = .milliseconds(20), keepAliveInterval: Duration = .seconds(15), backlog: Int = 4096,
             maxConnections: Int? = nil, maxStreams: Int? = nil, idleTimeout: Duration = .seconds(60),
-            headerTimeout: Duration = .seconds(10), allowedHosts: [String] = [], allowedOrigins: [String] = []
+            headerTimeout: Duration = .seconds(10), allowedHosts: [String] = [], allowedOrigins: [String] = [],
+            tls: TLSConfiguration? = nil
         ) {
             self.host = host
             self.port = port
@@ -106,6 +113,7 @@ public struct JournalServer: Sendable {
             self.headerTimeout = headerTimeout
             self.allowedHosts = allowedHosts
             self.allowedOrigins = allowedOrigins
+            self.tls = tls
         }
 
         /// Whether `host` is a loopback name or address (`localhost`, `127.0.0.0/8`, `::1`): only
@@ -135,6 +143,41 @@ public struct JournalServer: Sendable {
         DescriptorLimit.raiseToHardLimit()
     }
 
+    /// A TLS server configuration from PEM files: the server's certificate chain (its own
+    /// certificate first, then the intermediates) and its private key.
+    ///
+    /// ```swift
+    /// let tls = try JournalServer.tlsConfiguration(certificateChainFile: "server.pem", privateKeyFile: "server.key")
+    /// let server = JournalServer(store: store, configuration: .init(host: "0.0.0.0", port: 8443, token: token, tls: tls))
+    /// ```
+    /// - Throws: `JournalServer.TLSFileError` naming the file that cannot be read or holds no
+    ///   certificate or key.
+    public static func tlsConfiguration(certificateChainFile: String, privateKeyFile: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateChainFile)
+        } catch {
+            throw TLSFileError(file: certificateChainFile, reason: "is not a readable PEM certificate chain (\(error))")
+        }
+        guard !chain.isEmpty else { throw TLSFileError(file: certificateChainFile, reason: "holds no PEM certificate") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: privateKeyFile, format: .pem)
+        } catch {
+            throw TLSFileError(file: privateKeyFile, reason: "is not a readable PEM private key (\(error))")
+        }
+        return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+    }
+
+    /// A certificate or key file for TLS that cannot be used.
+    public struct TLSFileError: Error, CustomStringConvertible {
+        /// The file's path.
+        public var file: String
+        /// What is wrong with it.
+        public var reason: String
+        public var description: String { "\(file) \(reason)" }
+    }
+
     /// The store served: a SQLite `Store`, or a `PostgresStore` that other servers share.
     public let store: any ListStoreEngine
     /// How it is served.
@@ -146,6 +189,8 @@ public struct JournalServer: Sendable {
     let state: ServerState
     /// Writes new commits to the event streams at the heads.
     let fanout: EventFanout
+    /// What `GET /metrics` shows.
+    let metrics: ServerMetrics
 
     /// A server of `store`.
     public init(store: any ListStoreEngine, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
@@ -154,6 +199,7 @@ public struct JournalServer: Sendable {
         self.logger = logger
         state = ServerState(configuration)
         fanout = EventFanout(store: store, state: state)
+        metrics = ServerMetrics()
     }
 
     /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM: then
@@ -169,22 +215,26 @@ public struct JournalServer: Sendable {
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).
         state.port = configuration.port != 0 ? configuration.port : nil
         let router = Router(context: ServerRequestContext.self)
-        router.add(middleware: LogRequestsMiddleware(.info))
+        // Headers are not logged, and the token would be redacted if they were.
+        router.add(middleware: LogRequestsMiddleware(.info, includeHeaders: .none, redactHeaders: [.authorization]))
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
         router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
-        let routes = JournalRoutes(store: store, watcher: watcher, fanout: fanout, configuration: configuration, state: state)
+        let routes = JournalRoutes(
+            store: store, watcher: watcher, fanout: fanout, metrics: metrics, configuration: configuration, state: state)
         // Routes take the middlewares added before them: the health check needs no token.
         routes.addHealth(to: router)
         if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
         router.add(middleware: JSONContentTypeMiddleware())
         routes.add(to: router)
         let port = configuration.port
-        let (idleTimeout, headerTimeout) = (configuration.idleTimeout, configuration.headerTimeout)
+        let (idleTimeout, headerTimeout, tls) = (configuration.idleTimeout, configuration.headerTimeout, configuration.tls)
         let app = Application(
             responder: HeadResponder(responder: router.buildResponder()),
             server: HTTPServerBuilder { responder in
-                GuardedHTTP1Channel(
-                    responder: responder, idleTimeout: idleTimeout, headerTimeout: headerTimeout, connections: state.connections)
+                try GuardedHTTPChannel(
+                    responder: responder, tls: tls, idleTimeout: idleTimeout, headerTimeout: headerTimeout,
+                    connections: state.connections)
             },
             configuration: .init(
                 address: .hostname(configuration.host, port: port), serverName: "liststore", backlog: configuration.backlog),

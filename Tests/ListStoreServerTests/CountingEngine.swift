@@ -81,6 +81,8 @@ final class CountingEngine: ListStoreEngine {
         try await store.verify(list: list, progress: progress)
     }
     func commitGeneration() -> UInt64 { signal?.generation(of: location) ?? store.commitGeneration() }
+    func sizeInBytes() async throws -> Int { try await store.sizeInBytes() }
+
     func waitForCommit(after generation: UInt64, timeout: Duration) async {
         if let signal {
             await signal.wait(path: location, unlessGenerationIsNot: generation, timeout: timeout)

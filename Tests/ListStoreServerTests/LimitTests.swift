@@ -131,7 +131,7 @@ import Testing
             let second = connection.receive(timeout: .seconds(20)) { $0.contains("\"uuid\"") }
             return (first.text, second.text)
         }
-        #expect(answers.0.hasPrefix("HTTP/1.1 200") && answers.1.hasPrefix("HTTP/1.1 200"))
+        #expect(answers.0.hasPrefix("HTTP/1.1 200") && answers.1.hasPrefix("HTTP/1.1 200"), "\(answers)")
     }
 
     @Test func connectionsAndWaitingRequestsHaveCaps() async throws {

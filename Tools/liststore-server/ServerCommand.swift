@@ -4,8 +4,9 @@ import ListStore
 import ListStorePostgres
 import ListStoreServer
 import Logging
+import NIOSSL
 
-/// `liststore-server --db D [--host H] [--port P] [--token T]`, which `liststore serve` runs: the
+/// `liststore-server --db D [--host H] [--port P] [--token T] [--tls-cert C --tls-key K]`, which `liststore serve` runs: the
 /// journal over HTTP until SIGINT or SIGTERM.
 @main
 struct ServerCommand: AsyncParsableCommand {
@@ -41,7 +42,15 @@ struct ServerCommand: AsyncParsableCommand {
             and event streams on the others' commits through LISTEN/NOTIFY, and polls every 20 ms \
             for what it missed. Without --db, LISTSTORE_DB names the store.
 
-            Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db; 74 I/O \
+            With --tls-cert and --tls-key (PEM files: the certificate chain, the server's own \
+            certificate first, and its private key) the server speaks HTTPS only, HTTP/2 or HTTP/1.1 \
+            as the client asks (ALPN); clients of a certificate no system authority signed give its \
+            authority to 'liststore pull --ca-cert FILE' or HTTPSource. GET /metrics answers the \
+            server's figures in Prometheus's text format (with the token, when there is one); GET \
+            /health answers 200 while the store does, without a token; GET /v1/openapi.json answers \
+            the API's OpenAPI 3.1 document.
+
+            Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db, or a --tls-cert or --tls-key that cannot be read; 74 I/O \
             error or damaged store.
             """
     )
@@ -85,6 +94,12 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also serve requests from this Origin ('https://app.example'); repeatable.", valueName: "origin"))
     var allowOrigin: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (with --tls-key).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
     @Flag(name: .long, help: "Serve a non-loopback --host without --token: anyone who reaches the port can read and write.")
     var allowUnauthenticated = false
 
@@ -97,6 +112,7 @@ struct ServerCommand: AsyncParsableCommand {
         guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 or more") }
         guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be 1 or more") }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
     }
 
     func run() async throws {
@@ -120,12 +136,20 @@ struct ServerCommand: AsyncParsableCommand {
             default: fail(error.message, 1)
             }
         }
+        var tls: TLSConfiguration?
+        if let tlsCert, let tlsKey {
+            do {
+                tls = try JournalServer.tlsConfiguration(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+            } catch {
+                fail("\(error)", 66)
+            }
+        }
         let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         JournalServer.raiseDescriptorLimit()
         let configuration = JournalServer.Configuration(
             host: host, port: port, token: token, maxBodyBytes: maxBodyMiB << 20, maxPageBytes: maxPageMiB << 20,
             maxConnections: maxConnections, maxStreams: maxStreams, idleTimeout: .seconds(idleTimeout),
-            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin)
+            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls)
         if token == nil, !configuration.bindsToLoopback {
             guard allowUnauthenticated else {
                 fail("--host \(host) is reachable from other machines: give --token (or LISTSTORE_TOKEN), or --allow-unauthenticated", 64)
@@ -139,10 +163,10 @@ struct ServerCommand: AsyncParsableCommand {
             return handler
         }
         let server = JournalServer(store: store, configuration: configuration)
-        let (location, host) = (store.location, host)
+        let (location, host, scheme) = (store.location, host, tls == nil ? "http" : "https")
         do {
             try await server.run { port in
-                FileHandle.standardOutput.write(Data("liststore: serving \(location) on http://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
+                FileHandle.standardOutput.write(Data("liststore: serving \(location) on \(scheme)://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
             }
         } catch {
             fail("cannot serve on \(host):\(port): \(error)", 1)

@@ -1,0 +1,35 @@
+import Hummingbird
+
+/// Counts every request by method, route and status in `ServerMetrics`, and records how long it
+/// took, its answer's body written (an event stream's time is the stream's life). It sits outside
+/// the middleware that turns errors into answers, so it sees the status clients see; an error that
+/// escapes counts as what it would be answered with.
+struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let method = request.method.rawValue
+        do {
+            var response = try await next(request, context)
+            let (status, route, body) = (response.status.code, Self.route(context), response.body)
+            response.body = ResponseBody(contentLength: body.contentLength) { writer in
+                defer {
+                    metrics.recordRequest(method: method, route: route, status: status, duration: ContinuousClock.now - start)
+                }
+                try await body.write(writer)
+            }
+            return response
+        } catch {
+            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            metrics.recordRequest(method: method, route: Self.route(context), status: status, duration: ContinuousClock.now - start)
+            throw error
+        }
+    }
+
+    /// The pattern of the route that answered (`/v1/lists/{list}/journal`), never a request's own
+    /// path: list names are not labels of this metric.
+    static func route(_ context: Context) -> String {
+        context.endpointPath ?? "unmatched"
+    }
+}

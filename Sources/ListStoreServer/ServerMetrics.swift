@@ -1,0 +1,96 @@
+import Foundation
+import ListStore
+import Metrics
+import Prometheus
+
+/// The figures a `JournalServer` keeps, through swift-metrics, in a Prometheus registry of its own
+/// (so that several servers in one process keep theirs apart), and writes in Prometheus's text
+/// format for `GET /metrics`.
+///
+/// | metric | kind | labels |
+/// |---|---|---|
+/// | `liststore_http_requests_total` | counter | `method`, `route` (the route's pattern, `unmatched` for none), `status` |
+/// | `liststore_http_request_duration_seconds` | histogram | `method`, `route` |
+/// | `liststore_commit_duration_seconds` | histogram | (commits through `POST …/commits`) |
+/// | `liststore_merge_duration_seconds` | histogram | (pushes through `POST …/pushes`) |
+/// | `liststore_open_connections` | gauge | |
+/// | `liststore_waiting_followers` | gauge | long polls waiting for a commit and open event streams |
+/// | `liststore_event_streams_at_head` | gauge | event streams that have every commit and wait for the next |
+/// | `liststore_list_head_version` | gauge | `list` |
+/// | `liststore_journal_lag_versions` | gauge | `list`: the head's version less the slowest registered consumer's |
+/// | `liststore_lists` | gauge | |
+/// | `liststore_store_size_bytes` | gauge | |
+///
+/// The per-list gauges cover the first `maxListsShown` lists by name, so a store of many lists does
+/// not make a scrape as large as the store.
+final class ServerMetrics: Sendable {
+    /// Where every figure is kept.
+    let registry = PrometheusCollectorRegistry()
+    /// swift-metrics' way into `registry`.
+    let factory: PrometheusMetricsFactory
+    /// The most lists whose gauges a scrape reads and writes.
+    static let maxListsShown = 200
+
+    let commitDuration: Metrics.Timer
+    let mergeDuration: Metrics.Timer
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10),
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+        ]
+        self.factory = factory
+        commitDuration = Metrics.Timer(label: "liststore_commit_duration_seconds", factory: factory)
+        mergeDuration = Metrics.Timer(label: "liststore_merge_duration_seconds", factory: factory)
+    }
+
+    /// Counts an answered request and records how long it took.
+    func recordRequest(method: String, route: String, status: Int, duration: Duration) {
+        Metrics.Counter(
+            label: "liststore_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))],
+            factory: factory
+        ).increment()
+        Metrics.Timer(label: "liststore_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
+            .record(duration: duration)
+    }
+
+    /// Runs `body` and records how long it took in `timer`, whether it returned or threw.
+    func timing<T>(_ timer: Metrics.Timer, _ body: () async throws -> T) async rethrows -> T {
+        let start = ContinuousClock.now
+        defer { timer.record(duration: ContinuousClock.now - start) }
+        return try await body()
+    }
+
+    /// Reads the gauges (the server's connections and followers, and from `store` its lists, their
+    /// consumers and its size) and returns every figure in Prometheus's text format. A read of the
+    /// store that fails leaves its gauges as they were and is counted in
+    /// `liststore_metrics_store_read_errors_total`.
+    func scrape(store: any ListStoreEngine, state: ServerState, fanout: EventFanout) async -> [UInt8] {
+        gauge("liststore_open_connections").record(state.connections.current)
+        gauge("liststore_waiting_followers").record(state.streams.current)
+        gauge("liststore_event_streams_at_head").record(fanout.waitingCount)
+        do {
+            gauge("liststore_store_size_bytes").record(try await store.sizeInBytes())
+            let lists = try await store.lists()
+            gauge("liststore_lists").record(lists.count)
+            for summary in lists.sorted(by: { $0.name < $1.name }).prefix(Self.maxListsShown) {
+                let labels = [("list", summary.name)]
+                gauge("liststore_list_head_version", labels).record(summary.version)
+                let consumers = try await store.consumers(of: summary.name)
+                let slowest = consumers.map(\.version).min() ?? summary.version
+                gauge("liststore_journal_lag_versions", labels).record(max(0, summary.version - slowest))
+            }
+        } catch {
+            Metrics.Counter(label: "liststore_metrics_store_read_errors_total", factory: factory).increment()
+        }
+        var text: [UInt8] = []
+        registry.emit(into: &text)
+        return text
+    }
+
+    private func gauge(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Gauge {
+        Metrics.Gauge(label: label, dimensions: dimensions, factory: factory)
+    }
+}
