@@ -77,10 +77,12 @@ struct JournalRoutes: Sendable {
         }
     }
 
-    /// `GET /health`, for load balancers: 200 `{"status":"ok"}` when the store answers (a read of
-    /// its identity: on PostgreSQL a round trip), 503 `storeUnavailable` when it does not. It needs
-    /// no token (it tells nothing about the lists), so it is added before the token's middleware.
-    func addHealth(to router: Router<ServerRequestContext>) {
+    /// The routes that need no token, added before the token's middleware: `GET /v1/openapi.json`,
+    /// the API's description, and `GET /health`, for load balancers: 200 `{"status":"ok"}` when the
+    /// store answers (a read of its identity: on PostgreSQL a round trip), 503 `storeUnavailable`
+    /// when it does not. Neither tells anything about the lists.
+    func addUnauthenticated(to router: Router<ServerRequestContext>) {
+        router.get("v1/openapi.json") { _, _ in Self.json(Self.openAPIDocument) }
         router.get("health") { _, context in
             do {
                 _ = try await store.identity()
@@ -91,6 +93,10 @@ struct JournalRoutes: Sendable {
             return Self.json(Array(#"{"schemaVersion":1,"status":"ok"}"#.utf8))
         }
     }
+
+    /// The API's OpenAPI 3.1 document (Sources/ListStoreServer/openapi.json), served without a
+    /// token at `GET /v1/openapi.json`: it describes the API, not the store's lists.
+    static let openAPIDocument = ByteBuffer(bytes: PackageResources.openapi_json)
 
     // MARK: - Endpoints
 

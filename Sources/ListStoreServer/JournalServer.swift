@@ -32,6 +32,7 @@ import UnixSignals
 /// | `GET /v1/lists/:list/events[?since=V]` | Server-Sent Events, one `commit` event per journal entry |
 /// | `PUT /v1/lists/:list/consumers/:name` | registers or acknowledges a consumer: `{"version":V}` |
 /// | `GET /metrics` | the server's figures in Prometheus's text format (see `ServerMetrics`) |
+/// | `GET /v1/openapi.json` | the API's OpenAPI 3.1 document; no token needed |
 /// | `GET /health` | `{"schemaVersion":1,"status":"ok"}` when the store answers, 503 `storeUnavailable` otherwise; no token needed |
 public struct JournalServer: Sendable {
     /// Where and how the server listens, and its limits.
@@ -222,8 +223,9 @@ public struct JournalServer: Sendable {
         router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
         let routes = JournalRoutes(
             store: store, watcher: watcher, fanout: fanout, metrics: metrics, configuration: configuration, state: state)
-        // Routes take the middlewares added before them: the health check needs no token.
-        routes.addHealth(to: router)
+        // Routes take the middlewares added before them: the health check and the API's document
+        // need no token.
+        routes.addUnauthenticated(to: router)
         if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
         router.add(middleware: JSONContentTypeMiddleware())
         routes.add(to: router)
