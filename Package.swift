@@ -30,6 +30,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        // HTTPSource's requests to a server whose certificate authority it is given (URLSession on
+        // Linux cannot be told of one).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         // `swift package generate-documentation`: the DocC catalogs, built in CI.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -66,7 +69,16 @@ let package = Package(
         // The documents of the journal over HTTP (DESIGN §3), shared by the server and its clients.
         .target(name: "ListStoreWire", dependencies: ["ListJSON", "ListMerge", "ListStore"]),
         // Consumers: cursors, live changes, replicas, resync.
-        .target(name: "ListSync", dependencies: ["ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreWire"]),
+        .target(
+            name: "ListSync",
+            dependencies: [
+                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         .executableTarget(
             name: "ListStoreCLI",
             dependencies: [

@@ -2,6 +2,7 @@ import Foundation
 import ListDiff
 import ListStore
 import ListStoreWire
+import NIOSSL
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -46,6 +47,10 @@ public struct HTTPSource: ListSource {
     /// The largest answer (body bytes) accepted; a request whose answer is larger fails as soon as
     /// it passes this, without reading the rest. A snapshot of a large list can take hundreds of MB.
     public var maxAnswerBytes: Int = HTTPSource.defaultMaxAnswerBytes
+
+    /// The certificate authorities an `https` server's certificate must be signed by, in place of
+    /// the system's (`nil`: the system's); see `CertificateAuthorities`.
+    public var certificateAuthorities: CertificateAuthorities?
 
     /// The default `maxAnswerBytes`: 512 MiB.
     public static let defaultMaxAnswerBytes = 512 << 20
@@ -199,6 +204,11 @@ public struct HTTPSource: ListSource {
         -> (HTTPURLResponse, [UInt8])
     {
         do {
+            if let certificateAuthorities {
+                let client = _TrustingHTTPClient.client(for: certificateAuthorities)
+                let (http, data) = try await _TrustingHTTPClient.run(transfer, request, client: client, deadline: deadline)
+                return (http, [UInt8](data))
+            }
             let (http, data) = try await transfer.run(request, in: session, router: router, deadline: deadline)
             return (http, [UInt8](data))
         } catch let stop as _HTTPTransfer.Stop {
@@ -250,6 +260,9 @@ public struct HTTPSource: ListSource {
 
     /// What went wrong, for people, and whether trying again may heal it.
     private static func describe(_ error: any Error) -> (String, transient: Bool) {
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+            return ("the TLS handshake failed (is the server's certificate signed by an authority this client trusts?): \(error)", false)
+        }
         guard let error = error as? URLError else { return ("\(error)", false) }
         switch error.code {
         case .timedOut: return ("timed out (nothing received for a while)", true)

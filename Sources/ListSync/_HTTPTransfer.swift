@@ -43,7 +43,7 @@ final class _HTTPTransfer: @unchecked Sendable {
     static let maxRedirects = 10
     /// Where the body of a 2xx answer goes as it arrives (`nil`: it is collected). Called on the
     /// session's delegate queue, one call at a time.
-    private let stream: (@Sendable (Data) -> Void)?
+    let stream: (@Sendable (Data) -> Void)?
 
     private let lock = NSLock()
     private var body = Data()
@@ -192,19 +192,22 @@ final class _HTTPTransfer: @unchecked Sendable {
         lock.lock()
         redirecting = true
         lock.unlock()
-        if let url = proposed.url, _HTTPOrigin(url) == origin, url.user == nil, url.password == nil {
-            lock.lock()
-            redirects += 1
-            if redirects > Self.maxRedirects {
-                lock.unlock()
-                return halt(.tooManyRedirects)
-            }
-            redirect = proposed
+        if let refusal = refusal(ofRedirectTo: proposed.url) { return halt(refusal) }
+        lock.lock()
+        redirects += 1
+        if redirects > Self.maxRedirects {
             lock.unlock()
-            return
+            return halt(.tooManyRedirects)
         }
-        let target = proposed.url.map { _HTTPOrigin($0)?.description ?? _HTTPOrigin.redacting($0.absoluteString) } ?? "nowhere"
-        halt(.redirectElsewhere(target: target))
+        redirect = proposed
+        lock.unlock()
+    }
+
+    /// Why a redirect to `url` is not followed, `nil` when it may be: it stays within `origin` and
+    /// carries no credentials in its URL.
+    func refusal(ofRedirectTo url: URL?) -> Stop? {
+        if let url, _HTTPOrigin(url) == origin, url.user == nil, url.password == nil { return nil }
+        return .redirectElsewhere(target: url.map { _HTTPOrigin($0)?.description ?? _HTTPOrigin.redacting($0.absoluteString) } ?? "nowhere")
     }
 
     /// The task ended, with `error` unless it completed: the transfer follows the redirect it

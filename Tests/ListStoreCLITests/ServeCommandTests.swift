@@ -1,6 +1,7 @@
 import Foundation
 import ListJSON
 import ListDiffTestSupport
+import ListStoreTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ import Darwin
     static func serve(_ db: String, _ extra: [String] = []) throws -> (StreamingProcess, String) {
         let server = try StreamingProcess(["serve", "--db", db, "--port", "0"] + extra)
         let line = server.waitForLine(timeout: .seconds(60)) { $0.contains("serving") }
-        guard let line, let range = line.range(of: "http://") else {
+        guard let line, let range = line.range(of: "http://") ?? line.range(of: "https://") else {
             server.send(SIGKILL)
             throw CommandFailure("the server did not start: \(server.errorOutput)")
         }
@@ -44,6 +45,43 @@ import Darwin
         server.send(SIGTERM)
         #expect(server.waitForExit(timeout: .seconds(30)))
         #expect(server.errorOutput.lowercased().contains("warning"))
+    }
+
+    /// `serve --tls-cert` and `pull --from https://… --ca-cert`, with an authority made for the test.
+    @Test func pullFromAServerOverTLSWithItsCertificateAuthority() throws {
+        let f = try SyncCommandTests.Fixture()
+        for k in 0..<3 { try f.commit(k) }
+        let directory = try ListStoreTestSupport.TemporaryDirectory()
+        let certificates = try TestCertificates(in: directory)
+        let unreadable = try CLIRunner.run(
+            ["serve", "--db", f.source, "--port", "0", "--tls-cert", directory.file("none.pem"), "--tls-key", certificates.key])
+        #expect(unreadable.status == 66 && unreadable.stderr.contains("none.pem"), "\(unreadable.stderr)")
+        let (server, url) = try Self.serve(f.source, ["--token", "s3cret", "--tls-cert", certificates.chain, "--tls-key", certificates.key])
+        defer { _ = server.waitForExit(timeout: .seconds(1)) }
+        #expect(url.hasPrefix("https://127.0.0.1:"))
+        let replica = f.path("replica.liststore")
+        let pull = ["pull", "--from", url, "--token", "s3cret", "--list", "inbox", "--replica", replica, "--json"]
+
+        // Without the authority the handshake fails: one line, exit 74, no replica.
+        let untrusted = try CLIRunner.run(pull)
+        #expect(untrusted.status == 74, "\(untrusted.stderr)")
+        #expect(untrusted.stderr.split(separator: "\n").count == 1 && untrusted.stderr.contains("certificate"), "\(untrusted.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: replica))
+        let notACertificate = try CLIRunner.run(pull + ["--ca-cert", certificates.key])
+        #expect(notACertificate.status == 66, "\(notACertificate.stderr)")
+
+        let trusting = pull + ["--ca-cert", certificates.authority]
+        var result = try CLIRunner.run(trusting)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try result.object()["version"] == 3)
+        try f.expectReplicaEqualsSource(replica)
+        try f.commit(3)
+        result = try CLIRunner.run(trusting)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try result.object()["applied"] == 1)
+        try f.expectReplicaEqualsSource(replica)
+        server.send(SIGTERM)
+        #expect(server.waitForExit(timeout: .seconds(30)))
     }
 
     @Test func pullFromAServerWithAToken() throws {

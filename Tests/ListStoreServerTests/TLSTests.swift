@@ -7,58 +7,18 @@ import Testing
 /// `JournalServer` over TLS, with a certificate authority and a server certificate made for the
 /// test (by `openssl`), and `curl` as the client: HTTP/2 and HTTP/1.1 by ALPN.
 @Suite struct TLSTests {
-    /// A certificate authority and a certificate it signed for 127.0.0.1 and localhost, as PEM files.
-    struct Certificates {
-        let authority: String
-        let chain: String
-        let key: String
-
-        init(in directory: TemporaryDirectory) throws {
-            authority = directory.file("ca.pem")
-            chain = directory.file("server.pem")
-            key = directory.file("server.key")
-            let caKey = directory.file("ca.key")
-            let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"]
-            try TLSTests.run("openssl", ["req", "-x509"] + ec + ["-keyout", caKey, "-out", authority, "-subj", "/CN=liststore test CA"])
-            try TLSTests.run(
-                "openssl",
-                ["req", "-x509"] + ec + [
-                    "-CA", authority, "-CAkey", caKey, "-keyout", key, "-out", chain, "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-addext", "basicConstraints=critical,CA:FALSE",
-                ])
-        }
-    }
-
-    /// Runs `tool` with `arguments` and returns its exit status and standard output.
-    @discardableResult
-    static func run(_ tool: String, _ arguments: [String], check: Bool = true) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        if check, process.terminationStatus != 0 {
-            throw StoreError(.io, "\(tool) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
-        }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     /// `curl` on a thread of its own (it blocks): the status and what it printed.
     static func curl(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Result { try run("curl", ["-sS"] + arguments, check: false) })
+                continuation.resume(with: Result { try TestCertificates.run("curl", ["-sS"] + arguments, check: false) })
             }.start()
         }
     }
 
     @Test(.timeLimit(.minutes(1))) func serversSpeakHTTP2AndHTTP1OverTLSWithTheirCertificate() async throws {
         let directory = try TemporaryDirectory()
-        let certificates = try Certificates(in: directory)
+        let certificates = try TestCertificates(in: directory)
         let store = try Store(path: directory.file("tls.liststore"))
         try await store.commit(linearList(3), to: "l")
         let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
@@ -88,7 +48,7 @@ import Testing
 
     @Test func unusableCertificateFilesAreNamed() throws {
         let directory = try TemporaryDirectory()
-        let certificates = try Certificates(in: directory)
+        let certificates = try TestCertificates(in: directory)
         let missing = directory.file("missing.pem")
         #expect {
             try JournalServer.tlsConfiguration(certificateChainFile: missing, privateKeyFile: certificates.key)

@@ -4,7 +4,7 @@ import ListStore
 import ListStorePostgres
 import ListSync
 
-/// `(--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R`: which replica of
+/// `(--db SRC | --from URL [--token T] [--ca-cert F] [--max-answer-mib N]) --list L --replica R`: which replica of
 /// which source `pull`, `push` and `sync` work on; the source is a store of this machine or a server
 /// (`liststore serve`).
 struct ReplicaOptions: ParsableArguments {
@@ -16,6 +16,13 @@ struct ReplicaOptions: ParsableArguments {
 
     @Option(name: .long, help: ArgumentHelp("The server's token (default: $LISTSTORE_TOKEN).", valueName: "token"))
     var token: String?
+
+    @Option(
+        name: .customLong("ca-cert"),
+        help: ArgumentHelp(
+            "Trust the server's certificate only if this PEM certificate authority signed it (for an https:// --from).",
+            valueName: "file"))
+    var caCert: String?
 
     @Option(name: .customLong("max-answer-mib"), help: ArgumentHelp("The largest answer accepted from the server, in MiB (default: 512).", valueName: "n"))
     var maxAnswerMiB: Int?
@@ -40,6 +47,7 @@ struct ReplicaOptions: ParsableArguments {
     func validate() throws {
         guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
         if token != nil && from == nil { throw ValidationError("--token goes with --from") }
+        if caCert != nil && from == nil { throw ValidationError("--ca-cert goes with --from") }
         if let maxAnswerMiB {
             if from == nil { throw ValidationError("--max-answer-mib goes with --from") }
             if !(1...(1 << 20)).contains(maxAnswerMiB) { throw ValidationError("--max-answer-mib must be 1…1048576") }
@@ -99,6 +107,13 @@ struct ReplicaOptions: ParsableArguments {
             throw CommandFailure("\(error)", status: ExitStatus.usage)
         }
         if let maxAnswerMiB { source.maxAnswerBytes = maxAnswerMiB << 20 }
+        if let caCert {
+            do {
+                source.certificateAuthorities = try HTTPSource.CertificateAuthorities(pemFile: caCert)
+            } catch {
+                throw CommandFailure("--ca-cert: \(error)", status: ExitStatus.missingInput)
+            }
+        }
         let server = source
         try AsyncBridge.run {
             do {

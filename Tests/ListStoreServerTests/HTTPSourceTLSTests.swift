@@ -1,0 +1,92 @@
+import Foundation
+import ListStore
+@testable import ListStoreServer
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+/// `HTTPSource` with its own certificate authorities, against a `JournalServer` over TLS whose
+/// certificate an authority made for the test signed.
+@Suite struct HTTPSourceTLSTests {
+    @Test(.timeLimit(.minutes(1))) func aSourceThatTrustsTheAuthorityPullsAndFollowsOverTLS() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try TestCertificates(in: directory)
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
+        let server = try await ServerHarness.start(store, .init(port: 0, token: "t", keepAliveInterval: .seconds(1), tls: tls))
+        defer { Task { await server.stop() } }
+        var source = try HTTPSource("https://127.0.0.1:\(server.port)", token: "t")
+        source.certificateAuthorities = try .init(pemFile: certificates.authority)
+
+        // A pull, then the changes as they land, through the event stream.
+        let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
+        #expect(try await replica.pull(from: source).version == 1)
+        let trusted = source
+        let follower = Task {
+            var versions: [Int] = []
+            for try await change in trusted.changes(after: Cursor(store: try await store.identity(), list: "l", version: 1)) {
+                versions.append(change.entry.version)
+                if versions.count == 3 { break }
+            }
+            return versions
+        }
+        try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 }
+        for k in 2...4 { try await store.commit(linearList(3 + k), to: "l") }
+        #expect(try await follower.value == [2, 3, 4])
+        #expect(try await replica.pull(from: source).version == 4)
+        #expect(try await replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
+
+        // The answer limit holds on this path too.
+        var small = source
+        small.maxAnswerBytes = 64
+        await #expect {
+            try await small.snapshot(of: "l", at: nil)
+        } throws: { "\($0)".contains("larger than") }
+
+        // Another authority's certificates are not trusted: a lasting failure, said to be TLS's.
+        let otherDirectory = try TemporaryDirectory()
+        let other = try TestCertificates(in: otherDirectory)
+        var stranger = source
+        stranger.certificateAuthorities = try .init(pemFile: other.authority)
+        await #expect {
+            try await stranger.identity()
+        } throws: { error in
+            guard case SyncError.transport(let message, let transient) = error else { return false }
+            return message.contains("TLS handshake") && !transient
+        }
+        // Without authorities, the system's are used, which do not know this one.
+        var system = source
+        system.certificateAuthorities = nil
+        await #expect(throws: SyncError.self) { try await system.identity() }
+        #expect(throws: SyncError.self) { try HTTPSource.CertificateAuthorities(pemFile: certificates.key) }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aServerThatNeverAnswersFailsTheRequestAfterTheIdleTimeout() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try TestCertificates(in: directory)
+        // A port whose connections the kernel accepts and no one reads: the handshake never ends.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = RawSocket.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 16) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        var source = try HTTPSource("https://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")
+        source.certificateAuthorities = try .init(pemFile: certificates.authority)
+        source.idleTimeout = .seconds(1)
+        let start = ContinuousClock.now
+        await #expect {
+            _ = try await source.identity()
+        } throws: { error in
+            guard case SyncError.transport(let message, let transient) = error else { return false }
+            return transient && message.contains("timed out")
+        }
+        #expect(ContinuousClock.now - start < .seconds(10))
+    }
+}
