@@ -82,6 +82,8 @@ extension Store {
     /// } while page.hasMore
     /// ```
     /// - Parameters:
+    ///   - list: the list's name.
+    ///   - version: the version after which entries are returned (`nil`: from the oldest retained).
     ///   - limit: the most entries returned (0 answers only `hasMore`).
     ///   - maxBytes: the byte budget of the page's stages (default: no budget).
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound` (a version older
@@ -262,7 +264,9 @@ extension Store {
     /// ```swift
     /// let report = try await store.verify { print($0.list, $0.completed, "/", $0.total) }
     /// ```
-    /// - Parameter progress: called after each replayed entry, on the thread that reads the store.
+    /// - Parameters:
+    ///   - list: the one list to replay (`nil`: every list).
+    ///   - progress: called after each replayed entry, on the thread that reads the store.
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound` (for `list`), `.notAStore`, `.damaged`
     ///   when the file cannot even be read, `.io`; `CancellationError` when the task is cancelled
     ///   before the check starts.

@@ -61,7 +61,7 @@ extension Store {
     /// - Complexity: O(n) for the head; for an older version, O(n) plus the replay of at most 128
     ///   journal entries (fewer when they hold about a snapshot's size of stages), each O(its
     ///   operations + the elements of the sections it touches), for versions committed by a release
-    ///   that stores snapshots (older history replays from the base). See "Time travel" in the README.
+    ///   that stores snapshots (older history replays from the base). See <doc:HistoryAndRetention#Time-travel>.
     public func snapshot(of list: String, at version: Int? = nil) throws -> ListSnapshot {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
@@ -148,6 +148,8 @@ extension Store {
     /// } while page.hasMore
     /// ```
     /// - Parameters:
+    ///   - list: the list's name.
+    ///   - version: the version after which entries are returned (`nil`: from the oldest retained).
     ///   - limit: the most entries returned (0 answers only `hasMore`).
     ///   - maxBytes: the byte budget of the page's stages (default: no budget). Entries are read
     ///     only once they are known to fit, so the memory a page takes follows the budget.

@@ -15,7 +15,9 @@ extension Store {
     /// A damaged or tampered store gives a report, not an error, whenever the damage lets the file
     /// be opened at all.
     ///
-    /// - Parameter progress: called after each replayed entry.
+    /// - Parameters:
+    ///   - list: the one list to replay (`nil`: every list).
+    ///   - progress: called after each replayed entry.
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound` (for `list`), `.notAStore`, `.damaged`
     ///   when the file cannot even be read, `.io`.
     /// - Complexity: O(v × n) for v journal entries over lists of n items (a digest per version).

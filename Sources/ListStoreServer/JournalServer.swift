@@ -207,7 +207,9 @@ public struct JournalServer: Sendable {
     /// it stops accepting connections, ends long polls and event streams, and returns once the
     /// requests under way are answered.
     ///
-    /// - Parameter onRunning: called with the bound port once the server accepts connections.
+    /// - Parameters:
+    ///   - handlingSignals: whether SIGINT and SIGTERM shut the server down gracefully.
+    ///   - onRunning: called with the bound port once the server accepts connections.
     /// - Throws: when the address cannot be bound.
     public func run(handlingSignals: Bool = true, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let (state, fanout) = (state, fanout)

@@ -33,6 +33,7 @@ extension ListSource {
     /// after one starts over from the last commit delivered).
     ///
     /// - Parameters:
+    ///   - cursor: where to start: the commits after its version, of its store and list.
     ///   - pageSize: entries read per request, when the source is read page by page.
     ///   - wait: how long one wait for a new commit lasts before the source is asked again, when the
     ///     source is read page by page.

@@ -98,7 +98,7 @@ extension ListSource {
 ///
 /// ```swift
 /// let source = LocalSource(try Store(path: "mail.liststore"))
-/// for try await change in source.changes(of: "inbox", after: try await source.cursor(of: "inbox")) { … }
+/// for try await change in source.changes(after: try await source.cursor(of: "inbox")) { … }
 /// ```
 public struct LocalSource: ListSource {
     /// The store.

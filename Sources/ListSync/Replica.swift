@@ -135,10 +135,16 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// commit of another process within `localPollInterval`).
     ///
     /// - Parameters:
+    ///   - source: where the list comes from.
+    ///   - options: how each pull goes (see `pull(from:options:)`).
     ///   - pushing: push local changes before each pull (`sync`), and wake for local commits too.
+    ///   - localPollInterval: with `pushing`, how often the replica's store is checked for commits
+    ///     of other processes.
     ///   - wait: how long one wait for a commit lasts before the source is asked again.
     ///   - retry: how to wait between attempts after transient failures; `nil` (the default) ends
     ///     the follow at the first failure.
+    ///   - onEvent: told of failures being retried and of reconnections.
+    ///   - onPull: called after each pull that applied something.
     /// - Throws: what `pull(from:options:)` throws (transient errors only without `retry`),
     ///   `CancellationError` when cancelled while waiting to retry, and what `onPull` throws.
     public func follow(

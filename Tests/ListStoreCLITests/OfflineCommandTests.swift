@@ -155,7 +155,7 @@ import Darwin
         #expect(again.stdout == "\(replica): inbox: nothing to push\n\(replica): inbox at source version 7 (up to date)\n")
     }
 
-    /// The README's walk-through: two replicas pull from `liststore serve`, each commits offline,
+    /// The walk-through of Docs/CommandLine.md ("Offline writes from the command line"): two replicas pull from `liststore serve`, each commits offline,
     /// both sync, and the clash is reported to the one whose change came second.
     @Test func twoReplicasEditedOfflineConvergeThroughAServerWithTheConflictReported() async throws {
         let f = try Fixture()

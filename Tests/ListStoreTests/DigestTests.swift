@@ -4,7 +4,7 @@ import ListStoreTestSupport
 import ListDiffTestSupport
 import Testing
 
-/// The test vectors of the README: anyone can recompute them with `sha256sum` and a few lines of code.
+/// The test vectors of the documentation (ListStore.docc/ContentHashAndDigest.md, "Test vectors"): anyone can recompute them with `sha256sum` and a few lines of code.
 @Suite(.heavyWork) struct DigestTests {
     @Test func contentHashIsSHA256OfTheContentBytes() {
         #expect(ContentHash(of: Array("null".utf8)).hex == "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b")

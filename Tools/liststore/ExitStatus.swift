@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The exit codes of `liststore` (sysexits.h values), documented in `--help` and the README.
+/// The exit codes of `liststore` (sysexits.h values), documented in `--help` and Docs/CommandLine.md.
 enum ExitStatus {
     /// Success.
     static let ok = ExitCode(0)
