@@ -16,12 +16,14 @@ import Hummingbird
 ///   reverse proxy forwards.
 ///
 /// An `Origin` is allowed when it is one of `allowedOrigins` or the server's own
-/// (`http://` + the request's `Host`). Requests without `Origin` (other programs than browsers,
+/// (`http://`, or `https://` over TLS, + the request's `Host`). Requests without `Origin` (other programs than browsers,
 /// same-origin GETs) are not refused for it.
 struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     let bindsToLoopback: Bool
     let allowedHosts: Set<String>
     let allowedOrigins: Set<String>
+    /// The scheme of the server's own origin: `https://` over TLS, `http://` otherwise.
+    let ownScheme: String
     /// The port the server is bound to, once it is known.
     let port: @Sendable () -> Int?
     /// `Host` values found allowed (at most `rememberedHostLimit`): a client sends the same one with
@@ -33,6 +35,7 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
         bindsToLoopback = configuration.bindsToLoopback
         allowedHosts = Set(configuration.allowedHosts.map { $0.lowercased() })
         allowedOrigins = Set(configuration.allowedOrigins.map { Self.normalizedOrigin($0) })
+        ownScheme = configuration.tls == nil ? "http://" : "https://"
         self.port = port
     }
 
@@ -42,7 +45,7 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         if let origin = request.headers[.origin] {
             let normalized = Self.normalizedOrigin(origin)
-            guard allowedOrigins.contains(normalized) || normalized == "http://" + authority.lowercased() else {
+            guard allowedOrigins.contains(normalized) || normalized == ownScheme + authority.lowercased() else {
                 throw APIError(.forbidden, "originNotAllowed", "requests from the origin '\(origin)' are not allowed (see --allow-origin)")
             }
         }

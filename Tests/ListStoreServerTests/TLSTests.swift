@@ -32,6 +32,11 @@ import Testing
             #expect(answer.status == 0, "\(flag): \(answer)")
             #expect(answer.output.contains("\"name\":\"l\"") && answer.output.hasSuffix("\n\(version) 200"), "\(flag): \(answer.output)")
         }
+        // The server's own origin is its https one.
+        for (origin, status) in [("https://127.0.0.1:\(server.port)", "200"), ("http://127.0.0.1:\(server.port)", "403")] {
+            let answer = try await Self.curl(trusted + ["-H", "Origin: \(origin)", "\(base)/v1/store"])
+            #expect(answer.output.hasSuffix(" \(status)"), "\(origin): \(answer.output)")
+        }
         // A client that does not trust the authority stops at the handshake (curl's 60).
         #expect(try await Self.curl(["\(base)/v1/lists"]).status == 60)
         // Plain HTTP on the TLS port is not answered as HTTP.
