@@ -51,8 +51,9 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
         !literal.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
     }
 
-    /// The value as an `Int64`, when the literal is an integer (see `isInteger`) in range; `-0` gives 0.
-    /// `1.0` and `1e2` give `nil`: no conversion ever rounds.
+    /// The value as an `Int64`, when the number is an integer in range, however it is written:
+    /// `2`, `2.0`, `2e0` and `200e-2` give 2, `-0` gives 0, and `2.5`, `1e-1` or `1e19` give `nil`:
+    /// no conversion ever rounds. (JSON, and JSON Schema's `integer`, do not tell `2` from `2.0`.)
     public var int64Value: Int64? {
         _UTF8Bytes.with(literal) { bytes -> Int64? in
             guard let (negative, magnitude) = JSONNumber.integerMagnitude(bytes) else { return nil }
@@ -64,7 +65,8 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The value as a `UInt64`, when the literal is a non-negative integer in range (`-0` gives 0).
+    /// The value as a `UInt64`, when the number is a non-negative integer in range, however it is
+    /// written (see `int64Value`; `-0` gives 0).
     public var uint64Value: UInt64? {
         _UTF8Bytes.with(literal) { bytes -> UInt64? in
             guard let (negative, magnitude) = JSONNumber.integerMagnitude(bytes) else { return nil }
@@ -72,7 +74,8 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The value as an `Int`, when the literal is an integer in range.
+    /// The value as an `Int`, when the number is an integer in range, however it is written (see
+    /// `int64Value`).
     public var intValue: Int? {
         int64Value.flatMap { Int(exactly: $0) }
     }
@@ -86,22 +89,58 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     /// The literal text.
     public var description: String { literal }
 
-    /// Sign and magnitude of an integer literal, or `nil` when the literal has a fraction, an exponent,
-    /// or does not fit 64 bits.
+    /// Sign and magnitude of the number when its value is an integer that fits 64 bits, whatever its
+    /// fraction and exponent (`12.50e1` is 125); `nil` otherwise. Exact: the digits are shifted by
+    /// the exponent, and any non-zero digit left after the point makes it no integer.
     private static func integerMagnitude(_ bytes: UnsafeBufferPointer<UInt8>) -> (Bool, UInt64)? {
         var i = 0
         let negative = bytes.first == UInt8(ascii: "-")
         if negative { i = 1 }
-        guard i < bytes.count else { return nil }
+        func isDigit(_ i: Int) -> Bool { i < bytes.count && bytes[i] &- UInt8(ascii: "0") < 10 }
+        // The significand's digits (integer part, then fraction), and how many are the fraction's.
+        let integerStart = i
+        while isDigit(i) { i += 1 }
+        let integerEnd = i
+        guard integerEnd > integerStart else { return nil }
+        var fractionStart = i, fractionEnd = i
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            fractionStart = i
+            while isDigit(i) { i += 1 }
+            fractionEnd = i
+        }
+        var exponent = 0
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            var exponentNegative = false
+            if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") {
+                exponentNegative = bytes[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            guard isDigit(i) else { return nil }
+            while isDigit(i) {
+                // Beyond this, only a zero significand is an integer in range (handled below).
+                exponent = min(exponent * 10 + Int(bytes[i] &- UInt8(ascii: "0")), 1 << 20)
+                i += 1
+            }
+            if exponentNegative { exponent = -exponent }
+        }
+        guard i == bytes.count else { return nil }
+        let digits = [(integerStart, integerEnd), (fractionStart, fractionEnd)].flatMap { ($0.0..<$0.1).map { bytes[$0] } }
+        guard digits.contains(where: { $0 != UInt8(ascii: "0") }) else { return (negative, 0) }
+        // The value is digits × 10^shift.
+        let shift = exponent - (fractionEnd - fractionStart)
+        var kept = digits[...]
+        if shift < 0 {
+            guard -shift <= digits.count, digits.suffix(-shift).allSatisfy({ $0 == UInt8(ascii: "0") }) else { return nil }
+            kept = digits.dropLast(-shift)
+        }
         var magnitude: UInt64 = 0
-        while i < bytes.count {
-            let digit = bytes[i] &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
+        for digit in kept.map({ UInt64($0 &- UInt8(ascii: "0")) }) + repeatElement(0, count: max(0, min(shift, 20))) {
             let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = times10.addingReportingOverflow(UInt64(digit))
+            let (sum, o2) = times10.addingReportingOverflow(digit)
             guard !o1 && !o2 else { return nil }
             magnitude = sum
-            i += 1
         }
         return (negative, magnitude)
     }

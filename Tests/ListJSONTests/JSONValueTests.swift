@@ -22,9 +22,38 @@ import Testing
         #expect(try JSONValue(parsing: "-0").int64Value == 0)
         #expect(try JSONValue(parsing: "-0").uint64Value == 0)
         #expect(try JSONValue(parsing: "-0").serialized() == "-0")
-        #expect(try JSONValue(parsing: "1.0").intValue == nil)
-        #expect(try JSONValue(parsing: "1e2").int64Value == nil)
+        // JSON does not tell 2 from 2.0: an integer value is one however it is written; nothing rounds.
+        for (literal, value) in [
+            ("1.0", 1), ("1e2", 100), ("2.50e1", 25), ("200e-2", 2), ("-0.0", 0), ("0e999999999999", 0), ("-3.000", -3),
+            ("9223372036854775807.0", Int64.max), ("-9.223372036854775808e18", Int64.min), ("1E+3", 1000),
+        ] as [(String, Int64)] {
+            #expect(try JSONValue(parsing: literal).int64Value == value, "\(literal)")
+        }
+        for literal in ["1.5", "1e-1", "1e19", "9223372036854775808.0", "1.0000000000000000001", "123e-400", "1e99999999999"] {
+            #expect(try JSONValue(parsing: literal).int64Value == nil, "\(literal)")
+        }
+        #expect(try JSONValue(parsing: "1.0").serialized() == "1.0")
         #expect(JSONValue(-42).intValue == -42)
+    }
+
+    /// Any way of writing an integer reads as that integer; any non-integer as none.
+    @Test func integersReadTheSameHoweverTheyAreWritten() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let n = Int64.random(in: -1_000_000_000_000...1_000_000_000_000, using: &generator)
+            let digits = String(n.magnitude)
+            let sign = n < 0 ? "-" : ""
+            let zeros = String(repeating: "0", count: Int.random(in: 1...4, using: &generator))
+            let point = Int.random(in: 1...digits.count, using: &generator)  // d.ddd × 10^(count − point)
+            let scientific = sign + digits.prefix(point) + "." + digits.dropFirst(point) + "0e" + String(digits.count - point)
+            for literal in [sign + digits, sign + digits + "." + zeros, sign + digits + zeros + "e-" + String(zeros.count), scientific] {
+                #expect(try JSONValue(parsing: literal).int64Value == n, "\(literal)")
+            }
+            if n != 0 {
+                #expect(try JSONValue(parsing: sign + digits + ".5").int64Value == nil)
+                #expect(try JSONValue(parsing: sign + digits + "e-" + String(digits.count + 1)).int64Value == nil)
+            }
+        }
     }
 
     @Test func decimalsSurviveExactly() throws {
