@@ -108,6 +108,8 @@ extension Store {
                     }
                     let changeset = plan.changeset
                     guard !changeset.isEmpty else {
+                        // Nothing is recorded, but a name no list may take is refused all the same.
+                        if head.version == 0 { try Store.validateNewListName(list) }
                         result = CommitResult(
                             list: list, version: head.version, parentVersion: head.version, changed: false,
                             digest: head.digest, stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0,

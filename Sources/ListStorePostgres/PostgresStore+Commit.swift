@@ -92,6 +92,10 @@ extension PostgresStore {
             let (whole, plan) = prepared
             let changeset = plan.changeset
             guard !changeset.isEmpty else {
+                // Nothing is recorded, but a name no list may take is refused all the same.
+                if head.version == 0, let problem = _Names.problem(withNew: list, "list") {
+                    throw StoreError(.invalidListName, problem)
+                }
                 let unchanged = CommitResult(
                     list: list, version: head.version, parentVersion: head.version, changed: false, digest: head.digest,
                     stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0)

@@ -193,7 +193,9 @@ struct JournalRoutes: Sendable {
     /// `Last-Event-ID` a reconnecting client sends) on; a comment every keep-alive interval of silence.
     private func events(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
-        let since = try Self.lastEventID(request) ?? Self.integer(request, "since")
+        // Both are checked, though a reconnecting client's Last-Event-ID wins.
+        let asked = try Self.integer(request, "since")
+        let since = try Self.lastEventID(request) ?? asked
         let slot = try streamSlot()
         let maxBytes = configuration.maxPageBytes
         // Errors before the stream starts get a status: unknown list, a version not retained. The

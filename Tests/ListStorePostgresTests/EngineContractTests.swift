@@ -311,6 +311,10 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
             #expect(await Self.code { _ = try await store.journal(of: "l", after: 5, limit: 10, maxBytes: .max) } == .versionNotFound)
             #expect(await Self.code { _ = try await store.changeset(of: "l", from: 0, to: 9) } == .versionNotFound)
             #expect(await Self.code { _ = try await store.commit([], to: "", expectedVersion: nil, author: nil, message: nil) } == .invalidListName)
+            // An empty snapshot records nothing, but a name no new list may take is refused all the same.
+            for name in ["e\u{301}", "a\u{200B}b", "\u{85}"] {
+                #expect(await Self.code { _ = try await store.commit([], to: name, expectedVersion: nil, author: nil, message: nil) } == .invalidListName, "\(name.unicodeScalars.map(\.value))")
+            }
             #expect(await Self.code { _ = try await store.commit([], to: "l", expectedVersion: 1, author: nil, message: nil) } == .versionConflict)
             #expect(try await store.summary(of: "l").version == 2)
             let identity = try await store.identity()

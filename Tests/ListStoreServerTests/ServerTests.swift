@@ -281,6 +281,21 @@ import Testing
 
     /// A store error that reaches a client (an unknown list, on every route that names one, and in an
     /// event stream) says "the store", never where the store's file is.
+    /// An event stream's `since` is checked even when a reconnecting client's `Last-Event-ID`, which
+    /// wins, is sent.
+    @Test func eventStreamsCheckSinceAlongsideLastEventID() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        for since in ["abc", "-1", "9223372036854775808"] {
+            let answer = try await RawAnswer.exchange(
+                port: server.port, "GET /v1/lists/l/events?since=\(since) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nLast-Event-ID: 0\r\n")
+            #expect(answer.status == 400 && answer.errorCode == "invalidArgument", "since=\(since): \(answer.status)")
+        }
+    }
+
     @Test func errorsDoNotRevealTheStoresPath() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("s.liststore")
