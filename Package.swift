@@ -186,6 +186,9 @@ let package = Package(
                 "ListStoreServer", "ListStoreServerTool", "ListStore", "ListStoreWire", "ListSync", "ListJSON", "ListDiff",
                 "ListDiffTestSupport", "ListStoreTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
     ],

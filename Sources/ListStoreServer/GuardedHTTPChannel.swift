@@ -31,6 +31,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
     let protocols: Protocols
     let connections: ConnectionLimiter
     let headerTimeout: Duration
+    let idleTimeout: Duration
 
     /// Hummingbird's channel with `HeaderTimeoutHandler.Observer` added to its handlers (to each
     /// HTTP/2 stream's, over TLS).
@@ -50,6 +51,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
         }
         self.connections = connections
         self.headerTimeout = headerTimeout
+        self.idleTimeout = idleTimeout
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -66,10 +68,14 @@ struct GuardedHTTPChannel: ServerChildChannel {
         }
         // The slot is given back once the connection is closed.
         channel.closeFuture.whenComplete { _ in withExtendedLifetime(slot) {} }
-        // In front of TLS, if any: a handshake that trickles in counts against the head's time.
-        let timeout = TimeAmount(headerTimeout)
+        // In front of TLS, if any: a handshake that trickles in, or never comes, counts against the
+        // head's time. An HTTP/2 connection without streams is closed a little after the HTTP/2
+        // channel's own idle timeout, which waits for the client to answer its goodbye.
+        let guarding = HeaderTimeoutHandler(
+            timeout: TimeAmount(headerTimeout), armedAtConnect: { if case .tls = protocols { true } else { false } }(),
+            multiplexedIdleTimeout: TimeAmount(idleTimeout + .seconds(5)))
         let guarded = channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(HeaderTimeoutHandler(timeout: timeout))
+            try channel.pipeline.syncOperations.addHandler(guarding)
         }
         switch protocols {
         case .http1(let http1):

@@ -4,11 +4,18 @@ import NIOHTTPTypes
 /// Closes a connection whose request head is not complete within a timeout of its first byte, so a
 /// client that sends its headers a byte every few seconds cannot hold a connection forever.
 ///
-/// It sits in front of the HTTP decoder, where it sees the bytes as they come; its `Observer`,
-/// behind the decoder, tells it (by outbound user events) when a head is complete and when the
-/// connection waits for the next request. The time a request takes to answer — a long poll, an
-/// event stream — is not counted: the timer runs only between the first byte of a request and the
-/// end of its head. A connection that sends nothing at all is the idle timeout's business.
+/// It sits in front of the HTTP decoder (and of TLS, when there is TLS), where it sees the bytes as
+/// they come; its `Observer`, behind the decoder, tells it (by outbound user events) when a head is
+/// complete and when the connection waits for the next request. The time a request takes to answer
+/// — a long poll, an event stream — is not counted: the timer runs only between the first byte of a
+/// request and the end of its head. A plain connection that sends nothing at all is the idle
+/// timeout's business; a TLS connection is timed from its start (`armedAtConnect`), since the idle
+/// timeout is only set up once the handshake has chosen the protocol, so a handshake that never
+/// comes counts as a head that never ends.
+///
+/// Over HTTP/2 a connection carries many requests: once its first stream opens, the head timer
+/// stops for good, and the handler closes the connection when it has had no open stream for
+/// `multiplexedIdleTimeout`, whether or not the client answers the HTTP/2 channel's own goodbye.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -21,18 +28,33 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case headReceived
         /// Every request so far is answered: the next byte starts a new head.
         case awaitingHead
-        /// The connection carries HTTP/2 streams, which share it: from now on only the HTTP/2
-        /// channel's own idle timeout closes it.
-        case multiplexed
+        /// An HTTP/2 stream of the connection opened.
+        case streamOpened
+        /// An HTTP/2 stream of the connection closed.
+        case streamClosed
     }
 
     private let timeout: TimeAmount
+    private let armedAtConnect: Bool
+    private let multiplexedIdleTimeout: TimeAmount
     private var awaitingHead = true
     private var multiplexed = false
+    private var openStreams = 0
     private var timer: Scheduled<Void>?
 
-    init(timeout: TimeAmount) {
+    init(timeout: TimeAmount, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60)) {
         self.timeout = timeout
+        self.armedAtConnect = armedAtConnect
+        self.multiplexedIdleTimeout = multiplexedIdleTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if armedAtConnect, context.channel.isActive { arm(context, timeout) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if armedAtConnect { arm(context, timeout) }
+        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -40,11 +62,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // so the timer is armed only when they leave a head incomplete: a request whose head comes
         // in one read, as nearly all do, costs no timer.
         context.fireChannelRead(data)
-        if awaitingHead, !multiplexed, timer == nil, context.channel.isActive {
-            timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-                context.close(promise: nil)
-            }
-        }
+        if awaitingHead, !multiplexed, context.channel.isActive { arm(context, timeout) }
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
@@ -58,9 +76,13 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             cancelTimer()
         case .awaitingHead:
             awaitingHead = true
-        case .multiplexed:
+        case .streamOpened:
             multiplexed = true
+            openStreams += 1
             cancelTimer()
+        case .streamClosed:
+            openStreams = max(0, openStreams - 1)
+            if openStreams == 0 { arm(context, multiplexedIdleTimeout) }
         }
         promise?.succeed()
     }
@@ -74,13 +96,23 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         cancelTimer()
     }
 
+    /// Closes the connection after `delay`, unless the timer is cancelled first; a timer already
+    /// running is left as it is.
+    private func arm(_ context: ChannelHandlerContext, _ delay: TimeAmount) {
+        guard timer == nil else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+            context.close(promise: nil)
+        }
+    }
+
     private func cancelTimer() {
         timer?.cancel()
         timer = nil
     }
 
     /// Behind the HTTP decoder: reports complete heads and answered requests to the
-    /// `HeaderTimeoutHandler` in front of it. On an HTTP/2 stream it tells the connection, once, that it is multiplexed.
+    /// `HeaderTimeoutHandler` in front of it. On an HTTP/2 stream it tells the connection that a
+    /// stream opened, and when it closes (however it ends).
     final class Observer: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
@@ -88,6 +120,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         typealias OutboundOut = HTTPResponsePart
 
         private var unanswered = 0
+        private var streamReported = false
 
         /// The connection `channel` is a stream of, when it is an HTTP/2 stream: a connection's
         /// parent is the listening channel, which has none, and a stream's is its connection.
@@ -99,7 +132,13 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if case .head = unwrapInboundIn(data) {
                 if let connection = Self.multiplexingConnection(of: context.channel) {
-                    connection.pipeline.triggerUserOutboundEvent(Event.multiplexed, promise: nil)
+                    if !streamReported {
+                        streamReported = true
+                        connection.pipeline.triggerUserOutboundEvent(Event.streamOpened, promise: nil)
+                        context.channel.closeFuture.whenComplete { _ in
+                            connection.pipeline.triggerUserOutboundEvent(Event.streamClosed, promise: nil)
+                        }
+                    }
                     return context.fireChannelRead(data)
                 }
                 unanswered += 1

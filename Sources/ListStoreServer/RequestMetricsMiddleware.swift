@@ -9,7 +9,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
-        let method = request.method.rawValue
+        let method = Self.methodLabel(request.method)
         do {
             var response = try await next(request, context)
             let (status, route, body) = (response.status.code, Self.route(context), response.body)
@@ -24,6 +24,15 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             let status = (error as? any HTTPResponseError)?.status.code ?? 500
             metrics.recordRequest(method: method, route: Self.route(context), status: status, duration: ContinuousClock.now - start)
             throw error
+        }
+    }
+
+    /// The method as a label: one of the methods of HTTP's specification, or `other` (HTTP/2 takes
+    /// any token as a method, and a client must not be able to grow the labels).
+    static func methodLabel(_ method: HTTPRequest.Method) -> String {
+        switch method {
+        case .get, .head, .post, .put, .delete, .patch, .options, .connect, .trace: method.rawValue
+        default: "other"
         }
     }
 

@@ -30,6 +30,8 @@ final class ServerMetrics: Sendable {
     let factory: PrometheusMetricsFactory
     /// The most lists whose gauges a scrape reads and writes.
     static let maxListsShown = 200
+    /// The lists whose gauges the last scrape wrote.
+    private let shownLists = _Locked(Set<String>())
 
     let commitDuration: Metrics.Timer
     let mergeDuration: Metrics.Timer
@@ -94,7 +96,18 @@ final class ServerMetrics: Sendable {
             gauge("liststore_store_size_bytes").record(try await store.sizeInBytes())
             let lists = try await store.lists()
             gauge("liststore_lists").record(lists.count)
-            for summary in lists.sorted(by: { $0.name < $1.name }).prefix(Self.maxListsShown) {
+            let shown = lists.sorted(by: { $0.name < $1.name }).prefix(Self.maxListsShown)
+            // The gauges of lists no longer shown (deleted, or pushed past the first by new names)
+            // go, rather than stay at their last values.
+            let gone = shownLists.withLock { before in
+                defer { before = Set(shown.map(\.name)) }
+                return before.subtracting(shown.map(\.name))
+            }
+            for list in gone {
+                gauge("liststore_list_head_version", [("list", list)]).destroy()
+                gauge("liststore_journal_lag_versions", [("list", list)]).destroy()
+            }
+            for summary in shown {
                 let labels = [("list", summary.name)]
                 gauge("liststore_list_head_version", labels).record(summary.version)
                 let consumers = try await store.consumers(of: summary.name)

@@ -66,4 +66,23 @@ import Testing
         #expect(Self.sample(after, "liststore_waiting_followers") == 0, "\(after)")
         #expect(Self.sample(after, #"liststore_journal_lag_versions{list="inbox"}"#) == 2, "\(after)")
     }
+
+    /// The per-list gauges follow the first lists by name: a list pushed out of them loses its
+    /// gauges rather than keeping its last values.
+    @Test(.timeLimit(.minutes(1))) func perListGaugesFollowTheListsShown() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("m.liststore"))
+        for k in 0..<ServerMetrics.maxListsShown {
+            try await store.commit(linearList(1), to: "b\(1000 + k)")
+        }
+        let server = try await ServerHarness.start(store)
+        defer { Task { await server.stop() } }
+        let last = "b\(1000 + ServerMetrics.maxListsShown - 1)"
+        var text = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+        #expect(Self.sample(text, #"liststore_list_head_version{list="\#(last)"}"#) == 1)
+        try await store.commit(linearList(1), to: "a")
+        text = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+        #expect(Self.sample(text, #"liststore_list_head_version{list="a"}"#) == 1)
+        #expect(!text.contains("list=\"\(last)\""), "\(text.suffix(2000))")
+    }
 }

@@ -1,0 +1,63 @@
+import HTTPTypes
+@testable import ListStoreServer
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// `HeaderTimeoutHandler` on an embedded channel, whose clock the tests move.
+@Suite struct HeaderTimeoutHandlerTests {
+    static func connected(_ handler: HeaderTimeoutHandler) throws -> (EmbeddedChannel, EmbeddedEventLoop) {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(handler: handler, loop: loop)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return (channel, loop)
+    }
+
+    /// A TLS connection that never sends a byte is closed after the header timeout; a plain one is
+    /// left to the idle timeout.
+    @Test func connectionsTimedFromTheirStartAreClosedWhenNothingComes() throws {
+        let (tls, tlsLoop) = try Self.connected(HeaderTimeoutHandler(timeout: .seconds(10), armedAtConnect: true))
+        tlsLoop.advanceTime(by: .seconds(9))
+        #expect(tls.isActive)
+        tlsLoop.advanceTime(by: .seconds(2))
+        #expect(!tls.isActive)
+
+        let (plain, plainLoop) = try Self.connected(HeaderTimeoutHandler(timeout: .seconds(10)))
+        plainLoop.advanceTime(by: .seconds(60))
+        #expect(plain.isActive)
+        _ = try? plain.finish()
+    }
+
+    /// An HTTP/2 connection is closed once it has had no open stream for the idle time, whatever
+    /// its client does; open streams keep it.
+    @Test func multiplexedConnectionsCloseWhenIdleWithoutStreams() throws {
+        let (channel, loop) = try Self.connected(
+            HeaderTimeoutHandler(timeout: .seconds(10), armedAtConnect: true, multiplexedIdleTimeout: .seconds(30)))
+        channel.pipeline.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.streamOpened, promise: nil)
+        channel.pipeline.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.streamOpened, promise: nil)
+        loop.advanceTime(by: .seconds(120))  // two long event streams: neither timer runs
+        #expect(channel.isActive)
+        channel.pipeline.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.streamClosed, promise: nil)
+        loop.advanceTime(by: .seconds(60))
+        #expect(channel.isActive)
+        channel.pipeline.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.streamClosed, promise: nil)
+        loop.advanceTime(by: .seconds(20))
+        // A new stream within the idle time keeps the connection.
+        channel.pipeline.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.streamOpened, promise: nil)
+        loop.advanceTime(by: .seconds(20))
+        #expect(channel.isActive)
+        channel.pipeline.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.streamClosed, promise: nil)
+        loop.advanceTime(by: .seconds(29))
+        #expect(channel.isActive)
+        loop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive)
+    }
+
+    /// Methods outside HTTP's own are one label, so clients cannot grow the metrics.
+    @Test func unknownMethodsShareOneLabel() throws {
+        typealias Middleware = RequestMetricsMiddleware<ServerRequestContext>
+        #expect(Middleware.methodLabel(.get) == "GET")
+        #expect(Middleware.methodLabel(.post) == "POST")
+        #expect(Middleware.methodLabel(try #require(HTTPRequest.Method("BREW"))) == "other")
+    }
+}
