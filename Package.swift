@@ -161,6 +161,9 @@ let package = Package(
             dependencies: [
                 "ListSync", "ListStoreWire", "ListStore", "ListMerge", "ListJSON", "ListDiff", "ListDiffTestSupport",
                 "ListStoreTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         .testTarget(
             name: "ListStoreCLITests",

@@ -205,8 +205,8 @@ public struct HTTPSource: ListSource {
     {
         do {
             if let certificateAuthorities {
-                let client = _TrustingHTTPClient.client(for: certificateAuthorities)
-                let (http, data) = try await _TrustingHTTPClient.run(transfer, request, client: client, deadline: deadline)
+                let (http, data) = try await _TrustingHTTPClient.run(
+                    transfer, request, authorities: certificateAuthorities, deadline: deadline)
                 return (http, [UInt8](data))
             }
             let (http, data) = try await transfer.run(request, in: session, router: router, deadline: deadline)
@@ -260,7 +260,7 @@ public struct HTTPSource: ListSource {
 
     /// What went wrong, for people, and whether trying again may heal it.
     private static func describe(_ error: any Error) -> (String, transient: Bool) {
-        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {  // a handshake's (see _TrustingHTTPClient)
             return ("the TLS handshake failed (is the server's certificate signed by an authority this client trusts?): \(error)", false)
         }
         guard let error = error as? URLError else { return ("\(error)", false) }

@@ -17,23 +17,34 @@ import FoundationNetworking
 /// once nothing has arrived for the request's `timeoutInterval`, redirects followed only within the
 /// origin and at most `maxRedirects` times, and cancellation of the calling task.
 enum _TrustingHTTPClient {
-    /// One client per set of authorities, for the process's life (as HTTPSource's URLSessions):
-    /// connections to a server are reused, and event streams each hold one.
-    private static let clients = _Locked([HTTPSource.CertificateAuthorities: HTTPClient]())
+    /// Two clients per set of authorities, for the process's life (as HTTPSource's two
+    /// URLSessions): one for requests, whose connections to a server are reused (HTTP/2 when the
+    /// server offers it), and one for event streams, each holding an HTTP/1.1 connection of its own
+    /// so that followers never take the streams other requests need (a server allows an HTTP/2
+    /// connection a hundred or so).
+    private static let clients = _Locked([Key: HTTPClient]())
 
-    static func client(for authorities: HTTPSource.CertificateAuthorities) -> HTTPClient {
+    private struct Key: Hashable {
+        var authorities: HTTPSource.CertificateAuthorities
+        var streams: Bool
+    }
+
+    static func client(for authorities: HTTPSource.CertificateAuthorities, streams: Bool) -> HTTPClient {
         clients.withLock { clients in
-            if let client = clients[authorities] { return client }
+            let key = Key(authorities: authorities, streams: streams)
+            if let client = clients[key] { return client }
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(authorities.certificates)
-            var pool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 4096)
+            var pool = HTTPClient.Configuration.ConnectionPool(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: streams ? 4096 : 16)
             // A connection that fails fails its request at once, as URLSession's do: what is worth
             // trying again is the caller's (`RetryPolicy`), and an untrusted certificate is not.
             pool.retryConnectionEstablishment = false
-            let configuration = HTTPClient.Configuration(
+            var configuration = HTTPClient.Configuration(
                 tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)), connectionPool: pool)
+            if streams { configuration.httpVersion = .http1Only }
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            clients[authorities] = client
+            clients[key] = client
             return client
         }
     }
@@ -42,40 +53,60 @@ enum _TrustingHTTPClient {
     /// and its body (empty when it went to the transfer's stream).
     /// - Throws: `_HTTPTransfer.Stop`; `URLError` for what went wrong on the way (as URLSession
     ///   would name it); NIOSSL's error when the handshake fails; `CancellationError`.
-    static func run(_ transfer: _HTTPTransfer, _ request: URLRequest, client: HTTPClient, deadline: Duration?) async throws
-        -> (HTTPURLResponse, Data)
+    static func run(_ transfer: _HTTPTransfer, _ request: URLRequest, authorities: HTTPSource.CertificateAuthorities, deadline: Duration?)
+        async throws -> (HTTPURLResponse, Data)
     {
+        let client = client(for: authorities, streams: transfer.stream != nil)
         let idle = Duration.milliseconds(Int64(request.timeoutInterval * 1000))
         let lastActivity = _Locked(ContinuousClock.now)
         let end = deadline.map { ContinuousClock.now + $0 }
         do {
             return try await withThrowingTaskGroup(of: (HTTPURLResponse, Data).self) { group in
                 group.addTask { try await exchange(transfer, request, client: client, lastActivity: lastActivity) }
-                // The deadline, and the silence that fails a request.
+                // The deadline, and the silence that fails a request: it sleeps until the earlier
+                // of the two, and looks again.
                 group.addTask {
                     while true {
-                        try await Task.sleep(for: .milliseconds(100))
-                        let now = ContinuousClock.now
-                        if let end, now >= end { throw _HTTPTransfer.Stop.deadline }
-                        if now - lastActivity.withLock({ $0 }) > idle { throw URLError(.timedOut) }
+                        let silentUntil = lastActivity.withLock { $0 } + idle
+                        if let end, ContinuousClock.now >= end { throw _HTTPTransfer.Stop.deadline }
+                        if ContinuousClock.now >= silentUntil { throw URLError(.timedOut) }
+                        try await Task.sleep(until: min(silentUntil, end ?? silentUntil) + .milliseconds(1), clock: .continuous)
                     }
                 }
                 defer { group.cancelAll() }
                 return try await group.next()!
             }
-        } catch let error as HTTPClientError {
+        } catch {
+            throw transportError(error)
+        }
+    }
+
+    /// What a failure of AsyncHTTPClient or SwiftNIO is as URLSession would name it, so that
+    /// `HTTPSource` tells lasting failures from transient ones alike on both paths: a refused or
+    /// timed-out connection, a timeout, and any other failure on the way (a reset, a connection
+    /// closed mid-answer, a broken HTTP/2 stream) are transient; a failed TLS handshake or an
+    /// untrusted name is lasting and stays NIOSSL's error; the transfer's own stops, cancellation
+    /// and `URLError`s stay as they are.
+    static func transportError(_ error: any Error) -> any Error {
+        switch error {
+        case is _HTTPTransfer.Stop, is CancellationError, is URLError, is NIOSSLExtraError, is BoringSSLError:
+            return error
+        case let error as NIOSSLError:
+            if case .handshakeFailed = error { return error }
+            return URLError(.networkConnectionLost)
+        case let error as HTTPClientError:
             switch error {
-            case .cancelled: throw CancellationError()
-            case .connectTimeout: throw URLError(.cannotConnectToHost)
-            case .readTimeout, .deadlineExceeded: throw URLError(.timedOut)
-            default: throw URLError(.networkConnectionLost)
+            case .cancelled: return CancellationError()
+            case .connectTimeout: return URLError(.cannotConnectToHost)
+            case .readTimeout, .deadlineExceeded: return URLError(.timedOut)
+            default: return URLError(.networkConnectionLost)
             }
-        } catch is NIOConnectionError {
-            throw URLError(.cannotConnectToHost)
-        } catch let error as IOError where error.errnoCode == ECONNREFUSED {
-            throw URLError(.cannotConnectToHost)
-        } catch ChannelError.connectTimeout {
-            throw URLError(.cannotConnectToHost)
+        case is NIOConnectionError, ChannelError.connectTimeout:
+            return URLError(.cannotConnectToHost)
+        case let error as IOError where error.errnoCode == ECONNREFUSED:
+            return URLError(.cannotConnectToHost)
+        default:
+            return URLError(.networkConnectionLost)
         }
     }
 
@@ -96,9 +127,11 @@ enum _TrustingHTTPClient {
                 let target = URL(string: location, relativeTo: url)?.absoluteURL
                 if let refusal = transfer.refusal(ofRedirectTo: target) { throw refusal }
                 request.url = target
-                if status == 303 {
+                // As browsers and URLSession do: a 303, and a 301 or 302 after a POST, ask with GET.
+                if status == 303 || ([301, 302].contains(status) && request.httpMethod == "POST") {
                     request.httpMethod = "GET"
                     request.httpBody = nil
+                    request.setValue(nil, forHTTPHeaderField: "Content-Type")
                 }
                 continue
             }

@@ -62,6 +62,35 @@ import Testing
         #expect(throws: SyncError.self) { try HTTPSource.CertificateAuthorities(pemFile: certificates.key) }
     }
 
+    /// Event streams hold HTTP/1.1 connections of their own: over one HTTP/2 connection, the
+    /// server's hundred or so streams per connection would be taken by as many followers, and every
+    /// other request would wait.
+    @Test(.timeLimit(.minutes(2))) func manyFollowersOverTLSLeaveRoomForOtherRequests() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try TestCertificates(in: directory)
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
+        let server = try await ServerHarness.start(store, .init(port: 0, keepAliveInterval: .seconds(30), tls: tls))
+        defer { Task { await server.stop() } }
+        var source = try HTTPSource("https://127.0.0.1:\(server.port)")
+        source.certificateAuthorities = try .init(pemFile: certificates.authority)
+        let cursor = Cursor(store: try await store.identity(), list: "l", version: 1)
+        let trusted = source
+        let followers = (0..<120).map { _ in
+            Task {
+                for try await change in trusted.changes(after: cursor) { return change.entry.version }
+                return 0
+            }
+        }
+        defer { for follower in followers { follower.cancel() } }
+        try await LimitTests.waitUntil { server.server.fanout.waitingCount == 120 }
+        #expect(server.server.fanout.waitingCount == 120)
+        #expect(try await source.summary(of: "l").version == 1)
+        try await store.commit(linearList(4), to: "l")
+        for follower in followers { #expect(try await follower.value == 2) }
+    }
+
     @Test(.timeLimit(.minutes(1))) func aServerThatNeverAnswersFailsTheRequestAfterTheIdleTimeout() async throws {
         let directory = try TemporaryDirectory()
         let certificates = try TestCertificates(in: directory)
