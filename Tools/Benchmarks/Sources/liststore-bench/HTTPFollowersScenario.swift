@@ -41,6 +41,9 @@ import Logging
 /// `changedPerCommit` elements, and takes the time as each `commit` returns. Times are
 /// `clock_gettime(CLOCK_MONOTONIC)`; latency = arrival − commit return, over every (follower, commit)
 /// pair. Every follower must have every commit (`missingDeliveries` 0): a missing one is a failure.
+/// Once every follower has every commit and waits again, the scenario reads the server's
+/// `GET /metrics` (details `serverMetrics.…` and `longPollServerMetrics.…`: waiting followers, event
+/// streams at the head, open connections, requests answered, the head version, the store's size).
 /// Then the scenario reads the server's peak resident memory (`VmHWM` of /proc/<pid>/status), closes
 /// the connections, stops the server with SIGTERM (a graceful shutdown) and waits for it.
 ///
@@ -100,6 +103,9 @@ struct HTTPFollowersScenario {
         var peakMemoryMB: Double?
         var errors: Int
         var reconnects: Int
+        /// What the server's `GET /metrics` said once every commit was delivered, the followers
+        /// waiting for the next.
+        var metrics: [String: Double] = [:]
         var p50: Double { latencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(latencies, 50) }
         var p99: Double { latencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(latencies, 99) }
     }
@@ -173,7 +179,10 @@ struct HTTPFollowersScenario {
                     start += Int64(Self.spacingMs) * 1_000_000
                 }
                 try Self.waitFor("every commit at every follower", pool, timeoutSeconds: 30) { $0.seen >= lastVersion }
+                try Self.waitFor("every follower waiting again", pool, timeoutSeconds: 30) { $0.waitingSince >= lastVersion }
             }
+            let metrics = Self.scrapeMetrics(port: server.port)
+            log.progress("\(who): the server's /metrics: " + metrics.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.fixed($0.value, decimals: 0))" }.joined(separator: ", "))
             pool.stop()
             pool.finished.wait()
             let progress = pool.current
@@ -195,7 +204,7 @@ struct HTTPFollowersScenario {
             }
             let side = Side(
                 followers: followers, latencies: latencies, missing: missing, peakMemoryMB: peak,
-                errors: progress.errors, reconnects: progress.reconnects)
+                errors: progress.errors, reconnects: progress.reconnects, metrics: metrics)
             log.progress("\(who): \(latencies.count) deliveries, \(missing) missing; p50 \(Format.fixed(side.p50, decimals: 2)) ms, "
                 + "p99 \(Format.fixed(side.p99, decimals: 2)) ms, max \(Format.fixed(latencies.max() ?? .nan, decimals: 2)) ms; "
                 + "server peak \(peak.map { Format.fixed($0, decimals: 1) } ?? "?") MB")
@@ -236,6 +245,11 @@ struct HTTPFollowersScenario {
             "longPollErrors": .int(longPolls.errors),
             "longPollReconnects": .int(longPolls.reconnects),
         ]
+        // Flat keys (`serverMetrics.waiting_followers`): details cross from the scenario's child
+        // process as single values.
+        for (side, prefix) in [(streams, "serverMetrics"), (longPolls, "longPollServerMetrics")] {
+            for (name, value) in side.metrics { details["\(prefix).\(name)"] = .int(Int(value)) }
+        }
         if let mb = longPolls.peakMemoryMB { details["longPollPeakMemoryMB"] = .number(mb, decimals: 1) }
         if let mb = streams.peakMemoryMB { details["peakMemoryMB"] = .number(mb, decimals: 1) }
         if let mb = baseline.peakMemoryMB { details["baselinePeakMemoryMB"] = .number(mb, decimals: 1) }
@@ -243,6 +257,49 @@ struct HTTPFollowersScenario {
             scenario: name, oursMs: streams.p99, baseline: Self.baselineName, baselineMs: baseline.p99,
             target: Self.target, details: details, oursRuns: "p99 of \(streams.latencies.count)",
             baselineRuns: "p99 of \(baseline.latencies.count)", failures: failures)
+    }
+
+    /// The figures of the server's `GET /metrics` this scenario reports: its waiting followers, its
+    /// event streams at the head, the requests it answered, the list's head version and the store's
+    /// size. Empty when the server does not answer.
+    static func scrapeMetrics(port: Int) -> [String: Double] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return [:] }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return [:] }
+        let request = Array("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { return [:] }
+        var answer = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            answer += buffer[0..<count]
+        }
+        var figures = [String: Double]()
+        for line in String(decoding: answer, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            let name = line[..<space]
+            let metric = name.prefix { $0 != "{" }
+            switch metric {
+            case "liststore_waiting_followers", "liststore_event_streams_at_head", "liststore_store_size_bytes", "liststore_open_connections":
+                figures[String(metric.dropFirst("liststore_".count))] = value
+            case "liststore_list_head_version":
+                figures["head_version"] = value
+            case "liststore_http_requests_total":
+                figures["requests_answered", default: 0] += value
+            default:
+                continue
+            }
+        }
+        return figures
     }
 
     /// Raises the soft open-file limit to the hard one when it is below `wanted`; returns the

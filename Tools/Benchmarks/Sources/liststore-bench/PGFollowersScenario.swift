@@ -172,7 +172,7 @@ struct PGFollowersScenario {
             if missing > 0 { failures.append("\(who): \(missing) deliveries missing") }
             let side = HTTPFollowersScenario.Side(
                 followers: followers, latencies: latencies, missing: missing, peakMemoryMB: peaks.max(), errors: errors,
-                reconnects: reconnects)
+                reconnects: reconnects, metrics: [:])
             log.progress("\(who): \(latencies.count) deliveries, \(missing) missing; p50 \(Format.fixed(side.p50, decimals: 2)) ms, "
                 + "p99 \(Format.fixed(side.p99, decimals: 2)) ms, max \(Format.fixed(latencies.max() ?? .nan, decimals: 2)) ms")
             sides.append(side)
