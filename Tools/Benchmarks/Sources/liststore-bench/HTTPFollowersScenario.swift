@@ -280,6 +280,7 @@ struct HTTPFollowersScenario {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
             if count <= 0 { break }
             answer += buffer[0..<count]
         }
