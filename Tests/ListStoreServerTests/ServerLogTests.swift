@@ -71,6 +71,30 @@ import Testing
         #expect(recorder.metadataSets - setsBefore <= 1, "metadata set \(recorder.metadataSets - setsBefore) times")
     }
 
+    /// Request logs carry no header, so never the token: not for a request that has it right, one
+    /// that has it wrong, or one that fails.
+    @Test(.timeLimit(.minutes(1))) func requestLogsKeepTheTokenOut() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("log.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let recorder = Recorder()
+        var logger = Logger(label: "test.server") { _ in RecordingHandler(recorder: recorder) }
+        logger.logLevel = .trace
+        let token = "t0ken-\(UInt64.random(in: 1...UInt64.max))"
+        let server = try await ServerHarness.start(store, .init(port: 0, token: token), logger: logger)
+        #expect(try await server.request("/v1/lists/l", token: token).status == 200)
+        #expect(try await server.request("/v1/lists/nope", token: token).status == 404)
+        #expect(try await server.request("/v1/lists/l", token: token + "x").status == 401)
+        #expect(try await server.request("/metrics", token: token).status == 200)
+        await server.stop()
+        let events = recorder.events
+        #expect(events.count >= 4)
+        for event in events {
+            let text = "\(event.message) \(event.metadata ?? [:])"
+            #expect(!text.contains(token), "\(text)")
+        }
+    }
+
     @Test func theWrappedLoggerKeepsSwiftLogsMetadataOrderAndLevel() throws {
         let recorder = Recorder()
         let provider = Logger.MetadataProvider { ["k": "provided", "p": "provided"] }
