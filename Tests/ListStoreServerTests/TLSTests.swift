@@ -43,8 +43,9 @@ import Testing
         let plain = try await Self.curl(["-w", "%{http_code}", "http://127.0.0.1:\(server.port)/health"])
         #expect(plain.status != 0 && !plain.output.hasPrefix("200"), "\(plain)")
 
-        // An event stream over HTTP/2 gets a commit made while it waits at the head.
-        let stream = Task { try await Self.curl(trusted + ["--http2", "-N", "--max-time", "4", "\(base)/v1/lists/l/events?since=0"]) }
+        // An event stream over HTTP/2 gets a commit made while it waits at the head. (curl reads
+        // until its --max-time: generous, for a machine running the whole suite.)
+        let stream = Task { try await Self.curl(trusted + ["--http2", "-N", "--max-time", "15", "\(base)/v1/lists/l/events?since=0"]) }
         try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 }
         try await store.commit(linearList(4), to: "l")
         let events = try await stream.value
