@@ -62,11 +62,18 @@ final class HeadWatcher: @unchecked Sendable {
 
     /// Reads the heads at once after a commit the store learns of, and every `pollInterval`,
     /// while anyone waits; wakes the waits they pass.
+    ///
+    /// A commit the store learns of is always read, even when no one waits at that moment: event
+    /// streams handed back to their own tasks (a connection that could not take more) are not
+    /// counted as waiting, and when one follows again the fan-out must already know the head it
+    /// may be behind, since the store tells of each commit only once.
     private func readHeads() async {
+        var readAt: UInt64?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
             let waiting = withState { !$0.waiters.isEmpty } || fanout?.isFollowing == true
-            if waiting, let lists = try? await store.lists() {
+            if waiting || generation != readAt, let lists = try? await store.lists() {
+                readAt = generation
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
                     state.heads = heads
