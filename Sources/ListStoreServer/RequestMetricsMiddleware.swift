@@ -1,9 +1,10 @@
 import Hummingbird
 
 /// Counts every request by method, route and status in `ServerMetrics`, and records how long it
-/// took to answer; an event stream's time is the stream's life (its body is followed to its end;
-/// other answers are recorded as they are handed over, since wrapping their one buffer in a body
-/// that writes it costs a long poll more writes to its connection). It sits outside the middleware
+/// took to answer; a streamed answer's time (an event stream's) is the stream's life (a body of
+/// unknown length is followed to its end; answers of a known length are recorded as they are
+/// handed over, since wrapping their one buffer in a body that writes it costs a long poll more
+/// writes to its connection). It sits outside the middleware
 /// that turns errors into answers, so it sees the status clients see; an error that escapes counts
 /// as what it would be answered with.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -15,7 +16,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             var response = try await next(request, context)
             let (status, route, body) = (response.status.code, Self.route(context), response.body)
-            guard route.hasSuffix("/events"), response.status == .ok else {
+            guard body.contentLength == nil else {
                 metrics.recordRequest(method: method, route: route, status: status, duration: ContinuousClock.now - start)
                 return response
             }

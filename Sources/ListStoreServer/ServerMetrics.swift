@@ -97,11 +97,12 @@ final class ServerMetrics: Sendable {
             let lists = try await store.lists()
             gauge("liststore_lists").record(lists.count)
             let shown = lists.sorted(by: { $0.name < $1.name }).prefix(Self.maxListsShown)
+            let shownNames = Set(shown.map(\.name))
             // The gauges of lists no longer shown (deleted, or pushed past the first by new names)
             // go, rather than stay at their last values.
             let gone = shownLists.withLock { before in
-                defer { before = Set(shown.map(\.name)) }
-                return before.subtracting(shown.map(\.name))
+                defer { before = shownNames }
+                return before.subtracting(shownNames)
             }
             for list in gone {
                 gauge("liststore_list_head_version", [("list", list)]).destroy()
