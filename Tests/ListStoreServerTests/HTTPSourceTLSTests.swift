@@ -95,18 +95,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let certificates = try TestCertificates(in: directory)
         // A port whose connections the kernel accepts and no one reads: the handshake never ends.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = try RawSocket.listening()
         defer { close(fd) }
-        var address = RawSocket.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        #expect(bound == 0 && listen(fd, 16) == 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-        }
-        var source = try HTTPSource("https://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")
+        var source = try HTTPSource("https://127.0.0.1:\(port)")
         source.certificateAuthorities = try .init(pemFile: certificates.authority)
         source.idleTimeout = .seconds(1)
         let start = ContinuousClock.now
