@@ -50,10 +50,11 @@ let package = Package(
             path: "Migrations",
             resources: [
                 .embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql"), .embedInCode("v0003_offline.sql"),
-                .embedInCode("v0004_stored_snapshots.sql"),
+                .embedInCode("v0004_stored_snapshots.sql"), .embedInCode("v0005_push_identity.sql"),
                 // The same store on PostgreSQL (ListStorePostgres): one schema for SQLite's v0001–v0003,
-                // then v0002 as SQLite's v0004.
+                // then v0002 as SQLite's v0004, v0003 as its v0005.
                 .embedInCode("postgres/v0001_postgres_initial.sql"), .embedInCode("postgres/v0002_postgres_stored_snapshots.sql"),
+                .embedInCode("postgres/v0003_postgres_push_identity.sql"),
             ]
         ),
         // Lists persisted in SQLite with a journal of staged changesets.

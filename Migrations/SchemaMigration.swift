@@ -15,6 +15,7 @@ package struct SchemaMigration: Sendable {
         SchemaMigration(version: 2, name: "v0002_sync.sql", bytes: PackageResources.v0002_sync_sql),
         SchemaMigration(version: 3, name: "v0003_offline.sql", bytes: PackageResources.v0003_offline_sql),
         SchemaMigration(version: 4, name: "v0004_stored_snapshots.sql", bytes: PackageResources.v0004_stored_snapshots_sql),
+        SchemaMigration(version: 5, name: "v0005_push_identity.sql", bytes: PackageResources.v0005_push_identity_sql),
     ]
 
     init(version: Int, name: String, bytes: [UInt8]) {

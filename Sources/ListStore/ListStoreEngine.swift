@@ -25,6 +25,15 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Complexity: O(1).
     func identity() async throws -> StoreIdentity
 
+    /// Bumps the epoch and takes a new client id: what an operator does after restoring the store
+    /// from a backup (or failing over to a standby that may have lagged), so that followers resync
+    /// and replicas push again what the store lost (DESIGN §7).
+    /// - Returns: the new identity.
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    @discardableResult
+    func advanceEpoch() async throws -> StoreIdentity
+
     /// Every list with its head version and digest, base version and counts, by name.
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(lists).

@@ -17,12 +17,17 @@ public struct OutboxEntry: Hashable, Sendable {
     public var localVersion: Int
     /// The source version a push was recorded as; `nil` until it is pushed.
     public var pushedVersion: Int?
+    /// The client id the change is pushed under: the store's client id when the change was made,
+    /// or a newer one when the source had recorded this id and sequence number for another change
+    /// (DESIGN §7).
+    public var client: String
 
     /// An outbox entry, as the store describes it.
     public init(
         seq: Int, intents: [Intent], author: String?, message: String?, createdAt: String, localVersion: Int,
-        pushedVersion: Int?
+        pushedVersion: Int?, client: String
     ) {
+        self.client = client
         self.seq = seq
         self.intents = intents
         self.author = author
@@ -30,6 +35,14 @@ public struct OutboxEntry: Hashable, Sendable {
         self.createdAt = createdAt
         self.localVersion = localVersion
         self.pushedVersion = pushedVersion
+    }
+}
+
+extension OutboxEntry {
+    /// The push that sends this change: its client id and sequence number, intents, author and
+    /// message.
+    public var push: Push {
+        Push(id: PushID(client: client, seq: seq), intents: intents, author: author, message: message)
     }
 }
 

@@ -57,13 +57,24 @@ public struct PushAnswer: Hashable, Sendable {
     public var duplicate: Bool
     /// The merge's conflict report.
     public var conflicts: [Conflict]
+    /// The fingerprint of the push the source recorded under this id (`Push.fingerprint`); `nil`
+    /// for a push recorded before sources kept fingerprints. A replica compares it with its own
+    /// change's before it takes the change as the source's (DESIGN §7).
+    public var fingerprint: String?
 
     /// An answer.
-    public init(list: String, version: Int, seq: Int, duplicate: Bool, conflicts: [Conflict]) {
+    public init(list: String, version: Int, seq: Int, duplicate: Bool, conflicts: [Conflict], fingerprint: String? = nil) {
         self.list = list
         self.version = version
         self.seq = seq
         self.duplicate = duplicate
         self.conflicts = conflicts
+        self.fingerprint = fingerprint
+    }
+
+    /// Whether this record is of `push`: the same sequence number, and the same fingerprint (or a
+    /// record without one, made before sources kept them).
+    public func records(_ push: Push) -> Bool {
+        seq == push.id.seq && (fingerprint == nil || fingerprint == push.fingerprint)
     }
 }

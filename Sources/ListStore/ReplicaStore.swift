@@ -75,8 +75,14 @@ public protocol ReplicaStore: ListStoreEngine {
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult
 
-    /// Records that the outbox entry `answer.seq` of `list` was pushed and how the source answered.
-    func _recordPushed(_ answer: PushAnswer, of list: String) async throws
+    /// Records that the outbox entry `answer.seq` of `list`, pushed under `client`, was pushed and
+    /// how the source answered (nothing when the entry moved to another client id meanwhile).
+    func _recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws
+
+    /// Takes a new client id for the store because the source recorded `id` for another change: the
+    /// entries of `list` from `id.seq` on still under `id.client` and not answered move to it, in one
+    /// transaction, as do the store's later local changes. Returns the new id.
+    func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String
 
     /// A number that changes with every commit to this store that this process makes.
     func _localCommitGeneration() -> UInt64

@@ -31,6 +31,20 @@ extension Store {
         try await _StoreQueues.read { try self.identity() }
     }
 
+    /// Bumps the epoch and takes a new client id (see `advanceEpoch()`), off the cooperative thread
+    /// pool.
+    ///
+    /// ```swift
+    /// let restored = try await store.advanceEpoch()    // e.g. 1f0c…/2
+    /// ```
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`; `CancellationError` when the task
+    ///   is cancelled before the write starts.
+    /// - Complexity: O(1).
+    @discardableResult
+    public func advanceEpoch() async throws -> StoreIdentity {
+        try await _offPool(writing: { try self.advanceEpoch() })
+    }
+
     /// The lists of the store, by name, read off the cooperative thread pool.
     ///
     /// ```swift

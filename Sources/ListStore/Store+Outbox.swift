@@ -86,20 +86,44 @@ extension Store {
         }
     }
 
-    /// Records that the outbox entry `seq` of `list` was pushed and how the source answered.
-    package func _recordPushed(_ answer: PushAnswer, of list: String) throws {
+    /// Records that the outbox entry `answer.seq` of `list`, pushed under `client`, was pushed and
+    /// how the source answered (nothing when the entry has moved to another client id meanwhile).
+    package func _recordPushed(_ answer: PushAnswer, client: String, of list: String) throws {
         let pool = try existingPool()
         try Store.mapErrors(path: path) {
             try pool.write { db in
                 let info = try listInfo(db, list: list)
                 try db.execute(
-                    sql: "UPDATE outbox SET pushed_version = ? WHERE list_id = ? AND seq = ?",
-                    arguments: [answer.version, info.id, answer.seq])
+                    sql: "UPDATE outbox SET pushed_version = ? WHERE list_id = ? AND seq = ? AND client_id = ?",
+                    arguments: [answer.version, info.id, answer.seq, client])
                 try db.execute(
                     sql: "UPDATE replica_source SET last_conflicts = ? WHERE list_id = ?",
                     arguments: [answer.conflicts.isEmpty ? nil : Conflict.jsonValue(answer.conflicts).serialized(), info.id])
             }
         }
+    }
+
+    /// Takes a new client id for the store, because a source recorded `id` for a change other than
+    /// this replica's (its file was copied or restored, or a push was forged): the entries of
+    /// `list` from `id.seq` on that are still under `id.client` and were not answered move to the new
+    /// id, in one transaction, and so do the store's later local changes. Entries the source answered
+    /// stay where the source recorded them. Returns the new id.
+    package func _takeNewClientID(for list: String, replacing id: PushID) throws -> String {
+        let pool = try existingPool()
+        let client = UUID().uuidString.lowercased()
+        try Store.mapErrors(path: path) {
+            try pool.write { db in
+                let info = try listInfo(db, list: list)
+                try db.execute(sql: "UPDATE store SET client_id = ? WHERE id = 1 AND client_id = ?", arguments: [client, id.client])
+                try db.execute(
+                    sql: """
+                        UPDATE outbox SET client_id = ?
+                        WHERE list_id = ? AND client_id = ? AND seq >= ? AND pushed_version IS NULL
+                        """,
+                    arguments: [client, info.id, id.client, id.seq])
+            }
+        }
+        return client
     }
 
     /// Commits a pull of a replica list with local changes, in one transaction: `merged` (the
@@ -203,10 +227,13 @@ extension Store {
         let intents = Intent.changes(from: base.sections, to: target)
         try db.execute(
             sql: """
-                INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version, client_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [listID, seq, Intent.jsonValue(intents).serialized(), author, message, _Time.iso8601(Date()), version])
+            arguments: [
+                listID, seq, Intent.jsonValue(intents).serialized(), author, message, _Time.iso8601(Date()), version,
+                try clientIDOfThisFile(db),
+            ])
         try db.execute(sql: "UPDATE replica_source SET next_seq = ? WHERE list_id = ?", arguments: [seq + 1, listID])
         return seq
     }
@@ -215,7 +242,8 @@ extension Store {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT seq, intents, author, message, created_at, local_version, pushed_version
+                SELECT seq, intents, author, message, created_at, local_version, pushed_version,
+                    coalesce(client_id, (SELECT client_id FROM store WHERE id = 1), '')
                 FROM outbox WHERE list_id = ? ORDER BY seq
                 """,
             arguments: [listID]
@@ -230,7 +258,7 @@ extension Store {
             }
             return OutboxEntry(
                 seq: seq, intents: intents, author: row[2], message: row[3], createdAt: row[4], localVersion: row[5],
-                pushedVersion: row[6])
+                pushedVersion: row[6], client: row[7])
         }
     }
 
@@ -241,6 +269,25 @@ extension Store {
         else { return nil }
         return ReplicaSource(
             store: StoreIdentity(uuid: row[0], epoch: row[1]), list: row[2], version: row[3], digest: ListDigest(hex: row[4]))
+    }
+
+    /// The client id of the store, made anew first when the store's file is not the one the id was
+    /// made for: a copy of the file, or the file restored from a backup, is another file (another
+    /// device and inode), and must not push under the id its original goes on pushing under
+    /// (DESIGN §7). Moving or renaming the file keeps it; a file the identity cannot be read of
+    /// keeps the id, and the source's record tells of a reuse instead.
+    func clientIDOfThisFile(_ db: Database) throws -> String {
+        let client = try Self.clientID(db, path: path)
+        guard let file = _FileIdentity.of(path) else { return client }
+        let recorded = try String.fetchOne(db, sql: "SELECT file_identity FROM store WHERE id = 1")
+        if recorded == file { return client }
+        guard recorded != nil else {
+            try db.execute(sql: "UPDATE store SET file_identity = ? WHERE id = 1", arguments: [file])
+            return client
+        }
+        let fresh = UUID().uuidString.lowercased()
+        try db.execute(sql: "UPDATE store SET client_id = ?, file_identity = ? WHERE id = 1", arguments: [fresh, file])
+        return fresh
     }
 
     private static func clientID(_ db: Database, path: String) throws -> String {

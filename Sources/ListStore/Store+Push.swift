@@ -21,26 +21,32 @@ extension Store {
     ///
     /// - Returns: the version holding the change (the head when the merge changed nothing), and the
     ///   conflicts.
+    /// The push's id is checked first by `PushRule`: the same id recorded with other content (see
+    /// `Push.fingerprint`) is refused with `.pushMismatch`, and a sequence number that is not the
+    /// client's next on the list with `.pushOutOfOrder`; neither applies or records anything.
+    ///
     /// - Throws: `StoreError` `.listNotFound`, `.invalidSnapshot` (a change that would make the list
-    ///   invalid, such as content nested too deep), `.pushOutOfOrder` (a sequence number below one
-    ///   the source already merged for that client, never recorded), `.io`, `.damaged`.
+    ///   invalid, such as content nested too deep), `.invalidArgument` (a client id that is empty,
+    ///   longer than 1,024 bytes or holds control characters; a sequence number below 1),
+    ///   `.pushMismatch`, `.pushOutOfOrder`, `.io`, `.damaged`.
     /// - Complexity: O(n + m) for n items and m intents (see `Rebase`), plus the commit's diff.
     public func merge(_ push: Push, into list: String) throws -> PushAnswer {
         _ = try existingPool()
+        let id = push.id
+        if let problem = PushRule.problem(with: id) { throw StoreError(.invalidArgument, problem) }
+        let fingerprint = push.fingerprint
         var answer: PushAnswer?
         _ = try commit(to: list, expectedVersion: nil, author: push.author, message: push.message,
             makeTarget: { _ in [] }, mergingFrom: { db, head in
                 guard head.listID != 0 else { throw StoreError(.listNotFound, "no list named '\(list)' in \(self.path)") }
-                let id = push.id
-                if var recorded = try Self.recordedPushes(db, listID: head.listID, client: id.client, seqs: id.seq...id.seq, list: list).first {
+                let recorded = try Self.recordedPushes(db, listID: head.listID, client: id.client, seqs: id.seq...id.seq, list: list).first
+                let latest = try Self.latestSeq(db, listID: head.listID, client: id.client)
+                let verdict = try PushRule.verdict(
+                    for: push, fingerprint: fingerprint, recorded: (recorded != nil, recorded?.fingerprint), latestSeq: latest)
+                if verdict == .answerFromRecord, var recorded {
                     recorded.duplicate = true
                     answer = recorded
                     return nil
-                }
-                if let latest = try Self.latestSeq(db, listID: head.listID, client: push.id.client), latest > push.id.seq {
-                    throw StoreError(
-                        .pushOutOfOrder,
-                        "push \(push.id.seq) of client \(push.id.client) comes after its push \(latest) and was never recorded")
                 }
                 return Rebase(push.intents, onto: head.sections)
             }
@@ -48,20 +54,24 @@ extension Store {
             guard answer == nil, let conflicts = result.mergeConflicts else { return }
             let report = Conflict.jsonValue(conflicts).serialized()
             try db.execute(
-                sql: "INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [listID, push.id.client, push.id.seq, result.version, report, _Time.iso8601(Date())])
+                sql: """
+                    INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [listID, id.client, id.seq, result.version, report, _Time.iso8601(Date()), fingerprint])
             if result.changed {
                 try db.execute(
                     sql: "UPDATE journal SET push_client = ?, push_seq = ?, conflicts = ? WHERE list_id = ? AND version = ?",
-                    arguments: [push.id.client, push.id.seq, conflicts.isEmpty ? nil : report, listID, result.version])
+                    arguments: [id.client, id.seq, conflicts.isEmpty ? nil : report, listID, result.version])
             }
-            answer = PushAnswer(list: list, version: result.version, seq: push.id.seq, duplicate: false, conflicts: conflicts)
+            answer = PushAnswer(
+                list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
         }
         return answer!
     }
 
     /// The pushes of `client` with a sequence number in `seqs` that `list` recorded, in order, each
-    /// with the version that holds it and its conflicts (`duplicate` is false). At most 1,000 are
+    /// with the version that holds it, its conflicts and its fingerprint (`duplicate` is false). At most 1,000 are
     /// returned; ask again from after the last one for more.
     ///
     /// A replica asks this to tell which of its changes the source holds when it never heard the
@@ -74,6 +84,8 @@ extension Store {
     /// - Complexity: O(log p + k) for p recorded pushes and k returned (plus their reports).
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
         let pool = try existingPool()
+        // A client id no push may carry was never recorded.
+        guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
         return try Store.mapErrors(path: path) {
             try pool.read { db in
                 try Self.recordedPushes(db, listID: try listInfo(db, list: list).id, client: client, seqs: seqs, list: list)
@@ -92,7 +104,7 @@ extension Store {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT seq, version, conflicts FROM push
+                SELECT seq, version, conflicts, fingerprint FROM push
                 WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
                 """,
             arguments: [listID, client, seqs.lowerBound, seqs.upperBound]
@@ -101,7 +113,8 @@ extension Store {
             let report: String = row[2]
             return PushAnswer(
                 list: list, version: row[1], seq: seq, duplicate: false,
-                conflicts: try decodeConflicts(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"))
+                conflicts: try decodeConflicts(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
+                fingerprint: row[3])
         }
     }
 

@@ -114,6 +114,8 @@ extension Store {
                             updated_at = excluded.updated_at
                         """,
                     arguments: [listID, source.store.uuid, source.store.epoch, source.list, source.version, source.digest.hex, now])
+                // The file the client id is made for, from the replica's first pull on.
+                _ = try self.clientIDOfThisFile(db)
             },
             checkFirst: { db, head in
                 // The source's entry applies to the version it follows: another pull of this replica

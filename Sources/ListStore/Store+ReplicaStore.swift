@@ -88,8 +88,12 @@ extension Store: ReplicaStore {
         })
     }
 
-    public func _recordPushed(_ answer: PushAnswer, of list: String) async throws {
-        try await _offPool(writing: { try self._recordPushed(answer, of: list) })
+    public func _recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
+        try await _offPool(writing: { try self._recordPushed(answer, client: client, of: list) })
+    }
+
+    public func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
+        try await _offPool(writing: { try self._takeNewClientID(for: list, replacing: id) })
     }
 
     public func _localCommitGeneration() -> UInt64 {

@@ -37,9 +37,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidEdit = Code("invalidEdit")
         /// An argument is out of range: a negative count, an empty or overlong consumer name.
         public static let invalidArgument = Code("invalidArgument")
-        /// A push's sequence number is below one the source already merged for its client, and was
-        /// never recorded: the replica's outbox and the source disagree (DESIGN §8).
+        /// A push's sequence number is not its client's next on the list: it skips ahead of the
+        /// client's latest recorded push, or is below it and was never recorded. Nothing was applied
+        /// or recorded (DESIGN §7).
         public static let pushOutOfOrder = Code("pushOutOfOrder")
+        /// A push's client id and sequence number were recorded with other content: another replica
+        /// pushed under the same client id (a copied file, a restored backup, a forged push). Nothing
+        /// was applied; the replica takes a new client id and pushes again (DESIGN §7).
+        public static let pushMismatch = Code("pushMismatch")
 
         public var description: String { name }
 
@@ -49,6 +54,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             let known: [Code] = [
                 .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .listNotFound, .versionNotFound,
                 .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument, .pushOutOfOrder,
+                .pushMismatch,
             ]
             guard let code = known.first(where: { $0.name == name }) else { return nil }
             self = code

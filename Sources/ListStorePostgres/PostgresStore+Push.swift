@@ -19,35 +19,37 @@ extension PostgresStore {
     ///
     /// - Returns: the version holding the change (the head when the merge changed nothing), and the
     ///   conflicts.
+    /// The push's id is checked first by the same rule (`PushRule`): the same id recorded with
+    /// other content is refused with `.pushMismatch`, a sequence number that is not the client's
+    /// next with `.pushOutOfOrder`.
+    ///
     /// - Throws: `StoreError` `.listNotFound`, `.invalidSnapshot` (a change that would make the list
-    ///   invalid), `.pushOutOfOrder` (a sequence number below one already merged for that client,
-    ///   never recorded), `.invalidArgument` (a client id, author or message holding U+0000), `.io`,
-    ///   `.damaged`; `CancellationError` when the task is cancelled before the transaction starts.
-    ///   Nothing is written when it throws.
+    ///   invalid), `.invalidArgument` (a client id that is empty, longer than 1,024 bytes or holds
+    ///   control characters, a sequence number below 1, an author or message holding U+0000),
+    ///   `.pushMismatch`, `.pushOutOfOrder`, `.io`, `.damaged`; `CancellationError` when the task is
+    ///   cancelled before the transaction starts. Nothing is written when it throws.
     /// - Complexity: O(n + m) for n items and m intents (see `Rebase`), plus the commit's diff.
     public func merge(_ push: Push, into list: String) async throws -> PushAnswer {
         let id = push.id
-        if id.client.utf8.contains(0) {
-            throw StoreError(.invalidArgument, "a push's client id must not contain U+0000 (PostgreSQL text cannot hold it)")
-        }
+        if let problem = PushRule.problem(with: id) { throw StoreError(.invalidArgument, problem) }
+        let fingerprint = push.fingerprint
         var recorded: PushAnswer?
         var conflicts: [Conflict] = []
         let result = try await commit(
             to: list, expectedVersion: nil, author: push.author, message: push.message,
             makeTarget: { connection, head in
                 guard head.listID != 0 else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
-                if var answer = try await recordedPushes(connection, listID: head.listID, client: id.client, seqs: id.seq...id.seq, list: list).first {
-                    answer.duplicate = true
-                    recorded = answer
-                    return head.sections
-                }
-                let latest = try await connection.query(
+                let record = try await recordedPushes(connection, listID: head.listID, client: id.client, seqs: id.seq...id.seq, list: list).first
+                var latest: Int?
+                let rows = try await connection.query(
                     "SELECT max(seq) FROM push WHERE list_id = \(head.listID) AND client_id = \(id.client)", logger: logger)
-                for try await seq in latest.decode(Int?.self) {
-                    if let seq, seq > id.seq {
-                        throw StoreError(
-                            .pushOutOfOrder, "push \(id.seq) of client \(id.client) comes after its push \(seq) and was never recorded")
-                    }
+                for try await seq in rows.decode(Int?.self) { latest = seq }
+                let verdict = try PushRule.verdict(
+                    for: push, fingerprint: fingerprint, recorded: (record != nil, record?.fingerprint), latestSeq: latest)
+                if verdict == .answerFromRecord, var record {
+                    record.duplicate = true
+                    recorded = record
+                    return head.sections
                 }
                 let rebase = try await _BlockingThreads.shared.run { Rebase(push.intents, onto: head.sections) }
                 conflicts = rebase.conflicts
@@ -58,8 +60,8 @@ extension PostgresStore {
                 let report = ByteBuffer(bytes: Array(Conflict.jsonValue(conflicts).serialized().utf8))
                 try await connection.query(
                     """
-                    INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at)
-                    VALUES (\(listID), \(id.client), \(id.seq), \(result.version), \(report), \(_Time.iso8601(Date())))
+                    INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint)
+                    VALUES (\(listID), \(id.client), \(id.seq), \(result.version), \(report), \(_Time.iso8601(Date())), \(fingerprint))
                     """, logger: self.logger)
                 if result.changed {
                     try await connection.query(
@@ -70,7 +72,8 @@ extension PostgresStore {
                         """, logger: self.logger)
                 }
             })
-        return recorded ?? PushAnswer(list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts)
+        return recorded
+            ?? PushAnswer(list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
     }
 
     /// The pushes of `client` with a sequence number in `seqs` that `list` recorded, in order, each
@@ -94,19 +97,20 @@ extension PostgresStore {
     private func recordedPushes(
         _ connection: PostgresConnection, listID: Int64, client: String, seqs: ClosedRange<Int>, list: String
     ) async throws -> [PushAnswer] {
-        // A client id PostgreSQL text cannot hold was never recorded.
-        guard !client.utf8.contains(0) else { return [] }
+        // A client id no push may carry was never recorded.
+        guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
         let rows = try await connection.query(
             """
-            SELECT seq, version, conflicts FROM push
+            SELECT seq, version, conflicts, fingerprint FROM push
             WHERE list_id = \(listID) AND client_id = \(client) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
             ORDER BY seq LIMIT 1000
             """, logger: logger)
         var answers: [PushAnswer] = []
-        for try await (seq, version, report) in rows.decode((Int, Int, ByteBuffer).self) {
+        for try await (seq, version, report, fingerprint) in rows.decode((Int, Int, ByteBuffer, String?).self) {
             answers.append(PushAnswer(
                 list: list, version: version, seq: seq, duplicate: false,
-                conflicts: try Self.decodeConflicts(report, of: "push \(PushID(client: client, seq: seq)) of list '\(list)'")))
+                conflicts: try Self.decodeConflicts(report, of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
+                fingerprint: fingerprint))
         }
         return answers
     }

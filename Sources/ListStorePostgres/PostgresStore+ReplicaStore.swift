@@ -178,16 +178,33 @@ extension PostgresStore: ReplicaStore {
         }
     }
 
-    public func _recordPushed(_ answer: PushAnswer, of list: String) async throws {
+    public func _recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
         try await transaction(.writing) { connection in
             let info = try await listInfo(connection, list: list, locking: true)
             try await connection.query(
-                "UPDATE outbox SET pushed_version = \(answer.version) WHERE list_id = \(info.id) AND seq = \(answer.seq)",
-                logger: self.logger)
+                """
+                UPDATE outbox SET pushed_version = \(answer.version)
+                WHERE list_id = \(info.id) AND seq = \(answer.seq) AND client_id = \(client)
+                """, logger: self.logger)
             let report = answer.conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(answer.conflicts).serialized())
             try await connection.query(
                 "UPDATE replica_source SET last_conflicts = \(report) WHERE list_id = \(info.id)", logger: self.logger)
         }
+    }
+
+    public func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
+        let client = UUID().uuidString.lowercased()
+        try await transaction(.writing) { connection in
+            let info = try await listInfo(connection, list: list, locking: true)
+            try await connection.query(
+                "UPDATE store SET client_id = \(client) WHERE id = 1 AND client_id = \(id.client)", logger: self.logger)
+            try await connection.query(
+                """
+                UPDATE outbox SET client_id = \(client)
+                WHERE list_id = \(info.id) AND client_id = \(id.client) AND seq >= \(id.seq) AND pushed_version IS NULL
+                """, logger: self.logger)
+        }
+        return client
     }
 
     public func _localCommitGeneration() -> UInt64 {
@@ -296,8 +313,9 @@ extension PostgresStore: ReplicaStore {
         }
         try await connection.query(
             """
-            INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version)
-            VALUES (\(listID), \(queued.seq), \(ByteBuffer(bytes: intents)), \(author), \(message), \(_Time.iso8601(Date())), \(version))
+            INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version, client_id)
+            VALUES (\(listID), \(queued.seq), \(ByteBuffer(bytes: intents)), \(author), \(message), \(_Time.iso8601(Date())), \(version),
+                (SELECT client_id FROM store WHERE id = 1))
             """, logger: self.logger)
         return queued.seq
     }
@@ -314,12 +332,13 @@ extension PostgresStore: ReplicaStore {
     private func outbox(_ connection: PostgresConnection, listID: Int64, list: String) async throws -> [OutboxEntry] {
         let rows = try await connection.query(
             """
-            SELECT seq, intents, author, message, created_at, local_version, pushed_version
+            SELECT seq, intents, author, message, created_at, local_version, pushed_version,
+                coalesce(client_id, (SELECT client_id FROM store WHERE id = 1), '')
             FROM outbox WHERE list_id = \(listID) ORDER BY seq
             """, logger: self.logger)
         var entries: [OutboxEntry] = []
-        for try await (seq, bytes, author, message, createdAt, localVersion, pushedVersion)
-            in rows.decode((Int, ByteBuffer, String?, String?, String, Int, Int?).self)
+        for try await (seq, bytes, author, message, createdAt, localVersion, pushedVersion, client)
+            in rows.decode((Int, ByteBuffer, String?, String?, String, Int, Int?, String).self)
         {
             let intents: [Intent]
             do {
@@ -329,7 +348,7 @@ extension PostgresStore: ReplicaStore {
             }
             entries.append(OutboxEntry(
                 seq: seq, intents: intents, author: author, message: message, createdAt: createdAt, localVersion: localVersion,
-                pushedVersion: pushedVersion))
+                pushedVersion: pushedVersion, client: client))
         }
         return entries
     }

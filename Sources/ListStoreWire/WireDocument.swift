@@ -122,7 +122,9 @@ public enum WireDocument {
         }
     }
 
-    /// A push's answer (DESIGN §8): `{"conflicts":[…],"duplicate","list","schemaVersion":1,"seq","version"}`.
+    /// A push's answer (DESIGN §8): `{"conflicts":[…],"duplicate","fingerprint"?,"list","schemaVersion":1,"seq","version"}`
+    /// (`fingerprint`: the recorded push's, see `Push.fingerprint`; absent for pushes recorded before
+    /// sources kept them).
     /// - Complexity: O(size of the conflicts).
     public static func pushAnswer(_ answer: PushAnswer) -> [UInt8] {
         JSONWriter.object { w in w.pushAnswerMembers(answer, schemaVersion: true) }
@@ -305,7 +307,8 @@ public enum WireDocument {
         }
         return PushAnswer(
             list: try string(object, "list"), version: try int(object, "version"), seq: try int(object, "seq"),
-            duplicate: duplicate, conflicts: try conflicts(object["conflicts"] ?? .array([]), "push answer"))
+            duplicate: duplicate, conflicts: try conflicts(object["conflicts"] ?? .array([]), "push answer"),
+            fingerprint: try optionalString(object, "fingerprint"))
     }
 
     private static func conflicts(_ value: JSONValue, _ what: String) throws -> [Conflict] {
@@ -413,10 +416,11 @@ extension JSONWriter {
         member("version", list.version)
     }
 
-    /// `"conflicts","duplicate","list","schemaVersion"?,"seq","version"`.
+    /// `"conflicts","duplicate","fingerprint"?,"list","schemaVersion"?,"seq","version"`.
     mutating func pushAnswerMembers(_ answer: PushAnswer, schemaVersion: Bool) {
         member("conflicts", Conflict.jsonValue(answer.conflicts))
         member("duplicate", answer.duplicate)
+        if let fingerprint = answer.fingerprint { member("fingerprint", fingerprint) }
         member("list", answer.list)
         if schemaVersion { self.schemaVersion() }
         member("seq", answer.seq)

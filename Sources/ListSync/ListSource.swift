@@ -72,8 +72,11 @@ extension ListSource {
         Cursor(store: try await identity(), list: list, version: 0)
     }
 
-    /// Checks that `cursor` can be followed in this source; returns why not.
-    func resyncReason(for cursor: Cursor, identity: StoreIdentity) async throws -> (ResyncReason, String)? {
+    /// Checks that `cursor` can be followed in this source; returns why not. With `digest` (what the
+    /// follower holds at the cursor's version), a source whose head is that version must have that
+    /// digest too: a source restored from a backup (or failed over to a standby that lagged) may be
+    /// at the same version with other content.
+    func resyncReason(for cursor: Cursor, identity: StoreIdentity, digest: ListDigest? = nil) async throws -> (ResyncReason, String)? {
         if cursor.store.uuid != identity.uuid {
             return (.differentStore, "the cursor is of store \(cursor.store.uuid), the source is \(identity.uuid)")
         }
@@ -86,6 +89,12 @@ extension ListSource {
         }
         if cursor.version > summary.version {
             return (.aheadOfSource, "version \(cursor.version) of '\(cursor.list)' is newer than the head (\(summary.version))")
+        }
+        if let digest, cursor.version == summary.version, digest != summary.digest {
+            return (
+                .digestMismatch,
+                "version \(cursor.version) of '\(cursor.list)' has digest \(summary.digest.hex) at the source, not \(digest.hex): the source's history changed (restored from a backup?)"
+            )
         }
         return nil
     }

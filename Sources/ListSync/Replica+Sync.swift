@@ -22,11 +22,18 @@ extension Replica {
     }
 
     /// Sends the replica's local changes that were not pushed yet to its source, oldest first, each
-    /// with the replica's client id and its sequence number (DESIGN §8). The source merges each
-    /// change onto its head and records its id in the same transaction; an answer lost on the way
-    /// leaves the change unmarked here, and the next push sends it again and gets the recorded answer
-    /// (`duplicates`), so every change is applied exactly once. The changes stay in the outbox until a
-    /// pull confirms them.
+    /// with its client id and its sequence number (DESIGN §8). The source merges each change onto
+    /// its head and records its id and fingerprint in the same transaction; an answer lost on the
+    /// way leaves the change unmarked here, and the next push sends it again and gets the recorded
+    /// answer (`duplicates`), so every change is applied exactly once. The changes stay in the
+    /// outbox until a pull finds them in the source's record.
+    ///
+    /// A replica pushes only to its own source: the store its last pull came from (by UUID; a new
+    /// epoch of it is still its source), and the list it follows. When the source has recorded a
+    /// change's id for another change (`.pushMismatch`: the replica's file was copied or restored
+    /// from a backup, or someone forged a push under its id) or refuses its sequence number
+    /// (`.pushOutOfOrder`), the replica takes a new client id for the changes the source has not
+    /// answered and pushes them again under it (`clientIDsTaken`), losing and doubling nothing.
     ///
     /// ```swift
     /// try await replica.store.edit("inbox", expectedVersion: nil, author: nil, message: nil) { try $0.append(ListItem(id: "m9"), toSection: ExactString("new")) }   // pending
@@ -34,30 +41,45 @@ extension Replica {
     /// pushed.conflicts      // what the source could not honour as written
     /// ```
     ///
-    /// - Throws: `SyncError.transport` (the rest stays pending), `StoreError` of either store
-    ///   (`.pushOutOfOrder` when the source's record and the outbox disagree).
+    /// - Throws: `SyncError.refused` (a source that is not the replica's; nothing is sent),
+    ///   `SyncError.transport` (the rest stays pending), `StoreError` of either store
+    ///   (`.pushMismatch` or `.pushOutOfOrder` when a new client id did not help three times over).
     /// - Complexity: per change, the source's merge: O(n + m) for n items and m intents.
     @discardableResult
     public func push(to source: some ListSource, options: PullOptions = PullOptions()) async throws -> PushResult {
         var result = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
         guard let position = try await position() else { return result }
-        let (client, outbox) = (try await store.clientID(), try await store.outbox(of: list))
         let sourceList = options.sourceList ?? position.list
-        for entry in outbox where entry.pushedVersion == nil {
-            let push = Push(
-                id: PushID(client: client, seq: entry.seq), intents: entry.intents, author: entry.author,
-                message: entry.message)
-            let answer = try await source.push(push, to: sourceList)
-            try await store._recordPushed(answer, of: list)
-            if answer.duplicate { result.duplicates += 1 } else { result.pushed += 1 }
-            result.version = answer.version
-            result.conflicts += answer.conflicts
+        try await checkIsSource(source, of: position, sourceList: sourceList)
+        var newClientIDs = 0
+        pushing: while true {
+            for entry in try await store.outbox(of: list) where entry.pushedVersion == nil {
+                let push = entry.push
+                let answer: PushAnswer
+                do {
+                    answer = try await source.push(push, to: sourceList)
+                } catch let error as StoreError where error.code == .pushMismatch || error.code == .pushOutOfOrder {
+                    // The source recorded this id for another change, or the client's numbering
+                    // there is not this replica's: the unanswered changes go on under a new id.
+                    guard newClientIDs < 3 else { throw error }
+                    newClientIDs += 1
+                    _ = try await store._takeNewClientID(for: list, replacing: push.id)
+                    result.clientIDsTaken += 1
+                    continue pushing
+                }
+                try await store._recordPushed(answer, client: push.id.client, of: list)
+                if answer.duplicate { result.duplicates += 1 } else { result.pushed += 1 }
+                result.version = answer.version
+                result.conflicts += answer.conflicts
+            }
+            return result
         }
-        return result
     }
 
     /// Pushes the local changes, then pulls (DESIGN §8): afterwards the replica holds the source's
-    /// head with whatever local changes landed meanwhile on top.
+    /// head with whatever local changes landed meanwhile on top. When the pull finds changes the
+    /// source no longer holds a record of (a source restored from a backup), or changes land
+    /// meanwhile, it pushes and pulls once more.
     ///
     /// ```swift
     /// let result = try await replica.sync(with: HTTPSource("http://server:8080"))
@@ -66,9 +88,34 @@ extension Replica {
     /// - Throws: what `push(to:options:)` and `pull(from:options:)` throw.
     @discardableResult
     public func sync(with source: some ListSource, options: PullOptions = PullOptions()) async throws -> SyncResult {
-        let push = try await push(to: source, options: options)
-        let pull = try await pull(from: source, options: options)
+        var push = try await push(to: source, options: options)
+        var pull = try await pull(from: source, options: options)
+        if pull.pending > 0, let status = try await status(), status.pending > 0 {
+            let again = try await self.push(to: source, options: options)
+            push.pushed += again.pushed
+            push.duplicates += again.duplicates
+            push.clientIDsTaken += again.clientIDsTaken
+            push.version = again.version ?? push.version
+            push.conflicts += again.conflicts
+            let confirmed = pull.confirmedChanges
+            pull = try await self.pull(from: source, options: options)
+            pull.confirmedChanges += confirmed
+        }
         return SyncResult(push: push, pull: pull)
+    }
+
+    /// Throws `SyncError.refused` unless `source` is the store the replica follows (by UUID: a new
+    /// epoch of it is still its source) and `sourceList` the list it follows.
+    func checkIsSource(_ source: some ListSource, of position: ReplicaSource, sourceList: String) async throws {
+        let identity = try await source.identity()
+        guard identity.uuid == position.store.uuid else {
+            throw SyncError.refused(
+                "the source is store \(identity.uuid), but list '\(list)' is a replica of store \(position.store.uuid): a replica pushes only to its own source")
+        }
+        guard sourceList == position.list else {
+            throw SyncError.refused(
+                "list '\(list)' is a replica of list '\(position.list)', not '\(sourceList)': a replica pushes only to its own source")
+        }
     }
 
     // MARK: - Pulling with local changes
@@ -101,19 +148,24 @@ extension Replica {
                 result.resynced = true
                 result.reason = reason
             }
-            // Which changes the source holds: those whose push was answered (by this store and
-            // epoch) and, for the rest, the source's record of them (an answer lost on the way, or a
-            // source that is another store now), with their conflicts.
-            let trusted = position.store == state.position.store
+            // Which changes the source holds: those its record of pushes names, with this replica's
+            // content (a record of the same id with other content is another replica's change: a
+            // copied or restored replica's). The record is asked every time, not taken from the
+            // answers this replica heard: a source restored from a backup has lost what it
+            // answered then, and those changes are pushed again.
             var recorded: [Int: Int] = [:]
-            for entry in state.outbox { if trusted, let version = entry.pushedVersion { recorded[entry.seq] = version } }
-            let unanswered = state.outbox.map(\.seq).filter { recorded[$0] == nil }
-            if var from = unanswered.first, let last = unanswered.last {
+            for (client, seqs) in Self.seqsByClient(state.outbox) {
+                var from = seqs.first!
+                let last = seqs.last!
+                let mine = Dictionary(uniqueKeysWithValues: state.outbox.filter { $0.client == client }.map { ($0.seq, $0.push) })
                 while from <= last {
-                    let page = try await source.pushes(from: state.clientID, to: sourceList, seqs: from...last)
+                    let page = try await source.pushes(from: client, to: sourceList, seqs: from...last)
                     for answer in page {
+                        guard let push = mine[answer.seq], answer.records(push) else { continue }
                         recorded[answer.seq] = answer.version
-                        result.conflicts += answer.conflicts
+                        if state.outbox.first(where: { $0.seq == answer.seq })?.pushedVersion == nil {
+                            result.conflicts += answer.conflicts  // an answer this replica did not hear
+                        }
                     }
                     guard let next = page.last?.seq, page.count >= 1000 else { break }
                     from = next + 1
@@ -156,6 +208,17 @@ extension Replica {
         }
     }
 
+    /// The sequence numbers of `outbox`'s entries by client id, each ascending.
+    static func seqsByClient(_ outbox: [OutboxEntry]) -> [(client: String, seqs: [Int])] {
+        var order: [String] = []
+        var seqs: [String: [Int]] = [:]
+        for entry in outbox {
+            if seqs[entry.client] == nil { order.append(entry.client) }
+            seqs[entry.client, default: []].append(entry.seq)
+        }
+        return order.map { ($0, seqs[$0]!) }
+    }
+
     /// Applies the source's journal after `position` to `confirmed`, checking each version's digest.
     private func advance(
         _ confirmed: inout [ListSection], _ position: inout ReplicaSource, applied: inout Int,
@@ -193,6 +256,9 @@ public struct ReplicaPushResult: Sendable, Hashable {
     public var version: Int?
     /// The conflicts of the changes pushed, in order.
     public var conflicts: [Conflict]
+    /// How many times the replica took a new client id because the source had recorded its id for
+    /// another change (a copied or restored replica, a forged push); the changes went on under it.
+    public var clientIDsTaken = 0
 }
 
 /// What a sync did: its push, then its pull (`Replica.SyncResult`).

@@ -63,8 +63,12 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// against the source's head and applies that one minimal staged changeset, so a UI following the
     /// replica animates the difference instead of reloading.
     ///
+    /// A pull never replaces a list's own history without being told: a list that is not a replica
+    /// but has versions, or a replica of another store, is refused (`SyncError.refused`) unless
+    /// `options.replacing`.
+    ///
     /// - Throws: `SyncError.resyncRequired` (with `resyncByDiff` off), `SyncError.diverged` when even
-    ///   the resync does not reproduce the source's digest, `StoreError` of either store
+    ///   the resync does not reproduce the source's digest, `SyncError.refused`, `StoreError` of either store
     ///   (`.invalidArgument` when the source is the replica's own store),
     ///   `SyncError.transport` of a network source.
     /// - Complexity: per applied commit, O(n) for a list of n items plus its changed rows.
@@ -75,6 +79,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         try await refuseOwnStore(identity)
         // The position and the head, read together (another pull may be moving both).
         let current = try await store._replicaHead(of: list)
+        try refuseReplacing(current, with: identity, sourceList: sourceList, replacing: options.replacing)
         if let current, current.hasLocalChanges {
             // Local changes: they are rebased onto the source's new head (DESIGN §8).
             let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
@@ -329,6 +334,23 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         }
     }
 
+    /// Throws `SyncError.refused` when the pull would replace what the list holds with another
+    /// store's list without `replacing`: a list with a history of its own that is not a replica
+    /// (perhaps the source and the replica were swapped on a command line), or a replica of another
+    /// store.
+    private func refuseReplacing(_ current: _ReplicaHead?, with identity: StoreIdentity, sourceList: String, replacing: Bool) throws {
+        guard !replacing, let current else { return }
+        if let position = current.position {
+            if position.store.uuid != identity.uuid {
+                throw SyncError.refused(
+                    "list '\(list)' of \(store.location) is a replica of store \(position.store.uuid), not of \(identity.uuid): following another source needs 'replacing' (--replace)")
+            }
+        } else if current.holdsData || current.version > 0 {
+            throw SyncError.refused(
+                "list '\(list)' of \(store.location) has a history of its own (version \(current.version)) and is not a replica: pulling would replace it with the source's; turning it into a replica needs 'replacing' (--replace)")
+        }
+    }
+
     /// Throws `.invalidArgument` when the source is the replica's own store (however it was
     /// reached: a second handle, another URL of the same database, a server over it).
     private func refuseOwnStore(_ source: StoreIdentity) async throws {
@@ -352,7 +374,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             throw SyncError.resyncRequired(.differentStore, message: "the replica follows list '\(position.list)', not '\(sourceList)'")
         }
         let cursor = Cursor(store: position.store, list: sourceList, version: position.version)
-        if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity) {
+        if let (reason, message) = try await source.resyncReason(for: cursor, identity: identity, digest: position.digest) {
             throw SyncError.resyncRequired(reason, message: message)
         }
     }
@@ -426,13 +448,22 @@ public struct ReplicaPullOptions: Sendable {
     public var consumer: String?
     /// Journal entries read per request.
     public var pageSize = 100
+    /// Let a pull turn a list with a history of its own into a replica of the source, or point a
+    /// replica of another store at this one (it resyncs by diff; local changes pending in its outbox
+    /// are kept and go to the new source). Off by default: such a pull is refused
+    /// (`SyncError.refused`) and changes nothing, so that swapping the source and the replica by
+    /// mistake never replaces a store's own history.
+    public var replacing = false
 
     /// The defaults.
-    public init(sourceList: String? = nil, catchUp: Bool = false, resyncByDiff: Bool = true, consumer: String? = nil) {
+    public init(
+        sourceList: String? = nil, catchUp: Bool = false, resyncByDiff: Bool = true, consumer: String? = nil, replacing: Bool = false
+    ) {
         self.sourceList = sourceList
         self.catchUp = catchUp
         self.resyncByDiff = resyncByDiff
         self.consumer = consumer
+        self.replacing = replacing
     }
 }
 

@@ -23,9 +23,10 @@ public enum ReplicaDocument {
         JSONWriter.object { w in w.pullMembers(result, schemaVersion: true) }
     }
 
-    /// What `push --json` prints: `{"conflicts":[…],"duplicates","list","pushed","schemaVersion":1,
-    /// "version"}`; `version` (the source version holding the last change pushed) is null when there
-    /// was nothing to push.
+    /// What `push --json` prints: `{"conflicts":[…],"duplicates","list","newClientIDs","pushed",
+    /// "schemaVersion":1,"version"}`; `version` (the source version holding the last change pushed)
+    /// is null when there was nothing to push; `newClientIDs` counts the new client ids the replica
+    /// took because its id was in use by another replica.
     ///
     /// ```swift
     /// let line = ReplicaDocument.pushResult(try await replica.push(to: source))
@@ -112,6 +113,7 @@ extension JSONWriter {
         member("conflicts", Conflict.jsonValue(result.conflicts))
         member("duplicates", result.duplicates)
         member("list", result.list)
+        member("newClientIDs", result.clientIDsTaken)
         member("pushed", result.pushed)
         if schemaVersion { self.schemaVersion() }
         member("version", result.version.map { JSONValue($0) } ?? .null)

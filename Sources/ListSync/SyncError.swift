@@ -34,6 +34,12 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case transport(String, transient: Bool = false)
     /// The source refused the credentials (a network source answering 401).
     case unauthorized(String)
+    /// Refused because it would lose or misdirect data, and nothing was changed: a push or sync to
+    /// a store that is not the replica's source, a pull that would turn a list with a history of
+    /// its own (or a replica of another store) into a replica of this source without
+    /// `ReplicaPullOptions.replacing`, a pull that would make a store follow itself through a
+    /// cycle (DESIGN §7).
+    case refused(String)
 
     /// One line for people.
     public var description: String {
@@ -41,7 +47,7 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .resyncRequired(let reason, let message): "resync required (\(reason)): \(message)"
         case .diverged(let version, let expected, let actual):
             "diverged at source version \(version): expected digest \(expected.hex), got \(actual.hex)"
-        case .transport(let message, _), .unauthorized(let message): message
+        case .transport(let message, _), .unauthorized(let message), .refused(let message): message
         }
     }
 
@@ -56,7 +62,7 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .resyncRequired(let reason, _): reason
         case .diverged: .digestMismatch
-        case .transport, .unauthorized: nil
+        case .transport, .unauthorized, .refused: nil
         }
     }
 }

@@ -71,7 +71,7 @@ import Testing
         #expect(try await replicaStore.snapshot(of: "l", at: nil).sections == head.sections)
 
         // A restored source (a new epoch): the journal cannot be trusted, the replica resyncs by diff.
-        try source.advanceEpoch()
+        try await source.advanceEpoch()
         try await commitToSource(3)
         let resynced = try await replica.pull(from: LocalSource(source))
         head = try await source.snapshot(of: "l")

@@ -25,6 +25,8 @@ final class CountingEngine: ListStoreEngine {
     /// When set, `identity()` fails as a store that does not answer.
     let identityFails = _Locked(false)
 
+    func advanceEpoch() async throws -> StoreIdentity { try await store.advanceEpoch() }
+
     func identity() async throws -> StoreIdentity {
         identities.withLock { $0 += 1 }
         if identityFails.withLock({ $0 }) { throw StoreError(.io, "the database does not answer") }

@@ -40,16 +40,29 @@ import Testing
 
         let push = try Self.push(seq: 1, Self.insert("x", after: "e0", before: "e1"), author: "ana")
         let answer = try await source.push(push, to: "l")
-        #expect(answer == PushAnswer(list: "l", version: 2, seq: 1, duplicate: false, conflicts: []))
+        #expect(answer == PushAnswer(list: "l", version: 2, seq: 1, duplicate: false, conflicts: [], fingerprint: push.fingerprint))
         #expect(try Self.ids(store) == ["e0", "x", "e1", "e2"])
         let entry = try #require(try await store.journal(of: "l", after: 1).entries.first)
         #expect(entry.pushID == PushID(client: "c1", seq: 1) && entry.author == "ana")
 
         // The answer was lost, say: the same push again is answered from the record, applied once.
         let again = try await source.push(push, to: "l")
-        #expect(again == PushAnswer(list: "l", version: 2, seq: 1, duplicate: true, conflicts: []))
+        #expect(again == PushAnswer(list: "l", version: 2, seq: 1, duplicate: true, conflicts: [], fingerprint: push.fingerprint))
         #expect(try await store.journal(of: "l", after: 0).entries.map(\.version) == [1, 2])
         #expect(try Self.ids(store) == ["e0", "x", "e1", "e2"])
+
+        // The same id with other content (another replica under this client id) is refused with 409
+        // pushMismatch and applies nothing; so is a sequence number that skips ahead.
+        for (seq, intent) in [(1, Self.insert("y", after: "e0", before: "e1")), (3, Self.insert("z", after: "e0", before: "e1"))] {
+            let other = try Self.push(seq: seq, intent, author: "ana")
+            let refused = await #expect(throws: StoreError.self) { try await source.push(other, to: "l") }
+            #expect(refused?.code == (seq == 1 ? .pushMismatch : .pushOutOfOrder))
+            let raw = try await server.request(
+                "/v1/lists/l/pushes", method: "POST", body: String(decoding: WireDocument.push(other), as: UTF8.self), token: "s3cret")
+            #expect(raw.status == 409)
+            #expect(try WireDocument.decodeError(raw.body).code == (seq == 1 ? "pushMismatch" : "pushOutOfOrder"))
+        }
+        #expect(try await store.journal(of: "l", after: 0).entries.map(\.version) == [1, 2])
 
         // A clash with a commit made meanwhile: mine's content wins and the answer reports it, the
         // journal entry too (as the server sends it).
@@ -63,8 +76,9 @@ import Testing
         #expect(journal.entries.first?.pushID == PushID(client: "c1", seq: 2) && journal.entries.first?.conflicts == clash.conflicts)
 
         // The source's record of a client's pushes, for the answers a replica never heard.
-        let first = PushAnswer(list: "l", version: 2, seq: 1, duplicate: false, conflicts: [])
-        let second = PushAnswer(list: "l", version: 4, seq: 2, duplicate: false, conflicts: clash.conflicts)
+        let first = PushAnswer(list: "l", version: 2, seq: 1, duplicate: false, conflicts: [], fingerprint: push.fingerprint)
+        let second = PushAnswer(
+            list: "l", version: 4, seq: 2, duplicate: false, conflicts: clash.conflicts, fingerprint: try Self.push(seq: 2, update).fingerprint)
         #expect(try await source.pushes(from: "c1", to: "l", seqs: 1...9) == [first, second])
         #expect(try await source.pushes(from: "c1", to: "l", seqs: 2...2) == [second])
         #expect(try await source.pushes(from: "someone else", to: "l", seqs: 1...9) == [])

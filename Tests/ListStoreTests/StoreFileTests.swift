@@ -105,7 +105,7 @@ import Testing
             try db.execute(sql: """
                 DROP TABLE stored_snapshot; ALTER TABLE list DROP COLUMN snapshot_version;
                 ALTER TABLE list DROP COLUMN bytes_since_snapshot;
-                DROP TABLE outbox; DROP TABLE push; ALTER TABLE store DROP COLUMN client_id;
+                DROP TABLE outbox; DROP TABLE push; ALTER TABLE store DROP COLUMN client_id; ALTER TABLE store DROP COLUMN file_identity;
                 ALTER TABLE journal DROP COLUMN push_client; ALTER TABLE journal DROP COLUMN push_seq;
                 ALTER TABLE journal DROP COLUMN conflicts;
                 DROP TABLE consumer; DROP TABLE replica_source;

@@ -69,7 +69,7 @@ import Testing
         #expect(await reason(Cursor(store: identity, list: "l", version: 9)) == .aheadOfSource)
         try await store.prune("l", .keepLast(2))
         #expect(await reason(Cursor(store: identity, list: "l", version: 1)) == .pruned)
-        let next = try store.advanceEpoch()
+        let next = try await store.advanceEpoch()
         #expect(next.epoch == identity.epoch + 1 && next.uuid == identity.uuid)
         #expect(await reason(Cursor(store: identity, list: "l", version: 4)) == .epochChanged)
     }

@@ -179,19 +179,23 @@ import Testing
         #expect(result.resynced && result.reason == .pruned && result.version == 7)
 
         // The source was restored (new epoch), or replaced by another store.
-        try source.advanceEpoch()
+        try await source.advanceEpoch()
         result = try await replica.pull(from: LocalSource(source))
         #expect(result.resynced && result.reason == .epochChanged)
+        // Another store is followed only when the pull is told to (replacing).
         let other = try Store(path: directory.file("other.liststore"))
         try await other.commit(linearList(2, prefix: "x"), to: "l")
-        result = try await replica.pull(from: LocalSource(other))
+        await #expect(throws: SyncError.self) { try await replica.pull(from: LocalSource(other)) }
+        result = try await replica.pull(from: LocalSource(other), options: ReplicaPullOptions(replacing: true))
         #expect(result.resynced && result.reason == .differentStore)
         #expect(try await replica.store.snapshot(of: "l").sections == linearList(2, prefix: "x"))
 
-        // A list that already held data.
+        // A list that already held data becomes a replica only when the pull is told to (replacing).
         let plain = try Store(path: directory.file("plain.liststore"))
         try await plain.commit(linearList(3), to: "l")
-        result = try await Replica(store: plain, list: "l").pull(from: LocalSource(source))
+        await #expect(throws: SyncError.self) { try await Replica(store: plain, list: "l").pull(from: LocalSource(source)) }
+        #expect(try await plain.replicaSource(of: "l") == nil)
+        result = try await Replica(store: plain, list: "l").pull(from: LocalSource(source), options: ReplicaPullOptions(replacing: true))
         #expect(result.resynced && result.reason == .noCursor)
         #expect(try await plain.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
     }

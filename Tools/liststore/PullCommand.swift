@@ -26,6 +26,12 @@ struct PullCommand: ParsableCommand {
             origin fails the pull (exit 74). A URL with a user name or password, a query or a \
             fragment is refused (exit 64): give the token with --token.
 
+            A pull never replaces a list's own history without being told: when the replica list \
+            exists but is not a replica (it has versions of its own: perhaps --db and --replica \
+            were swapped) or is a replica of another store, the pull is refused (exit 65) and \
+            changes nothing. --replace makes it a replica of this source: it resyncs by diff, and \
+            local changes still pending go to the new source.
+
             --as NAME registers NAME as a consumer of the list on the source (unless it already is) \
             and acknowledges each pull, so that 'prune' keeps what the replica has not applied yet. \
             --catch-up applies one minimal changeset to the head instead of each commit.
@@ -58,6 +64,9 @@ struct PullCommand: ParsableCommand {
 
     @OptionGroup var options: ReplicaOptions
 
+    @Flag(name: .long, help: "Let the pull turn a list with a history of its own, or a replica of another store, into a replica of this source.")
+    var replace = false
+
     @Option(name: .customLong("as"), help: ArgumentHelp("Register and acknowledge this consumer name on the source.", valueName: "name"))
     var consumer: String?
 
@@ -85,7 +94,7 @@ struct PullCommand: ParsableCommand {
 
     /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
     private func pull(from source: ReplicaOptions.Source, into replicaStore: some ReplicaStore) throws {
-        let pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer)
+        let pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer, replacing: replace)
         let target = Replica(store: replicaStore, list: options.list.list)
         let (json, follow, catchUp, name) = (json, follow, catchUp, options.replicaName)
         let report: @Sendable (ReplicaPullResult) -> Void = { result in

@@ -23,15 +23,25 @@ struct PushCommand: ParsableCommand {
 
             The source is given as for 'pull' (--db, or --from with --token and --max-answer-mib) \
             and checked first. The replica must exist and the list be a replica (made by 'pull'). \
-            A server that cannot be reached or breaks off leaves the unanswered changes pending \
-            (exit 74); the next push sends them. A source whose record and the outbox disagree (a \
-            change older than one it merged and never recorded: the source was restored from a \
-            backup) refuses the push as out of order (exit 65).
+            A replica pushes only to its own source: a store that is not the one its pulls came \
+            from (another server, another file) is refused (exit 65) and nothing is sent. A server \
+            that cannot be reached or breaks off leaves the unanswered changes pending (exit 74); \
+            the next push sends them.
+
+            A source records each change with its content's fingerprint. When it has recorded the \
+            replica's client id and sequence number for another change (the replica file was \
+            copied, or restored from a backup, and the other copy pushed first), or the number \
+            does not follow the client's last one there, the replica takes a new client id for \
+            the changes the source has not answered and pushes them again under it: the line then \
+            says 'took a new client id'. Nothing is lost or applied twice. A copy of a replica \
+            file (another device and inode) takes a new client id by itself before its first \
+            local change.
 
             Output: 'copy.liststore: inbox: 2 local changes pushed (source version 7), 1 \
             conflict' (or ': nothing to push'), then one line per conflict. --json prints \
-            {"schemaVersion":1,"list":…,"pushed":…,"duplicates":…,"version":…,"conflicts":[…]} \
-            ("duplicates": changes the source had merged before, answered from its record; \
+            {"schemaVersion":1,"list":…,"pushed":…,"duplicates":…,"version":…,"conflicts":[…],\
+            "newClientIDs":…} ("duplicates": changes the source had merged before, answered from \
+            its record; "newClientIDs": how often the replica took a new client id; \
             "version": the source version holding the last change pushed, null when there was \
             nothing to push; "conflicts": {"kind","id","section"?,"key"?,"mine"?,"theirs"?} with \
             kinds deleted, sectionDeleted, removedWithSection, contentConflict).
@@ -80,6 +90,9 @@ struct PushCommand: ParsableCommand {
         if result.pushed > 0 { parts.append("\(StageSummary.plural(result.pushed, "local change")) pushed") }
         if result.duplicates > 0 { parts.append("\(result.duplicates) already merged") }
         text += parts.joined(separator: ", ") + " (source version \(version))"
+        if result.clientIDsTaken > 0 {
+            text += ", took a new client id (its id was in use by a copied or restored replica)"
+        }
         if !result.conflicts.isEmpty { text += ", \(StageSummary.plural(result.conflicts.count, "conflict"))" }
         return text + "\n" + ConflictSummary.lines(result.conflicts)
     }

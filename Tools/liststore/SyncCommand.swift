@@ -24,14 +24,20 @@ struct SyncCommand: ParsableCommand {
             'pull' prints it); with --follow, the push's lines only for rounds that pushed \
             something. --json prints {"schemaVersion":1,"push":{…},"pull":{…}}, "push" as 'push \
             --json' and "pull" as 'pull --json' print them (without "schemaVersion"); with \
-            --follow, one such document per line. A push refused as out of order exits with 65 \
-            and pulls nothing.
+            --follow, one such document per line. A source that is not the replica's own is \
+            refused (exit 65) before anything is pushed or pulled. When the pull finds a change \
+            the source has no record of although it was answered (the source was restored from a \
+            backup), the change is pushed again and the replica pulls once more. --replace is \
+            'pull --replace'.
 
             \(ExitStatus.helpText)
             """
     )
 
     @OptionGroup var options: ReplicaOptions
+
+    @Flag(name: .long, help: "Let the sync turn a list with a history of its own, or a replica of another store, into a replica of this source.")
+    var replace = false
 
     @Flag(name: .long, help: "Keep syncing as commits land here or at the source, until SIGINT or SIGTERM.")
     var follow = false
@@ -65,12 +71,12 @@ struct SyncCommand: ParsableCommand {
         let (reading, retry) = (connected.listSource, connected.retryPolicy)
         try ReplicaWork.run(following: follow) {
             guard follow else {
-                let synced = try await target.sync(with: reading)
+                let synced = try await target.sync(with: reading, options: .init(replacing: replace))
                 report(synced.push, synced.pull)
                 return
             }
             let recording = PushRecordingSource(reading)
-            try await ReplicaWork.follow(target, from: recording, retrying: retry, options: .init(), pushing: true) { pulled in
+            try await ReplicaWork.follow(target, from: recording, retrying: retry, options: .init(replacing: replace), pushing: true) { pulled in
                 report(ReplicaPushResult(list: target.list, answers: recording.takeAnswers()), pulled)
             }
         }

@@ -15,6 +15,7 @@ enum SyncFailure {
             case .transport: CommandFailure(error.description, status: ExitStatus.ioError)
             case .unauthorized: CommandFailure(error.description, status: ExitStatus.unauthorized)
             case .resyncRequired: CommandFailure(error.description, status: ExitStatus.failure)
+            case .refused: CommandFailure(error.description, status: ExitStatus.invalidData)
             }
         default:
             error
