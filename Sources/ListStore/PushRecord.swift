@@ -46,6 +46,21 @@ package enum PushRule {
         case merge
     }
 
+    /// The client id a replica moves its unanswered changes to when the source recorded `id` for
+    /// another change: derived from `id` alone (a UUID-shaped SHA-256 of it), so that two copies of
+    /// one replica that hold the same changes move them to the same id, and the second to push them
+    /// is answered "already merged" instead of applying them twice. Copies whose changes differ meet
+    /// again under the derived id, and the one refused there moves on from it the same way.
+    package static func clientID(replacing id: PushID) -> String {
+        let digest = SHA256.hash(data: Array("liststore client \(id.client) \(id.seq)".utf8)).withUnsafeBytes { Array($0.prefix(16)) }
+        var bytes = digest
+        bytes[6] = bytes[6] & 0x0F | 0x50  // version 5 (name-based), variant 10: a UUID in form
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = _Hex.string(bytes)
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
+
     /// Why `id` cannot be recorded, or `nil`.
     package static func problem(with id: PushID) -> String? {
         guard !id.client.isEmpty, id.client.utf8.count <= 1024 else {

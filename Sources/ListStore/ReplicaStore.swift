@@ -79,9 +79,10 @@ public protocol ReplicaStore: ListStoreEngine {
     /// how the source answered (nothing when the entry moved to another client id meanwhile).
     func _recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws
 
-    /// Takes a new client id for the store because the source recorded `id` for another change: the
-    /// entries of `list` from `id.seq` on still under `id.client` and not answered move to it, in one
-    /// transaction, as do the store's later local changes. Returns the new id.
+    /// Moves the unanswered entries of `list` from `id.seq` on still under `id.client` to
+    /// `PushRule.clientID(replacing:)`, because the source recorded `id` for another change, in one
+    /// transaction; the store's later local changes get a new random id when its id was
+    /// `id.client`. Returns the id the entries moved to.
     func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String
 
     /// A number that changes with every commit to this store that this process makes.

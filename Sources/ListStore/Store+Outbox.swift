@@ -103,18 +103,21 @@ extension Store {
         }
     }
 
-    /// Takes a new client id for the store, because a source recorded `id` for a change other than
-    /// this replica's (its file was copied or restored, or a push was forged): the entries of
-    /// `list` from `id.seq` on that are still under `id.client` and were not answered move to the new
-    /// id, in one transaction, and so do the store's later local changes. Entries the source answered
-    /// stay where the source recorded them. Returns the new id.
+    /// Moves the changes of `list` that a source refused under `id` to a new client id, because the
+    /// source recorded `id` for a change other than this replica's (its file was copied or restored,
+    /// or a push was forged): the entries from `id.seq` on that are still under `id.client` and were
+    /// not answered move to `PushRule.clientID(replacing:)`, in one transaction; the store's later
+    /// local changes get a new random id when the store's id was `id.client`. Entries the source
+    /// answered stay where the source recorded them. Returns the id the entries moved to.
     package func _takeNewClientID(for list: String, replacing id: PushID) throws -> String {
         let pool = try existingPool()
-        let client = UUID().uuidString.lowercased()
+        let client = PushRule.clientID(replacing: id)
         try Store.mapErrors(path: path) {
             try pool.write { db in
                 let info = try listInfo(db, list: list)
-                try db.execute(sql: "UPDATE store SET client_id = ? WHERE id = 1 AND client_id = ?", arguments: [client, id.client])
+                try db.execute(
+                    sql: "UPDATE store SET client_id = ? WHERE id = 1 AND client_id = ?",
+                    arguments: [UUID().uuidString.lowercased(), id.client])
                 try db.execute(
                     sql: """
                         UPDATE outbox SET client_id = ?

@@ -193,11 +193,12 @@ extension PostgresStore: ReplicaStore {
     }
 
     public func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
-        let client = UUID().uuidString.lowercased()
+        let client = PushRule.clientID(replacing: id)
+        let fresh = UUID().uuidString.lowercased()
         try await transaction(.writing) { connection in
             let info = try await listInfo(connection, list: list, locking: true)
             try await connection.query(
-                "UPDATE store SET client_id = \(client) WHERE id = 1 AND client_id = \(id.client)", logger: self.logger)
+                "UPDATE store SET client_id = \(fresh) WHERE id = 1 AND client_id = \(id.client)", logger: self.logger)
             try await connection.query(
                 """
                 UPDATE outbox SET client_id = \(client)

@@ -97,9 +97,12 @@ extension Replica {
             push.clientIDsTaken += again.clientIDsTaken
             push.version = again.version ?? push.version
             push.conflicts += again.conflicts
-            let confirmed = pull.confirmedChanges
+            let first = pull
             pull = try await self.pull(from: source, options: options)
-            pull.confirmedChanges += confirmed
+            pull.applied += first.applied
+            pull.confirmedChanges += first.confirmedChanges
+            pull.conflicts = first.conflicts + pull.conflicts
+            if first.resynced { (pull.resynced, pull.reason) = (true, first.reason) }
         }
         return SyncResult(push: push, pull: pull)
     }

@@ -72,8 +72,10 @@ struct PostgresMigrationTests {
                 }
                 return rows
             }
-            #expect(record == ["1 v0001_postgres_initial.sql 64", "2 v0002_postgres_stored_snapshots.sql 64"])
-            #expect(PostgresStore.schemaVersion == 2)
+            #expect(record == [
+                "1 v0001_postgres_initial.sql 64", "2 v0002_postgres_stored_snapshots.sql 64", "3 v0003_postgres_push_identity.sql 64",
+            ])
+            #expect(PostgresStore.schemaVersion == 3)
         }
     }
 

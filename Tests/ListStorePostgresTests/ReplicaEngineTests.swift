@@ -123,9 +123,8 @@ import Testing
                 _ = try await replica.pull(from: LocalSource(source))
             default:
                 // The first unpushed change reaches the source, and its answer is lost.
-                let client = try await replica.store.clientID()
                 guard let entry = try await replica.store.outbox(of: "l").first(where: { $0.pushedVersion == nil }) else { return }
-                _ = try await source.merge(Push(id: PushID(client: client, seq: entry.seq), intents: entry.intents), into: "l")
+                _ = try await source.merge(entry.push, into: "l")
                 lostAnswers += 1
             }
         }

@@ -26,23 +26,6 @@ import Testing
         try await store.snapshot(of: list, at: nil).sections.flatMap { $0.elements.map(\.id) }
     }
 
-    /// The file's device and inode, as `stat` tells them.
-    static func fileNumber(_ path: String) throws -> [NSNumber?] {
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        return [attributes[.systemNumber] as? NSNumber, attributes[.systemFileNumber] as? NSNumber]
-    }
-
-    /// Writes the bytes of `backup` into the file at `path` itself (the same device and inode), as a
-    /// restore that overwrites a file in place does; the store's WAL files go.
-    static func restoreInPlace(_ path: String, from backup: String) throws {
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: backup))
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: bytes)
-        try handle.close()
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-    }
-
     /// A source list `l` on `source` with one section of two elements.
     static func seed(_ source: some ReplicaStore) async throws {
         _ = try await source.commit(OfflineEditor.start(sections: 1, elements: 2), to: "l", expectedVersion: nil, author: nil, message: nil)
@@ -139,9 +122,9 @@ import Testing
         try await replica.sync(with: LocalSource(source))
         try replica.store.close()
 
-        let inode = try Self.fileNumber(path)
-        try Self.restoreInPlace(path, from: backup)
-        #expect(try Self.fileNumber(path) == inode)
+        let inode = try StoreFileFaults.fileNumbers(path)
+        try StoreFileFaults.restoreInPlace(path, from: backup)
+        #expect(try StoreFileFaults.fileNumbers(path) == inode)
         replica = Replica(store: try Store(path: path), list: "l")
         defer { try? replica.store.close() }
         try await Self.add("after-restore", to: replica.store)
@@ -269,7 +252,7 @@ import Testing
         #expect(pushed.pushed == 1 && pushed.version == 2)
         try source.close()
 
-        try Self.restoreInPlace(path, from: backup)
+        try StoreFileFaults.restoreInPlace(path, from: backup)
         source = try Store(path: path)
         defer { try? source.close() }
         for k in 0..<newCommits { try await Self.add("other-\(k)", to: source) }
@@ -296,7 +279,7 @@ import Testing
         let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source))
         try source.close()
-        try Self.restoreInPlace(path, from: backup)
+        try StoreFileFaults.restoreInPlace(path, from: backup)
         source = try Store(path: path)
         defer { try? source.close() }
         try await Self.add("instead", to: source)

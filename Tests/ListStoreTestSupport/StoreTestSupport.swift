@@ -38,3 +38,24 @@ public func listSections(_ snapshot: TestSnapshot) -> [ListSection] {
 public func linearList(_ count: Int, prefix: String = "e", content: Int = 0) -> [ListSection] {
     [ListSection(model: ListItem("s"), elements: (0..<count).map { ListItem("\(prefix)\($0)", $0 + content) })]
 }
+
+/// What happens to store files outside the store, for tests of copied and restored stores.
+public enum StoreFileFaults {
+    /// Writes the bytes of `backup` into the file at `path` itself (the same device and inode), as a
+    /// restore that overwrites a file in place does; the file's WAL and shared-memory files go. The
+    /// store must be closed.
+    public static func restoreInPlace(_ path: String, from backup: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: backup))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: bytes)
+        try handle.close()
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// The file's device and inode numbers, as `stat` tells them.
+    public static func fileNumbers(_ path: String) throws -> [NSNumber?] {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return [attributes[.systemNumber] as? NSNumber, attributes[.systemFileNumber] as? NSNumber]
+    }
+}

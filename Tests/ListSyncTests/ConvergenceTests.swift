@@ -7,6 +7,17 @@ import ListStoreTestSupport
 import ListSync
 import Testing
 
+/// A source that notes the client id of every push sent through it.
+struct NotingClients: _ForwardingSource {
+    let base: any ListSource
+    let clients: _Locked<Set<String>>
+
+    func push(_ push: Push, to list: String) async throws -> PushAnswer {
+        clients.withLock { _ = $0.insert(push.id.client) }
+        return try await base.push(push, to: list)
+    }
+}
+
 /// Replicas that write converge (DESIGN §8), in the style of Jepsen: four clients, each a replica
 /// store, make random offline edit sessions while the source is edited too, and sync in random
 /// order through sources that lose answers after applying a push. After a final round of syncs every
@@ -20,62 +31,146 @@ import Testing
 
     @Test(arguments: [0xC0FFEE as UInt64, 0xBADC0DE, 0x5EED])
     func replicasThatWriteConverge(seed: UInt64) async throws {
+        try await converge(seed: seed, faults: false)
+    }
+
+    /// The same, with the faults that lost offline writes (DESIGN §7): a replica file copied mid-run
+    /// (the copy joins as a fifth client), a replica restored in place from an earlier backup of its
+    /// own, the source restored in place from a backup older than a push it answered (with its epoch
+    /// advanced on some seeds, as an operator would), and a rogue client that forges pushes under
+    /// the replicas' client ids and sends pushes that skip ahead. Still every replica converges, no
+    /// id doubles, every local change is applied exactly once, and nothing is lost without a report.
+    @Test(arguments: [0xFA17 as UInt64, 0xC0C0A, 0x5EED])
+    func replicasConvergeThroughCopiesRestoresAndForgedPushes(seed: UInt64) async throws {
+        try await converge(seed: seed, faults: true)
+    }
+
+    func converge(seed: UInt64, faults: Bool) async throws {
         let directory = try TemporaryDirectory()
-        let source = try Store(path: directory.file("source.liststore"))
+        let sourcePath = directory.file("source.liststore")
+        var source = try Store(path: sourcePath)
         try await source.commit(OfflineEditor.start(sections: 3, elements: 5), to: "l")
         var rng = SplitMix64(seed: seed)
         var editors = (0..<4).map { OfflineEditor(client: "c\($0)", seed: seed &+ UInt64($0) &* 7919) }
         var serverEditor = OfflineEditor(client: "srv", seed: seed ^ 0xFFFF)
-        let replicas = (0..<4).map { Replica(store: try! Store(path: directory.file("c\($0).liststore")), list: "l") }
+        var replicas = (0..<4).map { Replica(store: try! Store(path: directory.file("c\($0).liststore")), list: "l") }
         for replica in replicas { try await replica.pull(from: LocalSource(source)) }
         var localChanges = [Int](repeating: 0, count: 4)
         var reported: [Conflict] = []
         var lostAnswers = 0
+        // Faults: the client ids every push was sent under, the rogue's pushes the source took.
+        let clients = _Locked(Set<String>())
+        var forged = 0
+        var newClientIDs = 0
+        let (copyAt, restoreReplicaAt, restoreSourceAt) = (Self.rounds / 4, Self.rounds / 2, 3 * Self.rounds / 4)
 
-        for _ in 0..<Self.rounds {
-            let c = Int(rng.next() % 5)
-            if c == 4 {
+        /// Closes replica `c`'s store, runs `body` on its path, and opens it again.
+        func reopen(_ c: Int, _ body: (String) throws -> Void) async throws {
+            let path = directory.file("c\(c).liststore")
+            try replicas[c].store.close()
+            try body(path)
+            replicas[c] = Replica(store: try Store(path: path), list: "l")
+        }
+        func sync(_ c: Int, through target: any ListSource) async throws {
+            let result = try await replicas[c].sync(with: NotingClients(base: target, clients: clients))
+            reported += result.push.conflicts + result.pull.conflicts
+            newClientIDs += result.push.clientIDsTaken
+        }
+        func edit(_ c: Int) async throws {
+            for _ in 0..<(1 + Int(rng.next() % 3)) {
+                let result = try await replicas[c].store.commit(editors[c].edit(try await replicas[c].store.snapshot(of: "l").sections), to: "l")
+                if result.pendingSeq != nil { localChanges[c] += 1 }
+            }
+        }
+
+        for round in 0..<Self.rounds {
+            if faults {
+                if round == copyAt {
+                    // A replica file copied (a second device): the copy joins as a client of its own.
+                    try await reopen(0) { try FileManager.default.copyItem(atPath: $0, toPath: directory.file("c4.liststore")) }
+                    replicas.append(Replica(store: try Store(path: directory.file("c4.liststore")), list: "l"))
+                    editors.append(OfflineEditor(client: "c4", seed: seed &+ 4 &* 7919))
+                    localChanges.append(0)
+                }
+                if round == restoreReplicaAt {
+                    // A replica restored in place from a backup of its own: its changes since the
+                    // backup reached the source first, and its next changes reuse sequence numbers.
+                    let backup = directory.file("c1.backup")
+                    try await reopen(1) { try FileManager.default.copyItem(atPath: $0, toPath: backup) }
+                    try await edit(1)
+                    try await sync(1, through: LocalSource(source))
+                    try await reopen(1) { try StoreFileFaults.restoreInPlace($0, from: backup) }
+                }
+                if round == restoreSourceAt {
+                    // The source restored in place from a backup older than a push it answered.
+                    let backup = directory.file("source.backup")
+                    try source.close()
+                    try FileManager.default.copyItem(atPath: sourcePath, toPath: backup)
+                    source = try Store(path: sourcePath)
+                    try await edit(2)
+                    let pushed = try await replicas[2].push(to: NotingClients(base: LocalSource(source), clients: clients))
+                    #expect(pushed.pushed > 0)
+                    try source.close()
+                    try StoreFileFaults.restoreInPlace(sourcePath, from: backup)
+                    source = try Store(path: sourcePath)
+                    if seed % 2 == 0 { try await source.advanceEpoch() }
+                }
+                if rng.next() % 12 == 0 {
+                    // A rogue client: a push forged under a replica's client id and next sequence
+                    // number, and one that skips ahead (refused, applying nothing).
+                    let victim = try await replicas[Int(rng.next() % UInt64(replicas.count))].store.clientID()
+                    let latest = try await source.pushes(from: victim, to: "l", seqs: 1...Int.max).last?.seq ?? 0
+                    let head = try await source.snapshot(of: "l")
+                    if let section = head.sections.first {
+                        let intent = Intent.insertElement(
+                            ItemRef("rogue-\(round)"), content: .null, section: ItemRef(section.model.id), after: nil, before: nil)
+                        if latest > 0 {
+                            let skipping = Push(id: PushID(client: victim, seq: latest + 3), intents: [intent])
+                            await #expect(throws: StoreError.self) { try await source.merge(skipping, into: "l") }
+                            #expect(try await source.summary(of: "l").version == head.version)
+                        }
+                        _ = try await source.merge(Push(id: PushID(client: victim, seq: latest + 1), intents: [intent]), into: "l")
+                        forged += 1
+                        clients.withLock { _ = $0.insert(victim) }
+                    }
+                }
+            }
+            let c = Int(rng.next() % UInt64(replicas.count + 1))
+            if c == replicas.count {
                 // The source is edited directly (another writer on the server).
                 try await source.commit(serverEditor.edit(try await source.snapshot(of: "l").sections), to: "l")
                 continue
             }
-            let replica = replicas[c]
             switch rng.next() % 3 {
             case 0:  // an offline session
-                for _ in 0..<(1 + Int(rng.next() % 3)) {
-                    let result = try await replica.store.commit(editors[c].edit(try await replica.store.snapshot(of: "l").sections), to: "l")
-                    if result.pendingSeq != nil { localChanges[c] += 1 }
-                }
+                try await edit(c)
             case 1:  // a sync, perhaps losing the answer of a push the source applied
                 let lossy = rng.next() % 3 == 0
                 let target: any ListSource = lossy ? LosingAnswers(base: LocalSource(source), every: 1) : LocalSource(source)
                 do {
-                    let result = try await replica.sync(with: target)
-                    reported += result.push.conflicts + result.pull.conflicts
+                    try await sync(c, through: target)
                 } catch let error as SyncError where error.isTransient {
                     lostAnswers += 1
                 }
             default:  // a pull only
-                reported += try await replica.pull(from: LocalSource(source)).conflicts
+                reported += try await replicas[c].pull(from: LocalSource(source)).conflicts
             }
         }
         // The final round: everyone pushes, then everyone pulls.
-        for replica in replicas {
-            let result = try await replica.sync(with: LocalSource(source))
-            reported += result.push.conflicts + result.pull.conflicts
-        }
+        for c in replicas.indices { try await sync(c, through: LocalSource(source)) }
         for replica in replicas { reported += try await replica.pull(from: LocalSource(source)).conflicts }
 
         let head = try await source.snapshot(of: "l")
         for (c, replica) in replicas.enumerated() {
             #expect(try await replica.store.snapshot(of: "l").digest == head.digest, "client \(c) differs from the source")
             #expect(try await replica.store.outbox(of: "l").isEmpty)
-            // Every push applied once: the source recorded each local change, in order, once.
-            let recorded = try await source.pushes(from: replica.store.clientID(), to: "l", seqs: 1...max(1, localChanges[c]))
-            #expect(recorded.map(\.seq) == Array(0..<localChanges[c]).map { $0 + 1 })
             try expectValidTransitions(replica.store)
             #expect(try await replica.store.verify().isValid)
         }
+        // Every push applied once: the source recorded each local change once (and the rogue's).
+        var recorded = 0
+        for client in clients.withLock({ $0 }) { recorded += try await source.pushes(from: client, to: "l", seqs: 1...Int.max).count }
+        #expect(recorded == localChanges.reduce(0, +) + forged, "\(recorded) pushes recorded")
         let pushIDs = try await source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
         #expect(Set(pushIDs).count == pushIDs.count, "a push was applied twice")
         #expect(try await source.verify().isValid)
@@ -96,6 +191,7 @@ import Testing
         }
         #expect(localChanges.reduce(0, +) > Self.rounds / 10)
         #expect(lostAnswers > 0 || Self.rounds < 100)
+        if faults { #expect(newClientIDs > 0 && forged > 0, "the faults were met: \(newClientIDs) new client ids, \(forged) forged pushes") }
     }
 
     /// Replays a store's journal, checking every changeset against the stage contract.
