@@ -41,7 +41,9 @@ struct JournalRoutes: Sendable {
         }
         v1.get("lists/:list") { _, context in
             let list = try Self.list(context)
-            return Self.json(WireDocument.summary(try await store.summary(of: list)))
+            let summary = try await store.summary(of: list)
+            let replicaOf = try await (store as? any ReplicaStore)?.replicaSource(of: list)
+            return Self.json(WireDocument.summary(summary, replicaOf: replicaOf))
         }
         v1.get("lists/:list/snapshot") { request, context in
             let list = try Self.list(context)

@@ -42,10 +42,20 @@ public enum WireDocument {
         }
     }
 
-    /// One list's summary: the members of a `lists` entry plus `schemaVersion`.
+    /// One list's summary: the members of a `lists` entry plus `schemaVersion`, and, for a list
+    /// that is a replica, `"replicaOf":{"epoch","list","store"}`: the store and list it follows (a
+    /// replica checks it before following the list, so that no store follows itself through a cycle).
     /// - Complexity: O(1).
-    public static func summary(_ summary: ListSummary) -> [UInt8] {
-        JSONWriter.object { w in w.summaryMembers(summary, schemaVersion: true) }
+    public static func summary(_ summary: ListSummary, replicaOf: ReplicaSource? = nil) -> [UInt8] {
+        JSONWriter.object { w in w.summaryMembers(summary, schemaVersion: true, replicaOf: replicaOf) }
+    }
+
+    /// The `replicaOf` member of a summary document: the store the list follows, `nil` for a list
+    /// that is not a replica.
+    /// - Throws: `DecodingError`.
+    public static func decodeReplicaOf(_ bytes: [UInt8]) throws -> StoreIdentity? {
+        guard let replicaOf = try topLevel(bytes, "list summary")["replicaOf"]?.objectValue else { return nil }
+        return StoreIdentity(uuid: try string(replicaOf, "store"), epoch: try int(replicaOf, "epoch"))
     }
 
     /// `{"commits":[{"author"?,"committedAt","conflicts"?,"digest","elements","message"?,"parentVersion",
@@ -406,11 +416,19 @@ extension JSONWriter {
     }
 
     /// `"baseVersion","digest","elements","name","schemaVersion"?,"sections","version"`.
-    mutating func summaryMembers(_ list: ListSummary, schemaVersion: Bool) {
+    mutating func summaryMembers(_ list: ListSummary, schemaVersion: Bool, replicaOf: ReplicaSource? = nil) {
         member("baseVersion", list.baseVersion)
         member("digest", list.digest.hex)
         member("elements", list.elementCount)
         member("name", list.name)
+        if let replicaOf {
+            key("replicaOf")
+            object { w in
+                w.member("epoch", replicaOf.store.epoch)
+                w.member("list", replicaOf.list)
+                w.member("store", replicaOf.store.uuid)
+            }
+        }
         if schemaVersion { self.schemaVersion() }
         member("sections", list.sectionCount)
         member("version", list.version)

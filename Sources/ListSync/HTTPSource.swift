@@ -102,6 +102,11 @@ public struct HTTPSource: ListSource {
         try decode(try await get(path(list)), WireDocument.decodeSummary)
     }
 
+    /// The store `list` is a replica of, as the server's summary of it says (`replicaOf`).
+    public func upstreamStore(of list: String) async throws -> StoreIdentity? {
+        try decode(try await get(path(list)), WireDocument.decodeReplicaOf)
+    }
+
     public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
         try decode(try await get(path(list, "journal"), ["since": version, "limit": max(0, limit)]), WireDocument.decodeJournal)
     }

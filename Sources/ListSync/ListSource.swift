@@ -42,9 +42,14 @@ public protocol ListSource: Sendable {
     /// The pushes of `client` with a sequence number in `seqs` that `list` recorded, in order (at
     /// most 1,000; see `Store.pushes(from:to:seqs:)`).
     func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer]
+    /// The store `list` is itself a replica of, `nil` when it is not one (or the source cannot
+    /// tell: the default). A replica refuses to follow a list that is a replica of its own store.
+    func upstreamStore(of list: String) async throws -> StoreIdentity?
 }
 
 extension ListSource {
+    public func upstreamStore(of list: String) async throws -> StoreIdentity? { nil }
+
     public func commits(of list: String, after version: Int, pageSize: Int, wait: Duration)
         -> AsyncThrowingStream<JournalEntry, any Error>
     {
@@ -162,5 +167,9 @@ public struct LocalSource: ListSource {
 
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
         try await store.pushes(from: client, to: list, seqs: seqs)
+    }
+
+    public func upstreamStore(of list: String) async throws -> StoreIdentity? {
+        try await (store as? any ReplicaStore)?.replicaSource(of: list)?.store
     }
 }

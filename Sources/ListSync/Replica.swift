@@ -80,6 +80,10 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         // The position and the head, read together (another pull may be moving both).
         let current = try await store._replicaHead(of: list)
         try refuseReplacing(current, with: identity, sourceList: sourceList, replacing: options.replacing)
+        if current?.position?.store.uuid != identity.uuid {
+            // A new source (already following it, the check was made when it started).
+            try await refuseCycle(source, sourceList: sourceList)
+        }
         if let current, current.hasLocalChanges {
             // Local changes: they are rebased onto the source's new head (DESIGN §8).
             let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
@@ -362,6 +366,22 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         }
         if own.uuid == source.uuid {
             throw StoreError(.invalidArgument, "the replica's store is the source store (\(store.location)): a list cannot replicate its own store")
+        }
+    }
+
+    /// Throws `SyncError.refused` when the source list is itself a replica of this store: following
+    /// it would make a cycle.
+    private func refuseCycle(_ source: some ListSource, sourceList: String) async throws {
+        guard let upstream = try await source.upstreamStore(of: sourceList) else { return }
+        let own: StoreIdentity
+        do {
+            own = try await store.identity()
+        } catch StoreError.Code.storeNotFound {
+            return
+        }
+        if upstream.uuid == own.uuid {
+            throw SyncError.refused(
+                "list '\(sourceList)' of the source is itself a replica of this store (\(store.location)): following it would make a cycle")
         }
     }
 

@@ -48,4 +48,6 @@ extension _ForwardingSource {
     package func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
         try await base.pushes(from: client, to: list, seqs: seqs)
     }
+
+    package func upstreamStore(of list: String) async throws -> StoreIdentity? { try await base.upstreamStore(of: list) }
 }

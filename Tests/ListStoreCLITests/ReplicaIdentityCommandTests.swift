@@ -70,6 +70,16 @@ import Darwin
         #expect(try await f.elements(other) == ["q=q"])
         #expect(try await f.status(replica)["pending"] == 1)
 
+        // Not even told to does the source follow its own replica through a server: a cycle.
+        let (server, url) = try ServeCommandTests.serve(replica, [])
+        defer {
+            server.send(SIGTERM)
+            _ = server.waitForExit(timeout: .seconds(20))
+        }
+        let cycle = try await CLIRunner.runOffPool(["pull", "--from", url, "--list", "inbox", "--replica", f.source, "--replace"])
+        #expect(cycle.status == 65 && cycle.stderr.contains("cycle"), "\(cycle)")
+        #expect(try await CLIRunner.runOffPool(["show", "--db", f.source, "--list", "inbox", "--json"]).stdout == before)
+
         // Told to, the pull makes the other store's list a replica of the source.
         let replaced = try await CLIRunner.runOffPool(["pull", "--db", f.source, "--list", "inbox", "--replica", other, "--replace"])
         #expect(replaced.status == 0, "\(replaced.stderr)")

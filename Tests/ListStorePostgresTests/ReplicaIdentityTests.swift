@@ -325,6 +325,11 @@ import Testing
 
             var replacing = ReplicaPullOptions()
             replacing.replacing = true
+            // Not even when told to does the primary follow its own replica: that is a cycle.
+            await #expect { try await Replica(store: primary, list: "l").pull(from: LocalSource(copy), options: replacing) } throws: {
+                isRefused($0) && "\($0)".contains("cycle")
+            }
+            #expect(try await primary.summary(of: "l") == before)
             let replaced = try await Replica(store: copy, list: "l").pull(from: LocalSource(third), options: replacing)
             #expect(replaced.resynced && replaced.reason == .differentStore)
             #expect(try await Self.ids(in: copy) == Self.ids(in: third))
