@@ -43,7 +43,8 @@ extension Replica {
     ///
     /// - Throws: `SyncError.refused` (a source that is not the replica's; nothing is sent),
     ///   `SyncError.transport` (the rest stays pending), `StoreError` of either store
-    ///   (`.pushMismatch` or `.pushOutOfOrder` when a new client id did not help three times over).
+    ///   (`.pushMismatch` or `.pushOutOfOrder` when the source refuses a change again under the id it
+    ///   was moved to).
     /// - Complexity: per change, the source's merge: O(n + m) for n items and m intents.
     @discardableResult
     public func push(to source: some ListSource, options: PullOptions = PullOptions()) async throws -> PushResult {
@@ -51,9 +52,13 @@ extension Replica {
         guard let position = try await position() else { return result }
         let sourceList = options.sourceList ?? position.list
         try await checkIsSource(source, of: position, sourceList: sourceList)
-        var newClientIDs = 0
+        // The ids the source refused: each is moved from once (a move always goes to another id, and
+        // each refusal needs a record the source holds, so this ends; the cap is for a source that
+        // refuses whatever it is sent).
+        var refused: Set<PushID> = []
         pushing: while true {
-            for entry in try await store.outbox(of: list) where entry.pushedVersion == nil {
+            let outbox = try await store.outbox(of: list)
+            for entry in outbox where entry.pushedVersion == nil {
                 let push = entry.push
                 let answer: PushAnswer
                 do {
@@ -61,8 +66,7 @@ extension Replica {
                 } catch let error as StoreError where error.code == .pushMismatch || error.code == .pushOutOfOrder {
                     // The source recorded this id for another change, or the client's numbering
                     // there is not this replica's: the unanswered changes go on under a new id.
-                    guard newClientIDs < 3 else { throw error }
-                    newClientIDs += 1
+                    guard refused.insert(push.id).inserted, refused.count <= outbox.count + 3 else { throw error }
                     _ = try await store._takeNewClientID(for: list, replacing: push.id)
                     result.clientIDsTaken += 1
                     continue pushing
@@ -88,7 +92,15 @@ extension Replica {
     /// - Throws: what `push(to:options:)` and `pull(from:options:)` throw.
     @discardableResult
     public func sync(with source: some ListSource, options: PullOptions = PullOptions()) async throws -> SyncResult {
-        var push = try await push(to: source, options: options)
+        var push: PushResult
+        do {
+            push = try await self.push(to: source, options: options)
+        } catch SyncError.refused(let message) {
+            // Another source: with `replacing`, the pull points the replica at it first, and the
+            // changes pending go there with the push after it.
+            guard options.replacing else { throw SyncError.refused(message) }
+            push = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
+        }
         var pull = try await pull(from: source, options: options)
         if pull.pending > 0, let status = try await status(), status.pending > 0 {
             let again = try await self.push(to: source, options: options)

@@ -349,6 +349,10 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
                 throw SyncError.refused(
                     "list '\(list)' of \(store.location) is a replica of store \(position.store.uuid), not of \(identity.uuid): following another source needs 'replacing' (--replace)")
             }
+            if position.list != sourceList {
+                throw SyncError.refused(
+                    "list '\(list)' of \(store.location) is a replica of list '\(position.list)', not '\(sourceList)': following another list needs 'replacing' (--replace)")
+            }
         } else if current.holdsData || current.version > 0 {
             throw SyncError.refused(
                 "list '\(list)' of \(store.location) has a history of its own (version \(current.version)) and is not a replica: pulling would replace it with the source's; turning it into a replica needs 'replacing' (--replace)")

@@ -67,6 +67,16 @@ import Darwin
             #expect(refused.status == 65, "\(command): \(refused)")
             #expect(refused.stderr.contains("a replica pushes only to its own source"), "\(refused.stderr)")
         }
+        // Another server, likewise.
+        let (otherServer, otherURL) = try ServeCommandTests.serve(other, [])
+        defer {
+            otherServer.send(SIGTERM)
+            _ = otherServer.waitForExit(timeout: .seconds(20))
+        }
+        for command in ["push", "sync"] {
+            let refused = try await CLIRunner.runOffPool([command, "--from", otherURL, "--list", "inbox", "--replica", replica])
+            #expect(refused.status == 65 && refused.stderr.contains("a replica pushes only to its own source"), "\(command): \(refused)")
+        }
         #expect(try await f.elements(other) == ["q=q"])
         #expect(try await f.status(replica)["pending"] == 1)
 

@@ -333,6 +333,19 @@ import Testing
             let replaced = try await Replica(store: copy, list: "l").pull(from: LocalSource(third), options: replacing)
             #expect(replaced.resynced && replaced.reason == .differentStore)
             #expect(try await Self.ids(in: copy) == Self.ids(in: third))
+
+            // Another list of the same store is another source too.
+            var otherList = ReplicaPullOptions()
+            otherList.sourceList = "m"
+            _ = try await third.commit(OfflineEditor.start(sections: 1, elements: 1), to: "m", expectedVersion: nil, author: nil, message: nil)
+            await #expect { try await Replica(store: copy, list: "l").pull(from: LocalSource(third), options: otherList) } throws: { isRefused($0) }
+
+            // A sync told to replace points the replica back at the primary, and its pending change goes there.
+            try await Self.add("pending-when-moved", to: copy)
+            let synced = try await Replica(store: copy, list: "l").sync(with: LocalSource(primary), options: replacing)
+            #expect(synced.pull.pending == 0 && synced.push.pushed == 1, "\(synced)")
+            #expect(try await Self.ids(in: primary).contains("pending-when-moved"))
+            #expect(try await Self.ids(in: copy) == Self.ids(in: primary))
         }
     }
 }

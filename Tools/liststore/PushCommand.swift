@@ -91,7 +91,7 @@ struct PushCommand: ParsableCommand {
         if result.duplicates > 0 { parts.append("\(result.duplicates) already merged") }
         text += parts.joined(separator: ", ") + " (source version \(version))"
         if result.clientIDsTaken > 0 {
-            text += ", took a new client id (its id was in use by a copied or restored replica)"
+            text += ", took a new client id (the source refused its id: a copied or restored replica, or a restored source)"
         }
         if !result.conflicts.isEmpty { text += ", \(StageSummary.plural(result.conflicts.count, "conflict"))" }
         return text + "\n" + ConflictSummary.lines(result.conflicts)
