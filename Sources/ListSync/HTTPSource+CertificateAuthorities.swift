@@ -11,9 +11,9 @@ extension HTTPSource {
     /// source.certificateAuthorities = try .init(pemFile: "/etc/liststore/ca.pem")
     /// ```
     ///
-    /// A source given authorities sends its requests through AsyncHTTPClient (SwiftNIO) rather than
-    /// URLSession, which on Linux cannot be told of an authority; its limits, redirect rules and
-    /// errors are the same.
+    /// On Linux every source sends its requests through AsyncHTTPClient (SwiftNIO); on Apple
+    /// platforms a source sends them through URLSession, unless it is given authorities, then through
+    /// AsyncHTTPClient too. The limits, redirect rules and errors are the same either way.
     public struct CertificateAuthorities: Sendable, Hashable {
         /// The authorities' certificates.
         let certificates: [NIOSSLCertificate]

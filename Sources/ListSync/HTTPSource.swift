@@ -209,12 +209,17 @@ public struct HTTPSource: ListSource {
         -> (HTTPURLResponse, [UInt8])
     {
         do {
-            if let certificateAuthorities {
-                let (http, data) = try await _TrustingHTTPClient.run(
-                    transfer, request, authorities: certificateAuthorities, deadline: deadline)
-                return (http, [UInt8](data))
-            }
-            let (http, data) = try await transfer.run(request, in: session, router: router, deadline: deadline)
+            #if canImport(FoundationNetworking)
+            // Linux: AsyncHTTPClient for every request (see `_NIOHTTPClient`).
+            let (http, data) = try await _NIOHTTPClient.run(transfer, request, authorities: certificateAuthorities, deadline: deadline)
+            #else
+            let (http, data) =
+                if let certificateAuthorities {
+                    try await _NIOHTTPClient.run(transfer, request, authorities: certificateAuthorities, deadline: deadline)
+                } else {
+                    try await transfer.run(request, in: session, router: router, deadline: deadline)
+                }
+            #endif
             return (http, [UInt8](data))
         } catch let stop as _HTTPTransfer.Stop {
             switch stop {
@@ -265,17 +270,24 @@ public struct HTTPSource: ListSource {
 
     /// What went wrong, for people, and whether trying again may heal it.
     private static func describe(_ error: any Error) -> (String, transient: Bool) {
-        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {  // a handshake's (see _TrustingHTTPClient)
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {  // a handshake's (see _NIOHTTPClient)
             return ("the TLS handshake failed (is the server's certificate signed by an authority this client trusts?): \(error)", false)
         }
         guard let error = error as? URLError else { return ("\(error)", false) }
-        switch error.code {
+        let (text, transient) = describe(error.code, localizedDescription: error.localizedDescription)
+        // What AsyncHTTPClient or SwiftNIO reported underneath (see `_NIOHTTPClient.transportError`).
+        guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? any Error, !(underlying is URLError) else { return (text, transient) }
+        return ("\(text) (\(underlying))", transient)
+    }
+
+    private static func describe(_ code: URLError.Code, localizedDescription: String) -> (String, transient: Bool) {
+        switch code {
         case .timedOut: return ("timed out (nothing received for a while)", true)
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
             return ("cannot connect to the server", true)
         case .networkConnectionLost: return ("the connection was lost before the answer was complete", true)
         case .badServerResponse: return ("the server closed the connection without a proper answer", true)
-        default: return (error.localizedDescription, false)
+        default: return (localizedDescription, false)
         }
     }
 

@@ -11,9 +11,9 @@ import FoundationNetworking
 
 /// How the AsyncHTTPClient path of `HTTPSource` names failures: as URLSession would, so that a
 /// follower retries the same failures on both paths.
-@Suite struct TrustingHTTPClientTests {
+@Suite struct NIOHTTPClientTests {
     static func code(_ error: any Error) -> URLError.Code? {
-        (_TrustingHTTPClient.transportError(error) as? URLError)?.code
+        (_NIOHTTPClient.transportError(error) as? URLError)?.code
     }
 
     @Test func failuresOnTheWayAreTransientAndHandshakesAreNot() {
@@ -27,10 +27,10 @@ import FoundationNetworking
         #expect(Self.code(HTTPClientError.readTimeout) == .timedOut)
         #expect(Self.code(NIOSSLError.uncleanShutdown) == .networkConnectionLost)
         // Lasting: a certificate this client does not trust.
-        #expect(_TrustingHTTPClient.transportError(NIOSSLError.handshakeFailed(.unknownError([]))) is NIOSSLError)
-        #expect(_TrustingHTTPClient.transportError(NIOSSLExtraError.failedToValidateHostname) is NIOSSLExtraError)
+        #expect(_NIOHTTPClient.transportError(NIOSSLError.handshakeFailed(.unknownError([]))) is NIOSSLError)
+        #expect(_NIOHTTPClient.transportError(NIOSSLExtraError.failedToValidateHostname) is NIOSSLExtraError)
         // The caller's own.
-        #expect(_TrustingHTTPClient.transportError(HTTPClientError.cancelled) is CancellationError)
-        #expect(_TrustingHTTPClient.transportError(CancellationError()) is CancellationError)
+        #expect(_NIOHTTPClient.transportError(HTTPClientError.cancelled) is CancellationError)
+        #expect(_NIOHTTPClient.transportError(CancellationError()) is CancellationError)
     }
 }
