@@ -43,8 +43,12 @@ enum _NIOHTTPClient {
             // A connection that fails fails its request at once, as URLSession's do: what is worth
             // trying again is the caller's (`RetryPolicy`), and an untrusted certificate is not.
             pool.retryConnectionEstablishment = false
+            // No connect timeout of the client's own: as with URLSession's `timeoutInterval`, the
+            // request's idle timeout (the silence `run` allows, from the request's start) bounds
+            // the wait for a connection and its handshake too, so one rule says when a request
+            // that gets nothing fails.
             var configuration = HTTPClient.Configuration(
-                tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)), connectionPool: pool)
+                tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .hours(1)), connectionPool: pool)
             if streams { configuration.httpVersion = .http1Only }
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
             clients[key] = client

@@ -43,6 +43,10 @@ public struct PostgresTestDatabase: Sendable {
         }
         var configuration = admin
         configuration.postgres.database = name
+        // Migrating a fresh database takes a few DDL statements; with every suite starting at once
+        // on a small machine it can take longer than the default open timeout, which these tests
+        // are not about (PostgresMigrationTests sets its own where it is).
+        configuration.openTimeout = .seconds(120)
         var components = URLComponents(string: url)!
         components.path = "/" + name
         let database = PostgresTestDatabase(name: name, configuration: configuration, url: components.string!)

@@ -35,20 +35,20 @@ import Testing
         #expect(try await store.journal(of: "l", after: 0, limit: 0, maxBytes: 1) == JournalPage(entries: [], hasMore: true))
 
         // The server pages by bytes, and a client paging with hasMore gets everything.
-        let server = try await ServerHarness.start(store, .init(port: 0, maxPageBytes: 250_000))
-        defer { Task { await server.stop() } }
-        var versions: [Int] = []
-        var since = 0
-        while true {
-            let answer = try await server.request("/v1/lists/l/journal?since=\(since)&limit=1000")
-            #expect(answer.status == 200)
-            let page = try WireDocument.decodeJournal(answer.body)
-            #expect(page.entries.count <= 2)
-            versions += page.entries.map(\.version)
-            since = versions.last ?? since
-            if !page.hasMore { break }
+        try await ServerHarness.with(store, .init(port: 0, maxPageBytes: 250_000)) { server in
+            var versions: [Int] = []
+            var since = 0
+            while true {
+                let answer = try await server.request("/v1/lists/l/journal?since=\(since)&limit=1000")
+                #expect(answer.status == 200)
+                let page = try WireDocument.decodeJournal(answer.body)
+                #expect(page.entries.count <= 2)
+                versions += page.entries.map(\.version)
+                since = versions.last ?? since
+                if !page.hasMore { break }
+            }
+            #expect(versions == Array(1...6))
         }
-        #expect(versions == Array(1...6))
     }
 
     /// An event stream to a client that does not read stops writing once the connection's buffers
@@ -59,29 +59,29 @@ import Testing
         let store = try Store(path: directory.file("s.liststore"))
         let entries = 48
         try await RawConnection.run { try Self.bigVersions(store, list: "l", count: entries, size: 1 << 20) }
-        let server = try await ServerHarness.start(store, .init(port: 0, maxPageBytes: 4 << 20))
-        defer { Task { await server.stop() } }
-        let connection = try RawConnection(port: server.port, receiveBuffer: 4096)
-        connection.send("GET /v1/lists/l/events?since=0 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n")
+        try await ServerHarness.with(store, .init(port: 0, maxPageBytes: 4 << 20)) { server in
+            let connection = try RawConnection(port: server.port, receiveBuffer: 4096)
+            connection.send("GET /v1/lists/l/events?since=0 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n")
 
-        // Wait until the stream stops making progress (bounded generously), without reading.
-        var written = -1
-        var stableSince = ContinuousClock.now
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(250))
-            let now = server.server.state.eventBytesWritten
-            if now != written { (written, stableSince) = (now, .now) }
-            if written > 0, ContinuousClock.now - stableSince > .seconds(2) { break }
+            // Wait until the stream stops making progress (bounded generously), without reading.
+            var written = -1
+            var stableSince = ContinuousClock.now
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(250))
+                let now = server.server.state.eventBytesWritten
+                if now != written { (written, stableSince) = (now, .now) }
+                if written > 0, ContinuousClock.now - stableSince > .seconds(2) { break }
+            }
+            let total = entries << 20
+            #expect(written > 0)
+            #expect(written < total / 2, "the server wrote \(written) of \(total) bytes to a client that reads nothing")
+
+            // The client reads: every entry comes.
+            let stream = try await RawConnection.run { connection.receive(timeout: .seconds(120)) { $0.contains("id: \(entries)\n") } }
+            #expect(stream.text.contains("id: \(entries)\n"))
+            #expect(server.server.state.eventBytesWritten > total)
         }
-        let total = entries << 20
-        #expect(written > 0)
-        #expect(written < total / 2, "the server wrote \(written) of \(total) bytes to a client that reads nothing")
-
-        // The client reads: every entry comes.
-        let stream = try await RawConnection.run { connection.receive(timeout: .seconds(120)) { $0.contains("id: \(entries)\n") } }
-        #expect(stream.text.contains("id: \(entries)\n"))
-        #expect(server.server.state.eventBytesWritten > total)
     }
 
     @Test func idleAndHalfSentConnectionsAreClosedButWaitingClientsAreNot() async throws {
@@ -112,74 +112,75 @@ import Testing
 
         // A head sent a byte at a time: closed after the header timeout, though bytes keep coming
         // and the idle timeout is long.
-        let server = try await ServerHarness.start(store, .init(port: 0, idleTimeout: .seconds(60), headerTimeout: .seconds(1)))
-        defer { Task { await server.stop() } }
-        let slowPort = server.port
-        let dribbled = try await RawConnection.run {
-            let connection = try RawConnection(port: slowPort)
-            connection.send("GET /v1/lists HTTP/1.1\r\n")
-            return connection.dribble("X", every: .milliseconds(300), timeout: .seconds(30))
+        try await ServerHarness.with(store, .init(port: 0, idleTimeout: .seconds(60), headerTimeout: .seconds(1))) { server in
+            let slowPort = server.port
+            let dribbled = try await RawConnection.run {
+                let connection = try RawConnection(port: slowPort)
+                connection.send("GET /v1/lists HTTP/1.1\r\n")
+                return connection.dribble("X", every: .milliseconds(300), timeout: .seconds(30))
+            }
+            #expect(dribbled)
+            // A whole request on the same kind of connection is answered, and the next one too.
+            let answers = try await RawConnection.run {
+                let connection = try RawConnection(port: slowPort)
+                connection.send("GET /v1/lists HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
+                let first = connection.receive(timeout: .seconds(20)) { $0.contains("\"lists\"") }
+                Thread.sleep(forTimeInterval: 1.5)
+                connection.send("GET /v1/store HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
+                let second = connection.receive(timeout: .seconds(20)) { $0.contains("\"uuid\"") }
+                return (first.text, second.text)
+            }
+            #expect(answers.0.hasPrefix("HTTP/1.1 200") && answers.1.hasPrefix("HTTP/1.1 200"), "\(answers)")
         }
-        #expect(dribbled)
-        // A whole request on the same kind of connection is answered, and the next one too.
-        let answers = try await RawConnection.run {
-            let connection = try RawConnection(port: slowPort)
-            connection.send("GET /v1/lists HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
-            let first = connection.receive(timeout: .seconds(20)) { $0.contains("\"lists\"") }
-            Thread.sleep(forTimeInterval: 1.5)
-            connection.send("GET /v1/store HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
-            let second = connection.receive(timeout: .seconds(20)) { $0.contains("\"uuid\"") }
-            return (first.text, second.text)
-        }
-        #expect(answers.0.hasPrefix("HTTP/1.1 200") && answers.1.hasPrefix("HTTP/1.1 200"), "\(answers)")
     }
 
     @Test func connectionsAndWaitingRequestsHaveCaps() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
-        let server = try await ServerHarness.start(store, .init(port: 0, maxConnections: 6, maxStreams: 2))
-        defer { Task { await server.stop() } }
-        let port = server.port
-        let state = server.server.state
-        let host = "Host: 127.0.0.1:\(port)\r\n"
+        try await ServerHarness.with(store, .init(port: 0, maxConnections: 6, maxStreams: 2)) { server in
+            let port = server.port
+            let state = server.server.state
+            let host = "Host: 127.0.0.1:\(port)\r\n"
 
-        // Two event streams fill the streams' cap; a third, and a long poll that would wait, get 503.
-        let streams = try await RawConnection.run {
-            try (0..<2).map { _ in
-                let connection = try RawConnection(port: port)
-                connection.send("GET /v1/lists/l/events HTTP/1.1\r\n\(host)\r\n")
-                _ = connection.receive(timeout: .seconds(20)) { $0.contains("text/event-stream") }
-                return connection
+            // Two event streams fill the streams' cap; a third, and a long poll that would wait, get 503.
+            let streams = try await RawConnection.run {
+                try (0..<2).map { _ in
+                    let connection = try RawConnection(port: port)
+                    connection.send("GET /v1/lists/l/events HTTP/1.1\r\n\(host)\r\n")
+                    _ = connection.receive(timeout: .seconds(20)) { $0.contains("text/event-stream") }
+                    return connection
+                }
             }
-        }
-        for request in ["GET /v1/lists/l/events HTTP/1.1\r\n", "GET /v1/lists/l/journal?since=1&wait=5 HTTP/1.1\r\n"] {
-            let busy = try await RawAnswer.exchange(port: port, request + host)
-            #expect(busy.status == 503 && busy.errorCode == "serverBusy" && busy.headers["retry-after"] == "5", "\(request)")
-        }
-        // Ordinary requests still go through, and a long poll that needs no wait too.
-        #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 200)
-        #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists/l/journal?since=0&wait=5 HTTP/1.1\r\n" + host).status == 200)
+            for request in ["GET /v1/lists/l/events HTTP/1.1\r\n", "GET /v1/lists/l/journal?since=1&wait=5 HTTP/1.1\r\n"] {
+                let busy = try await RawAnswer.exchange(port: port, request + host)
+                #expect(busy.status == 503 && busy.errorCode == "serverBusy" && busy.headers["retry-after"] == "5", "\(request)")
+            }
+            // Ordinary requests still go through, and a long poll that needs no wait too.
+            #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 200)
+            #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists/l/journal?since=0&wait=5 HTTP/1.1\r\n" + host).status == 200)
 
-        // Connections up to the cap (two streams and four idle ones); the next is answered 503 and closed.
-        try await Self.waitUntil { state.connections.current == 2 }
-        var idle: [RawConnection]? = try (0..<4).map { _ in try RawConnection(port: port) }
-        try await Self.waitUntil { state.connections.current == 6 }
-        let refused = try await RawConnection.run { try RawConnection(port: port).receive(timeout: .seconds(20)) }
-        #expect(refused.closed && refused.text.hasPrefix("HTTP/1.1 503"), "\(refused.text)")
-        #expect(RawAnswer(refused.text)?.errorCode == "serverBusy")
+            // Connections up to the cap (two streams and four idle ones); the next is answered 503 and closed.
+            try await Self.waitUntil { state.connections.current == 2 }
+            var idle: [RawConnection]? = try (0..<4).map { _ in try RawConnection(port: port) }
+            try await Self.waitUntil { state.connections.current == 6 }
+            let refused = try await RawConnection.run { try RawConnection(port: port).receive(timeout: .seconds(20)) }
+            #expect(refused.closed && refused.text.hasPrefix("HTTP/1.1 503"), "\(refused.text)")
+            #expect(RawAnswer(refused.text)?.errorCode == "serverBusy")
 
-        // Once connections close, their places are free again.
-        #expect(idle?.count == 4)
-        idle = nil
-        try await Self.waitUntil { state.connections.current == 2 }
-        #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 200)
-        withExtendedLifetime(streams) {}
+            // Once connections close, their places are free again.
+            #expect(idle?.count == 4)
+            idle = nil
+            try await Self.waitUntil { state.connections.current == 2 }
+            #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 200)
+            withExtendedLifetime(streams) {}
+        }
     }
 
-    /// Waits (generously bounded) until `condition` holds.
-    static func waitUntil(_ condition: @escaping () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+    /// Waits until `condition` holds; bounded (by `limit`) only so that a hang reports what it waited
+    /// for before the test's time limit stops it.
+    static func waitUntil(within limit: Duration = .seconds(30), _ condition: @escaping () -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
         while !condition() {
             guard ContinuousClock.now < deadline else {
                 Issue.record("timed out waiting")

@@ -38,6 +38,31 @@ struct ServerHarness {
         throw CancellationError()
     }
 
+    /// Runs `body` with a server of `store` (see `start(_:token:maxBodyBytes:)`), and stops the
+    /// server when `body` returns or throws, before returning: no server outlives its test.
+    static func with<T>(
+        _ store: any ListStoreEngine, token: String? = nil, maxBodyBytes: Int = 1 << 20, _ body: (ServerHarness) async throws -> T
+    ) async throws -> T {
+        try await with(store, .init(port: 0, token: token, maxBodyBytes: maxBodyBytes, keepAliveInterval: .seconds(1)), body)
+    }
+
+    /// Runs `body` with a server of `store` with `configuration` (see `start(_:_:logger:)`), and
+    /// stops the server when `body` returns or throws, before returning.
+    static func with<T>(
+        _ store: any ListStoreEngine, _ configuration: JournalServer.Configuration, logger: Logger? = nil,
+        _ body: (ServerHarness) async throws -> T
+    ) async throws -> T {
+        let server = try await start(store, configuration, logger: logger)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     /// Stops the server.
     func stop() async {
         task.cancel()
