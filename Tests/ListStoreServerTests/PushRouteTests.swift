@@ -93,6 +93,9 @@ import Testing
             }
             let unknown = try await server.request("/v1/lists/nope/pushes/c1", token: "s3cret")
             #expect(unknown.status == 404 && (try? WireDocument.decodeError(unknown.body).code) == "listNotFound")
+            // A name no list can have (a control character) is refused as the document says.
+            let invalid = try await server.request("/v1/lists/~O%01/pushes/c1", token: "s3cret")
+            #expect(invalid.status == 400 && (try? WireDocument.decodeError(invalid.body).code) == "invalidListName")
         }
     }
 
