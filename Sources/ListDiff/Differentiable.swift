@@ -15,18 +15,25 @@ public protocol ContentIdentifiable {
     /// The identity of this value: equal for the same item before and after a change.
     var differenceIdentifier: DifferenceIdentifier { get }
 
-    /// The hash the diff pairs items by: `pairingHash(seed:)` when the identifier is
-    /// `PairingHashable` (`String`, `ExactString`), `hashValue` otherwise.
+    /// The hash the diff pairs items by: `identifier.pairingHash(seed:)` when the identifier is
+    /// `PairingHashable` (`String`, `ExactString`), `identifier.hashValue` otherwise.
     ///
-    /// Not API: do not implement it (the defaults are chosen by the identifier's type); adopt
-    /// `PairingHashable` in the identifier instead.
-    static func _pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int
+    /// The defaults are chosen by the identifier's type, and are what you want: to make pairing
+    /// faster or seeded, adopt `PairingHashable` in the identifier type rather than implementing
+    /// this. An implementation must give equal hashes for equal identifiers and the same hash for
+    /// the same seed within a process.
+    ///
+    /// ```swift
+    /// let hash = Message.pairingHash(of: "m1", seed: .process)
+    /// ```
+    /// - Complexity: O(length of the identifier).
+    static func pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int
 }
 
 extension ContentIdentifiable {
     /// `identifier.hashValue`.
     @inlinable
-    public static func _pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int {
+    public static func pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int {
         identifier.hashValue
     }
 }
@@ -34,7 +41,7 @@ extension ContentIdentifiable {
 extension ContentIdentifiable where DifferenceIdentifier: PairingHashable {
     /// `identifier.pairingHash(seed:)`.
     @inlinable
-    public static func _pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int {
+    public static func pairingHash(of identifier: DifferenceIdentifier, seed: PairingHashSeed) -> Int {
         Int(truncatingIfNeeded: identifier.pairingHash(seed: seed))
     }
 }

@@ -60,7 +60,7 @@ extension StagedChangeset {
     /// Not API (package-visible: the store writes rows along the same pairing, and passes the
     /// identifier hashes it already has).
     ///
-    /// - Parameter identifierHashes: when given, `Element._pairingHash(of:seed: .process)` of the
+    /// - Parameter identifierHashes: when given, `Element.pairingHash(of:seed: .process)` of the
     ///   identifier of every source and target element, flat (section after section); otherwise they
     ///   are computed here.
     @inlinable
@@ -191,7 +191,7 @@ internal func _storeIdentifierHashes<Model, Element: ContentIdentifiable>(
         for s in chosen {
             let start = starts[s]
             let elements = snapshot[s].elements
-            for e in elements.indices { hashes[start + e] = Element._pairingHash(of: elements[e].differenceIdentifier, seed: seed) }
+            for e in elements.indices { hashes[start + e] = Element.pairingHash(of: elements[e].differenceIdentifier, seed: seed) }
         }
     }
 }

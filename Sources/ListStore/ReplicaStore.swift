@@ -4,9 +4,11 @@ import ListMerge
 /// changes into an outbox, and push them (DESIGN §8). `Store` (SQLite) and `PostgresStore`
 /// (ListStorePostgres) are replica stores; ListSync's `Replica` works on either.
 ///
-/// The public requirements read a replica list's state; the underscored ones are the writes of
-/// ListSync's replicas (not API: call them through `Replica`). Every method is async and never
-/// blocks the cooperative thread pool.
+/// The public requirements read a replica list's state. The requirements of the `Replication`
+/// system programming interface (`@_spi(Replication) import ListStore`) are the reads and writes of
+/// ListSync's replicas: they are implemented by this package's engines and called through
+/// `Replica`, not by apps; a type outside the package is not meant to conform. Every method is async
+/// and never blocks the cooperative thread pool.
 ///
 /// ```swift
 /// func pending(in store: some ReplicaStore) async throws -> Int {
@@ -38,17 +40,17 @@ public protocol ReplicaStore: ListStoreEngine {
 
     /// A list's head version and digest, whether it holds any section or local change, and its
     /// replica position, read at one instant; `nil` when the store or the list does not exist.
-    func _replicaHead(of list: String) async throws -> _ReplicaHead?
+    @_spi(Replication) func replicaHead(of list: String) async throws -> ReplicaHead?
 
     /// The replica list's position, head version, confirmed state and outbox, read at one instant;
     /// `nil` when `list` is not a replica (or does not exist).
-    func _pendingState(of list: String) async throws -> _PendingState?
+    @_spi(Replication) func pendingState(of list: String) async throws -> PendingState?
 
     /// Commits `sections` as the head of the replica list `list` and records `source` as its
     /// position, in one transaction; `check` runs inside it first (with the result) and may throw
     /// to roll everything back. The list row is created if needed, even when nothing changes.
     /// Refused (`.versionConflict`) while the list has local changes.
-    func _commitReplica(
+    @_spi(Replication) func commitReplica(
         _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
         check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult
@@ -58,7 +60,7 @@ public protocol ReplicaStore: ListStoreEngine {
     /// author, message, push id and conflicts. Refused (`.versionConflict`) while the list has local
     /// changes or when its position is not the entry's parent; `.invalidEdit` when the stages do not
     /// apply to the head.
-    func _commitReplica(
+    @_spi(Replication) func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult
 
@@ -69,7 +71,7 @@ public protocol ReplicaStore: ListStoreEngine {
     /// non-empty `conflicts` become the last push's conflicts. Refused (`.versionConflict`) when the
     /// list's position is no longer `previous`, the one the pull started from: another pull committed
     /// meanwhile (perhaps without changing the head, which `expectedVersion` alone would not see).
-    func _commitPull(
+    @_spi(Replication) func commitPull(
         _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
@@ -77,18 +79,18 @@ public protocol ReplicaStore: ListStoreEngine {
 
     /// Records that the outbox entry `answer.seq` of `list`, pushed under `client`, was pushed and
     /// how the source answered (nothing when the entry moved to another client id meanwhile).
-    func _recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws
+    @_spi(Replication) func recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws
 
     /// Moves the unanswered entries of `list` from `id.seq` on still under `id.client` to
     /// `PushRule.clientID(replacing:)`, because the source recorded `id` for another change, in one
     /// transaction; the store's later local changes get a new random id when its id was
     /// `id.client`. Returns the id the entries moved to.
-    func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String
+    @_spi(Replication) func takeNewClientID(for list: String, replacing id: PushID) async throws -> String
 
     /// A number that changes with every commit to this store that this process makes.
-    func _localCommitGeneration() -> UInt64
+    @_spi(Replication) func localCommitGeneration() -> UInt64
 
     /// Returns at this process's next commit to this store after `generation`, at once when
     /// the generation is not `generation` any more, or after `timeout`.
-    func _waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async
+    @_spi(Replication) func waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async
 }

@@ -55,7 +55,7 @@ extension Store {
 
     /// The replica list's position, head version, confirmed state and outbox, read at one instant;
     /// `nil` when `list` is not a replica (or does not exist).
-    package func _pendingState(of list: String) throws -> _PendingState? {
+    package func pendingState(of list: String) throws -> PendingState? {
         guard exists else { return nil }
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
@@ -69,7 +69,7 @@ extension Store {
     /// A list's head version and digest, whether it holds any section or local change, and its
     /// replica position, read at one instant; `nil` when the store or the list does not exist.
     /// - Complexity: O(1): no snapshot is read.
-    package func _replicaHead(of list: String) throws -> _ReplicaHead? {
+    package func replicaHead(of list: String) throws -> ReplicaHead? {
         guard exists else { return nil }
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
@@ -79,7 +79,7 @@ extension Store {
                     db, sql: "SELECT EXISTS (SELECT 1 FROM section WHERE list_id = ?)", arguments: [info.id]) ?? false
                 let hasLocalChanges = try Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = ?)", arguments: [info.id]) ?? false
-                return _ReplicaHead(
+                return ReplicaHead(
                     position: try Self.position(db, listID: info.id), version: info.headVersion, digest: info.headDigest,
                     holdsData: holdsData, hasLocalChanges: hasLocalChanges)
             }
@@ -88,7 +88,7 @@ extension Store {
 
     /// Records that the outbox entry `answer.seq` of `list`, pushed under `client`, was pushed and
     /// how the source answered (nothing when the entry has moved to another client id meanwhile).
-    package func _recordPushed(_ answer: PushAnswer, client: String, of list: String) throws {
+    package func recordPushed(_ answer: PushAnswer, client: String, of list: String) throws {
         let pool = try existingPool()
         try Store.mapErrors(path: path) {
             try pool.write { db in
@@ -109,7 +109,7 @@ extension Store {
     /// not answered move to `PushRule.clientID(replacing:)`, in one transaction; the store's later
     /// local changes get a new random id when the store's id was `id.client`. Entries the source
     /// answered stay where the source recorded them. Returns the id the entries moved to.
-    package func _takeNewClientID(for list: String, replacing id: PushID) throws -> String {
+    package func takeNewClientID(for list: String, replacing id: PushID) throws -> String {
         let pool = try existingPool()
         let client = PushRule.clientID(replacing: id)
         try Store.mapErrors(path: path) {
@@ -136,7 +136,7 @@ extension Store {
     /// source version their push was recorded as (or none: pushed again), and the confirmed state is
     /// kept while entries remain. Non-empty `conflicts` (of answers learned late) become the last
     /// push's conflicts. `check` runs inside the transaction first and may throw.
-    package func _commitPull(
+    package func commitPull(
         _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: (CommitResult) throws -> Void
@@ -193,7 +193,7 @@ extension Store {
     }
 
     /// The pending state of the list `info` names, or `nil` when it is not a replica.
-    func pendingState(_ db: Database, info: ListRow) throws -> _PendingState? {
+    func pendingState(_ db: Database, info: ListRow) throws -> PendingState? {
         guard let position = try Self.position(db, listID: info.id) else { return nil }
         let confirmed: [ListSection]
         if let bytes = try String.fetchOne(db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [info.id]) {
@@ -205,7 +205,7 @@ extension Store {
         } else {
             confirmed = try snapshot(db, list: info.name, at: nil).sections
         }
-        return _PendingState(
+        return PendingState(
             position: position, headVersion: info.headVersion, confirmed: confirmed,
             outbox: try outbox(db, listID: info.id, list: info.name), clientID: try Self.clientID(db, path: path))
     }

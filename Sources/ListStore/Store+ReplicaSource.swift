@@ -51,7 +51,7 @@ extension Store {
     /// roll everything back. The list row is created if needed, even when nothing changes.
     ///
     /// Not API (package-visible: ListSync's replicas write through it).
-    package func _commitReplica(
+    package func commitReplica(
         _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
         check: (CommitResult) throws -> Void
     ) throws -> CommitResult {
@@ -67,7 +67,7 @@ extension Store {
     /// Not API (package-visible: ListSync's replicas write through it).
     /// - Throws: `StoreError` `.invalidEdit` when the stages do not apply to the head; the errors of
     ///   `commit`.
-    package func _commitReplica(
+    package func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, check: (CommitResult) throws -> Void
     ) throws -> CommitResult {
         let what = "the stages of source version \(entry.version) of list '\(entry.list)'"

@@ -52,56 +52,56 @@ extension Store: ReplicaStore {
         try await _offPool(reading: { try self.replicaStatus(of: list) })
     }
 
-    public func _replicaHead(of list: String) async throws -> _ReplicaHead? {
-        try await _offPool(reading: { try self._replicaHead(of: list) })
+    @_spi(Replication) public func replicaHead(of list: String) async throws -> ReplicaHead? {
+        try await _offPool(reading: { try self.replicaHead(of: list) })
     }
 
-    public func _pendingState(of list: String) async throws -> _PendingState? {
-        try await _offPool(reading: { try self._pendingState(of: list) })
+    @_spi(Replication) public func pendingState(of list: String) async throws -> PendingState? {
+        try await _offPool(reading: { try self.pendingState(of: list) })
     }
 
-    public func _commitReplica(
+    @_spi(Replication) public func commitReplica(
         _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
         check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
         try await _offPool(writing: {
-            try self._commitReplica(sections, to: list, source: source, author: author, message: message, check: check)
+            try self.commitReplica(sections, to: list, source: source, author: author, message: message, check: check)
         })
     }
 
-    public func _commitReplica(
+    @_spi(Replication) public func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
-        try await _offPool(writing: { try self._commitReplica(entry, to: list, source: source, check: check) })
+        try await _offPool(writing: { try self.commitReplica(entry, to: list, source: source, check: check) })
     }
 
-    public func _commitPull(
+    @_spi(Replication) public func commitPull(
         _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
         try await _offPool(writing: {
-            try self._commitPull(
+            try self.commitPull(
                 merged, to: list, expectedVersion: expectedVersion, position: position, previous: previous, confirmed: confirmed,
                 confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts,
                 message: message, check: check)
         })
     }
 
-    public func _recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
-        try await _offPool(writing: { try self._recordPushed(answer, client: client, of: list) })
+    @_spi(Replication) public func recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
+        try await _offPool(writing: { try self.recordPushed(answer, client: client, of: list) })
     }
 
-    public func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
-        try await _offPool(writing: { try self._takeNewClientID(for: list, replacing: id) })
+    @_spi(Replication) public func takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
+        try await _offPool(writing: { try self.takeNewClientID(for: list, replacing: id) })
     }
 
-    public func _localCommitGeneration() -> UInt64 {
+    @_spi(Replication) public func localCommitGeneration() -> UInt64 {
         _StoreFileWatcher.shared?.watch(path)
         return CommitSignal.shared.generation(of: path)
     }
 
-    public func _waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
+    @_spi(Replication) public func waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
         _StoreFileWatcher.shared?.watch(path)
         await CommitSignal.shared.wait(path: path, unlessGenerationIsNot: generation, timeout: timeout)
     }

@@ -3,7 +3,7 @@ import ListDiff
 /// The identifier hashes the diff pairs elements by, computed on two threads for large snapshots.
 enum _IdentifierHashes {
     /// The pairing hash of the identifier of every element of `sections`, flat (section after
-    /// section): `ListItem._pairingHash(of:seed: .process)`, as the diff computes it.
+    /// section): `ListItem.pairingHash(of:seed: .process)`, as the diff computes it.
     /// - Complexity: O(n) for n elements, split between two threads from 4,096 elements on.
     static func of(_ sections: [ListSection]) -> [Int] {
         let starts = DiffPairing.flatStarts(sections)
@@ -18,7 +18,7 @@ enum _IdentifierHashes {
                 let start = starts[s]
                 let end = min(starts[s + 1], range.upperBound)
                 while j < end {
-                    (base + j).initialize(to: ListItem._pairingHash(of: elements[j - start].differenceIdentifier, seed: seed))
+                    (base + j).initialize(to: ListItem.pairingHash(of: elements[j - start].differenceIdentifier, seed: seed))
                     j += 1
                 }
                 s += 1

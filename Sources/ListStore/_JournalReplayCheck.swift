@@ -104,7 +104,7 @@ package struct _JournalReplayCheck {
 
     /// For a replica list (after `check(head:)`): its confirmed state must be the source version its
     /// position names, and its head the outbox rebased onto the confirmed state (DESIGN §8).
-    package mutating func check(replica pending: _PendingState, head: StoredHead) {
+    package mutating func check(replica pending: PendingState, head: StoredHead) {
         guard result.isValid else { return }
         guard ListDigest.of(pending.confirmed) == pending.position.digest else {
             return diverge(

@@ -1,7 +1,7 @@
 import Foundation
 import ListJSON
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 import PostgresNIO
 
 // A PostgreSQL store holds replica lists as a SQLite store does (DESIGN §8): the position in
@@ -85,7 +85,7 @@ extension PostgresStore: ReplicaStore {
         }
     }
 
-    public func _replicaHead(of list: String) async throws -> _ReplicaHead? {
+    @_spi(Replication) public func replicaHead(of list: String) async throws -> ReplicaHead? {
         try await transaction(.readOnly) { connection in
             guard let info = try await listInfoIfAny(connection, list: list) else { return nil }
             let rows = try await connection.query(
@@ -94,13 +94,13 @@ extension PostgresStore: ReplicaStore {
                 """, logger: self.logger)
             var flags = (false, false)
             for try await row in rows.decode((Bool, Bool).self) { flags = row }
-            return _ReplicaHead(
+            return ReplicaHead(
                 position: try await position(connection, listID: info.id), version: info.headVersion, digest: info.headDigest,
                 holdsData: flags.0, hasLocalChanges: flags.1)
         }
     }
 
-    public func _pendingState(of list: String) async throws -> _PendingState? {
+    @_spi(Replication) public func pendingState(of list: String) async throws -> PendingState? {
         try await transaction(.readOnly) { connection in
             guard let info = try await listInfoIfAny(connection, list: list) else { return nil }
             return try await pendingState(connection, info: info)
@@ -108,7 +108,7 @@ extension PostgresStore: ReplicaStore {
     }
 
     /// The pending state of the list `info` names, or `nil` when it is not a replica.
-    func pendingState(_ connection: PostgresConnection, info: ListRow) async throws -> _PendingState? {
+    func pendingState(_ connection: PostgresConnection, info: ListRow) async throws -> PendingState? {
         let list = info.name
         guard let position = try await position(connection, listID: info.id) else { return nil }
         var confirmed: [ListSection]?
@@ -122,25 +122,25 @@ extension PostgresStore: ReplicaStore {
             }
         }
         if confirmed == nil { confirmed = try await headSections(connection, listID: info.id) }
-        return _PendingState(
+        return PendingState(
             position: position, headVersion: info.headVersion, confirmed: confirmed ?? [],
             outbox: try await outbox(connection, listID: info.id, list: list), clientID: try await clientID(connection))
     }
 
-    public func _commitReplica(
+    @_spi(Replication) public func commitReplica(
         _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
         check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
         try await commitReplica(to: list, source: source, author: author, message: message, entry: nil, check: check) { sections }
     }
 
-    public func _commitReplica(
+    @_spi(Replication) public func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
         try await commitReplica(to: list, source: source, author: entry.author, message: entry.message, entry: entry, check: check) { [] }
     }
 
-    public func _commitPull(
+    @_spi(Replication) public func commitPull(
         _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
@@ -178,7 +178,7 @@ extension PostgresStore: ReplicaStore {
         }
     }
 
-    public func _recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
+    @_spi(Replication) public func recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
         try await transaction(.writing) { connection in
             let info = try await listInfo(connection, list: list, locking: true)
             try await connection.query(
@@ -192,7 +192,7 @@ extension PostgresStore: ReplicaStore {
         }
     }
 
-    public func _takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
+    @_spi(Replication) public func takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
         let client = PushRule.clientID(replacing: id)
         let fresh = UUID().uuidString.lowercased()
         try await transaction(.writing) { connection in
@@ -208,11 +208,11 @@ extension PostgresStore: ReplicaStore {
         return client
     }
 
-    public func _localCommitGeneration() -> UInt64 {
+    @_spi(Replication) public func localCommitGeneration() -> UInt64 {
         commits.generation(of: location)
     }
 
-    public func _waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
+    @_spi(Replication) public func waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
         await commits.wait(path: location, unlessGenerationIsNot: generation, timeout: timeout)
     }
 

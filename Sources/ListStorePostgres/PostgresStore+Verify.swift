@@ -1,4 +1,4 @@
-import ListStore
+@_spi(Replication) import ListStore
 import PostgresNIO
 
 extension PostgresStore {

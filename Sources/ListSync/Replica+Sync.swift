@@ -1,6 +1,6 @@
 import ListDiff
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 
 extension Replica {
     /// Where the replica stands: its source and confirmed version, its local changes, the conflicts
@@ -67,11 +67,11 @@ extension Replica {
                     // The source recorded this id for another change, or the client's numbering
                     // there is not this replica's: the unanswered changes go on under a new id.
                     guard refused.insert(push.id).inserted, refused.count <= outbox.count + 3 else { throw error }
-                    _ = try await store._takeNewClientID(for: list, replacing: push.id)
+                    _ = try await store.takeNewClientID(for: list, replacing: push.id)
                     result.clientIDsTaken += 1
                     continue pushing
                 }
-                try await store._recordPushed(answer, client: push.id.client, of: list)
+                try await store.recordPushed(answer, client: push.id.client, of: list)
                 if answer.duplicate { result.duplicates += 1 } else { result.pushed += 1 }
                 result.version = answer.version
                 result.conflicts += answer.conflicts
@@ -144,7 +144,7 @@ extension Replica {
         async throws -> PullResult
     {
         while true {
-            guard let state = try await store._pendingState(of: list) else {
+            guard let state = try await store.pendingState(of: list) else {
                 throw SyncError.resyncRequired(.noCursor, message: "list '\(list)' follows no source")
             }
             var confirmed = state.confirmed
@@ -204,7 +204,7 @@ extension Replica {
                 : "pull to source version \(position.version), \(pending) local change\(pending == 1 ? "" : "s") rebased on top"
             do {
                 let (expected, headVersion, conflicts) = (position, state.headVersion, result.conflicts)
-                _ = try await store._commitPull(
+                _ = try await store.commitPull(
                     merged, to: list, expectedVersion: headVersion, position: expected, previous: state.position, confirmed: confirmed,
                     confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts, message: message
                 ) { committed in

@@ -1,6 +1,6 @@
 import ListDiff
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 
 /// A list of a store of its own that follows a list of a source store: each pull applies the
 /// source's new commits, one transaction each, recording the source version in the same transaction
@@ -78,7 +78,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         let identity = try await source.identity()
         try await refuseOwnStore(identity)
         // The position and the head, read together (another pull may be moving both).
-        let current = try await store._replicaHead(of: list)
+        let current = try await store.replicaHead(of: list)
         try refuseReplacing(current, with: identity, sourceList: sourceList, replacing: options.replacing)
         if current?.position?.store.uuid != identity.uuid {
             // A new source (already following it, the check was made when it started).
@@ -180,7 +180,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         var fed: [JournalEntry] = []
         while !Task.isCancelled {
             var result: PullResult
-            let localGeneration = store._localCommitGeneration()
+            let localGeneration = store.localCommitGeneration()
             do {
                 let applied = pushing || fed.isEmpty ? nil : try await apply(fed, from: feed, of: source, sourceList: sourceList, options: options)
                 if let applied, applied.complete {
@@ -237,7 +237,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     ) async throws
         -> (result: PullResult, complete: Bool)?
     {
-        guard let feed, !options.catchUp, let current = try await store._replicaHead(of: list), !current.hasLocalChanges,
+        guard let feed, !options.catchUp, let current = try await store.replicaHead(of: list), !current.hasLocalChanges,
             let position = current.position, position.store == feed.identity, position.list == sourceList,
             current.digest == position.digest
         else { return nil }
@@ -277,8 +277,8 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
                 var generation = localGeneration
                 while clock.now < deadline, !Task.isCancelled {
                     if let status = try? await store.replicaStatus(of: list), status.pending > 0 { return }
-                    await store._waitForLocalCommit(unlessGenerationIsNot: generation, timeout: min(localPoll, deadline - clock.now))
-                    generation = store._localCommitGeneration()
+                    await store.waitForLocalCommit(unlessGenerationIsNot: generation, timeout: min(localPoll, deadline - clock.now))
+                    generation = store.localCommitGeneration()
                 }
             }
             try await group.next()
@@ -289,7 +289,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// Applies the source's commits after the replica's position (`current`: its position and head,
     /// read together), one transaction each.
     private func apply(
-        _ current: _ReplicaHead?, from source: some ListSource, sourceList: String, identity: StoreIdentity,
+        _ current: ReplicaHead?, from source: some ListSource, sourceList: String, identity: StoreIdentity,
         options: PullOptions, into result: inout PullResult
     ) async throws {
         var position = current?.position
@@ -342,7 +342,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// store's list without `replacing`: a list with a history of its own that is not a replica
     /// (perhaps the source and the replica were swapped on a command line), or a replica of another
     /// store.
-    private func refuseReplacing(_ current: _ReplicaHead?, with identity: StoreIdentity, sourceList: String, replacing: Bool) throws {
+    private func refuseReplacing(_ current: ReplicaHead?, with identity: StoreIdentity, sourceList: String, replacing: Bool) throws {
         guard !replacing, let current else { return }
         if let position = current.position {
             if position.store.uuid != identity.uuid {
@@ -440,7 +440,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
 
     /// Applies the source's journal entry with `position`, rolling back unless it reproduces its digest.
     private func commit(_ entry: JournalEntry, at position: ReplicaSource) async throws {
-        _ = try await store._commitReplica(entry, to: list, source: position) { committed in
+        _ = try await store.commitReplica(entry, to: list, source: position) { committed in
             guard committed.digest == position.digest else {
                 throw SyncError.diverged(version: position.version, expected: position.digest, actual: committed.digest)
             }
@@ -449,7 +449,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
 
     /// Commits `sections` with `position`, rolling back unless they reproduce its digest.
     private func commit(_ sections: [ListSection], at position: ReplicaSource, author: String?, message: String?) async throws {
-        _ = try await store._commitReplica(sections, to: list, source: position, author: author, message: message) { committed in
+        _ = try await store.commitReplica(sections, to: list, source: position, author: author, message: message) { committed in
             guard committed.digest == position.digest else {
                 throw SyncError.diverged(version: position.version, expected: position.digest, actual: committed.digest)
             }

@@ -41,14 +41,14 @@ import Testing
     @Test func stringIdentifiersPairByTheirBytes() {
         for text in ["", "a", "e0", "e999999", "0123456789abcdefg", String(repeating: "xy", count: 40)] {
             #expect(text.pairingHash(seed: PairingHashSeed(7)) == Self.hash(text, seed: 7))
-            #expect(TestItem._pairingHash(of: text, seed: PairingHashSeed(7)) == Int(truncatingIfNeeded: Self.hash(text, seed: 7)))
+            #expect(TestItem.pairingHash(of: text, seed: PairingHashSeed(7)) == Int(truncatingIfNeeded: Self.hash(text, seed: 7)))
         }
         // An identifier that is not PairingHashable keeps `hashValue`.
         struct Plain: Differentiable {
             var differenceIdentifier: Int
             func isContentEqual(to source: Plain) -> Bool { true }
         }
-        #expect(Plain._pairingHash(of: 42, seed: PairingHashSeed(7)) == 42.hashValue)
+        #expect(Plain.pairingHash(of: 42, seed: PairingHashSeed(7)) == 42.hashValue)
     }
 
     /// KELVIN SIGN is canonically equivalent to "K": `String` says they are equal, so they hash

@@ -3,7 +3,7 @@ import ListDiff
 import ListDiffTestSupport
 import ListJSON
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 import ListStoreTestSupport
 import ListSync
 import Testing
@@ -193,12 +193,12 @@ import Testing
         let sourceHead = try await source.snapshot(of: "l")
         let position = ReplicaSource(store: try await source.identity(), list: "l", version: sourceHead.version, digest: sourceHead.digest)
         let refused = await #expect(throws: StoreError.self) {
-            try await replicaStore._commitReplica(sourceHead.sections, to: "l", source: position, author: nil, message: nil, check: { _ in })
+            try await replicaStore.commitReplica(sourceHead.sections, to: "l", source: position, author: nil, message: nil, check: { _ in })
         }
         #expect(refused?.code == .versionConflict)
         let entry = try #require(try await source.journal(of: "l", after: 0, limit: 1, maxBytes: .max).entries.first)
         let refusedEntry = await #expect(throws: StoreError.self) {
-            try await replicaStore._commitReplica(entry, to: "l", source: position, check: { _ in })
+            try await replicaStore.commitReplica(entry, to: "l", source: position, check: { _ in })
         }
         #expect(refusedEntry?.code == .versionConflict)
 
@@ -231,11 +231,11 @@ import Testing
             try await replicaStore.edit("l", expectedVersion: nil, author: nil, message: nil) { draft in
                 try draft.append(ListItem(id: "local", json: ["a": 1]), toSection: ExactString("base-s0"))
             }
-            let state = try #require(try await replicaStore._pendingState(of: "l"))
+            let state = try #require(try await replicaStore.pendingState(of: "l"))
             let head = try await replicaStore.snapshot(of: "l", at: nil)
             let remaining = state.outbox.map { (seq: $0.seq, pushedVersion: $0.pushedVersion) }
             func commitPull(from previous: ReplicaSource) async throws {
-                _ = try await replicaStore._commitPull(
+                _ = try await replicaStore.commitPull(
                     head.sections, to: "l", expectedVersion: head.version, position: state.position, previous: previous,
                     confirmed: state.confirmed, confirmedSeqs: [], remaining: remaining, conflicts: [], message: "pull"
                 ) { _ in }
@@ -265,7 +265,7 @@ import Testing
             }
             let position = ReplicaSource(store: StoreIdentity(uuid: "other", epoch: 1), list: "l", version: 1, digest: ListDigest.of([]))
             await #expect(throws: Refusal()) {
-                try await store._commitReplica([], to: "r", source: position, author: nil, message: nil) { _ in throw Refusal() }
+                try await store.commitReplica([], to: "r", source: position, author: nil, message: nil) { _ in throw Refusal() }
             }
             #expect(try await store.lists().map(\.name) == ["l"])
             #expect(try await store.summary(of: "l").version == 1)

@@ -1,6 +1,6 @@
 import GRDB
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 import ListStoreTestSupport
 import ListDiffTestSupport
 import Testing
@@ -14,7 +14,7 @@ import Testing
         let position = ReplicaSource(
             store: StoreIdentity(uuid: "00000000-0000-4000-8000-000000000000", epoch: 1), list: "l", version: 1,
             digest: ListDigest.of(linearList(3)))
-        _ = try store._commitReplica(linearList(3), to: "l", source: position, author: nil, message: nil) { _ in }
+        _ = try store.commitReplica(linearList(3), to: "l", source: position, author: nil, message: nil) { _ in }
         let local = try store.commit(linearList(4), to: "l")
         #expect(local.pendingSeq == 1)
         #expect(try store.outbox(of: "l").first?.intents == [.insertElement("e3", content: 3, section: "s", after: "e2", before: nil)])

@@ -1,6 +1,6 @@
-/// A list's head and replica position, read at one instant (not API: ListSync's replicas read it
-/// through `ReplicaStore`).
-public struct _ReplicaHead: Sendable {
+/// A list's head and replica position, read at one instant: what ListSync's replicas read through
+/// `ReplicaStore.replicaHead(of:)` (system programming interface `Replication`).
+@_spi(Replication) public struct ReplicaHead: Sendable {
     /// The source position, `nil` for a list that is not a replica.
     public var position: ReplicaSource?
     /// The head version.

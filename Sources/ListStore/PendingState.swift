@@ -1,8 +1,8 @@
 import ListMerge
 
-/// What a replica list holds for a pull with local changes (not API:
-/// ListSync's replicas read it through `ReplicaStore`).
-public struct _PendingState: Sendable {
+/// What a replica list holds for a pull with local changes: what ListSync's replicas read through
+/// `ReplicaStore.pendingState(of:)` (system programming interface `Replication`).
+@_spi(Replication) public struct PendingState: Sendable {
     /// The source and the confirmed source version.
     public var position: ReplicaSource
     /// The replica's head version.
