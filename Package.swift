@@ -1,6 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// The platforms without URLSession's own networking stack: there, ListSync's HTTP client is
+/// AsyncHTTPClient (SwiftNIO).
+let nonApple: [Platform] = [.linux, .android, .windows, .openbsd]
+
 let package = Package(
     name: "ListStore",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
@@ -30,8 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
-        // HTTPSource's requests to a server whose certificate authority it is given (URLSession on
-        // Linux cannot be told of one).
+        // HTTPSource's requests off Apple platforms (see the ListSync target).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         // `swift package generate-documentation`: the DocC catalogs, built in CI.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
@@ -74,11 +77,13 @@ let package = Package(
             name: "ListSync",
             dependencies: [
                 "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreWire",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // HTTPSource's client off Apple platforms; on them it is URLSession, and an app
+                // importing ListSync links no NIO and no BoringSSL.
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: nonApple)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: nonApple)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: nonApple)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: nonApple)),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: nonApple)),
             ]),
         .executableTarget(
             name: "ListStoreCLI",

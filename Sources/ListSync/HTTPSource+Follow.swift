@@ -93,7 +93,7 @@ extension HTTPSource {
             "GET", path(list, "events"), query: "since=\(version)", extraTime: idle - idleTimeout, accept: "text/event-stream")
         let parser = _Locked(_EventStreamParser(maxEventBytes: maxAnswerBytes))
         let shown = url.absoluteString
-        // Runs on the session's delegate queue, one piece at a time. A failure here ends the stream,
+        // Runs as the answer arrives, one piece at a time. A failure here ends the stream,
         // whose termination cancels the transfer.
         let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes) { data in
             do {
@@ -112,7 +112,7 @@ extension HTTPSource {
                 continuation.finish(throwing: SyncError.transport("\(shown) answered a document this client cannot read: \(error)"))
             }
         }
-        let (http, bytes) = try await run(transfer, request, what: what, deadline: nil, in: Self.streamSession, router: Self.streamRouter)
+        let (http, bytes) = try await run(transfer, request, what: what, deadline: nil)
         if (200..<300).contains(http.statusCode) {
             throw SyncError.transport("\(what): the server ended the event stream", transient: true)
         }

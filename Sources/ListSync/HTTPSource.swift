@@ -2,10 +2,12 @@ import Foundation
 import ListDiff
 import ListStore
 import ListStoreWire
-import NIOSSL
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+#endif
+#if !canImport(Darwin)
+import NIOSSL
 #endif
 
 /// A list source on another machine: the journal served by `liststore serve` (`JournalServer`), read
@@ -202,29 +204,18 @@ public struct HTTPSource: ListSource {
 
     /// Runs `transfer`; returns the answer and its collected body.
     /// - Throws: `CancellationError` when cancelled; `SyncError.transport` for what went wrong on the way.
-    func run(
-        _ transfer: _HTTPTransfer, _ request: URLRequest, what: String, deadline: Duration?, in session: URLSession = HTTPSource.session,
-        router: _HTTPSessionDelegate = HTTPSource.router
-    ) async throws
+    func run(_ transfer: _HTTPTransfer, _ request: URLRequest, what: String, deadline: Duration?) async throws
         -> (HTTPURLResponse, [UInt8])
     {
         do {
-            #if canImport(FoundationNetworking)
-            // Linux: AsyncHTTPClient for every request (see `_NIOHTTPClient`).
-            let (http, data) = try await _NIOHTTPClient.run(transfer, request, authorities: certificateAuthorities, deadline: deadline)
+            #if canImport(Darwin)
+            let (http, data) = try await _URLSessionClient.run(transfer, request, authorities: certificateAuthorities, deadline: deadline)
             #else
-            let (http, data) =
-                if let certificateAuthorities {
-                    try await _NIOHTTPClient.run(transfer, request, authorities: certificateAuthorities, deadline: deadline)
-                } else {
-                    try await transfer.run(request, in: session, router: router, deadline: deadline)
-                }
+            let (http, data) = try await _NIOHTTPClient.run(transfer, request, authorities: certificateAuthorities, deadline: deadline)
             #endif
             return (http, [UInt8](data))
         } catch let stop as _HTTPTransfer.Stop {
             switch stop {
-            case .cancelled:
-                throw CancellationError()
             case .tooLarge:
                 throw SyncError.transport("\(what): the answer is larger than the \(Self.size(maxAnswerBytes)) this client accepts; not read further")
             case .deadline:
@@ -270,10 +261,18 @@ public struct HTTPSource: ListSource {
 
     /// What went wrong, for people, and whether trying again may heal it.
     private static func describe(_ error: any Error) -> (String, transient: Bool) {
+        let untrusted = "the TLS handshake failed (is the server's certificate signed by an authority this client trusts?)"
+        #if !canImport(Darwin)
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {  // a handshake's (see _NIOHTTPClient)
-            return ("the TLS handshake failed (is the server's certificate signed by an authority this client trusts?): \(error)", false)
+            return ("\(untrusted): \(error)", false)
         }
+        #endif
         guard let error = error as? URLError else { return ("\(error)", false) }
+        if [.serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .secureConnectionFailed]
+            .contains(error.code)
+        {
+            return ("\(untrusted): \(error.localizedDescription)", false)
+        }
         let (text, transient) = describe(error.code, localizedDescription: error.localizedDescription)
         // What AsyncHTTPClient or SwiftNIO reported underneath (see `_NIOHTTPClient.transportError`).
         guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? any Error, !(underlying is URLError) else { return (text, transient) }
@@ -306,25 +305,5 @@ public struct HTTPSource: ListSource {
         guard bytes >= 1 << 20 else { return "\(bytes) bytes" }
         let mib = Double(bytes) / Double(1 << 20)
         return mib == mib.rounded() ? "\(Int(mib)) MiB" : "\((mib * 10).rounded() / 10) MiB"
-    }
-
-    /// The delegate of `session`, which routes each task's events to its transfer.
-    static let router = _HTTPSessionDelegate()
-
-    /// One session for every source's requests: connections to a server are reused.
-    static let session = makeSession(delegate: router, connectionsPerHost: 16)
-
-    /// The delegate of `streamSession`.
-    static let streamRouter = _HTTPSessionDelegate()
-
-    /// The session of the event streams: each holds a connection for as long as it follows, so they
-    /// have their own, and never take the connections of the other requests.
-    static let streamSession = makeSession(delegate: streamRouter, connectionsPerHost: 4096)
-
-    private static func makeSession(delegate: _HTTPSessionDelegate, connectionsPerHost: Int) -> URLSession {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = connectionsPerHost
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 }

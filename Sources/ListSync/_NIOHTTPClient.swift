@@ -1,3 +1,4 @@
+#if !canImport(Darwin)
 import AsyncHTTPClient
 import Foundation
 import ListStore
@@ -10,15 +11,13 @@ import NIOSSL
 import FoundationNetworking
 #endif
 
-/// The requests of an `HTTPSource` through AsyncHTTPClient: all of them on Linux, and on other
-/// platforms those of a source with its own `CertificateAuthorities`. On Linux, URLSession
-/// (swift-corelibs-foundation over libcurl) keeps a core busy for as long as an answer streams in
-/// slowly, which an event stream at the head always does (an idle follower used a whole core), and
-/// cannot be told of an authority. It keeps `_HTTPTransfer`'s rules: the body collected up to
-/// `maxBytes` (an announced larger one is refused before it is read), a 2xx body handed to `stream`
-/// as it arrives, an overall deadline, a request that fails once nothing has arrived for the
-/// request's `timeoutInterval`, redirects followed only within the origin and at most `maxRedirects`
-/// times, and cancellation of the calling task.
+/// The requests of an `HTTPSource` off Apple platforms, through AsyncHTTPClient (on Apple
+/// platforms `_URLSessionClient` carries them). On Linux, URLSession (swift-corelibs-foundation over
+/// libcurl) keeps a core busy for as long as an answer streams in slowly, which an event stream at
+/// the head always does (an idle follower used a whole core), and cannot be told of an authority.
+/// It keeps `_HTTPTransfer`'s rules, an overall deadline, a request that fails once nothing has
+/// arrived for the request's `timeoutInterval` (as URLSession's), and cancellation of the calling
+/// task.
 enum _NIOHTTPClient {
     /// Two clients per set of authorities (`nil`: the system's), for the process's life (as
     /// HTTPSource's two URLSessions): one for requests, whose connections to a server are reused
@@ -37,7 +36,7 @@ enum _NIOHTTPClient {
             let key = Key(authorities: authorities, streams: streams)
             if let client = clients[key] { return client }
             var tls = TLSConfiguration.makeClientConfiguration()
-            if let authorities { tls.trustRoots = .certificates(authorities.certificates) }
+            if let authorities { tls.trustRoots = .certificates(authorities.nioCertificates) }
             var pool = HTTPClient.Configuration.ConnectionPool(
                 idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: streams ? 4096 : 16)
             // A connection that fails fails its request at once, as URLSession's do: what is worth
@@ -138,16 +137,8 @@ enum _NIOHTTPClient {
                 task.cancel()
             }
             let status = Int(head.status.code)
-            if Receiver.isRedirect(head), let location = head.headers.first(name: "Location") {
-                let target = URL(string: location, relativeTo: url)?.absoluteURL
-                if let refusal = transfer.refusal(ofRedirectTo: target) { throw refusal }
-                request.url = target
-                // As browsers and URLSession do: a 303, and a 301 or 302 after a POST, ask with GET.
-                if status == 303 || ([301, 302].contains(status) && request.httpMethod == "POST") {
-                    request.httpMethod = "GET"
-                    request.httpBody = nil
-                    request.setValue(nil, forHTTPHeaderField: "Content-Type")
-                }
+            if let location = head.headers.first(name: "Location"), _HTTPTransfer.isRedirect(status: status, location: location) {
+                request = try transfer.following(request, status: status, to: location)
                 continue
             }
             let fields = Dictionary(head.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { "\($0), \($1)" })
@@ -180,14 +171,10 @@ enum _NIOHTTPClient {
             self.lastActivity = lastActivity
         }
 
-        static func isRedirect(_ head: HTTPResponseHead) -> Bool {
-            [301, 302, 303, 307, 308].contains(head.status.code) && head.headers.contains(name: "Location")
-        }
-
         func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
             lastActivity.withLock { $0 = .now }
             self.head = head
-            if Self.isRedirect(head) {
+            if _HTTPTransfer.isRedirect(status: Int(head.status.code), location: head.headers.first(name: "Location")) {
                 discarding = true
             } else if (200..<300).contains(head.status.code), let stream = transfer.stream {
                 self.stream = stream
@@ -218,3 +205,4 @@ enum _NIOHTTPClient {
         }
     }
 }
+#endif
