@@ -42,10 +42,10 @@ let package = Package(
     targets: [
         // Pure algorithm: no Foundation, no SQLite.
         .target(name: "ListDiff"),
-        // The JSON formats of DESIGN §3: exact JSON values, snapshot documents, stage objects.
+        // The JSON formats (Docs/Formats.md): exact JSON values, snapshot documents, stage objects.
         .target(name: "ListJSON", dependencies: ["ListDiff"]),
-        // Offline writes (DESIGN §8): intents from two snapshots, their rebase onto a head, the conflict
-        // report. Pure: no Foundation, no SQLite.
+        // Offline writes (ListMerge's "Offline Writes and Conflicts"): intents from two snapshots, their
+        // rebase onto a head, the conflict report. Pure: no Foundation, no SQLite.
         .target(name: "ListMerge", dependencies: ["ListDiff", "ListJSON"]),
         // The SQL schema: Migrations/*.sql, embedded in the code at build time.
         .target(
@@ -70,7 +70,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The documents of the journal over HTTP (DESIGN §3), shared by the server and its clients.
+        // The documents of the journal over HTTP (Docs/Formats.md), shared by the server and its clients.
         .target(name: "ListStoreWire", dependencies: ["ListJSON", "ListMerge", "ListStore"]),
         // Consumers: cursors, live changes, replicas, resync.
         .target(

@@ -23,8 +23,8 @@ public struct JSONParser: Sendable {
     /// accepted parses again within `defaultMaxDepth`.
     public static let maxContentDepth = 500
 
-    /// How many levels the documents of DESIGN §3 may add around a content: the deepest, an element
-    /// of a section inserted by a stage of a `log --json` document, sits 9 levels down.
+    /// How many levels the documents (`Docs/Formats.md`) may add around a content: the deepest, an
+    /// element of a section inserted by a stage of a `log --json` document, sits 9 levels down.
     public static let documentEnvelopeDepth = 16
 
     /// The nesting limit used when none is given: room for the deepest content a store accepts

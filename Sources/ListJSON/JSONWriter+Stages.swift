@@ -16,7 +16,7 @@ extension JSONItem: JSONWritableItem {
     }
 }
 
-/// Stage objects and sections (DESIGN §3), keys in code point order.
+/// Stage objects and sections (`Docs/Formats.md`), keys in code point order.
 extension JSONWriter {
     /// `[stage, …]`, each as `stage(_:)` writes it.
     /// - Complexity: O(operations + size of the contents carried).

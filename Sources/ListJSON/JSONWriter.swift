@@ -2,9 +2,10 @@
 /// and appends already-stored canonical JSON (a list's stored contents, a journal entry's stored
 /// stages) verbatim.
 ///
-/// The one writer of the formats of DESIGN §3: `JSONValue` serialization, stage objects, snapshot
-/// documents and the documents of the journal over HTTP are all written with it. The caller writes
-/// the keys of each object in code point order (debug builds check it); separators are the writer's.
+/// The one writer of the JSON formats (`Docs/Formats.md`): `JSONValue` serialization, stage
+/// objects, snapshot documents and the documents of the journal over HTTP are all written with it.
+/// The caller writes the keys of each object in code point order (debug builds check it);
+/// separators are the writer's.
 ///
 /// ```swift
 /// var writer = JSONWriter()
@@ -300,7 +301,7 @@ extension JSONWriter {
         return writer.bytes
     }
 
-    /// `"schemaVersion":1`, the member every document of DESIGN §3 has.
+    /// `"schemaVersion":1`, the member every document has (`Docs/Formats.md`).
     @inlinable package mutating func schemaVersion() {
         member("schemaVersion", 1)
     }

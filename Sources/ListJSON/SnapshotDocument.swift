@@ -1,6 +1,6 @@
 import ListDiff
 
-/// The snapshot document of DESIGN §3: a sectioned list of JSON items.
+/// The snapshot document (the repository's `Docs/Formats.md`): a sectioned list of JSON items.
 ///
 /// ```json
 /// {"sections": [

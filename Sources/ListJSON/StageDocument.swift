@@ -1,7 +1,7 @@
 import ListDiff
 
-/// The stage object of DESIGN §3, and lists of them: encoding stages of JSON snapshots and decoding
-/// them back.
+/// The stage object (described in the repository's `Docs/Formats.md`), and lists of them: encoding
+/// stages of JSON snapshots and decoding them back.
 ///
 /// ```json
 /// {"sectionDeleted": [2],

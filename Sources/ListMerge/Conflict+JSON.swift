@@ -1,6 +1,6 @@
 import ListJSON
 
-/// The JSON form of a conflict report (DESIGN §8): an array of
+/// The JSON form of a conflict report: an array of
 /// `{"kind","id","ordinal"?,"section"?,"sectionOrdinal"?,"key"?,"mine"?,"theirs"?}`.
 ///
 /// `kind` is one of `deleted`, `sectionDeleted`, `removedWithSection`, `contentConflict`; `id` and

@@ -1,7 +1,8 @@
 import ListJSON
 
-/// One intent a rebase could not honour as written, or one change of theirs that mine's intents undid
-/// (DESIGN §8). A rebase never drops anything silently: every such case is one `Conflict`.
+/// One intent a rebase could not honour as written, or one change of theirs that mine's intents
+/// undid (see <doc:OfflineWritesAndConflicts>). A rebase never drops anything silently: every such
+/// case is one `Conflict`.
 ///
 /// | kind | when | `mine` / `theirs` |
 /// |---|---|---|

@@ -1,6 +1,6 @@
 import ListJSON
 
-/// The three-way merge of one item's content (DESIGN §8 rule 4).
+/// The three-way merge of one item's content (rule 4 of <doc:OfflineWritesAndConflicts>).
 ///
 /// A side whose content equals the base yields to the other. When both changed it: if mine and theirs
 /// are JSON objects and the base is one too (or there is no base, when both sides created the item,

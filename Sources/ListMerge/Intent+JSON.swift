@@ -1,6 +1,6 @@
 import ListJSON
 
-/// The JSON form of intents (DESIGN §8): one object per intent, its operation in `op`.
+/// The JSON form of intents: one object per intent, its operation in `op`.
 ///
 /// | op | keys |
 /// |---|---|

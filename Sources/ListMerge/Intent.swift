@@ -1,7 +1,7 @@
 import ListJSON
 
 /// One change mine made to a list, said by identity rather than by index, so that it can be replayed
-/// onto a list that others changed meanwhile (DESIGN §8).
+/// onto a list that others changed meanwhile (see <doc:OfflineWritesAndConflicts>).
 ///
 /// Intents come from two snapshots through the diff's pairing (`Intent.changes(from:to:)`) and are
 /// applied with `Rebase`. Items are named by `ItemRef` (id and, for repeated ids, ordinal). Anchors

@@ -2,9 +2,10 @@ import ListJSON
 
 /// Which item an intent means: an id and, for a repeated id, which occurrence of it.
 ///
-/// Ids may repeat in a snapshot (DESIGN §8 rule 6); the diff pairs the k-th occurrence of an id in one
-/// snapshot with the k-th occurrence in the other, in document order (sections in order; elements
-/// section after section). A reference names that occurrence by its `ordinal`:
+/// Ids may repeat in a snapshot (rule 6 of <doc:OfflineWritesAndConflicts>); the diff pairs the
+/// k-th occurrence of an id in one snapshot with the k-th occurrence in the other, in document
+/// order (sections in order; elements section after section). A reference names that occurrence by
+/// its `ordinal`:
 /// - an item of the base (deleted, moved, updated or kept by mine) has the ordinal of its occurrence
 ///   among the base's sections (or elements) with the same id;
 /// - an item mine adds first takes the ordinals of base items with that id that the diff leaves

@@ -2,7 +2,7 @@ import ListDiff
 import ListJSON
 
 /// Mine's intents replayed onto theirs (the current head), with the report of what could not be
-/// honoured as written (DESIGN §8).
+/// honoured as written (see <doc:OfflineWritesAndConflicts>).
 ///
 /// Section intents are applied first, then element intents, each in the given order (the order
 /// `Intent.changes(from:to:)` returns). The rules:
@@ -42,7 +42,7 @@ public struct Rebase<Item: MergeableItem> {
     /// What could not be honoured as written, in the order the intents met it.
     public var conflicts: [Conflict]
 
-    /// Applies `intents` to `theirs` with the rules of DESIGN §8.
+    /// Applies `intents` to `theirs` with the rules listed on the type.
     /// - Complexity: see the type.
     @inlinable
     public init(_ intents: [Intent], onto theirs: [ArraySection<Item, Item>]) {

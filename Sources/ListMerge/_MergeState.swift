@@ -207,7 +207,7 @@ struct _MergeState<Item: MergeableItem> {
         elementIndex[elementRef(e)] = nil
     }
 
-    // MARK: Placement (DESIGN §8 rule 1)
+    // MARK: Placement (rule 1 of `Rebase`)
 
     /// Puts an unlinked section right after `after` (the start when `nil`) if it is live; else right
     /// before `before` (the end when `nil`) if it is; else at the end.

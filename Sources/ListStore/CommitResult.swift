@@ -21,7 +21,7 @@ public struct CommitResult: Sendable {
     public var changeset: ListChangeset
     /// The number of table rows inserted, updated or deleted (head rows, journal entry, list row).
     public var rowsWritten: Int
-    /// For a local change of a replica list (DESIGN §8): its sequence number in the outbox, where it
+    /// For a local change of a replica list: its sequence number in the outbox, where it
     /// is pending until a push; `nil` for other commits.
     public var pendingSeq: Int? = nil
     /// For a merged push: the conflicts of its merge.

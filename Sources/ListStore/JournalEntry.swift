@@ -4,8 +4,9 @@ import ListMerge
 
 /// One version in a list's journal: what changed from its parent version, when, by whom.
 ///
-/// The changeset is kept as the JSON array of stage objects the store wrote (DESIGN §3): updates name
-/// their item by position only, so decoding the stages needs the snapshot they apply to.
+/// The changeset is kept as the JSON array of stage objects the store wrote (<doc:TheStoreFile>):
+/// updates name their item by position only, so decoding the stages needs the snapshot they apply
+/// to.
 ///
 /// ```swift
 /// var replica = try store.snapshot(of: "inbox", at: 0).sections
@@ -36,7 +37,7 @@ public struct JournalEntry: Sendable, Hashable {
     public var elementCount: Int
     /// The staged changeset as a JSON array of stage objects (UTF-8).
     public var stagesJSON: [UInt8]
-    /// For a version a replica's push made (DESIGN §8): its client id and sequence number.
+    /// For a version a replica's push made: its client id and sequence number.
     public var pushID: PushID?
     /// For a version a push made: what its merge could not honour as written (empty otherwise).
     public var conflicts: [Conflict]

@@ -9,8 +9,8 @@ extension ListItem: JSONWritableItem {
 }
 
 extension StagedChangeset where Model == ListItem, Element == ListItem {
-    /// The stages as the JSON array of stage objects that the journal stores (DESIGN §3), contents
-    /// copied as stored.
+    /// The stages as the JSON array of stage objects that the journal stores (<doc:TheStoreFile>),
+    /// contents copied as stored.
     ///
     /// ```swift
     /// let changeset = ListChangeset(source: old, target: new)

@@ -22,8 +22,9 @@ public struct ListSnapshot: Sendable, Hashable {
     /// The number of elements over all sections.
     public var elementCount: Int { sections.reduce(0) { $0 + $1.elements.count } }
 
-    /// The snapshot document of DESIGN §3 with `digest`, `list`, `schemaVersion` and `version` added,
-    /// as canonical JSON text (what `liststore show --json` prints; `commit` takes it back).
+    /// The snapshot document (the repository's `Docs/Formats.md`) with `digest`, `list`,
+    /// `schemaVersion` and `version` added, as canonical JSON text (what `liststore show --json`
+    /// prints; `commit` takes it back).
     ///
     /// ```swift
     /// let text = String(decoding: try store.snapshot(of: "inbox").documentJSON, as: UTF8.self)

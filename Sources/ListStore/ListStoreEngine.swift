@@ -3,7 +3,7 @@ import ListDiff
 
 /// The store contract that does not depend on the engine: what a journal server serves and what the
 /// contract tests check, on SQLite (`Store`) and on PostgreSQL (`PostgresStore` in
-/// ListStorePostgres) alike (DESIGN §9).
+/// ListStorePostgres) alike.
 ///
 /// Every method is async and never blocks the cooperative thread pool; each has the meaning, the
 /// results and the errors of `Store`'s method of the same name. Engine-specific work (SQLite's
@@ -27,7 +27,7 @@ public protocol ListStoreEngine: AnyObject, Sendable {
 
     /// Bumps the epoch and takes a new client id: what an operator does after restoring the store
     /// from a backup (or failing over to a standby that may have lagged), so that followers resync
-    /// and replicas push again what the store lost (DESIGN §7).
+    /// and replicas push again what the store lost (see <doc:HistoryAndRetention#Epochs>).
     /// - Returns: the new identity.
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(1).
@@ -86,7 +86,7 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     ) async throws -> CommitResult
 
     /// Merges a replica's local change into `list`, exactly once per push id (see
-    /// `Store.merge(_:into:)`, DESIGN §8).
+    /// `Store.merge(_:into:)`).
     /// - Throws: `StoreError` `.listNotFound`, `.invalidSnapshot`, `.pushOutOfOrder`, `.damaged`, `.io`.
     /// - Complexity: O(n + m) for n items and m intents, plus the commit's diff.
     func merge(_ push: Push, into list: String) async throws -> PushAnswer

@@ -1,6 +1,6 @@
 import ListMerge
 
-/// A local change of a replica list that its confirmed state does not hold yet (DESIGN §8): pending
+/// A local change of a replica list that its confirmed state does not hold yet: pending
 /// until a push, then pushed until a pull confirms it.
 public struct OutboxEntry: Hashable, Sendable {
     /// The change's sequence number (1, 2, 3, … per list).
@@ -18,8 +18,7 @@ public struct OutboxEntry: Hashable, Sendable {
     /// The source version a push was recorded as; `nil` until it is pushed.
     public var pushedVersion: Int?
     /// The client id the change is pushed under: the store's client id when the change was made,
-    /// or a newer one when the source had recorded this id and sequence number for another change
-    /// (DESIGN §7).
+    /// or a newer one when the source had recorded this id and sequence number for another change.
     public var client: String
 
     /// An outbox entry, as the store describes it.
@@ -46,7 +45,7 @@ extension OutboxEntry {
     }
 }
 
-/// Where a replica list stands (DESIGN §8): its source and confirmed version, its local changes, and
+/// Where a replica list stands: its source and confirmed version, its local changes, and
 /// the conflicts its last push was answered with.
 public struct ReplicaStatus: Hashable, Sendable {
     /// The replica list.

@@ -1,7 +1,7 @@
 import ListMerge
 
 /// Who pushed a change: a replica store's client id and the change's sequence number in its outbox
-/// (DESIGN §8). A source records each pair once.
+/// (ListMerge's article "Offline Writes and Conflicts"). A source records each pair once.
 public struct PushID: Hashable, Sendable, CustomStringConvertible {
     /// The replica store's client id (a lowercase UUID, see `Store.clientID()`).
     public var client: String
@@ -19,7 +19,7 @@ public struct PushID: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One local change of a replica, sent to its source: the intents that turn the replica's list before
-/// the change into the list after it, with who made it (DESIGN §8).
+/// the change into the list after it, with who made it.
 ///
 /// ```swift
 /// let push = Push(id: PushID(client: try replica.clientID(), seq: 1), intents: intents, author: "ana")
@@ -59,7 +59,7 @@ public struct PushAnswer: Hashable, Sendable {
     public var conflicts: [Conflict]
     /// The fingerprint of the push the source recorded under this id (`Push.fingerprint`); `nil`
     /// for a push recorded before sources kept fingerprints. A replica compares it with its own
-    /// change's before it takes the change as the source's (DESIGN §7).
+    /// change's before it takes the change as the source's.
     public var fingerprint: String?
 
     /// An answer.

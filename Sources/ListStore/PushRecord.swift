@@ -5,9 +5,9 @@ import ListMerge
 extension Push {
     /// The push's fingerprint: the SHA-256, in lowercase hex, of its intents, author and message as
     /// one canonical JSON document (`{"author":…,"intents":[…],"message":…}`). A source records it
-    /// with the push's id, so that the same id with other content is told apart from a retry
-    /// (DESIGN §7): two replicas that share a client id (a copied file, a restored backup) never
-    /// have one's change taken for the other's.
+    /// with the push's id, so that the same id with other content is told apart from a retry: two
+    /// replicas that share a client id (a copied file, a restored backup) never have one's change
+    /// taken for the other's.
     ///
     /// ```swift
     /// let fingerprint = push.fingerprint     // e.g. "3f9a…" (64 hex digits)
@@ -23,7 +23,7 @@ extension Push {
     }
 }
 
-/// The rule a source applies to a push before it merges it (DESIGN §7, §8), written once for every
+/// The rule a source applies to a push before it merges it, written once for every
 /// engine: the engine reads its record and this rule decides.
 ///
 /// - The client id is an exact string of 1 to 1,024 bytes of UTF-8 without control characters, and

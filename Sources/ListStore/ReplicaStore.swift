@@ -1,8 +1,9 @@
 import ListMerge
 
 /// A store that can hold replica lists: lists that follow a list of another store, take local
-/// changes into an outbox, and push them (DESIGN §8). `Store` (SQLite) and `PostgresStore`
-/// (ListStorePostgres) are replica stores; ListSync's `Replica` works on either.
+/// changes into an outbox, and push them (ListMerge's article "Offline Writes and Conflicts").
+/// `Store` (SQLite) and `PostgresStore` (ListStorePostgres) are replica stores; ListSync's
+/// `Replica` works on either.
 ///
 /// The public requirements read a replica list's state. The requirements of the `Replication`
 /// system programming interface (`@_spi(Replication) import ListStore`) are the reads and writes of

@@ -49,7 +49,7 @@ extension Store {
     /// returns `nil` to leave the head as it is), and the result carries its conflicts.
     ///
     /// With `queueLocalChange` (the default), a change to a replica list is a local change: its
-    /// intents are queued in the list's outbox in the same transaction (DESIGN §8). `checkFirst` runs
+    /// intents are queued in the list's outbox in the same transaction. `checkFirst` runs
     /// in the transaction before anything is read or written, and may throw to write nothing.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,

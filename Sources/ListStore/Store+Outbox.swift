@@ -210,7 +210,7 @@ extension Store {
             outbox: try outbox(db, listID: info.id, list: info.name), clientID: try Self.clientID(db, path: path))
     }
 
-    /// Queues a change of `list` in its outbox when it is a replica list (DESIGN §8); returns its
+    /// Queues a change of `list` in its outbox when it is a replica list; returns its
     /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.
     func queueIfReplica(
         _ db: Database, listID: Int64, base: StoredHead, target: [ListSection], version: Int, author: String?, message: String?
@@ -277,8 +277,9 @@ extension Store {
     /// The client id of the store, made anew first when the store's file is not the one the id was
     /// made for: a copy of the file, or the file restored from a backup, is another file (another
     /// device and inode), and must not push under the id its original goes on pushing under
-    /// (DESIGN §7). Moving or renaming the file keeps it; a file the identity cannot be read of
-    /// keeps the id, and the source's record tells of a reuse instead.
+    /// (ListMerge's article "Offline Writes and Conflicts", "What a replica promises"). Moving or
+    /// renaming the file keeps it; a file the identity cannot be read of keeps the id, and the
+    /// source's record tells of a reuse instead.
     func clientIDOfThisFile(_ db: Database) throws -> String {
         let client = try Self.clientID(db, path: path)
         guard let file = _FileIdentity.of(path) else { return client }

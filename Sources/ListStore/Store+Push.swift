@@ -4,7 +4,7 @@ import ListJSON
 import ListMerge
 
 extension Store {
-    /// Merges a replica's local change into `list` (DESIGN §8): rebases the push's intents onto the
+    /// Merges a replica's local change into `list`: rebases the push's intents onto the
     /// head with the rules of `Rebase` and commits the result as an ordinary version, in one
     /// transaction that also records the push's id and the conflict report. A push whose id is
     /// already recorded is answered from the record (`duplicate`) and applies nothing, so a replica

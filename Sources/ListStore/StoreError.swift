@@ -39,11 +39,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code("invalidArgument")
         /// A push's sequence number is not its client's next on the list: it skips ahead of the
         /// client's latest recorded push, or is below it and was never recorded. Nothing was applied
-        /// or recorded (DESIGN §7).
+        /// or recorded.
         public static let pushOutOfOrder = Code("pushOutOfOrder")
         /// A push's client id and sequence number were recorded with other content: another replica
         /// pushed under the same client id (a copied file, a restored backup, a forged push). Nothing
-        /// was applied; the replica takes a new client id and pushes again (DESIGN §7).
+        /// was applied; the replica takes a new client id and pushes again.
         public static let pushMismatch = Code("pushMismatch")
 
         public var description: String { name }

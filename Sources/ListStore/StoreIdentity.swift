@@ -38,7 +38,7 @@ extension Store {
     /// Bumps the epoch, telling every consumer that this store's history may not be the one they
     /// followed: call it after restoring the file from a backup, or after rewriting history. Cursors
     /// of the old epoch then get "resync required" (epoch changed). The store also gets a new client
-    /// id for its pushes (DESIGN §8), so that local changes made after a restore are never mistaken
+    /// id for its pushes, so that local changes made after a restore are never mistaken
     /// for ones a source already merged.
     ///
     /// - Returns: the new identity.

@@ -103,7 +103,7 @@ package struct _JournalReplayCheck {
     }
 
     /// For a replica list (after `check(head:)`): its confirmed state must be the source version its
-    /// position names, and its head the outbox rebased onto the confirmed state (DESIGN §8).
+    /// position names, and its head the outbox rebased onto the confirmed state.
     package mutating func check(replica pending: PendingState, head: StoredHead) {
         guard result.isValid else { return }
         guard ListDigest.of(pending.confirmed) == pending.position.digest else {

@@ -52,7 +52,7 @@ extension PostgresStore {
     /// With `stages` (a journal entry's JSON, and what to call it in an error), `makeTarget` is not
     /// called: the stages are applied to the head, and the journal keeps the same JSON. With
     /// `queueLocalChange` (the default), a change to a replica list is a local change: its intents
-    /// are queued in the list's outbox in the same transaction (DESIGN §8). `checkFirst` runs in the
+    /// are queued in the list's outbox in the same transaction. `checkFirst` runs in the
     /// transaction once the list's row is locked, before anything is written, and may throw.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,

@@ -5,7 +5,7 @@ import ListStore
 import PostgresNIO
 
 extension PostgresStore {
-    /// Merges a replica's local change into `list`, as `Store.merge(_:into:)` does (DESIGN §8):
+    /// Merges a replica's local change into `list`, as `Store.merge(_:into:)` does:
     /// rebases the push's intents onto the head with the rules of `Rebase` and commits the result as
     /// an ordinary version, in one transaction that also records the push's id and its conflict
     /// report. A push whose id is recorded is answered from the record (`duplicate`) and applies

@@ -4,7 +4,7 @@ import ListMerge
 @_spi(Replication) import ListStore
 import PostgresNIO
 
-// A PostgreSQL store holds replica lists as a SQLite store does (DESIGN §8): the position in
+// A PostgreSQL store holds replica lists as a SQLite store does: the position in
 // `replica_source`, the local changes in `outbox`, each written in the transaction of the commit it
 // belongs to.
 
@@ -286,7 +286,7 @@ extension PostgresStore: ReplicaStore {
         }
     }
 
-    /// Queues a local change of the replica list `listID` in its outbox (DESIGN §8); returns its
+    /// Queues a local change of the replica list `listID` in its outbox; returns its
     /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.
     func queueInOutbox(
         _ connection: PostgresConnection, listID: Int64, base: StoredHead, target: [ListSection], version: Int,

@@ -4,7 +4,8 @@ import Logging
 import PostgresNIO
 
 /// Named, ordered, sectioned lists with their journals in a PostgreSQL database (postgres-nio): the
-/// store contract of `Store` on a server that several processes share (DESIGN §9).
+/// store contract of `Store` on a server that several processes share (ListStoreServer's article
+/// "Running a Server", "Several servers on one PostgreSQL database").
 ///
 /// The store owns a `PostgresClient` (a pool of connections) and runs it in a task of its own until
 /// `close()`. Opening migrates the database under an advisory lock, so that several servers may

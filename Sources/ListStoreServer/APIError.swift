@@ -26,7 +26,7 @@ struct APIError: Error {
         APIError(.badRequest, StoreError.Code.invalidArgument.description, message)
     }
 
-    /// The code of a 400 answer to a body that is not a push document (DESIGN §8).
+    /// The code of a 400 answer to a body that is not a push document.
     static let invalidPushCode = "invalidPush"
 
     /// The code of a 503 answer: the server holds as many connections or waiting requests as it

@@ -164,7 +164,7 @@ struct JournalRoutes: Sendable {
         return Self.json(WireDocument.commit(result))
     }
 
-    /// Merges a replica's push document (DESIGN §8); a push already recorded is answered from the
+    /// Merges a replica's push document; a push already recorded is answered from the
     /// record.
     private func push(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)

@@ -6,9 +6,9 @@ import NIOSSL
 import ServiceLifecycle
 import UnixSignals
 
-/// Serves a store's lists and journals over HTTP (Hummingbird 2): the documents of DESIGN §3 under
-/// `/v1`, long polls and Server-Sent Events for live commits, commits with optimistic concurrency.
-/// `HTTPSource` (ListSync) is its client.
+/// Serves a store's lists and journals over HTTP (Hummingbird 2): the documents of the command
+/// line's `--json` under `/v1` (see <doc:RunningAServer>), long polls and Server-Sent Events for
+/// live commits, commits with optimistic concurrency. `HTTPSource` (ListSync) is its client.
 ///
 /// ```swift
 /// let server = JournalServer(store: try Store(path: "mail.liststore"),
@@ -27,7 +27,7 @@ import UnixSignals
 /// | `GET /v1/lists/:list/journal[?since=V][&limit=N][&wait=S]` | the `log --json` document; with `wait`, held until a commit lands |
 /// | `GET /v1/lists/:list/diff?from=V[&to=W]` | one minimal changeset between two retained versions |
 /// | `POST /v1/lists/:list/commits` | commits a snapshot document (`expectedVersion`, `author`, `message` optional); 409 on conflict |
-/// | `POST /v1/lists/:list/pushes` | merges a replica's local change (a push document, DESIGN §8); answers the push answer, the recorded one for the same push merged before; 409 `pushMismatch` (same id, other content), `pushOutOfOrder` (not the client's next seq) |
+/// | `POST /v1/lists/:list/pushes` | merges a replica's local change (a push document); answers the push answer, the recorded one for the same push merged before; 409 `pushMismatch` (same id, other content), `pushOutOfOrder` (not the client's next seq) |
 /// | `GET /v1/lists/:list/pushes/:client[?from=A][&to=B]` | the pushes of a client that the list recorded, sequence numbers A…B, at most 1,000: `{"list","pushes":[answer…],"schemaVersion":1}` |
 /// | `GET /v1/lists/:list/events[?since=V]` | Server-Sent Events, one `commit` event per journal entry |
 /// | `PUT /v1/lists/:list/consumers/:name` | registers or acknowledges a consumer: `{"version":V}` |

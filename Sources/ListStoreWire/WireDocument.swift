@@ -2,10 +2,11 @@ import ListJSON
 import ListMerge
 import ListStore
 
-/// The JSON documents of the journal over HTTP (DESIGN §3), written by the server and read by its
-/// clients (`HTTPSource`); `liststore … --json` prints some of them too (`commit`, `lists`, `log`).
-/// Each is one object with `"schemaVersion": 1` (a `push` and a `commits` member excepted), keys in
-/// code point order, stored stages and contents copied as stored.
+/// The JSON documents of the journal over HTTP (the repository's `Docs/Formats.md`), written by the
+/// server and read by its clients (`HTTPSource`); `liststore … --json` prints some of them too
+/// (`commit`, `lists`, `log`). Each is one object with `"schemaVersion": 1` (a `push` and a
+/// `commits` member excepted), keys in code point order, stored stages and contents copied as
+/// stored.
 ///
 /// ```swift
 /// let bytes = WireDocument.journal(try store.journal(of: "inbox", after: 7), list: "inbox")
@@ -82,7 +83,7 @@ public enum WireDocument {
 
     /// What `commit --json` prints: `{"changed","changes","digest","list","parentVersion","pending"?,
     /// "rowsWritten","schemaVersion":1,"stages","version"}`; `pending` (the local change's sequence
-    /// number) only for a commit queued on a replica list (DESIGN §8).
+    /// number) only for a commit queued on a replica list.
     /// - Complexity: O(1).
     public static func commit(_ result: CommitResult) -> [UInt8] {
         JSONWriter.object { w in
@@ -116,7 +117,8 @@ public enum WireDocument {
         }
     }
 
-    /// A push (DESIGN §8): `{"author"?,"client","intents":[…],"message"?,"seq"}`.
+    /// A push (ListMerge's article "Offline Writes and Conflicts"):
+    /// `{"author"?,"client","intents":[…],"message"?,"seq"}`.
     /// - Complexity: O(size of the intents).
     public static func push(_ push: Push) -> [UInt8] {
         JSONWriter.object { w in
@@ -132,7 +134,7 @@ public enum WireDocument {
         }
     }
 
-    /// A push's answer (DESIGN §8): `{"conflicts":[…],"duplicate","fingerprint"?,"list","schemaVersion":1,"seq","version"}`
+    /// A push's answer: `{"conflicts":[…],"duplicate","fingerprint"?,"list","schemaVersion":1,"seq","version"}`
     /// (`fingerprint`: the recorded push's, see `Push.fingerprint`; absent for pushes recorded before
     /// sources kept them).
     /// - Complexity: O(size of the conflicts).

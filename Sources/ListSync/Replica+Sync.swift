@@ -22,7 +22,7 @@ extension Replica {
     }
 
     /// Sends the replica's local changes that were not pushed yet to its source, oldest first, each
-    /// with its client id and its sequence number (DESIGN §8). The source merges each change onto
+    /// with its client id and its sequence number. The source merges each change onto
     /// its head and records its id and fingerprint in the same transaction; an answer lost on the
     /// way leaves the change unmarked here, and the next push sends it again and gets the recorded
     /// answer (`duplicates`), so every change is applied exactly once. The changes stay in the
@@ -80,7 +80,7 @@ extension Replica {
         }
     }
 
-    /// Pushes the local changes, then pulls (DESIGN §8): afterwards the replica holds the source's
+    /// Pushes the local changes, then pulls: afterwards the replica holds the source's
     /// head with whatever local changes landed meanwhile on top. When the pull finds changes the
     /// source no longer holds a record of (a source restored from a backup), or changes land
     /// meanwhile, it pushes and pulls once more.

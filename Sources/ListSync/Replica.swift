@@ -85,7 +85,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             try await refuseCycle(source, sourceList: sourceList)
         }
         if let current, current.hasLocalChanges {
-            // Local changes: they are rebased onto the source's new head (DESIGN §8).
+            // Local changes: they are rebased onto the source's new head.
             let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
             if let consumer = options.consumer {
                 try await source.acknowledge(consumer: consumer, of: sourceList, version: result.version)
@@ -139,7 +139,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// }) { result in print("at source version", result.version) }
     /// ```
     ///
-    /// With `pushing`, the follower syncs (DESIGN §8): each round pushes the replica's local changes
+    /// With `pushing`, the follower syncs: each round pushes the replica's local changes
     /// first, then pulls, and a local commit of this process wakes it as a source commit does (a
     /// commit of another process within `localPollInterval`).
     ///

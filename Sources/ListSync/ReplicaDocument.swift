@@ -2,7 +2,8 @@ import ListJSON
 import ListMerge
 import ListStore
 
-/// What `liststore pull|push|sync|status --json` print about replicas (DESIGN §3, §8): each is one
+/// What `liststore pull|push|sync|status --json` print about replicas (listed in the repository's
+/// `Docs/CommandLine.md`): each is one
 /// object with `"schemaVersion": 1`, keys in code point order. The documents of the journal over
 /// HTTP are `WireDocument`'s (ListStoreWire).
 ///

@@ -8,7 +8,7 @@ import Observation
 /// every transition, so that SwiftUI redraws and UIKit animates the same changes.
 ///
 /// The model shows the replica's head (`sections`, `version`). An edit is committed to the replica's
-/// store on the spot, as a local change queued for the source (DESIGN §8), and `sections` is the
+/// store on the spot, as a local change queued for the source, and `sections` is the
 /// new head when `edit` returns. `sync()` pushes the local changes and pulls the source's; `start()`
 /// does so in the background until `stop()`, pushing each local change as it lands and pulling each
 /// source commit as it lands, riding out outages with a `RetryPolicy`. Each change of `sections`
@@ -215,7 +215,7 @@ public final class ReplicaListModel {
     /// ```
     /// `body` sees `sections` as the UI shows them. If the replica's head moved on meanwhile (a pull
     /// committed and not published yet), the edit is rebased onto it by identity, as the source would
-    /// merge it (DESIGN §8), instead of undoing the pull, and the transition is one diff.
+    /// merge it, instead of undoing the pull, and the transition is one diff.
     ///
     /// - Returns: the commit (`changeset`, `version`; `pendingSeq` when it was queued).
     /// - Throws: what `body` throws (nothing is committed), `StoreError` of the commit (`.invalidEdit`,

@@ -38,7 +38,7 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     /// a store that is not the replica's source, a pull that would turn a list with a history of
     /// its own (or a replica of another store) into a replica of this source without
     /// `ReplicaPullOptions.replacing`, a pull that would make a store follow itself through a
-    /// cycle (DESIGN §7).
+    /// cycle.
     case refused(String)
 
     /// One line for people.

@@ -6,9 +6,9 @@ public struct ContractViolation: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Checks stages against the stage contract (DESIGN.md §2) the way UIKit's batch updates read them,
-/// independently of the engine: it never calls `Stage.apply`, and it computes after-states naively with
-/// `remove(at:)` in descending and `insert(_:at:)` in ascending order.
+/// Checks stages against the stage contract (ListDiff's "The Stage Contract") the way UIKit's batch
+/// updates read them, independently of the engine: it never calls `Stage.apply`, and it computes
+/// after-states naively with `remove(at:)` in descending and `insert(_:at:)` in ascending order.
 public enum BatchUpdateValidator {
     /// Validates one stage against its before-state and returns its after-state.
     ///

@@ -1,7 +1,8 @@
 import ListDiff
 
-/// The minimal counts of DESIGN.md §2, computed from the definitions with quadratic, obviously-right
-/// code (unique identifiers assumed), to check the engine against.
+/// The minimal counts of the stage contract (ListDiff's "The Stage Contract"), computed from the
+/// definitions with quadratic, obviously-right code (unique identifiers assumed), to check the engine
+/// against.
 public enum MinimalCounts {
     /// Counts for two snapshots whose section ids are unique and whose element ids are unique.
     public static func of<Model: Differentiable, Element: Differentiable>(

@@ -172,7 +172,7 @@ private struct StoredItem: JSONWritableItem {
         return copy
     }
 
-    /// The stage objects of DESIGN §3 built as values, key by key: an independent reference.
+    /// The stage objects of Docs/Formats.md built as values, key by key: an independent reference.
     private static func referenceStages(_ changeset: StagedChangeset<JSONItem, JSONItem>) -> JSONValue {
         func path(_ path: ElementPath) -> JSONValue { ["element": JSONValue(path.element), "section": JSONValue(path.section)] }
         func section(_ section: JSONSection) -> JSONValue {

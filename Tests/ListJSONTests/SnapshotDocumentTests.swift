@@ -3,7 +3,7 @@ import ListJSON
 import ListDiffTestSupport
 import Testing
 
-/// Snapshot documents (DESIGN §3): decoding, errors naming the place, and round trips.
+/// Snapshot documents (Docs/Formats.md): decoding, errors naming the place, and round trips.
 @Suite(.heavyWork) struct SnapshotDocumentTests {
     private func error(_ text: String) throws -> DocumentError? {
         let value = try JSONValue(parsing: text)

@@ -81,7 +81,8 @@ struct SnapshotGenerator {
     }
 }
 
-/// Stage objects (DESIGN §3): the exact format, decoding errors, and encode → decode → apply round trips.
+/// Stage objects (Docs/Formats.md): the exact format, decoding errors, and encode → decode → apply round
+/// trips.
 @Suite(.heavyWork) struct StageDocumentTests {
     private func section(_ id: String, _ content: JSONValue = .null, _ elements: [JSONItem] = []) -> JSONSection {
         ArraySection(model: JSONItem(id: id, content: content), elements: elements)

@@ -3,7 +3,7 @@ import ListMerge
 import ListDiffTestSupport
 import Testing
 
-/// The three-way content merge of DESIGN §8 rule 4, on its own.
+/// The three-way content merge of merge rule 4, on its own.
 @Suite(.heavyWork) struct ContentMergeTests {
     @Test func aSideThatDidNotChangeYields() {
         #expect(ContentMerge(base: 1, mine: 2, theirs: 1) == ContentMerge(value: 2))

@@ -3,7 +3,8 @@ import ListMerge
 import ListDiffTestSupport
 import Testing
 
-/// The JSON of intents and conflicts (DESIGN §8): exact output, round trips, errors naming the place.
+/// The JSON of intents and conflicts (ListMerge's "Offline Writes and Conflicts"): exact output, round
+/// trips, errors naming the place.
 @Suite(.heavyWork) struct IntentJSONTests {
     @Test func aMoveIsWrittenAsTheDesignShowsIt() throws {
         let intent = Intent.moveElement("m3", section: "today", after: "m1", before: nil)

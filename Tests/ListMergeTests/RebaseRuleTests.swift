@@ -4,7 +4,8 @@ import ListMerge
 import ListDiffTestSupport
 import Testing
 
-/// One test per rule of DESIGN §8, each with the merged list spelled out.
+/// One test per merge rule (ListMerge's "Offline Writes and Conflicts", "The rules"), each with the
+/// merged list spelled out.
 @Suite(.heavyWork) struct RebaseRuleTests {
     // MARK: Rule 1: placement
 

@@ -12,11 +12,11 @@ import Glibc
 import Darwin
 #endif
 
-/// Replicas that write converge through a real `liststore serve` (DESIGN §8), with the faults of a
+/// Replicas that write converge through a real `liststore serve`, with the faults of a
 /// real deployment: `liststore sync` killed with SIGKILL at random instants (before, during or after
 /// the server applied its push), the server stopped and started again (SIGTERM) or killed (SIGKILL),
 /// and the source written directly by another process meanwhile; and the faults that lost offline
-/// writes (DESIGN §7): a replica file copied mid-run (the copy joins as a fifth client), a replica
+/// writes: a replica file copied mid-run (the copy joins as a fifth client), a replica
 /// restored in place from an earlier backup of its own, the source restored from a backup older than
 /// a push it answered (then `advance-epoch`, as an operator does), and pushes forged under the
 /// replicas' client ids. After a final round of syncs every replica equals the source, nothing

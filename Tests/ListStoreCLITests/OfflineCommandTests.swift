@@ -10,7 +10,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Offline writes from the command line (DESIGN §8): `commit` to a replica, `push`, `sync` and
+/// Offline writes from the command line (Docs/CommandLine.md): `commit` to a replica, `push`, `sync` and
 /// `status`, as a user runs them, against a source store and a child `liststore serve`.
 @Suite(.blockingWaits) struct OfflineCommandTests {
     /// A directory with a source store whose list `inbox` holds one section `s` with `a`, `b`, `c`

@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Copied, restored and misdirected replicas from the command line (DESIGN §7), as users run into
+/// Copied, restored and misdirected replicas from the command line, as users run into
 /// them: a replica file copied to a second machine and both synced through `liststore serve`, the
 /// source and the replica swapped on the command line, a push to another store, a source restored
 /// from a backup and `advance-epoch`.

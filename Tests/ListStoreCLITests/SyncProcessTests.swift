@@ -253,7 +253,7 @@ import Darwin
     }
 }
 
-/// SplitMix64 (DESIGN §6), for reproducible edits.
+/// SplitMix64 (the benchmarks' generator, Docs/Benchmarks.md), for reproducible edits.
 struct SplitMix64 {
     private var state: UInt64
 

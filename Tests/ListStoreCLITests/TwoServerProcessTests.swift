@@ -15,7 +15,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Two `liststore serve` processes on one PostgreSQL database (DESIGN §9): writers through both
+/// Two `liststore serve` processes on one PostgreSQL database: writers through both
 /// only ever conflict, followers of both see every commit, replicas pulled from either equal the
 /// source, a server killed mid-commit leaves the other serving, and a follower outlives a restart
 /// of the database's connections.

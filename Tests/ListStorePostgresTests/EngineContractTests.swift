@@ -47,7 +47,7 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
     }
 }
 
-/// The store contract, once, run on every engine (DESIGN §9): what a journal server relies on.
+/// The store contract, once, run on every engine: what a journal server relies on.
 @Suite(.serialized, .heavyWork) struct EngineContractTests {
     /// A random history, committed with expected versions: every head reads back as committed,
     /// replaying the journal from the empty list gives every stored digest, every old version reads

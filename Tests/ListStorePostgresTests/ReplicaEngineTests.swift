@@ -8,7 +8,7 @@ import ListStoreTestSupport
 import ListSync
 import Testing
 
-/// Replica lists on every engine (DESIGN §8, §9): a list of a SQLite or a PostgreSQL store follows a
+/// Replica lists on every engine: a list of a SQLite or a PostgreSQL store follows a
 /// SQLite source commit by commit, catches up, resyncs, and writes offline; replicas that write
 /// converge with the source whichever engine holds them.
 @Suite(.serialized, .heavyWork) struct ReplicaEngineTests {
@@ -82,7 +82,7 @@ import Testing
         #expect(try await replicaStore.outbox(of: "l").isEmpty)
     }
 
-    /// Replicas that write converge (DESIGN §8): a replica in the engine's store and one in a SQLite
+    /// Replicas that write converge: a replica in the engine's store and one in a SQLite
     /// store edit offline while the source is edited too, and push, pull and sync in random order;
     /// some pushes reach the source without their answer reaching the replica. At the end both equal
     /// the source, every local change was applied exactly once and in order, and both verify.

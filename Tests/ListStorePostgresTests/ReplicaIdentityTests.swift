@@ -7,9 +7,10 @@ import ListStoreTestSupport
 import ListSync
 import Testing
 
-/// Offline writes are never lost to copied, restored or misdirected replicas (DESIGN §7): a named
-/// test for each of the situations that lost them, with the source on every engine where the
-/// situation is the source's. Each fails without its mend.
+/// Offline writes are never lost to copied, restored or misdirected replicas (see "What a replica
+/// promises" in ListMerge's "Offline Writes and Conflicts"): a named test for each of the situations
+/// that lost them, with the source on every engine where the situation is the source's. Each fails
+/// without its mend.
 @Suite(.serialized, .heavyWork) struct ReplicaIdentityTests {
     // MARK: - Helpers
 

@@ -4,7 +4,8 @@ import ListStore
 import ListStoreTestSupport
 import Testing
 
-/// `GET /metrics`: the figures of DESIGN's operations section, in Prometheus's text format.
+/// `GET /metrics`: the figures ListStoreServer's "Running a Server" lists ("Metrics"), in Prometheus's
+/// text format.
 @Suite struct MetricsTests {
     /// The value of the sample `name{labels}` (labels as written, sorted as the exporter writes
     /// them), or `nil` when the text has no such sample.

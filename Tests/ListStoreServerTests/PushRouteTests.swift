@@ -6,7 +6,7 @@ import ListStoreWire
 import ListSync
 import Testing
 
-/// Pushes over HTTP (DESIGN §8): `POST /v1/lists/L/pushes` and `GET /v1/lists/L/pushes/CLIENT` on a
+/// Pushes over HTTP: `POST /v1/lists/L/pushes` and `GET /v1/lists/L/pushes/CLIENT` on a
 /// real server, driven by the real client (`HTTPSource`, `Replica`) and by plain requests.
 @Suite struct PushRouteTests {
     /// A push document of `client`'s change `seq`: `intents` is the JSON text of its intents.

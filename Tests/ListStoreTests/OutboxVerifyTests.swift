@@ -5,7 +5,7 @@ import ListStoreTestSupport
 import ListDiffTestSupport
 import Testing
 
-/// `verify` checks a replica list's invariant (DESIGN §8): its head is its outbox rebased onto its
+/// `verify` checks a replica list's invariant: its head is its outbox rebased onto its
 /// confirmed state.
 @Suite(.heavyWork) struct OutboxVerifyTests {
     /// A replica list of "source" at version 1 holding `linearList(3)`, with one local change.

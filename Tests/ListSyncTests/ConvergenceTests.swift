@@ -18,7 +18,7 @@ struct NotingClients: _ForwardingSource {
     }
 }
 
-/// Replicas that write converge (DESIGN §8), in the style of Jepsen: four clients, each a replica
+/// Replicas that write converge, in the style of Jepsen: four clients, each a replica
 /// store, make random offline edit sessions while the source is edited too, and sync in random
 /// order through sources that lose answers after applying a push. After a final round of syncs every
 /// replica equals the source, no id appears twice, every inserted element is there unless a delete
@@ -34,7 +34,7 @@ struct NotingClients: _ForwardingSource {
         try await converge(seed: seed, faults: false)
     }
 
-    /// The same, with the faults that lost offline writes (DESIGN §7): a replica file copied mid-run
+    /// The same, with the faults that lost offline writes: a replica file copied mid-run
     /// (the copy joins as a fifth client), a replica restored in place from an earlier backup of its
     /// own, the source restored in place from a backup older than a push it answered (with its epoch
     /// advanced on some seeds, as an operator would), and a rogue client that forges pushes under

@@ -160,7 +160,7 @@ import Testing
         let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source))
 
-        // A local change on the replica is pending, not a divergence: the pull keeps it (DESIGN §8).
+        // A local change on the replica is pending, not a divergence: the pull keeps it.
         try await replica.store.commit(linearList(6), to: "l")
         var result = try await replica.pull(from: LocalSource(source), options: .init(resyncByDiff: false))
         #expect(!result.resynced && result.pending == 1)

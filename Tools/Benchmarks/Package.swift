@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// Benchmarks for ListStore (DESIGN §6). A nested package, so that the benchmark executable stays out
+// Benchmarks for ListStore (Docs/Benchmarks.md). A nested package, so that the benchmark executable stays out
 // of users' dependency graph. Run with:
 //   swift run -c release --package-path Tools/Benchmarks liststore-bench [SCENARIO…] [--json]
 import PackageDescription

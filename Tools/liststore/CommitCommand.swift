@@ -15,7 +15,7 @@ struct CommitCommand: ParsableCommand {
             prints {"schemaVersion":1,"list":…,"version":…,"parentVersion":…,"changed":…,"stages":…,\
             "changes":…,"digest":…,"rowsWritten":…}.
 
-            A commit to a replica list (one made by 'liststore pull') is a local change (DESIGN §8): \
+            A commit to a replica list (one made by 'liststore pull') is a local change: \
             it is committed at once and queued in the replica's outbox, pending until 'liststore \
             push' or 'liststore sync' sends it to the source. The summary then says 'pending: local \
             change 3 of list 'inbox', not pushed yet; 'liststore push' or 'sync' sends it', and \

@@ -1,7 +1,7 @@
 import ListJSON
 import ListMerge
 
-/// A merge's conflict report for people (DESIGN §8): one indented line per conflict, naming the item
+/// A merge's conflict report for people: one indented line per conflict, naming the item
 /// and its section by id (as JSON strings, so empty ids and control characters stay visible), the
 /// key both sides changed, and both values, shortened.
 ///

@@ -6,7 +6,7 @@ import ListStore
 import ListSync
 
 /// The second half of `liststore demo`: a laptop's replica of the mailbox is edited offline while the
-/// server's list changes too; one sync merges both (DESIGN §8) and reports what clashed.
+/// server's list changes too; one sync merges both and reports what clashed.
 struct OfflineDemo {
     let server: Store
     let laptopPath: String

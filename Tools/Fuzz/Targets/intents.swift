@@ -1,4 +1,4 @@
-// libFuzzer target `intents`: the intents of a push (a replica's offline changes, DESIGN §8) and
+// libFuzzer target `intents`: the intents of a push (a replica's offline changes) and
 // their rebase. The input is a snapshot document, a newline, and a JSON array of intents; intents
 // that decode encode to JSON that decodes to the same intents, and rebase onto the snapshot without
 // a crash, to a snapshot whose document decodes to it again. Anything else is refused with an error.

@@ -1,8 +1,8 @@
 import Crypto
 import ListStore
 
-/// bulk-1m (DESIGN §6): the first commit of a 1,000,000-element list (one section, the diff-iv source)
-/// into a new store, against a raw SQLite insert of the same rows.
+/// bulk-1m (Docs/Benchmarks.md): the first commit of a 1,000,000-element list (one section, the diff-iv
+/// source) into a new store, against a raw SQLite insert of the same rows.
 ///
 /// The baseline writes the rows of the store's `element` table (same columns, key and WITHOUT ROWID,
 /// same positions) with one prepared statement in one transaction, under the store's settings (WAL,

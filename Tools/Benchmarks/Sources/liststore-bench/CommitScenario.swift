@@ -1,8 +1,8 @@
 import ListDiff
 import ListStore
 
-/// commit-1pct (DESIGN §6): the diff-iii pair committed into a store that holds its source, against the
-/// in-memory diff of the same pair.
+/// commit-1pct (Docs/Benchmarks.md): the diff-iii pair committed into a store that holds its source,
+/// against the in-memory diff of the same pair.
 ///
 /// A commit diffs the new snapshot against the head it keeps in memory, then writes the rows that
 /// changed, the journal entry and flushes (synchronous FULL): the ratio says what the writing costs on
@@ -30,7 +30,7 @@ struct CommitScenario {
 
     let log = ScenarioLog(scenario: name)
 
-    /// The diff-iii pair as the store takes it, with its fingerprint checked against DESIGN §6.
+    /// The diff-iii pair as the store takes it, with its fingerprint checked against Docs/Benchmarks.md.
     static func inputPair(_ log: ScenarioLog) throws(ScenarioFailure) -> (source: [ListSection], target: [ListSection], fingerprint: String) {
         guard let diff = DiffScenario.all.first(where: { $0.name == diffName }),
               case .sectioned(let input) = diff.input
@@ -40,7 +40,7 @@ struct CommitScenario {
         let fingerprint = Fingerprint.of(source: sourceItems, target: targetItems).hex
         guard fingerprint == diff.expectedFingerprint else {
             throw log.failure("FINGERPRINT MISMATCH: got \(fingerprint), expected \(diff.expectedFingerprint)"
-                + " — the input pair does not follow DESIGN §6")
+                + " — the input pair does not follow Docs/Benchmarks.md")
         }
         log.progress("fingerprint \(fingerprint) ok")
         return (StoreInput.listSections(sourceItems), StoreInput.listSections(targetItems), fingerprint)

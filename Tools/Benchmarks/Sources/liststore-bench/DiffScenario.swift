@@ -1,6 +1,6 @@
 import ListDiff
 
-/// The diff scenarios i–iv of DESIGN §6: our staged diff against the standard library's
+/// The diff scenarios i–iv (Docs/Benchmarks.md): our staged diff against the standard library's
 /// `difference(from:).inferringMoves()` on the same input pair.
 struct DiffScenario: Sendable {
     enum Input: Sendable {
@@ -101,7 +101,7 @@ struct DiffScenario: Sendable {
     private func check(_ fingerprint: Fingerprint) throws(ScenarioFailure) {
         guard fingerprint.hex == expectedFingerprint else {
             let message = "FINGERPRINT MISMATCH: got \(fingerprint.hex), expected \(expectedFingerprint)"
-                + " — the input pair does not follow DESIGN §6"
+                + " — the input pair does not follow Docs/Benchmarks.md"
             progress(message)
             throw ScenarioFailure(scenario: name, message: message)
         }

@@ -1,5 +1,5 @@
-/// The FNV-1a 64 fingerprint of an input pair (DESIGN §6): the source, the byte 0xFF, then the target.
-/// An item is utf8(id) 0x1F int64-LE(content); a section is 0x1E utf8(id) 0x1F int64-LE(content)
+/// The FNV-1a 64 fingerprint of an input pair (Docs/Benchmarks.md): the source, the byte 0xFF, then the
+/// target. An item is utf8(id) 0x1F int64-LE(content); a section is 0x1E utf8(id) 0x1F int64-LE(content)
 /// followed by its items.
 struct Fingerprint {
     private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -1,7 +1,7 @@
 import Foundation
 import ListStore
 
-/// history-10k (DESIGN §6): time travel in a long history. `snapshot(of:at:)` of the oldest, the
+/// history-10k (Docs/Benchmarks.md): time travel in a long history. `snapshot(of:at:)` of the oldest, the
 /// middle and the newest older version of a 10,000-version history of a 10,000-element list, against
 /// loading the head (`snapshot(of:)`). Each run of either side opens the store anew (`Store(path:)`,
 /// as load-1m does: an open store keeps its head in memory) and reads one snapshot. Target: ratio ≥ 0.33 for each; ours_ms
@@ -12,7 +12,7 @@ import ListStore
 /// version v − 1 (M elements): for p in partialFY(M, 8): content of p += 1; remove the element at
 /// bounded(M); insert ("n<v>", −v) at bounded(M); move the element at bounded(M) to bounded(M)
 /// (remove, then insert). Each version is committed with `Store.commit` and an expected version.
-/// The fingerprint is FNV-1a 64 over version 1 then 0xFF then version 10,000 (DESIGN §6).
+/// The fingerprint is FNV-1a 64 over version 1 then 0xFF then version 10,000 (as in Docs/Benchmarks.md).
 ///
 /// Versions read: 1 (the oldest), 5,000 (the middle) and 9,999 (the newest before the head). Each
 /// side runs 1 warm-up + 7 times. Details also say what the stored snapshots cost: their count and bytes,

@@ -1,6 +1,6 @@
 import ListDiff
 
-/// An element of the benchmark inputs: `(id: String, content: Int)` (DESIGN §6).
+/// An element of the benchmark inputs: `(id: String, content: Int)` (Docs/Benchmarks.md).
 ///
 /// The id is the difference identifier; the content decides updates. Sections of the sectioned
 /// scenario use the same type as their model.

@@ -1,4 +1,4 @@
-/// A linear input pair built by the (N, D, I, S, U) construction of DESIGN §6.
+/// A linear input pair built by the (N, D, I, S, U) construction of Docs/Benchmarks.md.
 struct LinearInput {
     /// Source size.
     var n: Int

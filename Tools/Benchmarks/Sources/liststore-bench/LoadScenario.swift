@@ -1,7 +1,7 @@
 import ListStore
 
-/// load-1m (DESIGN §6): open a store and load the head of a 1,000,000-element list (the bulk-1m list),
-/// against a raw SQLite open and select of the same rows on the same file.
+/// load-1m (Docs/Benchmarks.md): open a store and load the head of a 1,000,000-element list (the bulk-1m
+/// list), against a raw SQLite open and select of the same rows on the same file.
 ///
 /// Ours is `Store(path:)` followed by `snapshot(of:)`, which reads the head from the tables into
 /// `ListItem`s, positions and content hashes. The baseline opens the file with the SQLite C API, finds

@@ -3,8 +3,8 @@ import ListStore
 /// The merge-1pct input: a 100,000-element base, theirs (the source's head, 1% changed from the base)
 /// and mine (a replica's list, 1% changed from the same base), mostly on different items.
 ///
-/// DESIGN §6 names the scenario; its input is specified here, in the style of §6, so that another
-/// implementation can reproduce it:
+/// Docs/Benchmarks.md names the scenario; its input is specified here, in the terms of that page's
+/// "How the inputs are made", so that another implementation can reproduce it:
 ///
 /// - SplitMix64 seeded base + 7 (`seedOffset`).
 /// - Base: 100 sections ("s<j>", {"n":j}), section j holding ("e<g>", {"n":g,"state":0,"text":0}) for
@@ -26,10 +26,10 @@ import ListStore
 ///   bounded(count + 1), except mine's k = 10…19, each inserted right after K[k−10] (an element theirs
 ///   deletes and mine keeps in place), drawing nothing. Theirs is made first, then mine, from one
 ///   generator.
-/// - Fingerprint: FNV-1a 64 (§6, sectioned form, but an item's content is utf8 of its JSON text instead
+/// - Fingerprint: FNV-1a 64 (sectioned form, but an item's content is utf8 of its JSON text instead
 ///   of int64-LE) of the base, 0xFF, theirs, 0xFF, mine.
 ///
-/// So both sides create c0…c9 (one item each after the merge, DESIGN §8 rule 2); mine moves or edits
+/// So both sides create c0…c9 (one item each after the merge, merge rule 2); mine moves or edits
 /// items theirs deleted (A, B: reported as `deleted`); both edit one key of G (`contentConflict`),
 /// different keys of F (merged without a conflict); mine's inserts after K are anchored on an item that
 /// is gone (placed by their `before` anchor).
@@ -217,7 +217,7 @@ struct MergeInput {
         return f.hex
     }
 
-    // MARK: What the merge must give (from the rules of DESIGN §8, not from Rebase)
+    // MARK: What the merge must give (from the merge rules, not from Rebase)
 
     /// Where every element of the merged list is and what it holds, by id: base elements neither side
     /// deleted (in mine's section if mine moved them, else theirs' if theirs did, else their own;

@@ -3,12 +3,12 @@ import ListDiff
 import ListMerge
 import ListStore
 
-/// merge-1pct (DESIGN §6): the source merges a replica's push of 1% changes onto a 100,000-element
-/// head that has 1% concurrent changes, against a plain commit of the merged snapshot.
+/// merge-1pct (Docs/Benchmarks.md): the source merges a replica's push of 1% changes onto a
+/// 100,000-element head that has 1% concurrent changes, against a plain commit of the merged snapshot.
 ///
 /// Input: `MergeInput` (base, theirs, mine). Untimed, before any run: the push's intents
 /// (`Intent.changes(from: base, to: mine)`) and the merged snapshot (`Rebase(intents, onto: theirs)`),
-/// checked against what DESIGN §8's rules give for the input's groups (where every element is and what
+/// checked against what the merge rules give for the input's groups (where every element is and what
 /// it holds, and the conflict report). Every run, of either side, starts from a new store file built
 /// the same way, untimed: the base committed (version 1), theirs committed (version 2, the head, kept
 /// in memory by the `Store` as a server keeps it between commits), checkpointed. Ours times

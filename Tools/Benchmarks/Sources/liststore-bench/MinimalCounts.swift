@@ -1,7 +1,8 @@
 import ListDiff
 
-/// The minimal operation counts of DESIGN §2, computed independently of ListDiff's planner (only its
-/// `ArraySection` and `Differentiable` types are used), for identifiers that are unique.
+/// The minimal operation counts of the stage contract (ListDiff's "The Stage Contract"), computed
+/// independently of ListDiff's planner (only its `ArraySection` and `Differentiable` types are used),
+/// for identifiers that are unique.
 ///
 /// A section is surviving when its id is in both snapshots; an element is matched when its id is in a
 /// surviving section of both snapshots. Moves are the matched elements that change section plus, per

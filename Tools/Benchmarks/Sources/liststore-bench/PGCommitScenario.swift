@@ -6,7 +6,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// pg-commit-1pct (DESIGN §6, §9): the diff-iii pair committed into a `PostgresStore` holding its
+/// pg-commit-1pct (Docs/Benchmarks.md): the diff-iii pair committed into a `PostgresStore` holding its
 /// source, against the same rows written with postgres-nio directly.
 ///
 /// Ours is `PostgresStore.commit`: the list's row locked, the diff against the head the store kept

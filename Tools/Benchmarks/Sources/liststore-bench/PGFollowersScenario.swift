@@ -12,7 +12,7 @@ import FoundationNetworking
 import ListStore
 import ListStorePostgres
 
-/// pg-followers: several servers on one PostgreSQL database (DESIGN §9). Two journal servers, each
+/// pg-followers: several servers on one PostgreSQL database (Docs/Benchmarks.md). Two journal servers, each
 /// in a process of its own on the database `LISTSTORE_BENCH_PG` names, with 1,000 HTTP followers
 /// each, reading Server-Sent Events as `HTTPSource` does; the writer commits through both servers in turn (`POST …/commits`), and each
 /// commit must reach every follower of both. The target is absolute: p99 ≤ 250 ms. A server learns of

@@ -3,8 +3,8 @@ import ListStore
 
 /// The replay-1k input: a 10,000-element list and 1,000 successive versions, each changing 1% of it.
 ///
-/// DESIGN §6 names the scenario; its input is specified here, in the style of §6, so that another
-/// implementation can reproduce it:
+/// Docs/Benchmarks.md names the scenario; its input is specified here, in the terms of that page's
+/// "How the inputs are made", so that another implementation can reproduce it:
 ///
 /// - SplitMix64 seeded base + 5 (`seedOffset`).
 /// - Version 0: 10 sections ("s<j>", j), section j holding ("e<g>", g) for g = j·1000 + i, i in 0..<1000.
@@ -14,7 +14,7 @@ import ListStore
 ///   pick order dest = bounded(10) and it is inserted into section dest at bounded(dest.count + 1);
 ///   then for k in 0..<25 the new element ("n<v>.<k>", −1 − (25·(v−1) + k)) is inserted the same way
 ///   (dest = bounded(10), then the index). 100 changes per version; the list keeps 10,000 elements.
-/// - Fingerprint: FNV-1a 64 (§6, sectioned form) of version 0, the byte 0xFF, then version 1000.
+/// - Fingerprint: FNV-1a 64 (sectioned form) of version 0, the byte 0xFF, then version 1000.
 ///
 /// Every element also carries a row position for the raw SQLite baseline, which keeps its own
 /// positions the way a program storing an ordered list in SQLite would: version 0 at i·2^32 in each

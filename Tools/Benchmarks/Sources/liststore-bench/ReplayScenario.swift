@@ -2,7 +2,7 @@ import Foundation
 import ListStore
 import ListSync
 
-/// replay-1k (DESIGN §6): a replica applies 1,000 commits of a source list (1% of a 10,000-element
+/// replay-1k (Docs/Benchmarks.md): a replica applies 1,000 commits of a source list (1% of a 10,000-element
 /// list each), against a raw SQLite write of the same rows, 1,000 transactions too.
 ///
 /// Untimed, the source store receives version 0 of `ReplayInput` (store version 1) and the 1,000

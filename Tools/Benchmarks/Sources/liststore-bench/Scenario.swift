@@ -79,7 +79,7 @@ struct ScenarioResult {
     /// Median of the baseline runs, in milliseconds.
     var baselineMs: Double
     var target: Target
-    /// What else was measured (DESIGN §6 keys where they apply: moves, minimalMoves, stages,
+    /// What else was measured (the keys of Docs/Benchmarks.md where they apply: moves, minimalMoves, stages,
     /// fingerprint, rowsWritten, peakMemoryMB, …).
     var details: [String: JSONValue]
     /// How many times each side was timed, for people.

@@ -1,4 +1,4 @@
-/// The sectioned input pair of scenario iii (DESIGN §6): 100 sections × 1,000 elements; 5 sections
+/// The sectioned input pair of scenario iii (Docs/Benchmarks.md): 100 sections × 1,000 elements; 5 sections
 /// deleted, 5 inserted, 5 moved; 1,000 elements moved across sections; 1,000 updated.
 struct SectionedInput {
     var sectionCount = 100

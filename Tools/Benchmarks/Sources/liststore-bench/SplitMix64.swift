@@ -1,4 +1,5 @@
-/// The SplitMix64 generator of DESIGN §6, with the helpers that the input constructions use.
+/// The SplitMix64 generator of the benchmark inputs (Docs/Benchmarks.md, "How the inputs are made"), with the
+/// helpers that the input constructions use.
 ///
 /// Everything is specified exactly (arithmetic mod 2^64), so another implementation in any language
 /// reproduces the same inputs.

@@ -7,7 +7,7 @@ import Musl
 import Darwin
 #endif
 
-// liststore-bench [SCENARIO…] [--json]   (DESIGN §6)
+// liststore-bench [SCENARIO…] [--json]   (Docs/Benchmarks.md)
 //
 // Each scenario runs in a fresh child process of its own (see ScenarioResult+ChildProcess.swift).
 //
