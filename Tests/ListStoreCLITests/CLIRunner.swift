@@ -37,13 +37,16 @@ struct CLIRunner {
         }
     }
 
-    /// Runs `liststore arguments…` with `input` on standard input.
-    static func run(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:]) throws -> Result {
+    /// Runs `liststore arguments…` (or `executable arguments…`) with `input` on standard input.
+    static func run(
+        _ arguments: [String], input: Data = Data(), environment: [String: String] = [:], executable: URL = binary
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
+        process.endsWithTestProcess()
         if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            process.environment = process.environment?.merging(environment) { _, new in new }
         }
         let stdin = Pipe()
         let stdout = Pipe()
@@ -118,6 +121,7 @@ extension CLIRunner {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        process.endsWithTestProcess()
         try process.run()
         return process
     }

@@ -34,6 +34,7 @@ import Darwin
         process.standardError = stderr
         let done = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in done.signal() }
+        process.endsWithTestProcess()
         try process.run()
         let timedOut = done.wait(timeout: .now() + seconds) == .timedOut
         if timedOut {
@@ -152,6 +153,7 @@ import Darwin
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = stdout
         process.standardError = stderr
+        process.endsWithTestProcess()  // setpriv runs liststore in its own place: it stays this process's child
         try process.run()
         let out = PipeIO.readAll(stdout.fileHandleForReading)
         let err = PipeIO.readAll(stderr.fileHandleForReading)

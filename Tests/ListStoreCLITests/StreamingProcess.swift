@@ -18,15 +18,21 @@ final class StreamingProcess: @unchecked Sendable {
     private let readers = DispatchGroup()
 
     /// Starts `liststore arguments…`.
-    init(_ arguments: [String]) throws {
+    convenience init(_ arguments: [String]) throws {
+        try self.init(executable: CLIRunner.binary, arguments)
+    }
+
+    /// Starts `executable arguments…`.
+    init(executable: URL, _ arguments: [String]) throws {
         process = Process()
-        process.executableURL = CLIRunner.binary
+        process.executableURL = executable
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         let stdout = Pipe()
         let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
+        process.endsWithTestProcess()
         try process.run()
         read(stdout.fileHandleForReading) { [lines] chunk, pending in
             pending.append(chunk)

@@ -34,6 +34,7 @@ import Testing
         let refusedError = Pipe()
         refused.standardError = refusedError
         refused.standardOutput = Pipe()
+        refused.endsWithTestProcess()
         try refused.run()
         let message = String(decoding: PipeIO.readAll(refusedError.fileHandleForReading), as: UTF8.self)
         refused.waitUntilExit()
@@ -48,6 +49,7 @@ import Testing
         let errors = Pipe()
         allowed.standardOutput = output
         allowed.standardError = errors
+        allowed.endsWithTestProcess()
         try allowed.run()
         let line = try await RawConnection.run { () -> String in
             var data = Data()

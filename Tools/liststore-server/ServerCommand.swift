@@ -50,6 +50,11 @@ struct ServerCommand: AsyncParsableCommand {
             /health answers 200 while the store does, without a token; GET /v1/openapi.json answers \
             the API's OpenAPI 3.1 document.
 
+            With LISTSTORE_PARENT_PID=<pid> in its environment (set by the process that starts \
+            it, to its own pid) the server ends with that process: it exits at once (1) if that \
+            process is no longer its parent, and shuts down as on SIGTERM when it ends, however it \
+            ends.
+
             Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db, or a --tls-cert or --tls-key that cannot be read; 74 I/O \
             error or damaged store.
             """
@@ -116,6 +121,11 @@ struct ServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        do {
+            try ParentWatch.start()
+        } catch {
+            fail(error.message, error.status)
+        }
         guard let db = db ?? ProcessInfo.processInfo.environment["LISTSTORE_DB"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             fail("give the store to serve: --db PATH or --db postgres://…, or set LISTSTORE_DB", 64)
         }

@@ -36,6 +36,12 @@ struct ListStoreCommand: ParsableCommand {
     /// and version go to stdout.
     static func main() {
         do {
+            try ParentWatch.start()
+        } catch {
+            Terminal.errorLine("error: " + error.message)
+            terminate(error.status)
+        }
+        do {
             var command = try parseAsRoot()
             try command.run()
             OpenStores.closeAll()

@@ -71,6 +71,10 @@ struct ServeCommand: ParsableCommand {
             if let token { arguments += ["--token", token] }
             arguments += serverOptions
             let argv = arguments.map { strdup($0) } + [nil]
+            // The server takes this process's place: the same pid and parent, and the environment
+            // with LISTSTORE_PARENT_PID, so it ends with whatever started `liststore serve`, and a
+            // signal to `liststore serve` reaches the server itself. (A child would need the pid of
+            // `liststore serve` in its LISTSTORE_PARENT_PID.)
             execv(server, argv)
             throw CommandFailure("cannot run \(server): \(String(cString: strerror(errno)))", status: ExitStatus.failure)
         }

@@ -1,0 +1,1 @@
+../liststore/ParentWatch.swift
