@@ -63,15 +63,22 @@ import Testing
             let connection = try RawConnection(port: server.port, receiveBuffer: 4096)
             connection.send("GET /v1/lists/l/events?since=0 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n")
 
-            // Wait until the stream stops making progress (bounded generously), without reading.
+            // Wait until the stream stops making progress, without reading. No event marks a write
+            // that waits for the client, so the bytes written are sampled (the sleep paces the
+            // sampling) until they stay the same for 2 s. Nothing is assumed from that: a server
+            // that writes without waiting passes the total / 2 below whatever the timing, and one
+            // that waits never reaches it.
             var written = -1
             var stableSince = ContinuousClock.now
             let deadline = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < deadline {
+            while written <= 0 || ContinuousClock.now - stableSince < .seconds(2) {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("the stream did not stop writing to a client that reads nothing within 60 s (\(written) bytes)")
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(250))
                 let now = server.server.state.eventBytesWritten
                 if now != written { (written, stableSince) = (now, .now) }
-                if written > 0, ContinuousClock.now - stableSince > .seconds(2) { break }
             }
             let total = entries << 20
             #expect(written > 0)
@@ -97,16 +104,16 @@ import Testing
         // A long poll and an event stream outlive the idle timeout: they answer, the server is not silent on them.
         let poll = try await RawAnswer.exchange(port: port, "GET /v1/lists/l/journal?since=1&wait=5 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
         #expect(poll.status == 200 && poll.body.contains("\"hasMore\":false"))
-        let committer = Task {
-            try await Task.sleep(for: .seconds(5))
-            try await store.commit(linearList(5), to: "l")
-        }
-        let events = try await RawConnection.run {
-            let connection = try RawConnection(port: port)
-            connection.send("GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
-            return connection.receive(timeout: .seconds(20)) { $0.contains("id: 2\n") }
-        }
-        try await committer.value
+        let stream = try RawConnection(port: port)
+        stream.send("GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        let head = try await RawConnection.run { stream.receive(timeout: .seconds(20)) { $0.contains("\r\n\r\n") } }
+        #expect(head.text.contains("text/event-stream") && !head.closed, "\(head.text)")
+        // The stream is silent from here (keep-alives every 10 s). A connection made now, idle as
+        // well, is closed by the idle timeout: once it is, the stream has outlived it too.
+        let witness = try await RawConnection.run { try RawConnection(port: port).receive(timeout: .seconds(20)).closed }
+        #expect(witness)
+        try await store.commit(linearList(5), to: "l")
+        let events = try await RawConnection.run { stream.receive(timeout: .seconds(20)) { $0.contains("id: 2\n") } }
         #expect(events.text.contains("id: 2\n") && !events.closed)
         await idleServer.stop()
 
@@ -125,12 +132,18 @@ import Testing
                 let connection = try RawConnection(port: slowPort)
                 connection.send("GET /v1/lists HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
                 let first = connection.receive(timeout: .seconds(20)) { $0.contains("\"lists\"") }
-                Thread.sleep(forTimeInterval: 1.5)
+                // Longer than the header timeout between the two requests: a connection that starts
+                // a head now is closed by the header timeout, and once it is, that timeout has
+                // passed for this one too.
+                let witness = try RawConnection(port: slowPort)
+                witness.send("GET /v1/lists HTTP/1.1\r\n")
+                let timedOut = witness.receive(timeout: .seconds(20)).closed
                 connection.send("GET /v1/store HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
                 let second = connection.receive(timeout: .seconds(20)) { $0.contains("\"uuid\"") }
-                return (first.text, second.text)
+                return (first.text, timedOut, second.text)
             }
-            #expect(answers.0.hasPrefix("HTTP/1.1 200") && answers.1.hasPrefix("HTTP/1.1 200"), "\(answers)")
+            #expect(answers.1, "the header timeout did not close a connection with half a head")
+            #expect(answers.0.hasPrefix("HTTP/1.1 200") && answers.2.hasPrefix("HTTP/1.1 200"), "\(answers)")
         }
     }
 
@@ -177,16 +190,11 @@ import Testing
         }
     }
 
-    /// Waits until `condition` holds; bounded (by `limit`) only so that a hang reports what it waited
-    /// for before the test's time limit stops it.
-    static func waitUntil(within limit: Duration = .seconds(30), _ condition: @escaping () -> Bool) async throws {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+    /// Waits until `condition` holds (see `ListStoreTestSupport.waitUntil`); bounded (by `limit`)
+    /// only so that a hang reports what it waited for before the test's time limit stops it.
+    static func waitUntil(
+        within limit: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation, _ condition: @escaping () -> Bool
+    ) async throws {
+        try await ListStoreTestSupport.waitUntil("the condition at \(sourceLocation)", within: limit) { condition() }
     }
 }

@@ -54,13 +54,13 @@ import Testing
             // The long poll ends with the next commit, and is then counted.
             _ = try await store.commit(linearList(4), to: "inbox")
             #expect(try await poll.value == 200)
-            // (A request is counted once its answer is written, just after the client has it.)
+            // (A request is counted once its answer is written, just after the client has it: the
+            // metrics are read until they count it.)
             let polls = #"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="200"}"#
             var after = ""
-            for _ in 0..<100 {
+            try await waitUntil("the metrics count the long poll", every: .milliseconds(20)) {
                 after = String(decoding: try await server.request("/metrics", token: "t").body, as: UTF8.self)
-                if Self.sample(after, polls) == 1 { break }
-                try await Task.sleep(for: .milliseconds(20))
+                return (Self.sample(after, polls) ?? 0) >= 1
             }
             #expect(Self.sample(after, polls) == 1, "\(after)")
             #expect(Self.sample(after, "liststore_waiting_followers") == 0, "\(after)")

@@ -147,17 +147,11 @@ import Testing
             defer { follow.cancel() }
             /// Waits until the replica is at `version`.
             func replicaReaches(_ version: Int) async throws {
-                let deadline = ContinuousClock.now + .seconds(60)
-                while try await replica.position()?.version != version {
-                    guard ContinuousClock.now < deadline else {
-                        Issue.record("the replica did not reach version \(version)")
-                        return
-                    }
-                    try await Task.sleep(for: .milliseconds(5))
-                }
+                try await waitUntil("the replica reaches version \(version)") { try await replica.position()?.version == version }
             }
             try await replicaReaches(1)
-            try await Task.sleep(for: .milliseconds(200))  // the follow's feed starts
+            // The follow's feed has started once its event stream waits at the head.
+            try await waitUntil("the follow's event stream waits at the head") { server.server.fanout.waitingCount == 1 }
             let before = engine.identityReads
             for k in 2...31 {
                 try await store.commit(linearList(3 + k), to: "l")
@@ -188,23 +182,23 @@ import Testing
             // A long poll held until the commit lands (at its timeout the server would answer that
             // nothing came: `true` means the commit woke it).
             let waiting = Task { try await source.waitForCommit(to: "l", after: 1, timeout: .seconds(60)) }
-            try await Task.sleep(for: .milliseconds(300))
+            // Both wait at the server: the follower's event stream and the long poll.
+            try await waitUntil("the follower and the long poll wait") { server.server.state.streams.current == 2 }
             for k in 2...4 { try await store.commit(linearList(3 + k), to: "l") }
             #expect(try await waiting.value)
             #expect(try await follower.value == [1, 2, 3, 4])
             // Nothing new: the long poll times out with false.
             #expect(try await source.waitForCommit(to: "l", after: 4, timeout: .seconds(1)) == false)
 
-            // Server-Sent Events from version 2: events 3 and 4 at once, then 5 when it lands.
+            // Server-Sent Events from version 2: events 3 and 4 at once, then 5, committed once the
+            // client has 4.
             let port = Int(server.url.split(separator: ":").last!)!
-            let committer = Task {
-                try await Task.sleep(for: .milliseconds(500))
-                try await store.commit(linearList(9), to: "l")
-            }
-            let stream = try await RawSocket.exchange(
-                port: port, "GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
-            ) { $0.contains("id: 5\n") }
-            try await committer.value
+            let connection = try RawConnection(port: port)
+            connection.send("GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let backlog = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("id: 4\n") } }
+            try await store.commit(linearList(9), to: "l")
+            let live = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("id: 5\n") } }
+            let stream = backlog.text + live.text
             #expect(stream.contains("text/event-stream"))
             let ids = Self.eventIDs(stream)
             #expect(ids == ["id: 3", "id: 4", "id: 5"], "\(stream)")
@@ -241,9 +235,14 @@ import Testing
             try await LimitTests.waitUntil { fanout.waitingCount >= streams }
             #expect(fanout.waitingCount == streams, "the streams did not all start within 30 s")
             let before = engine.journalReads
+            let state = server.server.state
             for k in 1...commits {
+                // Each commit once the last one is written to every stream and they all wait again.
+                let written = state.eventBytesWritten
                 try await store.commit(linearList(3 + k), to: "l")
-                try await Task.sleep(for: .milliseconds(200))
+                try await waitUntil("commit \(k) is written to the streams and they wait again") {
+                    state.eventBytesWritten > written && fanout.waitingCount == streams
+                }
             }
             for follower in followers {
                 let text = try await follower.value
@@ -360,9 +359,14 @@ import Testing
             let fanout = server.server.fanout
             try await LimitTests.waitUntil { fanout.waitingCount >= 1 }
             #expect(fanout.waitingCount == 1)
+            let state = server.server.state
             for k in 1...3 {
+                // Each commit once the last one is written and the stream waits again.
+                let written = state.eventBytesWritten
                 try await store.commit(linearList(3 + k), to: "l")
-                try await Task.sleep(for: .milliseconds(100))
+                try await waitUntil("commit \(k) is written and the stream waits again") {
+                    state.eventBytesWritten > written && fanout.waitingCount == 1
+                }
             }
             let text = try await stream.value
             let head = try #require(text.range(of: "\r\n\r\n"))
@@ -381,8 +385,8 @@ import Testing
                 #expect(Array(body[(start + size)..<(start + size + 2)]) == Array("\r\n".utf8))
                 body = body[(start + size + 2)...]
             }
-            // One chunk per page of events: one per commit, or fewer when commits come together.
-            #expect((1...3).contains(chunks.count))
+            // One chunk per page of events: one per commit, each committed once the last was written.
+            #expect(chunks.count == 3)
             #expect(chunks.allSatisfy { $0.hasPrefix("id: ") && $0.hasSuffix("\n\n") })
             let events = String(decoding: decoded, as: UTF8.self)
             #expect(Self.eventIDs(events) == ["id: 2", "id: 3", "id: 4"])

@@ -1,4 +1,5 @@
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 @testable import ListStoreServer
@@ -35,7 +36,7 @@ import Testing
         let first = Task {
             try await reads.value(for: 1) { () async throws -> Int in
                 gate.yield()
-                try? await Task.sleep(for: .seconds(30))
+                await untilCancelled()
                 throw StoreError(.io, "a statement was cancelled")
             }
         }
@@ -50,7 +51,9 @@ import Testing
     /// A value `keep` accepts is answered to the callers that come after its read with the same
     /// generation, for its age and while it is among the last `capacity` kept; others read again.
     @Test func keptValuesAnswerLaterCallersOfTheirGenerationForTheirAge() async throws {
-        let reads = SharedReads<Int, Int>(keeping: 2, for: .milliseconds(300)) { $0 > 0 }
+        // Kept for an hour, which no test outlasts (a busy machine cannot age them), and then the
+        // same for a tenth of a second, waited out.
+        var reads = SharedReads<Int, Int>(keeping: 2, for: .seconds(3600)) { $0 > 0 }
         let count = _Locked(0)
         func read(_ key: Int, _ value: Int, generation: UInt64? = 1) async throws -> Int {
             try await reads.value(for: key, generation: generation) {
@@ -71,8 +74,16 @@ import Testing
         #expect(count.withLock { $0 } == 3)
         #expect(try await read(3, 30) == 30)  // keeps 2 and 3: 1 is dropped
         #expect(try await read(1, 12) == 12)
-        try await Task.sleep(for: .milliseconds(400))
+        #expect(count.withLock { $0 } == 5)
+
+        let age = Duration.milliseconds(100)
+        reads = SharedReads<Int, Int>(keeping: 2, for: age) { $0 > 0 }
+        #expect(try await read(1, 10) == 10)
+        // The value is kept at the end of its read, before this instant: it is as old as its age once
+        // the clock passes this instant plus the age.
+        let readEnded = ContinuousClock.now
+        try await Task.sleep(until: readEnded + age, clock: .continuous)
         #expect(try await read(1, 13) == 13)  // too old
-        #expect(count.withLock { $0 } == 6)
+        #expect(count.withLock { $0 } == 7)
     }
 }

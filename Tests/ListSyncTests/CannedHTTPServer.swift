@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -17,6 +18,8 @@ final class CannedHTTPServer: @unchecked Sendable {
     private let fd: Int32
     private let heads = _TestLocked([String]())
     private let closedByClient = _TestLocked(0)
+    /// Broadcast whenever a request is read or a client goes away (`wait(until:)`).
+    private let changed = NSCondition()
 
     /// How `respond` talks to one client.
     struct Connection {
@@ -35,6 +38,7 @@ final class CannedHTTPServer: @unchecked Sendable {
                 let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if n <= 0 {
                     server.closedByClient.withLock { $0 += 1 }
+                    server.announceChange()
                     return false
                 }
                 offset += n
@@ -86,6 +90,7 @@ final class CannedHTTPServer: @unchecked Sendable {
                         let head = String(decoding: pending[0..<end], as: UTF8.self)
                         pending.removeSubrange(0..<(end + 4))
                         self.heads.withLock { $0.append(head) }
+                        self.announceChange()
                         respond(head, Connection(fd: client, server: self))
                     }
                 }.start()
@@ -105,6 +110,34 @@ final class CannedHTTPServer: @unchecked Sendable {
 
     /// How many times a client went away while this server was still sending.
     var clientsGone: Int { closedByClient.withLock { $0 } }
+
+    /// Waits until `condition` holds of this server, checked each time it reads a request or finds
+    /// a client gone (on a thread of its own); bounded by `limit` only so that a hang fails with
+    /// what it waited for.
+    /// - Throws: `WaitTimedOut` naming `what`.
+    func wait(until what: String, within limit: Duration, _ condition: @escaping @Sendable (CannedHTTPServer) -> Bool) async throws {
+        let met = await withCheckedContinuation { continuation in
+            Thread { [self] in
+                let deadline = Date(timeIntervalSinceNow: Double(limit.components.seconds))
+                changed.lock()
+                defer { changed.unlock() }
+                while !condition(self) {
+                    if !changed.wait(until: deadline) {
+                        continuation.resume(returning: condition(self))
+                        return
+                    }
+                }
+                continuation.resume(returning: true)
+            }.start()
+        }
+        if !met { throw WaitTimedOut(description: "waited \(limit) in vain until \(what)") }
+    }
+
+    private func announceChange() {
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
+    }
 
     /// Whether a request head holds an `Authorization` header.
     static func hasAuthorization(_ head: String) -> Bool {

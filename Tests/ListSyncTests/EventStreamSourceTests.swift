@@ -52,6 +52,9 @@ import Darwin
                 return
             }
             connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+            // The sleeps pace the writer, and nothing is assumed of what the client did meanwhile:
+            // pieces of 7 bytes that come apart, then keep-alives spanning more than the client's
+            // idle timeout, so that only they can keep the stream open.
             var bytes = Self.commitEvent(entries[0]) + Self.commitEvent(entries[1])
             while !bytes.isEmpty {
                 connection.send(Array(bytes.prefix(7)))
@@ -154,7 +157,7 @@ import Darwin
             switch target {
             case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)
             case let poll where poll.hasPrefix("/v1/lists/l/journal?since=2&limit=0&wait="):
-                usleep(100_000)
+                // A long poll that a commit ended: there is more.
                 page = JournalPage(entries: [], hasMore: true)
             case "/v1/lists/l/journal?since=2&limit=100": page = JournalPage(entries: [entries[2]], hasMore: false)
             default:

@@ -1,5 +1,6 @@
 import Foundation
 import ListStore
+import ListStoreTestSupport
 import ListSync
 import Testing
 
@@ -17,16 +18,6 @@ import Testing
             Issue.record("not a SyncError: \(error)", sourceLocation: sourceLocation)
         }
         return nil
-    }
-
-    /// Waits up to `timeout` for `condition`.
-    private func eventually(_ timeout: Duration, _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return condition()
     }
 
     @Test(.timeLimit(.minutes(1))) func aRedirectToAnotherOriginIsNotFollowedAndGetsNoToken() async throws {
@@ -81,7 +72,7 @@ import Testing
         // The client hung up instead of reading on.
         // Bounded generously: with every suite running at once, the connection's end can take a while
         // to reach the server.
-        #expect(await eventually(.seconds(120)) { server.clientsGone > 0 }, "the server is still sending")
+        try await server.wait(until: "the client hangs up", within: .seconds(120)) { $0.clientsGone > 0 }
 
         // An answer that announces more than the cap is refused from its head.
         let announced = try CannedHTTPServer { _, connection in
@@ -110,7 +101,7 @@ import Testing
         #expect(error?.isTransient == true)
         // Bounded generously: with every suite running at once, the connection's end can take a while
         // to reach the server.
-        #expect(await eventually(.seconds(120)) { server.clientsGone > 0 }, "the server is still sending")
+        try await server.wait(until: "the client hangs up", within: .seconds(120)) { $0.clientsGone > 0 }
     }
 
     @Test(.timeLimit(.minutes(1))) func aServerThatStallsAfterItsHeadTimesOut() async throws {
@@ -129,7 +120,7 @@ import Testing
         let server = try CannedHTTPServer { _, _ in sleep(60) }
         let source = try HTTPSource(server.url, requestTimeout: .seconds(60))
         let request = Task { try await source.identity() }
-        #expect(await eventually(.seconds(30)) { !server.requests.isEmpty })
+        try await server.wait(until: "the request comes", within: .seconds(30)) { !$0.requests.isEmpty }
         request.cancel()
         let result = await request.result
         #expect(throws: CancellationError.self) { try result.get() }
