@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListJSON", targets: ["ListJSON"]),
         .library(name: "ListMerge", targets: ["ListMerge"]),
+        .library(name: "ListStoreCore", targets: ["ListStoreCore"]),
         .library(name: "ListStore", targets: ["ListStore"]),
         .library(name: "ListStoreWire", targets: ["ListStoreWire"]),
         .library(name: "ListSync", targets: ["ListSync"]),
@@ -60,18 +61,28 @@ let package = Package(
                 .embedInCode("postgres/v0003_postgres_push_identity.sql"),
             ]
         ),
-        // Lists persisted in SQLite with a journal of staged changesets.
+        // The store without an engine: its types (items, snapshots, journal entries, pushes, errors),
+        // the engine contract (ListStoreEngine, ReplicaStore), and what both engines compute alike
+        // (commit plans and rows, digests, replay checks). Links neither SQLite nor PostgreSQL.
+        .target(
+            name: "ListStoreCore",
+            dependencies: [
+                "ListDiff", "ListJSON", "ListMerge",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // Lists persisted in SQLite with a journal of staged changesets (re-exports ListStoreCore).
         .target(
             name: "ListStore",
             dependencies: [
-                "ListDiff", "ListJSON", "ListMerge", "ListStoreMigrations",
+                "ListDiff", "ListJSON", "ListMerge", "ListStoreCore", "ListStoreMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The documents of the journal over HTTP (Docs/Formats.md), shared by the server and its clients.
-        .target(name: "ListStoreWire", dependencies: ["ListJSON", "ListMerge", "ListStore"]),
+        .target(name: "ListStoreWire", dependencies: ["ListJSON", "ListMerge", "ListStoreCore"]),
         // Consumers: cursors, live changes, replicas, resync.
         .target(
             name: "ListSync",
@@ -98,7 +109,7 @@ let package = Package(
         .target(
             name: "ListStoreServer",
             dependencies: [
-                "ListDiff", "ListJSON", "ListStore", "ListStoreWire",
+                "ListDiff", "ListJSON", "ListStoreCore", "ListStoreWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -121,7 +132,7 @@ let package = Package(
         .target(
             name: "ListStorePostgres",
             dependencies: [
-                "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStoreMigrations",
+                "ListDiff", "ListJSON", "ListMerge", "ListStoreCore", "ListStoreMigrations",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -158,7 +169,7 @@ let package = Package(
         .testTarget(
             name: "ListStoreTests",
             dependencies: [
-                "ListStore", "ListDiff", "ListJSON", "ListMerge", "ListDiffTestSupport", "ListStoreTestSupport",
+                "ListStore", "ListStoreCore", "ListDiff", "ListJSON", "ListMerge", "ListDiffTestSupport", "ListStoreTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

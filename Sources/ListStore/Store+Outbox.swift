@@ -1,3 +1,4 @@
+@_spi(Replication) import ListStoreCore
 import Foundation
 import GRDB
 import ListJSON

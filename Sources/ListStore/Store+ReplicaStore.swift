@@ -1,3 +1,4 @@
+@_spi(Replication) import ListStoreCore
 import ListMerge
 
 // A SQLite store holds replica lists: the async variants of the replica reads, off the cooperative

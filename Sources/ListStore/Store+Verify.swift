@@ -44,20 +44,19 @@ extension Store {
                     }
                 }
                 for name in names {
-                    report.lists.append(verifyList(db, name: name, progress: progress))
+                    report.lists.append(try verifyList(db, name: name, progress: progress))
                 }
                 return report
             }
         }
     }
 
-    private func verifyList(_ db: Database, name: String, progress: ((VerificationProgress) -> Void)?) -> ListVerification {
+    private func verifyList(_ db: Database, name: String, progress: ((VerificationProgress) -> Void)?) throws -> ListVerification {
         let info: ListRow
         do {
             info = try listInfo(db, list: name)
         } catch {
-            return ListVerification(
-                name: name, baseVersion: 0, headVersion: 0, versionsVerified: 0, firstDivergentVersion: 1, problem: "\(error)")
+            return try .unreadable(name, error)
         }
         var check = _JournalReplayCheck(name: name, info: info)
         do {

@@ -1,6 +1,6 @@
 import Foundation
 import ListDiff
-import ListStore
+import ListStoreCore
 import PostgresNIO
 
 extension PostgresStore {

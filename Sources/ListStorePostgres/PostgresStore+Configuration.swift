@@ -1,5 +1,5 @@
 import Foundation
-import ListStore
+import ListStoreCore
 import Logging
 import PostgresNIO
 

@@ -1,4 +1,4 @@
-import ListStore
+import ListStoreCore
 import PostgresNIO
 
 extension PostgresStore {

@@ -1,3 +1,3 @@
-import ListStore
+import ListStoreCore
 
 extension PostgresStore: ListStoreEngine {}

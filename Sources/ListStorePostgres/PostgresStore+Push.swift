@@ -1,7 +1,7 @@
 import Foundation
 import ListJSON
 import ListMerge
-import ListStore
+import ListStoreCore
 import PostgresNIO
 
 extension PostgresStore {

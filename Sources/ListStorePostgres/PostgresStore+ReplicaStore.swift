@@ -1,7 +1,7 @@
 import Foundation
 import ListJSON
 import ListMerge
-@_spi(Replication) import ListStore
+@_spi(Replication) import ListStoreCore
 import PostgresNIO
 
 // A PostgreSQL store holds replica lists as a SQLite store does: the position in

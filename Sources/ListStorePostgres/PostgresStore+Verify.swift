@@ -1,4 +1,4 @@
-@_spi(Replication) import ListStore
+@_spi(Replication) import ListStoreCore
 import PostgresNIO
 
 extension PostgresStore {
@@ -41,7 +41,14 @@ extension PostgresStore {
     private func verifyList(
         _ connection: PostgresConnection, name: String, progress: (@Sendable (VerificationProgress) -> Void)?
     ) async throws -> ListVerification {
-        let info = try await listInfo(connection, list: name)
+        let info: ListRow
+        do {
+            info = try await listInfo(connection, list: name)
+        } catch let error as PSQLError {
+            throw error  // the server failed the read: not damage
+        } catch {
+            return try .unreadable(name, error)
+        }
         var versions: [Int] = []
         for try await version in try await connection.query(
             "SELECT version FROM stored_snapshot WHERE list_id = \(info.id) ORDER BY version", logger: logger

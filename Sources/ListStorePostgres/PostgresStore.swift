@@ -1,4 +1,4 @@
-import ListStore
+import ListStoreCore
 import ListStoreMigrations
 import Logging
 import PostgresNIO

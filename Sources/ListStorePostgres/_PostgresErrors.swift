@@ -1,4 +1,4 @@
-import ListStore
+import ListStoreCore
 import PostgresNIO
 
 /// How the errors of postgres-nio become `StoreError`s.

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import ListStore
+import ListStoreCore
 import ListStoreMigrations
 import PostgresNIO
 

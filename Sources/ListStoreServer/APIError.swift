@@ -1,5 +1,5 @@
 import Hummingbird
-import ListStore
+import ListStoreCore
 import ListStoreWire
 import Logging
 

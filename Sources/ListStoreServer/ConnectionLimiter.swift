@@ -1,4 +1,4 @@
-import ListStore
+import ListStoreCore
 
 /// Counts the holders of a scarce resource — connections, or requests that wait for commits —
 /// against a maximum. A holder keeps a `Slot`; the slot is given back when it is deallocated, so it

@@ -1,5 +1,5 @@
 import HTTPTypes
-import ListStore
+import ListStoreCore
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes

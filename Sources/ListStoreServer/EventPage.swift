@@ -1,4 +1,4 @@
-import ListStore
+import ListStoreCore
 import ListStoreWire
 import NIOCore
 

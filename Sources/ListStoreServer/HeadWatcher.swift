@@ -1,5 +1,5 @@
 import Foundation
-import ListStore
+import ListStoreCore
 
 /// Wakes the requests that wait for a list to pass a version (long polls and event streams): one
 /// loop reads the heads for all of them, at once after a commit the store learns of (this process's,

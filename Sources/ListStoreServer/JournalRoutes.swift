@@ -1,7 +1,7 @@
 import Hummingbird
 import ListDiff
 import ListJSON
-import ListStore
+import ListStoreCore
 import ListStoreWire
 import HTTPTypes
 import NIOCore

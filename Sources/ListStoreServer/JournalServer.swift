@@ -1,6 +1,6 @@
 import Hummingbird
 import HummingbirdCore
-import ListStore
+import ListStoreCore
 import Logging
 import NIOSSL
 import ServiceLifecycle

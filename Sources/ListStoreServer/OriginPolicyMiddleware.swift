@@ -1,5 +1,5 @@
 import HTTPTypes
-import ListStore
+import ListStoreCore
 import Hummingbird
 
 /// Refuses (403) requests that a web page could have sent or read in the server's name: a `Host`

@@ -1,4 +1,4 @@
-import ListStore
+import ListStoreCore
 
 /// What a running `JournalServer` holds, shared by its parts: its open connections, its waiting
 /// requests (long polls and event streams), the port it is bound to, and the bytes its event

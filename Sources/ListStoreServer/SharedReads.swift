@@ -1,4 +1,4 @@
-import ListStore
+import ListStoreCore
 
 /// Concurrent identical reads share one: the first caller of a key reads (in its own task), callers
 /// of the same key that come while it reads wait for its result, and once it is done the key is

@@ -1,6 +1,6 @@
 import ListJSON
 import ListMerge
-import ListStore
+import ListStoreCore
 
 /// The JSON documents of the journal over HTTP (the repository's `Docs/Formats.md`), written by the
 /// server and read by its clients (`HTTPSource`); `liststore … --json` prints some of them too

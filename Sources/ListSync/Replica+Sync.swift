@@ -1,6 +1,7 @@
 import ListDiff
 import ListMerge
 @_spi(Replication) import ListStore
+@_spi(Replication) import ListStoreCore
 
 extension Replica {
     /// Where the replica stands: its source and confirmed version, its local changes, the conflicts

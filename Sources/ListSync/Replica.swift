@@ -1,6 +1,7 @@
 import ListDiff
 import ListMerge
 @_spi(Replication) import ListStore
+@_spi(Replication) import ListStoreCore
 
 /// A list of a store of its own that follows a list of a source store: each pull applies the
 /// source's new commits, one transaction each, recording the source version in the same transaction

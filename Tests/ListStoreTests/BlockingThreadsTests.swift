@@ -1,5 +1,6 @@
 import Foundation
 @testable import ListStore
+@testable import ListStoreCore
 import Testing
 
 /// The stores' own threads for blocking work.

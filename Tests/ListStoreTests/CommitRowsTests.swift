@@ -5,6 +5,7 @@ import ListStoreTestSupport
 import Testing
 
 @testable import ListStore
+@testable import ListStoreCore
 
 /// `CommitRows` without a database: written into an in-memory table (keyed, like the store's, by
 /// section row and position), the rows of random commits give every target back, never write over

@@ -1,11 +1,11 @@
 import ListDiff
 
 /// The identifier hashes the diff pairs elements by, computed on two threads for large snapshots.
-enum _IdentifierHashes {
+package enum _IdentifierHashes {
     /// The pairing hash of the identifier of every element of `sections`, flat (section after
     /// section): `ListItem.pairingHash(of:seed: .process)`, as the diff computes it.
     /// - Complexity: O(n) for n elements, split between two threads from 4,096 elements on.
-    static func of(_ sections: [ListSection]) -> [Int] {
+    package static func of(_ sections: [ListSection]) -> [Int] {
         let starts = DiffPairing.flatStarts(sections)
         let total = starts[sections.count]
         let seed = PairingHashSeed.process

@@ -18,7 +18,7 @@ package struct CommitPlan: Sendable {
     /// next diff).
     package let targetIDHashes: [Int]?
     /// The journal's JSON of the changeset.
-    let stagesJSON: _Background<[UInt8]>
+    package let stagesJSON: _Background<[UInt8]>
 
     /// Diffs `head` against `target`; the journal's JSON is then written on another thread.
     /// - Complexity: O(n + k log k) for n items and k changes.

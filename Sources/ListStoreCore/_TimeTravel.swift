@@ -72,4 +72,3 @@ package protocol _TimeTravelReads {
     func _snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int)
 }
 
-extension Store: _TimeTravelReads {}

@@ -1,12 +1,12 @@
 import Dispatch
 
 /// Arrays filled by two threads, each initializing one half.
-enum _TwoThreads {
+package enum _TwoThreads {
     /// An array of `count` elements: `fill(range, base)` must initialize every element of `range`
     /// (offsets from `base`). From `threshold` elements on, the two halves are filled at once on two
     /// threads; below it, one call fills everything.
     /// - Complexity: that of `fill`, split in two.
-    static func array<Element>(
+    package static func array<Element>(
         count: Int, threshold: Int, fill: @Sendable (Range<Int>, UnsafeMutablePointer<Element>) -> Void
     ) -> [Element] {
         [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -28,5 +28,5 @@ enum _TwoThreads {
 /// `@unchecked Sendable`: each thread initializes a disjoint range of the buffer, and the buffer is
 /// read only after `concurrentPerform` has returned.
 private struct _Slots<Element>: @unchecked Sendable {
-    let base: UnsafeMutablePointer<Element>?
+    package let base: UnsafeMutablePointer<Element>?
 }

@@ -9,7 +9,7 @@ extension ListItem: JSONWritableItem {
 }
 
 extension StagedChangeset where Model == ListItem, Element == ListItem {
-    /// The stages as the JSON array of stage objects that the journal stores (<doc:TheStoreFile>),
+    /// The stages as the JSON array of stage objects that the journal stores (ListStore's article “The store file”),
     /// contents copied as stored.
     ///
     /// ```swift

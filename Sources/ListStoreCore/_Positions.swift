@@ -5,11 +5,11 @@
 /// between. When a gap is too narrow, the neighbouring rows are spread again over a window that
 /// doubles until it has room, the classic order-maintenance scheme: a handful of extra writes now and
 /// then, never a rewrite of the list.
-enum _Positions {
+package enum _Positions {
     /// The distance between new rows.
-    static let spacing: Int64 = 1 << 32
+    package static let spacing: Int64 = 1 << 32
     /// Positions stay within ±limit.
-    static let limit: Int64 = 1 << 62
+    package static let limit: Int64 = 1 << 62
 
     /// Positions for a sequence of rows.
     ///
@@ -21,7 +21,7 @@ enum _Positions {
     /// - Returns: every row's position, and which anchors had to move to make room.
     /// - Complexity: O(n + r log m) for r rows that need positions and m occupied positions, plus the
     ///   windows spread again.
-    static func assign(_ anchors: [Int64?], occupied: [Int64]) -> (positions: [Int64], displaced: [Bool]) {
+    package static func assign(_ anchors: [Int64?], occupied: [Int64]) -> (positions: [Int64], displaced: [Bool]) {
         let n = anchors.count
         var keep = [Bool](repeating: false, count: n)
         var last = Int64.min

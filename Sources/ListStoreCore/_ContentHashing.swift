@@ -1,13 +1,13 @@
 import ListJSON
 
 /// Checks and hashes contents, on two threads when there are many.
-enum _ContentHashing {
+package enum _ContentHashing {
     /// The content hashes of `count` elements of `target`, `locate(k)` giving where the k-th is, each
     /// checked to be canonical JSON first. The elements are split between two threads from 256 on.
     ///
     /// - Returns: the hashes, or the error of the smallest `k` whose content is not canonical JSON.
     /// - Complexity: O(total content size).
-    static func hashes(
+    package static func hashes(
         of target: [ListSection], count: Int, locate: @Sendable (Int) -> (section: Int, element: Int)
     ) -> (hashes: [ContentHash], failure: (index: Int, error: StoreError)?) {
         let failures = _Locked([Int: StoreError]())
@@ -30,14 +30,14 @@ enum _ContentHashing {
     }
 
     /// The hash of an item's content after checking that it is canonical JSON.
-    static func checkedHash(_ item: ListItem, path: () -> String) throws(StoreError) -> ContentHash {
+    package static func checkedHash(_ item: ListItem, path: () -> String) throws(StoreError) -> ContentHash {
         try checkCanonical(item.content, path: path)
         return ContentHash(of: item.content)
     }
 
     /// Throws unless `content` is canonical JSON text nested at most `JSONParser.maxContentDepth`
     /// levels deep (so that every document carrying it can be read back).
-    static func checkCanonical(_ content: [UInt8], path: () -> String) throws(StoreError) {
+    package static func checkCanonical(_ content: [UInt8], path: () -> String) throws(StoreError) {
         let value: JSONValue
         do {
             value = try JSONParser(maxDepth: JSONParser.maxContentDepth).parse(content)

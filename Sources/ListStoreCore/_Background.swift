@@ -4,11 +4,11 @@ import Dispatch
 ///
 /// `@unchecked Sendable`: `result` is written once by the worker before `done` is signalled and read
 /// only after `wait()` has seen that signal.
-final class _Background<Result: Sendable>: @unchecked Sendable {
+package final class _Background<Result: Sendable>: @unchecked Sendable {
     private var result: Result?
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ work: @escaping @Sendable () -> Result) {
+    package init(_ work: @escaping @Sendable () -> Result) {
         _BlockingThreads.shared.submit(beyondLimit: true) {
             self.result = work()
             self.done.signal()
@@ -16,13 +16,13 @@ final class _Background<Result: Sendable>: @unchecked Sendable {
     }
 
     /// A result known already.
-    init(finished result: Result) {
+    package init(finished result: Result) {
         self.result = result
         done.signal()
     }
 
     /// Waits for the result (any number of times, from any thread).
-    func wait() -> Result {
+    package func wait() -> Result {
         done.wait()
         defer { done.signal() }
         return result!

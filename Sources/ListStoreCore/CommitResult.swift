@@ -25,14 +25,14 @@ public struct CommitResult: Sendable {
     /// is pending until a push; `nil` for other commits.
     public var pendingSeq: Int? = nil
     /// For a merged push: the conflicts of its merge.
-    var mergeConflicts: [Conflict]? = nil
+    package var mergeConflicts: [Conflict]? = nil
 }
 
 extension CommitResult {
     /// A result as an engine reports it (package-visible for ListStorePostgres).
     package init(
         list: String, version: Int, parentVersion: Int, changed: Bool, digest: ListDigest, stageCount: Int, changeCount: Int,
-        changeset: ListChangeset, rowsWritten: Int
+        changeset: ListChangeset, rowsWritten: Int, mergeConflicts: [Conflict]? = nil
     ) {
         self.list = list
         self.version = version
@@ -43,5 +43,6 @@ extension CommitResult {
         self.changeCount = changeCount
         self.changeset = changeset
         self.rowsWritten = rowsWritten
+        self.mergeConflicts = mergeConflicts
     }
 }

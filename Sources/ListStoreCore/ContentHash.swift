@@ -8,7 +8,7 @@ import Crypto
 /// ```
 public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
     // The 32 bytes as four big-endian words, so that comparing and hashing are cheap.
-    @usableFromInline var words: (UInt64, UInt64, UInt64, UInt64)
+    @usableFromInline package var words: (UInt64, UInt64, UInt64, UInt64)
 
     /// The hash of `content`.
     /// - Complexity: O(content.count).
@@ -24,7 +24,7 @@ public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A hash from 32 bytes at `pointer`.
-    init(unsafeBytes pointer: UnsafeRawPointer) {
+    package init(unsafeBytes pointer: UnsafeRawPointer) {
         words = ContentHash.words(of: UnsafeRawBufferPointer(start: pointer, count: 32))
     }
 
@@ -47,7 +47,7 @@ public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Calls `body` with the 32 bytes.
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         var w = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
         return Swift.withUnsafeBytes(of: &w, body)
     }
@@ -69,8 +69,8 @@ public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Lowercase hexadecimal text.
-enum _Hex {
-    static func string(_ bytes: some Sequence<UInt8>) -> String {
+package enum _Hex {
+    package static func string(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         for byte in bytes {

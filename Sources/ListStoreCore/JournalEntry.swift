@@ -4,7 +4,7 @@ import ListMerge
 
 /// One version in a list's journal: what changed from its parent version, when, by whom.
 ///
-/// The changeset is kept as the JSON array of stage objects the store wrote (<doc:TheStoreFile>):
+/// The changeset is kept as the JSON array of stage objects the store wrote (ListStore's article “The store file”):
 /// updates name their item by position only, so decoding the stages needs the snapshot they apply
 /// to.
 ///

@@ -37,6 +37,27 @@ public struct ListVerification: Sendable, Hashable {
 
     /// Whether the list replays to every stored digest and to its head.
     public var isValid: Bool { problem == nil }
+
+    /// A replay's result (package-visible: the engines make theirs through `_JournalReplayCheck`).
+    package init(name: String, baseVersion: Int, headVersion: Int, versionsVerified: Int, firstDivergentVersion: Int?, problem: String?) {
+        self.name = name
+        self.baseVersion = baseVersion
+        self.headVersion = headVersion
+        self.versionsVerified = versionsVerified
+        self.firstDivergentVersion = firstDivergentVersion
+        self.problem = problem
+    }
+
+    /// The result for a list whose row cannot be read (`error` says why): it diverges from
+    /// version 1, and nothing was verified. Every engine reports such a list this way, and goes on
+    /// with the others.
+    /// - Throws: `error` itself when it says the store could not be reached rather than that the
+    ///   list is damaged: cancellation, or `StoreError` `.io` (the engines rethrow their own
+    ///   connection failures before calling this).
+    package static func unreadable(_ name: String, _ error: any Error) throws -> ListVerification {
+        if error is CancellationError || (error as? StoreError)?.code == .io { throw error }
+        return ListVerification(name: name, baseVersion: 0, headVersion: 0, versionsVerified: 0, firstDivergentVersion: 1, problem: "\(error)")
+    }
 }
 
 /// How far `Store.verify` has got.

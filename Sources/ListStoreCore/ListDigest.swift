@@ -31,7 +31,7 @@ public struct ListDigest: Hashable, Sendable, CustomStringConvertible {
 
     /// The digest of `sections` whose content hashes are known: one per section, and one per
     /// element, flat (section after section).
-    init(_ sections: [ListSection], sectionHashes: [ContentHash], elementHashes: [ContentHash]) {
+    package init(_ sections: [ListSection], sectionHashes: [ContentHash], elementHashes: [ContentHash]) {
         var builder = _DigestBuilder()
         var flat = 0
         for s in sections.indices {
@@ -50,13 +50,13 @@ public struct ListDigest: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Feeds digest records to SHA-256 through a 64 KiB buffer.
-struct _DigestBuilder: ~Copyable {
+package struct _DigestBuilder: ~Copyable {
     private var hasher = SHA256()
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
     private var count = 0
 
     /// Adds one record: tag, id length (UInt64 little-endian), id bytes, content hash.
-    mutating func add(tag: UInt8, id: String, hash: ContentHash) {
+    package mutating func add(tag: UInt8, id: String, hash: ContentHash) {
         if let done = id.utf8.withContiguousStorageIfAvailable({ add(tag: tag, id: UnsafeRawBufferPointer($0), hash: hash) }) {
             return done
         }
