@@ -3,7 +3,7 @@ import ListJSON
 import ListStore
 
 /// `liststore advance-epoch --db D [--json]`.
-struct AdvanceEpochCommand: ParsableCommand {
+struct AdvanceEpochCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "advance-epoch",
         abstract: "Tell followers and replicas that a store was restored from a backup.",
@@ -29,10 +29,10 @@ struct AdvanceEpochCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of a line.")
     var json = false
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
-            let (identity, client) = try store.call { engine in
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
+            let (identity, client) = try await store.call { engine in
                 let identity = try await engine.advanceEpoch()
                 return (identity, try await engine.clientID())
             }

@@ -4,7 +4,7 @@ import ListStore
 import ListStoreWire
 
 /// `liststore commit --db D --list L --file F|- [--expect-version V] [--author A] [--message M] [--json]`.
-struct CommitCommand: ParsableCommand {
+struct CommitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "commit",
         abstract: "Diff a snapshot document against a list's head and record a new version.",
@@ -47,15 +47,15 @@ struct CommitCommand: ParsableCommand {
         if let expectVersion, expectVersion < 0 { throw ValidationError("--expect-version must be 0 or more") }
     }
 
-    func run() throws {
-        try Terminal.reportingFailures {
+    func run() async throws {
+        try await Terminal.reportingFailures {
             let sections: [ListSection] = try SnapshotFile.load(file)
             let elementCount = sections.reduce(0) { $0 + $1.elements.count }
-            let store = try store.engine(existing: false)
+            let store = try await store.engine(existing: false)
             let (name, expectVersion, author, message) = (list.list, expectVersion, author, message)
-            let before = json ? nil : try? store.call { try await $0.snapshot(of: name, at: nil) }
+            let before = json ? nil : try? await store.call { try await $0.snapshot(of: name, at: nil) }
             if elementCount >= 100_000 { Terminal.progress("committing \(elementCount) elements to \(Output.quoted(list.list))…") }
-            let result = try store.call {
+            let result = try await store.call {
                 try await $0.commit(sections, to: name, expectedVersion: expectVersion, author: author, message: message)
             }
             if elementCount >= 100_000 { Terminal.progress(nil) }

@@ -3,7 +3,7 @@ import ListJSON
 import ListStore
 
 /// `liststore consumers --db D --list L [--register NAME [--at V]] [--unregister NAME] [--json]`.
-struct ConsumersCommand: ParsableCommand {
+struct ConsumersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "consumers",
         abstract: "List, register or unregister the consumers of a list.",
@@ -41,16 +41,16 @@ struct ConsumersCommand: ParsableCommand {
         if let at, at < 0 { throw ValidationError("--at must be 0 or more") }
     }
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
             let (list, at) = (list.list, at)
             var note: String?
             if let register {
-                let info = try store.call { try await $0.registerConsumer(register, of: list, at: at) }
+                let info = try await store.call { try await $0.registerConsumer(register, of: list, at: at) }
                 note = "\(Output.quoted(list)): consumer \(Output.quoted(info.name)) registered at version \(info.version); pruning keeps the journal after it.\n"
             } else if let unregister {
-                guard try store.call({ try await $0.unregisterConsumer(unregister, of: list) }) else {
+                guard try await store.call({ try await $0.unregisterConsumer(unregister, of: list) }) else {
                     throw CommandFailure("no consumer named \(Output.quoted(unregister)) is registered on list \(Output.quoted(list))", status: ExitStatus.usage)
                 }
                 note = "\(Output.quoted(list)): consumer \(Output.quoted(unregister)) unregistered.\n"
@@ -59,7 +59,7 @@ struct ConsumersCommand: ParsableCommand {
                 Terminal.out(note)
                 return
             }
-            let consumers = try store.call { try await $0.consumers(of: list) }
+            let consumers = try await store.call { try await $0.consumers(of: list) }
             if json {
                 Output.json([
                     "list": .string(list),

@@ -5,7 +5,7 @@ import ListJSON
 import ListStore
 
 /// `liststore demo [--directory D]`: the main job, end to end, on a small mailbox.
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Build a small list over several commits, replay its journal into a replica, compare digests; then edit a replica offline and merge.",
@@ -23,24 +23,24 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where to put the two stores (default: a new temporary directory).", valueName: "path"))
     var directory: String?
 
-    func run() throws {
-        try Terminal.reportingFailures {
+    func run() async throws {
+        try await Terminal.reportingFailures {
             let folder = try prepareDirectory()
             let sourcePath = folder + "/inbox.liststore"
             let replicaPath = folder + "/replica.liststore"
-            let store = try OpenStores.open(sourcePath)
+            let store = try await OpenStores.open(sourcePath)
             Terminal.out("A mailbox list in \(sourcePath), one commit at a time.\n")
 
             for (title, step) in Self.steps {
-                let before = (try? store.snapshot(of: "inbox").sections) ?? []
-                let result = try StoreFailure.mapping {
+                let before = (try? await store.snapshot(of: "inbox").sections) ?? []
+                let result = try await StoreFailure.mapping {
                     try store.edit("inbox", author: "demo", message: title) { draft in try step(&draft) }
                 }
                 Terminal.out("\n== Version \(result.version): \(title)\n")
                 Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
             }
 
-            let head = try StoreFailure.mapping { try store.snapshot(of: "inbox") }
+            let head = try await StoreFailure.mapping { try store.snapshot(of: "inbox") }
             Terminal.out("\n== The head, version \(head.version)\n")
             for section in head.sections {
                 Terminal.out("  \(section.model.id): \(section.elements.map(\.id).joined(separator: ", "))\n")
@@ -48,15 +48,15 @@ struct DemoCommand: ParsableCommand {
 
             // A consumer replays the journal, stage by stage, into a store of its own.
             Terminal.out("\n== Replaying the journal into \(replicaPath)\n")
-            let replica = try OpenStores.open(replicaPath)
+            let replica = try await OpenStores.open(replicaPath)
             var state: [ListSection] = []
             var rows: [[String]] = []
             var allMatch = true
-            let entries = try StoreFailure.mapping { try store.journal(of: "inbox", after: 0, limit: 1000).entries }
+            let entries = try await StoreFailure.mapping { try store.journal(of: "inbox", after: 0, limit: 1000).entries }
             for entry in entries {
-                let (changeset, next) = try StoreFailure.mapping { try entry.changeset(applyingTo: state) }
+                let (changeset, next) = try await StoreFailure.mapping { try entry.changeset(applyingTo: state) }
                 state = next
-                let replayed = try StoreFailure.mapping { try replica.commit(state, to: "inbox", expectedVersion: entry.parentVersion) }
+                let replayed = try await StoreFailure.mapping { try replica.commit(state, to: "inbox", expectedVersion: entry.parentVersion) }
                 let match = replayed.digest == entry.digest && replayed.version == entry.version
                 allMatch = allMatch && match
                 rows.append([
@@ -65,12 +65,12 @@ struct DemoCommand: ParsableCommand {
                 ])
             }
             Terminal.out(Output.table(["version", "stages", "source digest", "replica digest", "match"], rows))
-            let verified = try StoreFailure.mapping { try store.verify().isValid && replica.verify().isValid }
+            let verified = try await StoreFailure.mapping { try store.verify().isValid && replica.verify().isValid }
             Terminal.out(
                 allMatch && verified
                     ? "\nEvery digest matches, and both stores verify.\n" : "\nThe replica does not match the source.\n")
             let laptopPath = folder + "/laptop.liststore"
-            let merged = try OfflineDemo(server: store, laptopPath: laptopPath).run()
+            let merged = try await OfflineDemo(server: store, laptopPath: laptopPath).run()
             Terminal.out("""
 
                 Explore:

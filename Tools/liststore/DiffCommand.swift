@@ -6,7 +6,7 @@ import ListStore
 
 /// `liststore diff --from A.json --to B.json [--json]`: the staged changeset between two snapshot files;
 /// `liststore diff --db D --list L --from-version V [--to-version W] [--json]`: between two versions.
-struct DiffCommand: ParsableCommand {
+struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract: "Print the staged changeset between two snapshot documents, or two versions of a list.",
@@ -62,12 +62,12 @@ struct DiffCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try Terminal.reportingFailures {
+    func run() async throws {
+        try await Terminal.reportingFailures {
             if let db = store, let list, let fromVersion {
-                let store = try StoreOptions(db: db).engine(existing: true)
+                let store = try await StoreOptions(db: db).engine(existing: true)
                 let toVersion = toVersion
-                let (from, to, changeset) = try store.call { try await $0.changeset(of: list, from: fromVersion, to: toVersion) }
+                let (from, to, changeset) = try await store.call { try await $0.changeset(of: list, from: fromVersion, to: toVersion) }
                 if json {
                     let out = JSONWriter.object { w in
                         w.member("fromVersion", from.version)

@@ -12,14 +12,14 @@ private func exitProcess(_ code: Int32) -> Never { Darwin.exit(code) }
 #endif
 
 /// Ends the process with `code`, after closing the stores the command opened.
-private func terminate(_ code: Int32) -> Never {
-    OpenStores.closeAll()
+private func terminate(_ code: Int32) async -> Never {
+    await OpenStores.closeAll()
     exitProcess(code)
 }
 
 /// `liststore`: commit, inspect, verify, pull, push, sync and serve ordered, sectioned lists.
 @main
-struct ListStoreCommand: ParsableCommand {
+struct ListStoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "liststore",
         abstract: "Ordered, sectioned lists with a journal of staged changesets.",
@@ -34,19 +34,23 @@ struct ListStoreCommand: ParsableCommand {
 
     /// Runs the command; every error is one line on stderr with its documented exit code, and help
     /// and version go to stdout.
-    static func main() {
+    static func main() async {
         do {
             try ParentWatch.start()
         } catch {
             Terminal.errorLine("error: " + error.message)
-            terminate(error.status)
+            await terminate(error.status)
         }
         do {
             var command = try parseAsRoot()
-            try command.run()
-            OpenStores.closeAll()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+            await OpenStores.closeAll()
         } catch let status as ExitCode {
-            terminate(status.rawValue)  // the failure was already reported
+            await terminate(status.rawValue)  // the failure was already reported
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -55,7 +59,7 @@ struct ListStoreCommand: ParsableCommand {
                 Terminal.errorLine("error: " + message(for: error).split(separator: "\n").joined(separator: "; ")
                     + " (see 'liststore help')")
             }
-            terminate(code.rawValue)
+            await terminate(code.rawValue)
         }
     }
 }

@@ -4,7 +4,7 @@ import ListStoreWire
 import ListStore
 
 /// `liststore lists --db D [--json]`.
-struct ListsCommand: ParsableCommand {
+struct ListsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lists",
         abstract: "Print the lists of a store with their head version, counts and digest.",
@@ -21,10 +21,10 @@ struct ListsCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of a table.")
     var json = false
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
-            let lists = try store.call { try await $0.lists() }
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
+            let lists = try await store.call { try await $0.lists() }
             if json {
                 Terminal.out(String(decoding: WireDocument.lists(lists), as: UTF8.self) + "\n")
                 return

@@ -5,7 +5,7 @@ import ListStore
 import ListStorePostgres
 
 /// `liststore log --db D --list L [--since V] [--limit N] [--json]`.
-struct LogCommand: ParsableCommand {
+struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "Print a list's journal entries after a version.",
@@ -36,11 +36,11 @@ struct LogCommand: ParsableCommand {
         if limit < 1 { throw ValidationError("--limit must be 1 or more") }
     }
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
             let (name, since, limit) = (list.list, since, limit)
-            let page = try store.call { try await $0.journal(of: name, after: since, limit: limit, maxBytes: .max) }
+            let page = try await store.call { try await $0.journal(of: name, after: since, limit: limit, maxBytes: .max) }
             if json {
                 Terminal.out(String(decoding: WireDocument.journal(page, list: list.list), as: UTF8.self) + "\n")
                 return

@@ -12,43 +12,43 @@ struct OfflineDemo {
     let laptopPath: String
 
     /// Runs the story; returns whether the laptop ended equal to the server and both verify.
-    func run() throws -> Bool {
-        let laptop = Replica(store: try OpenStores.open(laptopPath), list: "inbox")
+    func run() async throws -> Bool {
+        let laptop = Replica(store: try await OpenStores.open(laptopPath), list: "inbox")
         let source = LocalSource(server)
-        try AsyncBridge.run { _ = try await laptop.pull(from: source) }
+        _ = try await laptop.pull(from: source)
         Terminal.out("\n== Offline writes: a laptop's replica in \(laptopPath)\n")
 
         // Offline on the laptop: three local changes, committed at once and queued.
         for (title, step) in Self.laptopEdits {
-            let before = try StoreFailure.mapping { try laptop.store.snapshot(of: "inbox").sections }
-            let result = try StoreFailure.mapping { try laptop.store.edit("inbox", author: "laptop", message: title, step) }
+            let before = try await StoreFailure.mapping { try laptop.store.snapshot(of: "inbox").sections }
+            let result = try await StoreFailure.mapping { try laptop.store.edit("inbox", author: "laptop", message: title, step) }
             Terminal.out("\nlaptop, offline: \(title) (local change \(result.pendingSeq ?? 0), pending)\n")
             Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
         }
         // Meanwhile on the server.
         for (title, step) in Self.serverEdits {
-            let before = try StoreFailure.mapping { try server.snapshot(of: "inbox").sections }
-            let result = try StoreFailure.mapping { try server.edit("inbox", author: "server", message: title, step) }
+            let before = try await StoreFailure.mapping { try server.snapshot(of: "inbox").sections }
+            let result = try await StoreFailure.mapping { try server.edit("inbox", author: "server", message: title, step) }
             Terminal.out("\nserver, meanwhile: \(title) (version \(result.version))\n")
             Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
         }
-        let pending = try StoreFailure.mapping { try laptop.store.replicaStatus(of: "inbox")?.pending ?? 0 }
+        let pending = try await StoreFailure.mapping { try laptop.store.replicaStatus(of: "inbox")?.pending ?? 0 }
         Terminal.out("\n== The laptop is back online with \(pending) pending changes: sync (push, then pull)\n")
-        let before = try StoreFailure.mapping { try laptop.store.snapshot(of: "inbox").sections }
-        let synced = try AsyncBridge.run { try await laptop.sync(with: source) }
+        let before = try await StoreFailure.mapping { try laptop.store.snapshot(of: "inbox").sections }
+        let synced = try await laptop.sync(with: source)
         Terminal.out(
             "pushed \(synced.push.pushed) changes; the server merged them into version \(synced.push.version ?? 0)\n")
         for conflict in synced.push.conflicts { Terminal.out("  conflict: \(Self.describe(conflict))\n") }
-        let after = try StoreFailure.mapping { try laptop.store.snapshot(of: "inbox") }
+        let after = try await StoreFailure.mapping { try laptop.store.snapshot(of: "inbox") }
         let changeset = ListChangeset(source: before, target: after.sections)
         Terminal.out("\nThe laptop's list moves to the merged head in one transition:\n")
         Terminal.out(try StageSummary(changeset: changeset, source: before).text)
-        let head = try StoreFailure.mapping { try server.snapshot(of: "inbox") }
+        let head = try await StoreFailure.mapping { try server.snapshot(of: "inbox") }
         for section in head.sections {
             Terminal.out("  \(section.model.id): \(section.elements.map(\.id).joined(separator: ", "))\n")
         }
         let equal = after.digest == head.digest
-        let verified = try StoreFailure.mapping { try laptop.store.verify().isValid && server.verify().isValid }
+        let verified = try await StoreFailure.mapping { try laptop.store.verify().isValid && server.verify().isValid }
         Terminal.out(
             equal && verified
                 ? "\nThe laptop equals the server (digest \(Output.short(head.digest))), nothing is pending, and both verify.\n"

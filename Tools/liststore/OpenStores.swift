@@ -14,8 +14,8 @@ enum OpenStores {
 
     /// Opens the store at `path` (see `Store.init(path:)`) and remembers it.
     /// - Throws: `CommandFailure` with the exit code of the store's error.
-    static func open(_ path: String) throws -> Store {
-        let store = try StoreFailure.mapping { try Store(path: path) }
+    static func open(_ path: String) async throws -> Store {
+        let store = try await StoreFailure.mapping { try Store(path: path) }
         opened.withLock { $0.append(store) }
         return store
     }
@@ -24,18 +24,18 @@ enum OpenStores {
     /// remembers it; unless `creating`, a database without tables is `.storeNotFound` (66) and is
     /// left untouched.
     /// - Throws: `CommandFailure` with the exit code of the store's error.
-    static func open(postgres url: String, creating: Bool) throws -> PostgresStore {
-        let store = try StoreFailure.mapping {
+    static func open(postgres url: String, creating: Bool) async throws -> PostgresStore {
+        let store = try await StoreFailure.mapping {
             var configuration = try PostgresStore.Configuration(url: url)
             configuration.createsStore = creating
-            return try AsyncBridge.run { [configuration] in try await PostgresStore(configuration: configuration) }
+            return try await PostgresStore(configuration: configuration)
         }
         databases.withLock { $0.append(store) }
         return store
     }
 
     /// Closes every store opened so far; a file store that is still in use stays open.
-    static func closeAll() {
+    static func closeAll() async {
         let stores = opened.withLock { opened in
             defer { opened = [] }
             return opened
@@ -45,8 +45,6 @@ enum OpenStores {
             defer { databases = [] }
             return databases
         }
-        if !databases.isEmpty {
-            _ = try? AsyncBridge.run { for store in databases { await store.close() } }
-        }
+        for store in databases { await store.close() }
     }
 }

@@ -3,7 +3,7 @@ import ListJSON
 import ListStore
 
 /// `liststore prune --db D --list L (--keep-last N | --before V) [--force] [--json]`.
-struct PruneCommand: ParsableCommand {
+struct PruneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prune",
         abstract: "Drop a list's old journal entries.",
@@ -44,12 +44,12 @@ struct PruneCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
             let rule: PruneRule = keepLast.map { .keepLast($0) } ?? .before(before ?? 0)
             let (name, force) = (list.list, force)
-            let result = try store.call { try await $0.prune(name, rule, force: force) }
+            let result = try await store.call { try await $0.prune(name, rule, force: force) }
             if json {
                 Output.json([
                     "list": .string(result.list), "previousBase": JSONValue(result.previousBase),

@@ -3,7 +3,7 @@ import ListStore
 import ListSync
 
 /// `liststore pull (--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R [--json] [--follow] [--catch-up] [--as NAME]`.
-struct PullCommand: ParsableCommand {
+struct PullCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pull",
         abstract: "Bring a replica store up to date with a list of a source store or server.",
@@ -79,21 +79,21 @@ struct PullCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document per pull instead of a line.")
     var json = false
 
-    func run() throws {
-        try Terminal.reportingFailures {
+    func run() async throws {
+        try await Terminal.reportingFailures {
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
-            let connected = try options.connect()
-            let replicaStore = try options.replicaStore(existing: false)
+            let connected = try await options.connect()
+            let replicaStore = try await options.replicaStore(existing: false)
             if let consumer, case .store(let sourceStore) = connected {
-                try Self.register(consumer, of: options.list.list, on: EngineStore(sourceStore), replica: replicaStore)
+                try await Self.register(consumer, of: options.list.list, on: EngineStore(sourceStore), replica: replicaStore)
             }
-            try pull(from: connected, into: replicaStore.engine)
+            try await pull(from: connected, into: replicaStore.engine)
         }
     }
 
     /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
-    private func pull(from source: ReplicaOptions.Source, into replicaStore: some ReplicaStore) throws {
+    private func pull(from source: ReplicaOptions.Source, into replicaStore: some ReplicaStore) async throws {
         let pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer, replacing: replace)
         let target = Replica(store: replicaStore, list: options.list.list)
         let (json, follow, catchUp, name) = (json, follow, catchUp, options.replicaName)
@@ -101,7 +101,7 @@ struct PullCommand: ParsableCommand {
             Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
         }
         let (reading, retry) = (source.listSource, source.retryPolicy)
-        try ReplicaWork.run(following: follow) {
+        try await ReplicaWork.run(following: follow) {
             if follow {
                 try await ReplicaWork.follow(target, from: reading, retrying: retry, options: pullOptions, pushing: false) { report($0) }
             } else {
@@ -114,10 +114,10 @@ struct PullCommand: ParsableCommand {
     /// equals when it follows this source, otherwise at the oldest retained version. (The pull's
     /// acknowledgement registers it too, but only afterwards: registering first keeps a prune that
     /// runs meanwhile from dropping what the pull is about to apply.)
-    private static func register(_ name: String, of list: String, on source: EngineStore, replica: EngineStore) throws {
-        guard try !source.call({ try await $0.consumers(of: list) }).contains(where: { $0.name == name }) else { return }
+    private static func register(_ name: String, of list: String, on source: EngineStore, replica: EngineStore) async throws {
+        guard try await !source.call({ try await $0.consumers(of: list) }).contains(where: { $0.name == name }) else { return }
         var version: Int?
-        let followed = try replica.call { engine -> ReplicaSource? in
+        let followed = try await replica.call { engine -> ReplicaSource? in
             do {
                 return try await engine.replicaSource(of: list)
             } catch StoreError.Code.storeNotFound {
@@ -125,13 +125,13 @@ struct PullCommand: ParsableCommand {
             }
         }
         if let position = followed, position.list == list,
-           position.store == (try source.call { try await $0.identity() })
+           position.store == (try await source.call { try await $0.identity() })
         {
-            let summary = try source.call { try await $0.summary(of: list) }
+            let summary = try await source.call { try await $0.summary(of: list) }
             if (summary.baseVersion...summary.version).contains(position.version) { version = position.version }
         }
         let at = version
-        _ = try source.call { try await $0.registerConsumer(name, of: list, at: at) }
+        _ = try await source.call { try await $0.registerConsumer(name, of: list, at: at) }
     }
 
     /// The `pull --json` document (see `ReplicaDocument.pullResult`) and a newline.

@@ -3,7 +3,7 @@ import ListStore
 import ListSync
 
 /// `liststore push (--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R [--json]`.
-struct PushCommand: ParsableCommand {
+struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
         abstract: "Send a replica's local changes to its source, which merges them.",
@@ -55,18 +55,18 @@ struct PushCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of a summary.")
     var json = false
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let reading = try options.connect().listSource
-            let replicaStore = try options.replicaStore(existing: true)
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let reading = try await options.connect().listSource
+            let replicaStore = try await options.replicaStore(existing: true)
             let list = options.list.list
-            guard try replicaStore.call({ try await $0.replicaStatus(of: list) }) != nil else {
+            guard try await replicaStore.call({ try await $0.replicaStatus(of: list) }) != nil else {
                 throw CommandFailure(
                     "list \(Output.quoted(options.list.list)) of \(Output.quoted(options.replicaName)) is not a replica ('liststore pull' makes one)",
                     status: ExitStatus.invalidData)
             }
             let (json, name) = (json, options.replicaName)
-            try Self.push(into: replicaStore.engine, list: list, from: reading) { result in
+            try await Self.push(into: replicaStore.engine, list: list, from: reading) { result in
                 Terminal.out(json ? String(decoding: ReplicaDocument.pushResult(result), as: UTF8.self) + "\n" : Self.lines(result, replica: name))
             }
         }
@@ -76,9 +76,9 @@ struct PushCommand: ParsableCommand {
     private static func push(
         into replicaStore: some ReplicaStore, list: String, from source: any ListSource,
         report: @escaping @Sendable (ReplicaPushResult) -> Void
-    ) throws {
+    ) async throws {
         let target = Replica(store: replicaStore, list: list)
-        try ReplicaWork.run(following: false) { report(try await target.push(to: source)) }
+        try await ReplicaWork.run(following: false) { report(try await target.push(to: source)) }
     }
 
     /// `copy.liststore: inbox: 2 local changes pushed, 1 already merged (source version 7), 1 conflict`

@@ -40,8 +40,8 @@ struct ReplicaOptions: ParsableArguments {
     }
 
     /// The replica's store on either engine; with `existing`, a missing store is an error.
-    func replicaStore(existing: Bool) throws -> EngineStore {
-        try StoreOptions(db: replica).engine(existing: existing)
+    func replicaStore(existing: Bool) async throws -> EngineStore {
+        try await StoreOptions(db: replica).engine(existing: existing)
     }
 
     func validate() throws {
@@ -82,11 +82,11 @@ struct ReplicaOptions: ParsableArguments {
     /// own store is refused (64).
     ///
     /// - Throws: `CommandFailure` with the documented exit code.
-    func connect() throws -> Source {
+    func connect() async throws -> Source {
         let list = list.list
         if let db {
-            let source = try StoreOptions(db: db).engine(existing: true)
-            _ = try source.call { try await $0.summary(of: list) }
+            let source = try await StoreOptions(db: db).engine(existing: true)
+            _ = try await source.call { try await $0.summary(of: list) }
             if source.engine is PostgresStore {
                 guard db != replica else {
                     throw CommandFailure("the replica cannot be the source store \(Output.quoted(source.engine.location))", status: ExitStatus.usage)
@@ -114,15 +114,12 @@ struct ReplicaOptions: ParsableArguments {
                 throw CommandFailure("--ca-cert: \(error)", status: ExitStatus.missingInput)
             }
         }
-        let server = source
-        try AsyncBridge.run {
-            do {
-                _ = try await server.summary(of: list)
-            } catch {
-                throw SyncFailure.mapped(error)
-            }
+        do {
+            _ = try await source.summary(of: list)
+        } catch {
+            throw SyncFailure.mapped(error)
         }
-        return .server(server)
+        return .server(source)
     }
 
     private static func canonicalPath(_ path: String) -> String {

@@ -12,7 +12,7 @@ import Darwin
 /// `liststore serve [--db D] [--host H] [--port P] [--token T] [SERVER OPTIONS…]`: runs `liststore-server`, the HTTP
 /// server built next to `liststore` (a product of its own, so that `liststore` itself does not
 /// build an HTTP server).
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve a store's lists and journals over HTTP (runs liststore-server).",
@@ -59,8 +59,8 @@ struct ServeCommand: ParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
-    func run() throws {
-        try Terminal.reportingFailures {
+    func run() async throws {
+        try await Terminal.reportingFailures {
             guard let server = Self.serverExecutable() else {
                 throw CommandFailure(
                     "liststore-server is not next to liststore: build it with 'swift build --product liststore-server'",

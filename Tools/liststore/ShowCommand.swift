@@ -2,7 +2,7 @@ import ArgumentParser
 import ListStore
 
 /// `liststore show --db D --list L [--at V] [--json]`.
-struct ShowCommand: ParsableCommand {
+struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Print a version of a list (default: the head).",
@@ -27,11 +27,11 @@ struct ShowCommand: ParsableCommand {
         if let at, at < 0 { throw ValidationError("--at must be 0 or more") }
     }
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
             let (name, at) = (list.list, at)
-            let snapshot = try store.call { try await $0.snapshot(of: name, at: at) }
+            let snapshot = try await store.call { try await $0.snapshot(of: name, at: at) }
             if json {
                 Terminal.out(String(decoding: snapshot.documentJSON, as: UTF8.self) + "\n")
                 return

@@ -3,7 +3,7 @@ import ListStore
 import ListSync
 
 /// `liststore status --db R [--list L] [--json]`.
-struct StatusCommand: ParsableCommand {
+struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show where a replica's lists stand: source, confirmed version, local changes, conflicts.",
@@ -32,11 +32,11 @@ struct StatusCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of a table.")
     var json = false
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
             let location = store.engine.location
-            let statuses: [ReplicaStatus] = try store.call { [list] engine in
+            let statuses: [ReplicaStatus] = try await store.call { [list] engine in
                 if let list {
                     guard let status = try await engine.replicaStatus(of: list) else {
                         throw CommandFailure(

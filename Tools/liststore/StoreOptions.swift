@@ -24,10 +24,10 @@ struct StoreOptions: ParsableArguments {
     /// The store on either engine. With `existing` (a command that only reads), a missing store
     /// is an error and nothing is created; otherwise the first write creates it.
     /// - Throws: `CommandFailure` with the documented exit code (66 for a missing store).
-    func engine(existing: Bool) throws -> EngineStore {
+    func engine(existing: Bool) async throws -> EngineStore {
         let location = try location()
-        if PostgresStore.Configuration.isURL(location) { return EngineStore(try OpenStores.open(postgres: location, creating: !existing)) }
-        let store = try OpenStores.open(location)
+        if PostgresStore.Configuration.isURL(location) { return EngineStore(try await OpenStores.open(postgres: location, creating: !existing)) }
+        let store = try await OpenStores.open(location)
         if existing, !store.exists {
             throw CommandFailure("no store at \(Output.quoted(store.path))", status: ExitStatus.missingInput)
         }
@@ -35,8 +35,8 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
-/// A store of either engine, for a synchronous command: each call runs the engine's async method
-/// and waits for it, with store errors mapped to exit codes.
+/// A store of either engine for a command: each call runs one of the engine's methods, with store
+/// errors mapped to exit codes.
 struct EngineStore {
     let engine: any ReplicaStore
 
@@ -44,9 +44,8 @@ struct EngineStore {
 
     /// Runs `body` with the engine and returns its result.
     /// - Throws: `CommandFailure` with the exit code of a store error; other errors as they are.
-    func call<T: Sendable>(_ body: @escaping @Sendable (any ReplicaStore) async throws -> T) throws -> T {
-        let engine = engine
-        return try StoreFailure.mapping { try AsyncBridge.run { try await body(engine) } }
+    func call<T>(_ body: (any ReplicaStore) async throws -> T) async throws -> T {
+        try await StoreFailure.mapping { try await body(engine) }
     }
 }
 
@@ -58,9 +57,9 @@ struct ListOption: ParsableArguments {
 
 /// Turns store errors into one-line failures with the documented exit codes.
 enum StoreFailure {
-    static func mapping<T>(_ body: () throws -> T) throws -> T {
+    static func mapping<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try body()
+            return try await body()
         } catch let error as StoreError {
             throw CommandFailure(error.message, status: status(of: error.code))
         }

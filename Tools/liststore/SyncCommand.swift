@@ -3,7 +3,7 @@ import ListStore
 import ListSync
 
 /// `liststore sync (--db SRC | --from URL [--token T] [--max-answer-mib N]) --list L --replica R [--json] [--follow]`.
-struct SyncCommand: ParsableCommand {
+struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Push a replica's local changes to its source, then pull.",
@@ -45,18 +45,18 @@ struct SyncCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document per sync instead of lines.")
     var json = false
 
-    func run() throws {
-        try Terminal.reportingFailures {
+    func run() async throws {
+        try await Terminal.reportingFailures {
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
-            let connected = try options.connect()
-            let replicaStore = try options.replicaStore(existing: false)
-            try sync(with: connected, into: replicaStore.engine)
+            let connected = try await options.connect()
+            let replicaStore = try await options.replicaStore(existing: false)
+            try await sync(with: connected, into: replicaStore.engine)
         }
     }
 
     /// Syncs (or follows) `source` with the replica in `replicaStore`, reporting each round.
-    private func sync(with connected: ReplicaOptions.Source, into replicaStore: some ReplicaStore) throws {
+    private func sync(with connected: ReplicaOptions.Source, into replicaStore: some ReplicaStore) async throws {
         let target = Replica(store: replicaStore, list: options.list.list)
         let (json, follow, name) = (json, follow, options.replicaName)
         let report: @Sendable (ReplicaPushResult, ReplicaPullResult) -> Void = { push, pull in
@@ -69,7 +69,7 @@ struct SyncCommand: ParsableCommand {
                     + PullCommand.line(pull, replica: name, catchUp: false))
         }
         let (reading, retry) = (connected.listSource, connected.retryPolicy)
-        try ReplicaWork.run(following: follow) {
+        try await ReplicaWork.run(following: follow) {
             guard follow else {
                 let synced = try await target.sync(with: reading, options: .init(replacing: replace))
                 report(synced.push, synced.pull)

@@ -26,9 +26,9 @@ enum Terminal {
     }
 
     /// Runs a command body; a `CommandFailure` becomes one line on stderr and its exit code.
-    static func reportingFailures(_ body: () throws -> Void) throws {
+    static func reportingFailures(_ body: () async throws -> Void) async throws {
         do {
-            try body()
+            try await body()
         } catch let failure as CommandFailure {
             errorLine("error: " + failure.message)
             throw failure.status

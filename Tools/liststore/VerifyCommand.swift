@@ -3,7 +3,7 @@ import ListJSON
 import ListStore
 
 /// `liststore verify --db D [--list L] [--json]`.
-struct VerifyCommand: ParsableCommand {
+struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check a store: SQLite's integrity check and a replay of every journal against its digests.",
@@ -26,11 +26,11 @@ struct VerifyCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of a report.")
     var json = false
 
-    func run() throws {
-        try Terminal.reportingFailures {
-            let store = try store.engine(existing: true)
+    func run() async throws {
+        try await Terminal.reportingFailures {
+            let store = try await store.engine(existing: true)
             let list = list
-            let report = try store.call {
+            let report = try await store.call {
                 try await $0.verify(list: list) { progress in
                     if progress.completed % 100 == 0 || progress.completed == progress.total {
                         Terminal.progress("verifying \(Output.quoted(progress.list)): \(progress.completed)/\(progress.total) versions")
