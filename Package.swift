@@ -51,6 +51,7 @@ let package = Package(
         // The SQL schema: Migrations/*.sql, embedded in the code at build time.
         .target(
             name: "ListStoreMigrations",
+            dependencies: ["ListStoreCore", .product(name: "Crypto", package: "swift-crypto")],
             path: "Migrations",
             resources: [
                 .embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql"), .embedInCode("v0003_offline.sql"),

@@ -1,4 +1,5 @@
--- ListStore schema, version 3: offline writes on replicas and pushes (DESIGN §8).
+-- ListStore schema, version 3: offline writes on replicas and pushes (ListMerge's article
+-- “Offline writes and conflicts”).
 --
 -- The id this store pushes its local changes under, with a sequence number per list. A new one is
 -- made whenever the epoch advances (a store restored from a backup must not reuse sequence numbers

@@ -1,5 +1,5 @@
 -- ListStore schema, version 4: stored snapshots, so that time travel costs the distance to the nearest
--- stored snapshot and never the whole history (DESIGN §9).
+-- stored snapshot and never the whole history (ListStore's article “History and retention”).
 --
 -- A stored snapshot is the snapshot document of a list at one version of its retained history (after
 -- its base). A commit stores one when the versions or the stage bytes since the newest stored point

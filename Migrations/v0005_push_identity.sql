@@ -1,5 +1,5 @@
 -- ListStore schema, version 5: pushes known by their content, replicas that know their client ids
--- (DESIGN §7).
+-- (ListMerge's article “Offline writes and conflicts”, “What a replica promises”).
 --
 -- The fingerprint of each recorded push (the SHA-256 of its intents, author and message): the same
 -- (client, seq) with other content is refused instead of answered as a retry. NULL for pushes

@@ -1,5 +1,5 @@
 -- ListStore schema on PostgreSQL, version 1: what SQLite's v0001_initial, v0002_sync and
--- v0003_offline make, in one file (ListStorePostgres applies it; DESIGN §9).
+-- v0003_offline make, in one file (ListStorePostgres applies it).
 --
 -- Types: ids and versions are BIGINT; item identifiers, contents, stages and other JSON documents are
 -- BYTEA, stored verbatim (an identifier may hold U+0000, which TEXT refuses; canonical JSON bytes

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GRDB
 import ListStoreMigrations
@@ -182,35 +181,22 @@ public final class Store: Sendable {
         }
     }
 
-    private static func checksum(_ migration: SchemaMigration) -> String {
-        _Hex.string(SHA256.hash(data: Array(migration.sql.utf8)).withUnsafeBytes { Array($0) })
-    }
-
     /// Whether migrations are pending.
-    /// - Throws: `.unsupportedSchema` when the record names a migration this release does not have,
-    ///   or one whose checksum differs.
+    /// - Throws: `.notAStore` without a migration record; `.unsupportedSchema` when the record names
+    ///   a migration this release does not have, or one whose checksum differs
+    ///   (`SchemaMigration.pending(after:in:at:)`).
     static func checkMigrations(_ db: Database) throws -> Bool {
         guard try db.tableExists("schema_migration") else {
             throw StoreError(.notAStore, "\(db.description) has no ListStore migration record")
         }
-        let rows = try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migration ORDER BY version")
-        let known = SchemaMigration.all
-        for row in rows {
-            let version: Int = row["version"] ?? 0
-            let name: String = row["name"] ?? ""
-            guard version >= 1, version <= known.count else {
-                throw StoreError(
-                    .unsupportedSchema,
-                    "the store has schema version \(version) (\(name)), newer than this release supports (\(known.count)); it was left untouched")
-            }
-            let migration = known[version - 1]
-            guard row["checksum"] == checksum(migration), name == migration.name else {
-                throw StoreError(
-                    .unsupportedSchema,
-                    "the store's migration \(version) (\(name)) differs from this release's \(migration.name); it was left untouched")
-            }
+        return try !pendingMigrations(db).isEmpty
+    }
+
+    private static func pendingMigrations(_ db: Database) throws -> ArraySlice<SchemaMigration> {
+        let rows = try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migration ORDER BY version").map { row in
+            SchemaMigration.Recorded(version: row["version"] ?? 0, name: row["name"] ?? "", checksum: row["checksum"] ?? "")
         }
-        return rows.count < known.count
+        return try SchemaMigration.pending(after: rows, in: SchemaMigration.all, at: "the store \(db.description)")
     }
 
     static func applyPendingMigrations(_ db: Database) throws {
@@ -218,12 +204,11 @@ public final class Store: Sendable {
             CREATE TABLE IF NOT EXISTS schema_migration (
                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)
             """)
-        let applied = try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migration") ?? 0
-        for migration in SchemaMigration.all where migration.version > applied {
+        for migration in try pendingMigrations(db) {
             try db.execute(sql: migration.sql)
             try db.execute(
                 sql: "INSERT INTO schema_migration (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
-                arguments: [migration.version, migration.name, checksum(migration), _Time.iso8601(Date())])
+                arguments: [migration.version, migration.name, migration.checksum, _Time.iso8601(Date())])
             try db.execute(sql: "PRAGMA user_version = \(migration.version)")
         }
     }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import ListStoreCore
 import ListStoreMigrations
@@ -41,29 +40,14 @@ enum _PostgresMigrations {
                         version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)
                     """, logger: logger)
             }
-            let rows = recorded ?? []
-            for (version, name, checksum) in rows {
-                guard version >= 1, version <= known.count else {
-                    throw StoreError(
-                        .unsupportedSchema,
-                        "\(location) has schema version \(version) (\(name)), newer than this release supports (\(known.count)); it was left untouched")
-                }
-                let migration = known[version - 1]
-                guard checksum == Self.checksum(migration), name == migration.name else {
-                    throw StoreError(
-                        .unsupportedSchema,
-                        "the migration \(version) (\(name)) of \(location) differs from this release's \(migration.name); it was left untouched")
-                }
-            }
-            let applied = rows.map(\.version).max() ?? 0
-            for migration in known where migration.version > applied {
+            for migration in try SchemaMigration.pending(after: recorded ?? [], in: known, at: location) {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 try await connection.query(
                     """
                     INSERT INTO schema_migration (version, name, checksum, applied_at)
-                    VALUES (\(migration.version), \(migration.name), \(checksum(migration)), \(unescaped: _PostgresTime.now))
+                    VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(unescaped: _PostgresTime.now))
                     """, logger: logger)
                 if migration.version == 1 {
                     // The store's identity is made with its schema.
@@ -80,25 +64,17 @@ enum _PostgresMigrations {
     /// The recorded migrations, or `nil` when the database has no migration record.
     private static func record(
         _ connection: PostgresConnection, _ store: PostgresStore
-    ) async throws -> [(version: Int, name: String, checksum: String)]? {
+    ) async throws -> [SchemaMigration.Recorded]? {
         let exists = try await connection.query(
             "SELECT to_regclass('schema_migration') IS NOT NULL", logger: store.logger
         ).collect()
         guard try exists.first?.decode(Bool.self) == true else { return nil }
-        var rows: [(version: Int, name: String, checksum: String)] = []
+        var rows: [SchemaMigration.Recorded] = []
         let sequence = try await connection.query(
             "SELECT version::bigint, name, checksum FROM schema_migration ORDER BY version", logger: store.logger)
         for try await (version, name, checksum) in sequence.decode((Int, String, String).self) {
-            rows.append((version, name, checksum))
+            rows.append(SchemaMigration.Recorded(version: version, name: name, checksum: checksum))
         }
         return rows
-    }
-
-    /// A migration's checksum: the SHA-256 of its SQL text, lowercase hex (as SQLite's record).
-    static func checksum(_ migration: SchemaMigration) -> String {
-        SHA256.hash(data: Array(migration.sql.utf8)).map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
     }
 }

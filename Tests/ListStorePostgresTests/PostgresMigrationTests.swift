@@ -1,6 +1,7 @@
 import ListStore
 import ListStorePostgres
 import ListStorePostgresTestSupport
+import ListStoreTestSupport
 import PostgresNIO
 import Testing
 
@@ -143,6 +144,18 @@ struct PostgresMigrationTests {
             let error = await #expect(throws: StoreError.self) { try await database.open() }
             #expect(error?.code == .unsupportedSchema)
             #expect(error?.message.contains("differs") == true)
+        }
+    }
+
+    /// A store migrated by a release whose migration file differed in comments only (it recorded
+    /// that text's checksum) opens, and keeps its record.
+    @Test func aFormerTextOfAMigrationIsTheSameMigration() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            _ = try await database.withStore { try await $0.commit(linearList(2), to: "l") }
+            let former = "60fcdaa7e2b26acbf51ad44ec0f5340fcbad0aae6c995ccdfb83fa4162685b08"
+            try await sql("UPDATE schema_migration SET checksum = '\(former)' WHERE version = 1", database)
+            #expect(try await database.withStore { try await $0.summary(of: "l").version } == 1)
+            #expect(try await count("schema_migration", database) == PostgresStore.schemaVersion)
         }
     }
 

@@ -94,6 +94,29 @@ import Testing
         try expectRefused(other, code: .unsupportedSchema, sidecars: true)
     }
 
+    /// A store migrated by a release whose migration files differed in comments only (it recorded
+    /// those texts' checksums) opens; any other checksum is refused, the file untouched.
+    @Test func aFormerTextOfAMigrationIsTheSameMigration() throws {
+        let directory = try TemporaryDirectory()
+        for (checksum, opens) in [("132b93d5dd35f39f06111ab51bea39df4800f1ecaa45deae008262b193d17d1b", true), (String(repeating: "0", count: 64), false)] {
+            let path = directory.file("\(opens).liststore")
+            let store = try Store(path: path)
+            try store.commit(linearList(2), to: "l")
+            try store.close()
+            let queue = try DatabaseQueue(path: path)
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "UPDATE schema_migration SET checksum = ? WHERE version = 3", arguments: [checksum])
+                try db.checkpoint(.truncate)
+            }
+            try queue.close()
+            if opens {
+                #expect(try Store(path: path).summary(of: "l").version == 1)
+            } else {
+                try expectRefused(path, code: .unsupportedSchema, sidecars: true)
+            }
+        }
+    }
+
     /// A store written by the release before the sync tables gets them when it is opened, keeping
     /// its lists.
     @Test func storeOfSchemaOneIsMigrated() throws {
