@@ -38,111 +38,67 @@ extension Store {
         try commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _ in sections }
     }
 
-    /// Commits the snapshot `makeTarget` makes from the head, inside the write transaction; then, in
-    /// the same transaction, calls `alsoWrite` (even when nothing changed) with the list's row id and
-    /// the result. An error thrown by `alsoWrite` rolls everything back.
+    /// Commits the snapshot `makeTarget` makes from the head, inside the write transaction, by the
+    /// store's logic (`StoreTransaction.commit`); then, in the same transaction, calls `alsoWrite`
+    /// (even when nothing changed) with the list's row id and the result. An error thrown by
+    /// `alsoWrite` rolls everything back.
     ///
     /// With `stages` (a journal entry's JSON, and what to call it in an error), `makeTarget` is not
     /// called: the stages are applied to the head, and the journal keeps the same JSON.
     ///
-    /// With `merge`, `makeTarget` is not called either: `merge` rebases a push onto the head (or
-    /// returns `nil` to leave the head as it is), and the result carries its conflicts.
-    ///
     /// With `queueLocalChange` (the default), a change to a replica list is a local change: its
     /// intents are queued in the list's outbox in the same transaction. `checkFirst` runs
-    /// in the transaction before anything is read or written, and may throw to write nothing.
+    /// in the transaction once the head is locked, before anything is written, and may throw to
+    /// write nothing.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
         makeTarget: ([ListSection]) throws -> [ListSection], replaying stages: (json: [UInt8], what: String)? = nil,
-        mergingFrom merge: ((Database, StoredHead) throws -> Rebase<ListItem>?)? = nil,
         queueLocalChange: Bool = true,
         alsoWrite: ((Database, _ listID: Int64, CommitResult) throws -> Void)? = nil,
         checkFirst: ((Database, StoredHead) throws -> Void)? = nil
     ) throws -> CommitResult {
         try Store.validateListName(list)
-        guard let pool = try pool(creating: true) else {
-            throw StoreError(.io, "cannot create a store at \(path)")
-        }
-        var committed: StoredHead?
-        let result = try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db -> CommitResult in
-                var result: CommitResult?
-                try db.inTransaction(.immediate) {
-                    let head = try currentHead(db, list: list)
-                    try checkFirst?(db, head)
-                    if let expectedVersion, expectedVersion != head.version {
-                        throw StoreError(
-                            .versionConflict,
-                            "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
-                            expectedVersion: expectedVersion, currentVersion: head.version)
-                    }
-                    let changesBefore = db.totalChangesCount
-                    let plan: CommitPlan
-                    let whole: CommitRows.WholeSections
-                    let reservedRows: [Int64]
-                    var target: [ListSection]?
-                    var mergeConflicts: [Conflict]?
-                    if let stages {
-                        plan = try CommitPlan.replaying(stages.json, on: head) { stages.what }
-                        whole = CommitRows.WholeSections(
-                            head: head, target: plan.target,
-                            sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
-                        reservedRows = try _SQLiteCommitWriter.write(whole, db, path: path)
-                    } else {
-                        // The elements are diffed on another thread while sections that come or go
-                        // whole are written here.
-                        let sections: [ListSection]
-                        if let merge {
-                            let rebase = try merge(db, head)
-                            sections = rebase?.snapshot ?? head.sections
-                            mergeConflicts = rebase?.conflicts
-                        } else {
-                            sections = try makeTarget(head.sections)
-                        }
-                        target = sections
-                        let diffing = _Background { CommitPlan.diffing(head, to: sections) }
-                        whole = CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil)
-                        let wroteSections = Result { try _SQLiteCommitWriter.write(whole, db, path: path) }
-                        plan = diffing.wait()
-                        reservedRows = try wroteSections.get()
-                    }
-                    let changeset = plan.changeset
-                    guard !changeset.isEmpty else {
-                        // Nothing is recorded, but a name no list may take is refused all the same.
-                        if head.version == 0 { try Store.validateNewListName(list) }
-                        result = CommitResult(
-                            list: list, version: head.version, parentVersion: head.version, changed: false,
-                            digest: head.digest, stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0,
-                            mergeConflicts: mergeConflicts)
-                        try alsoWrite?(db, head.listID, result!)
-                        return .commit
-                    }
-                    let rows = try CommitRows(
-                        plan, whole: whole, reservedRows: reservedRows, head: head, list: list,
-                        committedAt: _Time.iso8601(Date()), author: author, message: message)
-                    let newHead = try _SQLiteCommitWriter.write(rows, db, head: head, path: path)
-                    result = CommitResult(
-                        list: list, version: newHead.version, parentVersion: head.version, changed: true, digest: newHead.digest,
-                        stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset,
-                        rowsWritten: db.totalChangesCount - changesBefore, mergeConflicts: mergeConflicts)
-                    if queueLocalChange, let target {
-                        result!.pendingSeq = try queueIfReplica(
-                            db, listID: newHead.listID, base: head, target: target, version: newHead.version,
-                            author: author, message: message)
-                    }
-                    try alsoWrite?(db, newHead.listID, result!)
-                    committed = newHead
-                    return .commit
-                }
-                return result!
+        return try writing(creating: true) { transaction in
+            try withoutActuallyEscaping(makeTarget) { makeTarget in
+                try transaction.commit(
+                    to: list, expectedVersion: expectedVersion, author: author, message: message,
+                    target: stages.map { .stages(json: $0.json, what: $0.what) } ?? .snapshot(makeTarget),
+                    queueLocalChange: queueLocalChange,
+                    checkFirst: checkFirst.map { check in { head in try check(transaction.db, head) } },
+                    alsoWrite: alsoWrite.map { also in { listID, result in try also(transaction.db, listID, result) } })
             }
         }
-        if let committed {
-            state.withLock { $0.heads[list] = committed }
+    }
+
+    /// Runs `body` in one `IMMEDIATE` transaction on the store's writer connection, committed when it
+    /// returns and rolled back when it throws; then keeps the heads it wrote and tells of the commit.
+    /// With `creating`, makes the store first when there is none.
+    /// - Throws: `.storeNotFound` (without `creating`), what `body` throws, mapped as `mapErrors` does.
+    func writing<T>(creating: Bool = false, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+        guard let pool = try pool(creating: creating) else {
+            throw creating ? StoreError(.io, "cannot create a store at \(path)") : StoreError(.storeNotFound, "no store at \(path)")
+        }
+        var newHeads: [String: StoredHead] = [:]
+        let value = try Store.mapErrors(path: path) {
+            try pool.writeWithoutTransaction { db -> T in
+                var value: T?
+                try db.inTransaction(.immediate) {
+                    let transaction = SQLiteTransaction(self, db)
+                    value = try body(transaction)
+                    newHeads = transaction.newHeads
+                    return .commit
+                }
+                return value!
+            }
+        }
+        if !newHeads.isEmpty {
+            state.withLock { state in
+                for (list, head) in newHeads { state.heads[list] = head }
+            }
             CommitSignal.shared.notify(path: path)
             checkpointIfLarge()
         }
-        return result
+        return value
     }
 
     /// Throws unless `name` can name a list: 1 to 1,024 bytes of UTF-8, no control characters.

@@ -211,37 +211,6 @@ extension Store {
             outbox: try outbox(db, listID: info.id, list: info.name), clientID: try Self.clientID(db, path: path))
     }
 
-    /// Queues a change of `list` in its outbox when it is a replica list; returns its
-    /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.
-    func queueIfReplica(
-        _ db: Database, listID: Int64, base: StoredHead, target: [ListSection], version: Int, author: String?, message: String?
-    ) throws -> Int? {
-        guard let row = try Row.fetchOne(
-            db, sql: "SELECT next_seq, confirmed IS NULL, version, digest FROM replica_source WHERE list_id = ?",
-            arguments: [listID])
-        else { return nil }
-        let seq: Int = row[0]
-        if row[1] as Bool {
-            // The head equalled the confirmed state until now.
-            let confirmed = ListSnapshot(list: "", version: row[2], digest: ListDigest(hex: row[3]), sections: base.sections)
-            try db.execute(
-                sql: "UPDATE replica_source SET confirmed = ? WHERE list_id = ?",
-                arguments: [String(decoding: confirmed.documentJSON, as: UTF8.self), listID])
-        }
-        let intents = Intent.changes(from: base.sections, to: target)
-        try db.execute(
-            sql: """
-                INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version, client_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                listID, seq, Intent.jsonValue(intents).serialized(), author, message, _Time.iso8601(Date()), version,
-                try clientIDOfThisFile(db),
-            ])
-        try db.execute(sql: "UPDATE replica_source SET next_seq = ? WHERE list_id = ?", arguments: [seq + 1, listID])
-        return seq
-    }
-
     private func outbox(_ db: Database, listID: Int64, list: String) throws -> [OutboxEntry] {
         try Row.fetchAll(
             db,

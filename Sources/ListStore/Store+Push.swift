@@ -31,43 +31,7 @@ extension Store {
     ///   `.pushMismatch`, `.pushOutOfOrder`, `.io`, `.damaged`.
     /// - Complexity: O(n + m) for n items and m intents (see `Rebase`), plus the commit's diff.
     public func merge(_ push: Push, into list: String) throws -> PushAnswer {
-        _ = try existingPool()
-        let id = push.id
-        if let problem = PushRule.problem(with: id) { throw StoreError(.invalidArgument, problem) }
-        let fingerprint = push.fingerprint
-        var answer: PushAnswer?
-        _ = try commit(to: list, expectedVersion: nil, author: push.author, message: push.message,
-            makeTarget: { _ in [] }, mergingFrom: { db, head in
-                guard head.listID != 0 else { throw StoreError(.listNotFound, "no list named '\(list)' in \(self.path)") }
-                let recorded = try Self.recordedPushes(db, listID: head.listID, client: id.client, seqs: id.seq...id.seq, list: list).first
-                let latest = try Self.latestSeq(db, listID: head.listID, client: id.client)
-                let verdict = try PushRule.verdict(
-                    for: push, fingerprint: fingerprint, recorded: (recorded != nil, recorded?.fingerprint), latestSeq: latest)
-                if verdict == .answerFromRecord, var recorded {
-                    recorded.duplicate = true
-                    answer = recorded
-                    return nil
-                }
-                return Rebase(push.intents, onto: head.sections)
-            }
-        ) { db, listID, result in
-            guard answer == nil, let conflicts = result.mergeConflicts else { return }
-            let report = Conflict.jsonValue(conflicts).serialized()
-            try db.execute(
-                sql: """
-                    INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [listID, id.client, id.seq, result.version, report, _Time.iso8601(Date()), fingerprint])
-            if result.changed {
-                try db.execute(
-                    sql: "UPDATE journal SET push_client = ?, push_seq = ?, conflicts = ? WHERE list_id = ? AND version = ?",
-                    arguments: [id.client, id.seq, conflicts.isEmpty ? nil : report, listID, result.version])
-            }
-            answer = PushAnswer(
-                list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
-        }
-        return answer!
+        try writing { transaction in try transaction.merge(push, into: list) }
     }
 
     /// The pushes of `client` with a sequence number in `seqs` that `list` recorded, in order, each
@@ -93,12 +57,8 @@ extension Store {
         }
     }
 
-    private static func latestSeq(_ db: Database, listID: Int64, client: String) throws -> Int? {
-        try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM push WHERE list_id = ? AND client_id = ?", arguments: [listID, client])
-    }
-
     /// The recorded pushes of `client` with a sequence number in `seqs`, in order, at most 1,000.
-    private static func recordedPushes(
+    static func recordedPushes(
         _ db: Database, listID: Int64, client: String, seqs: ClosedRange<Int>, list: String
     ) throws -> [PushAnswer] {
         try Row.fetchAll(

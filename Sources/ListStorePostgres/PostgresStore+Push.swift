@@ -30,50 +30,7 @@ extension PostgresStore {
     ///   cancelled before the transaction starts. Nothing is written when it throws.
     /// - Complexity: O(n + m) for n items and m intents (see `Rebase`), plus the commit's diff.
     public func merge(_ push: Push, into list: String) async throws -> PushAnswer {
-        let id = push.id
-        if let problem = PushRule.problem(with: id) { throw StoreError(.invalidArgument, problem) }
-        let fingerprint = push.fingerprint
-        var recorded: PushAnswer?
-        var conflicts: [Conflict] = []
-        let result = try await commit(
-            to: list, expectedVersion: nil, author: push.author, message: push.message,
-            makeTarget: { connection, head in
-                guard head.listID != 0 else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
-                let record = try await recordedPushes(connection, listID: head.listID, client: id.client, seqs: id.seq...id.seq, list: list).first
-                var latest: Int?
-                let rows = try await connection.query(
-                    "SELECT max(seq) FROM push WHERE list_id = \(head.listID) AND client_id = \(id.client)", logger: logger)
-                for try await seq in rows.decode(Int?.self) { latest = seq }
-                let verdict = try PushRule.verdict(
-                    for: push, fingerprint: fingerprint, recorded: (record != nil, record?.fingerprint), latestSeq: latest)
-                if verdict == .answerFromRecord, var record {
-                    record.duplicate = true
-                    recorded = record
-                    return head.sections
-                }
-                let rebase = try await _BlockingThreads.shared.run { Rebase(push.intents, onto: head.sections) }
-                conflicts = rebase.conflicts
-                return rebase.snapshot
-            },
-            alsoWrite: { connection, listID, result in
-                guard recorded == nil else { return }
-                let report = ByteBuffer(bytes: Array(Conflict.jsonValue(conflicts).serialized().utf8))
-                try await connection.query(
-                    """
-                    INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint)
-                    VALUES (\(listID), \(id.client), \(id.seq), \(result.version), \(report), \(_Time.iso8601(Date())), \(fingerprint))
-                    """, logger: self.logger)
-                if result.changed {
-                    try await connection.query(
-                        """
-                        UPDATE journal SET push_client = \(id.client), push_seq = \(id.seq),
-                            conflicts = \(conflicts.isEmpty ? nil : report)
-                        WHERE list_id = \(listID) AND version = \(result.version)
-                        """, logger: self.logger)
-                }
-            })
-        return recorded
-            ?? PushAnswer(list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
+        try await writing { transaction in try transaction.merge(push, into: list) }
     }
 
     /// The pushes of `client` with a sequence number in `seqs` that `list` recorded, in order, each
@@ -87,31 +44,11 @@ extension PostgresStore {
     ///   cancelled before the read starts.
     /// - Complexity: O(log p + k) for p recorded pushes and k returned (plus their reports).
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
-        try await transaction(.readOnly) { connection in
-            let info = try await listInfo(connection, list: list)
-            return try await recordedPushes(connection, listID: info.id, client: client, seqs: seqs, list: list)
+        try await writing(.readOnly) { [location] transaction in
+            guard let listID = try transaction.rows("SELECT id FROM list WHERE name = \(list)", as: Int64.self).first else {
+                throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+            }
+            return try transaction.recordedPushes(listID: listID, list: list, client: client, seqs: seqs)
         }
-    }
-
-    /// The recorded pushes of `client` with a sequence number in `seqs`, in order, at most 1,000.
-    private func recordedPushes(
-        _ connection: PostgresConnection, listID: Int64, client: String, seqs: ClosedRange<Int>, list: String
-    ) async throws -> [PushAnswer] {
-        // A client id no push may carry was never recorded.
-        guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
-        let rows = try await connection.query(
-            """
-            SELECT seq, version, conflicts, fingerprint FROM push
-            WHERE list_id = \(listID) AND client_id = \(client) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
-            ORDER BY seq LIMIT 1000
-            """, logger: logger)
-        var answers: [PushAnswer] = []
-        for try await (seq, version, report, fingerprint) in rows.decode((Int, Int, ByteBuffer, String?).self) {
-            answers.append(PushAnswer(
-                list: list, version: version, seq: seq, duplicate: false,
-                conflicts: try Self.decodeConflicts(report, of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
-                fingerprint: fingerprint))
-        }
-        return answers
     }
 }

@@ -147,26 +147,27 @@ extension PostgresStore: ReplicaStore {
     ) async throws -> CommitResult {
         try await commit(
             to: list, expectedVersion: expectedVersion, author: nil, message: message, queueLocalChange: false,
-            makeTarget: { _, _ in merged }
-        ) { connection, listID, result in
-            guard try await self.position(connection, listID: listID) == previous else {
+            makeTarget: { _ in merged }
+        ) { transaction, listID, result in
+            let moved = try transaction.query(
+                "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = \(listID)"
+            ).first.map { Self.replicaSource(try $0.decode((String, Int, String, Int, String).self)) }
+            guard moved == previous else {
                 throw StoreError(.versionConflict, "list '\(list)' was pulled meanwhile: its source position moved")
             }
             try _PostgresErrors.callers { try check(result) }
             if !confirmedSeqs.isEmpty {
-                try await connection.query(
-                    "DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(confirmedSeqs))", logger: self.logger)
+                try transaction.query("DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(confirmedSeqs))")
             }
             for entry in remaining {
-                try await connection.query(
-                    "UPDATE outbox SET pushed_version = \(entry.pushedVersion) WHERE list_id = \(listID) AND seq = \(entry.seq)",
-                    logger: self.logger)
+                try transaction.query(
+                    "UPDATE outbox SET pushed_version = \(entry.pushedVersion) WHERE list_id = \(listID) AND seq = \(entry.seq)")
             }
             let report = conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(conflicts).serialized())
             // Kept while local changes remain (counted in the table, after the deletes above).
             let document = ByteBuffer(
                 bytes: ListSnapshot(list: list, version: position.version, digest: position.digest, sections: confirmed).documentJSON)
-            try await connection.query(
+            try transaction.query(
                 """
                 UPDATE replica_source SET store_uuid = \(position.store.uuid), store_epoch = \(position.store.epoch),
                     list_name = \(position.list), version = \(position.version), digest = \(position.digest.hex),
@@ -174,7 +175,7 @@ extension PostgresStore: ReplicaStore {
                     updated_at = \(_Time.iso8601(Date())),
                     last_conflicts = COALESCE(\(report), last_conflicts)
                 WHERE list_id = \(listID)
-                """, logger: self.logger)
+                """)
         }
     }
 
@@ -229,14 +230,15 @@ extension PostgresStore: ReplicaStore {
             to: list, expectedVersion: nil, author: author, message: message,
             replaying: entry.map { ($0.stagesJSON, "the stages of source version \($0.version) of list '\($0.list)'") },
             queueLocalChange: false,
-            checkFirst: { connection, head in
+            checkFirst: { transaction, head in
                 guard head.listID != 0 else { return }
-                let rows = try await connection.query(
+                for row in try transaction.query(
                     """
                     SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = \(head.listID)),
                         (SELECT version FROM replica_source WHERE list_id = \(head.listID))
-                    """, logger: self.logger)
-                for try await (hasLocalChanges, recorded) in rows.decode((Bool, Int?).self) {
+                    """)
+                {
+                    let (hasLocalChanges, recorded) = try row.decode((Bool, Int?).self)
                     if hasLocalChanges {
                         // A local change landed since the replica looked: the pull must rebase it instead.
                         throw StoreError(
@@ -251,30 +253,23 @@ extension PostgresStore: ReplicaStore {
                     }
                 }
             },
-            makeTarget: { _, _ in makeTarget() }
-        ) { connection, listID, result in
+            makeTarget: { _ in makeTarget() }
+        ) { transaction, listID, result in
             try _PostgresErrors.callers { try check(result) }
             var listID = listID
             let now = _Time.iso8601(Date())
             if let entry, result.changed, entry.pushID != nil || !entry.conflicts.isEmpty {
                 // The source's entry names the push that made it: keep that, as author and message.
-                let report = entry.conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(entry.conflicts).serialized())
-                try await connection.query(
-                    """
-                    UPDATE journal SET push_client = \(entry.pushID?.client), push_seq = \(entry.pushID?.seq), conflicts = \(report)
-                    WHERE list_id = \(listID) AND version = \(result.version)
-                    """, logger: self.logger)
+                try transaction.markJournal(
+                    listID: listID, version: result.version, pushedAs: entry.pushID,
+                    conflictsJSON: entry.conflicts.isEmpty ? nil : Array(Conflict.jsonValue(entry.conflicts).serialized().utf8))
             }
             if listID == 0 {
                 if let problem = _Names.problem(withNew: list, "list") { throw StoreError(.invalidListName, problem) }
-                let rows = try await connection.query(
-                    """
-                    INSERT INTO list (name, head_version, head_digest, base_version, created_at)
-                    VALUES (\(list), 0, \(result.digest.hex), 0, \(now)) RETURNING id
-                    """, logger: self.logger)
-                for try await id in rows.decode(Int64.self) { listID = id }
+                listID = try transaction.insertList(list, createdAt: now)
+                try transaction.query("UPDATE list SET head_digest = \(result.digest.hex) WHERE id = \(listID)")
             }
-            try await connection.query(
+            try transaction.query(
                 """
                 INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
                 VALUES (\(listID), \(source.store.uuid), \(source.store.epoch), \(source.list), \(source.version),
@@ -282,43 +277,8 @@ extension PostgresStore: ReplicaStore {
                 ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
                     list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
                     updated_at = excluded.updated_at
-                """, logger: self.logger)
+                """)
         }
-    }
-
-    /// Queues a local change of the replica list `listID` in its outbox; returns its
-    /// sequence number. Keeps the confirmed state (the head before the change) when the outbox was empty.
-    func queueInOutbox(
-        _ connection: PostgresConnection, listID: Int64, base: StoredHead, target: [ListSection], version: Int,
-        author: String?, message: String?
-    ) async throws -> Int? {
-        let rows = try await connection.query(
-            """
-            UPDATE replica_source SET next_seq = next_seq + 1 WHERE list_id = \(listID)
-            RETURNING next_seq - 1, confirmed IS NULL, version, digest
-            """, logger: self.logger)
-        var queued: (seq: Int, unconfirmed: Bool, version: Int, digest: String)?
-        for try await row in rows.decode((Int, Bool, Int, String).self) { queued = row }
-        guard let queued else { return nil }
-        let (intents, confirmed) = try await _BlockingThreads.shared.run {
-            let intents = Array(Intent.jsonValue(Intent.changes(from: base.sections, to: target)).serialized().utf8)
-            // The head equalled the confirmed state until now.
-            let confirmed = queued.unconfirmed
-                ? ListSnapshot(list: "", version: queued.version, digest: ListDigest(hex: queued.digest), sections: base.sections).documentJSON
-                : nil
-            return (intents, confirmed)
-        }
-        if let confirmed {
-            try await connection.query(
-                "UPDATE replica_source SET confirmed = \(ByteBuffer(bytes: confirmed)) WHERE list_id = \(listID)", logger: self.logger)
-        }
-        try await connection.query(
-            """
-            INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version, client_id)
-            VALUES (\(listID), \(queued.seq), \(ByteBuffer(bytes: intents)), \(author), \(message), \(_Time.iso8601(Date())), \(version),
-                (SELECT client_id FROM store WHERE id = 1))
-            """, logger: self.logger)
-        return queued.seq
     }
 
     /// The row of `list`, or `nil` when there is none.
@@ -368,7 +328,7 @@ extension PostgresStore: ReplicaStore {
         throw StoreError(.damaged, "the store at \(location) is damaged: it has no client id")
     }
 
-    private static func replicaSource(_ row: (String, Int, String, Int, String)) -> ReplicaSource {
+    static func replicaSource(_ row: (String, Int, String, Int, String)) -> ReplicaSource {
         ReplicaSource(store: StoreIdentity(uuid: row.0, epoch: row.1), list: row.2, version: row.3, digest: ListDigest(hex: row.4))
     }
 }

@@ -66,7 +66,10 @@ extension PostgresStore {
                 }
             }
             guard check.checkHeadDigest() else { return check.result }
-            let head = try await loadHead(connection, listID: info.id, version: info.headVersion, digestHex: info.headDigest.hex)
+            let head = try await PostgresTransaction.threads.runIfActive { [self] in
+                try PostgresTransaction(self, connection).loadHead(
+                    listID: info.id, version: info.headVersion, digestHex: info.headDigest.hex)
+            }
             let pending = try await pendingState(connection, info: info)
             check = try await _BlockingThreads.shared.run { [check] in
                 var check = check

@@ -1,0 +1,144 @@
+import Foundation
+import ListDiff
+import ListMerge
+
+/// What a commit makes its new head from.
+///
+/// Not API: package-visible for the engines.
+package enum CommitTarget {
+    /// The snapshot a closure makes from the head's sections.
+    case snapshot(([ListSection]) throws -> [ListSection])
+    /// The stages of a journal entry (its JSON, and what to call it in an error), applied to the
+    /// head; the journal keeps the same JSON.
+    case stages(json: [UInt8], what: String)
+    /// A push rebased onto the head (`nil` leaves the head as it is); the result carries the
+    /// rebase's conflicts.
+    case rebase((StoredHead) throws -> Rebase<ListItem>?)
+}
+
+extension StoreTransaction {
+    /// Commits to `list` in this transaction: locks its head, makes the target, and when it differs
+    /// writes the rows that changed, the list's new head, a stored snapshot when one is due
+    /// (`_StoredSnapshotPolicy`) and the journal entry; with `queueLocalChange`, a change to a
+    /// replica list is also queued in its outbox. Then calls `alsoWrite` (even when nothing changed)
+    /// with the list's row id (0 for a list that still has none) and the result, and announces the
+    /// new head. `checkFirst` runs once the head is locked, before anything is written. An error
+    /// thrown anywhere leaves the transaction to be rolled back.
+    ///
+    /// - Throws: `StoreError` `.invalidListName`, `.versionConflict`, `.invalidSnapshot`,
+    ///   `.invalidEdit` (stages that do not apply), `.damaged`; what the closures throw.
+    /// - Complexity: O(n + k log k) for n items and k changes, plus the rows of the c changed items.
+    package func commit(
+        to list: String, expectedVersion: Int?, author: String?, message: String?, target making: CommitTarget,
+        queueLocalChange: Bool = true, checkFirst: ((StoredHead) throws -> Void)? = nil,
+        alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil
+    ) throws -> CommitResult {
+        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
+        let head = try lockedHead(of: list)
+        try checkFirst?(head)
+        if let expectedVersion, expectedVersion != head.version {
+            throw StoreError(
+                .versionConflict,
+                "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
+                expectedVersion: expectedVersion, currentVersion: head.version)
+        }
+        let plan: CommitPlan
+        let whole: CommitRows.WholeSections
+        let reserved: (reservedRows: [Int64], written: Int)
+        var target: [ListSection]?
+        var mergeConflicts: [Conflict]?
+        if case .stages(let json, let what) = making {
+            plan = try CommitPlan.replaying(json, on: head) { what }
+            whole = CommitRows.WholeSections(
+                head: head, target: plan.target, sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
+            reserved = try write(whole)
+        } else {
+            let sections: [ListSection]
+            switch making {
+            case .snapshot(let makeTarget): sections = try makeTarget(head.sections)
+            case .rebase(let rebasing):
+                let rebase = try rebasing(head)
+                sections = rebase?.snapshot ?? head.sections
+                mergeConflicts = rebase?.conflicts
+            case .stages: preconditionFailure("handled above")
+            }
+            target = sections
+            // The elements are diffed on another thread while sections that come or go whole are written.
+            let diffing = _Background { CommitPlan.diffing(head, to: sections) }
+            whole = CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil)
+            let wroteWhole = Result { try write(whole) }
+            plan = diffing.wait()
+            reserved = try wroteWhole.get()
+        }
+        let changeset = plan.changeset
+        guard !changeset.isEmpty else {
+            // Nothing is recorded, but a name no list may take is refused all the same.
+            if head.version == 0, let problem = _Names.problem(withNew: list, "list") {
+                throw StoreError(.invalidListName, problem)
+            }
+            let unchanged = CommitResult(
+                list: list, version: head.version, parentVersion: head.version, changed: false, digest: head.digest,
+                stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0, mergeConflicts: mergeConflicts)
+            try alsoWrite?(head.listID, unchanged)
+            return unchanged
+        }
+        let rows = try CommitRows(
+            plan, whole: whole, reservedRows: reserved.reservedRows, head: head, list: list,
+            committedAt: _Time.iso8601(Date()), author: author, message: message)
+        if head.version == 0, let problem = _Names.problem(withNew: list, "list") {
+            throw StoreError(.invalidListName, problem)
+        }
+        var written = reserved.written
+        var listID = head.listID
+        if listID == 0 {
+            listID = try insertList(list, createdAt: rows.journal.committedAt)
+            written += 1
+        }
+        written += try write(rows, listID: listID)
+        let journal = rows.journal
+        let (digest, stagesJSON) = (journal.digest, journal.stagesJSON)
+        let point = try setHead(listID: listID, version: journal.version, digest: digest, journalBytes: stagesJSON.count)
+        written += 1
+        if _StoredSnapshotPolicy.isDue(
+            version: journal.version, pointVersion: point.snapshotVersion, bytesSince: point.bytesSinceSnapshot,
+            elementCount: journal.elementCount)
+        {
+            let snapshot = ListSnapshot(list: list, version: journal.version, digest: digest, sections: rows.target)
+            try insertStoredSnapshot(snapshot, listID: listID)
+            written += 2
+        }
+        try insertJournal(journal, listID: listID, stagesJSON: stagesJSON, digest: digest)
+        written += 1
+        var result = CommitResult(
+            list: list, version: journal.version, parentVersion: head.version, changed: true, digest: digest,
+            stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset, rowsWritten: written,
+            mergeConflicts: mergeConflicts)
+        if queueLocalChange, let target {
+            result.pendingSeq = try queueIfReplica(
+                listID: listID, base: head, target: target, version: result.version, author: author, message: message)
+        }
+        try alsoWrite?(listID, result)
+        try announce(rows.head(listID: listID), of: list)
+        return result
+    }
+
+    /// Queues a change of the list `listID` in its outbox when it is a replica list, and returns its
+    /// sequence number; keeps the confirmed state (the head before the change) when no local change
+    /// waited until now.
+    /// - Complexity: O(n + k) for the n items of `base` and `target` and the k intents.
+    package func queueIfReplica(
+        listID: Int64, base: StoredHead, target: [ListSection], version: Int, author: String?, message: String?
+    ) throws -> Int? {
+        guard let slot = try takeOutboxSeq(listID: listID) else { return nil }
+        if !slot.confirmedKept {
+            // The head equalled the confirmed state until now.
+            let confirmed = ListSnapshot(list: "", version: slot.version, digest: slot.digest, sections: base.sections)
+            try keepConfirmed(confirmed.documentJSON, listID: listID)
+        }
+        let intents = Array(Intent.jsonValue(Intent.changes(from: base.sections, to: target)).serialized().utf8)
+        try insertOutbox(
+            listID: listID, seq: slot.seq, intentsJSON: intents, author: author, message: message,
+            createdAt: _Time.iso8601(Date()), localVersion: version)
+        return slot.seq
+    }
+}

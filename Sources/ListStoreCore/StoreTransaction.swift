@@ -1,0 +1,84 @@
+import ListMerge
+
+/// One write transaction of a store engine, seen as the row reads and writes that the store's
+/// logic is made of. The logic itself (what a commit writes and records, the outbox of a replica
+/// list, the exactly-once merge of a push) is written once, in this module's extensions of this
+/// protocol; an engine is a driver that runs these steps in its own transaction: SQLite in
+/// place, on the thread that holds GRDB's writer; PostgreSQL on a thread of NIO's pool, waiting
+/// for each round trip.
+///
+/// Every step runs inside the transaction the engine opened, after `lockedHead(of:)` locked the
+/// list: what a step writes is kept only when the whole transaction commits. A step throws
+/// `StoreError` (`.damaged` when the rows are not as the logic left them).
+///
+/// Not API: package-visible for the engines.
+package protocol StoreTransaction {
+    /// Where the store is, for messages.
+    var location: String { get }
+
+    /// Locks the row of `list` (and, for a list without one, its name, so that two first commits
+    /// take turns) and returns its head; `.empty` for a list that has no version.
+    func lockedHead(of list: String) throws -> StoredHead
+
+    /// Deletes the rows of sections that leave and inserts the element rows of sections that come
+    /// whole, under section row ids it reserves (their section rows come with `write(_:listID:)`);
+    /// reserves none when `whole.failure` is set.
+    /// - Returns: the reserved row ids, one per `whole.insertedSections`, and the rows written.
+    func write(_ whole: CommitRows.WholeSections) throws -> (reservedRows: [Int64], written: Int)
+
+    /// Inserts the row of a new list (version 0) and returns its id.
+    func insertList(_ name: String, createdAt: String) throws -> Int64
+
+    /// Writes the rest of a commit's rows: element deletes, section rows, element rows (inserted,
+    /// updated, moved). Returns the rows written, a move counted once.
+    func write(_ rows: CommitRows, listID: Int64) throws -> Int
+
+    /// Sets the list's head and adds `journalBytes` to the bytes journaled since its newest stored
+    /// snapshot; returns that snapshot's version and the new byte count.
+    func setHead(
+        listID: Int64, version: Int, digest: ListDigest, journalBytes: Int
+    ) throws -> (snapshotVersion: Int, bytesSinceSnapshot: Int)
+
+    /// Stores `snapshot` (the head just written) as the list's newest stored snapshot.
+    func insertStoredSnapshot(_ snapshot: ListSnapshot, listID: Int64) throws
+
+    /// Appends the journal entry of a commit.
+    func insertJournal(_ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest) throws
+
+    /// Takes `head` as the new head of `list` once this transaction commits (an engine keeps it, so
+    /// that the next commit need not read the list's rows), and tells the engine's other processes
+    /// of the commit then.
+    func announce(_ head: StoredHead, of list: String) throws
+
+    // MARK: Outbox
+
+    /// Takes the next sequence number of the replica list's outbox; `nil` when the list is not a
+    /// replica. Also tells whether its confirmed state is kept (it is once a local change waits)
+    /// and the source version and digest the list is at.
+    func takeOutboxSeq(listID: Int64) throws -> (seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest)?
+
+    /// Keeps the confirmed state of a replica list (a snapshot document).
+    func keepConfirmed(_ document: [UInt8], listID: Int64) throws
+
+    /// Queues a local change in the replica list's outbox, under the store's client id.
+    func insertOutbox(
+        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?, createdAt: String, localVersion: Int
+    ) throws
+
+    // MARK: Pushes
+
+    /// The recorded pushes of `client` to the list with a sequence number in `seqs`, in order, at
+    /// most 1,000 (`duplicate` false).
+    func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer]
+
+    /// The highest sequence number recorded for `client`'s pushes to the list.
+    func latestPushSeq(listID: Int64, client: String) throws -> Int?
+
+    /// Records a merged push: its id, the version holding it, its conflict report and fingerprint.
+    func insertPush(
+        listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String, fingerprint: String
+    ) throws
+
+    /// Marks a journal entry as the merge of push `id`, with its conflict report (`nil` for none).
+    func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws
+}
