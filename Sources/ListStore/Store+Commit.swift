@@ -79,6 +79,7 @@ extension Store {
             throw creating ? StoreError(.io, "cannot create a store at \(path)") : StoreError(.storeNotFound, "no store at \(path)")
         }
         var newHeads: [String: StoredHead] = [:]
+        var changed = false
         let value = try Store.mapErrors(path: path) {
             try pool.writeWithoutTransaction { db -> T in
                 var value: T?
@@ -86,15 +87,16 @@ extension Store {
                     let transaction = SQLiteTransaction(self, db)
                     value = try body(transaction)
                     newHeads = transaction.newHeads
+                    changed = !transaction.changedLists.isEmpty
                     return .commit
                 }
                 return value!
             }
         }
-        if !newHeads.isEmpty {
-            state.withLock { state in
-                for (list, head) in newHeads { state.heads[list] = head }
-            }
+        state.withLock { state in
+            for (list, head) in newHeads { state.heads[list] = head }
+        }
+        if changed {
             CommitSignal.shared.notify(path: path)
             checkpointIfLarge()
         }

@@ -16,7 +16,7 @@ extension Store {
     ///   `.storeNotFound`, `.io`.
     @discardableResult
     public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) throws -> ConsumerInfo {
-        try setConsumer(name, of: list, version: version, registering: true)
+        try writing { try $0.setConsumer(name, of: list, version: version, registering: true) }
     }
 
     /// Records that consumer `name` of `list` has applied `version`; pruning may now drop what lies
@@ -24,21 +24,14 @@ extension Store {
     /// - Throws: as `registerConsumer`, and `.invalidArgument` when no consumer has that name.
     @discardableResult
     public func acknowledge(consumer name: String, of list: String, version: Int) throws -> ConsumerInfo {
-        try setConsumer(name, of: list, version: version, registering: false)
+        try writing { try $0.setConsumer(name, of: list, version: version, registering: false) }
     }
 
     /// Removes a consumer; returns whether it was registered.
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`.
     @discardableResult
     public func unregisterConsumer(_ name: String, of list: String) throws -> Bool {
-        let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.write { db in
-                let info = try listInfo(db, list: list)
-                try db.execute(sql: "DELETE FROM consumer WHERE list_id = ? AND name = ?", arguments: [info.id, name])
-                return db.changesCount > 0
-            }
-        }
+        try writing { try $0.unregisterConsumer(name, of: list) }
     }
 
     /// The consumers of `list`, by name.
@@ -59,48 +52,6 @@ extension Store {
             ConsumerInfo(
                 name: row["name"], list: info.name, version: row["version"], registeredAt: row["registered_at"],
                 acknowledgedAt: row["acknowledged_at"])
-        }
-    }
-
-    private func setConsumer(_ name: String, of list: String, version: Int?, registering: Bool) throws -> ConsumerInfo {
-        if let problem = registering ? _Names.problem(withNew: name, "consumer") : _Names.problem(with: name, "consumer") {
-            throw StoreError(.invalidArgument, problem)
-        }
-        let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db in
-                var written: ConsumerInfo?
-                try db.inTransaction(.immediate) {
-                    let info = try listInfo(db, list: list)
-                    let version = version ?? info.baseVersion
-                    // A consumer may stand below the base (pruning was forced past it), never above
-                    // the head.
-                    guard version >= 0, version <= info.headVersion else {
-                        throw StoreError(
-                            .versionNotFound,
-                            "version \(version) of list '\(list)' is not in its history (versions \(info.baseVersion) to \(info.headVersion))")
-                    }
-                    let now = _Time.iso8601(Date())
-                    if registering {
-                        try db.execute(
-                            sql: """
-                                INSERT INTO consumer (list_id, name, version, registered_at, acknowledged_at) VALUES (?, ?, ?, ?, ?)
-                                ON CONFLICT (list_id, name) DO UPDATE SET version = excluded.version, acknowledged_at = excluded.acknowledged_at
-                                """,
-                            arguments: [info.id, name, version, now, now])
-                    } else {
-                        try db.execute(
-                            sql: "UPDATE consumer SET version = ?, acknowledged_at = ? WHERE list_id = ? AND name = ?",
-                            arguments: [version, now, info.id, name])
-                        guard db.changesCount == 1 else {
-                            throw StoreError(.invalidArgument, "no consumer named '\(name)' is registered on list '\(list)'")
-                        }
-                    }
-                    written = try consumers(db, list: info).first { $0.name == name }
-                    return .commit
-                }
-                return written!
-            }
         }
     }
 }

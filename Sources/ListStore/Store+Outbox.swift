@@ -142,43 +142,11 @@ extension Store {
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: (CommitResult) throws -> Void
     ) throws -> CommitResult {
-        try withoutActuallyEscaping(check) { check in
-            try commit(
-                to: list, expectedVersion: expectedVersion, author: nil, message: message, makeTarget: { _ in merged },
-                queueLocalChange: false
-            ) { db, listID, result in
-                guard try Self.position(db, listID: listID) == previous else {
-                    throw StoreError(.versionConflict, "list '\(list)' was pulled meanwhile: its source position moved")
-                }
-                try check(result)
-                for seq in confirmedSeqs {
-                    try db.execute(sql: "DELETE FROM outbox WHERE list_id = ? AND seq = ?", arguments: [listID, seq])
-                }
-                for entry in remaining {
-                    try db.execute(
-                        sql: "UPDATE outbox SET pushed_version = ? WHERE list_id = ? AND seq = ?",
-                        arguments: [entry.pushedVersion, listID, entry.seq])
-                }
-                if !conflicts.isEmpty {
-                    try db.execute(
-                        sql: "UPDATE replica_source SET last_conflicts = ? WHERE list_id = ?",
-                        arguments: [Conflict.jsonValue(conflicts).serialized(), listID])
-                }
-                let remaining = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE list_id = ?", arguments: [listID]) ?? 0
-                let document: String? =
-                    remaining == 0
-                    ? nil
-                    : String(decoding: ListSnapshot(list: list, version: position.version, digest: position.digest, sections: confirmed).documentJSON, as: UTF8.self)
-                try db.execute(
-                    sql: """
-                        UPDATE replica_source SET store_uuid = ?, store_epoch = ?, list_name = ?, version = ?, digest = ?,
-                            confirmed = ?, updated_at = ? WHERE list_id = ?
-                        """,
-                    arguments: [
-                        position.store.uuid, position.store.epoch, position.list, position.version, position.digest.hex,
-                        document, _Time.iso8601(Date()), listID,
-                    ])
-            }
+        try Store.validateListName(list)
+        return try writing(creating: true) { transaction in
+            try transaction.commitPull(
+                merged, to: list, expectedVersion: expectedVersion, position: position, previous: previous, confirmed: confirmed,
+                confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts, message: message, check: check)
         }
     }
 

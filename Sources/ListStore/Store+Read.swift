@@ -87,52 +87,10 @@ extension Store {
     }
 
     func snapshot(_ db: Database, list: String, at version: Int?, entriesRead: inout Int) throws -> ListSnapshot {
-        let info = try listInfo(db, list: list)
-        let wanted = version ?? info.headVersion
-        if wanted == info.headVersion {
-            let head = try currentHead(db, list: list)
-            return ListSnapshot(list: list, version: head.version, digest: head.digest, sections: head.sections)
-        }
-        try info.checkRetained(wanted)
-        // The nearest stored point: the newest stored snapshot at or before `wanted`, else the base.
-        var point = info.baseVersion
-        var state: [ListSection]?
-        if wanted > info.baseVersion {
-            let stored = try _RawStatement(
-                db, "SELECT version, snapshot FROM stored_snapshot WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version DESC LIMIT 1")
-            stored.bind(1, info.id)
-            stored.bind(2, info.baseVersion)
-            stored.bind(3, wanted)
-            defer { stored.reset() }
-            if try stored.step() {
-                point = Int(stored.int64(0))
-                state = try _TimeTravel.sections(of: stored.bytes(1), list: list, version: point)
-            }
-        }
-        var sections = try state ?? info.baseSections()
-        guard wanted > point || point > info.baseVersion else {
-            return ListSnapshot(list: list, version: wanted, digest: ListDigest.of(sections), sections: sections)
-        }
-        // The entries after the point, and the point's own when it is a stored snapshot (its digest:
-        // the version's, as the journal says, not the hash of what was stored).
-        let statement = try _RawStatement(
-            db, "SELECT version, digest, stages FROM journal WHERE list_id = ? AND version >= ? AND version <= ? ORDER BY version")
-        statement.bind(1, info.id)
-        statement.bind(2, wanted > point ? point + 1 : point)
-        statement.bind(3, wanted)
-        defer { statement.reset() }
-        var entries: [(version: Int, stages: [UInt8])] = []
-        var digest: ListDigest?
-        while try statement.step() {
-            digest = ListDigest(hex: statement.string(1))
-            if wanted > point { entries.append((Int(statement.int64(0)), statement.bytes(2))) }
-        }
-        entriesRead += entries.count
-        guard entries.count == wanted - point, entries.last?.version ?? point == wanted, let digest else {
-            throw StoreError(.damaged, "the journal of list '\(list)' misses entries between versions \(point) and \(wanted)")
-        }
-        sections = try _TimeTravel.replay(entries, on: sections, list: list)
-        return ListSnapshot(list: list, version: wanted, digest: digest, sections: sections)
+        let transaction = SQLiteTransaction(self, db)
+        let (snapshot, read) = try transaction.snapshot(of: try listInfo(db, list: list), at: version)
+        entriesRead += read
+        return snapshot
     }
 
     /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest

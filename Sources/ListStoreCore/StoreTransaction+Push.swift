@@ -33,16 +33,16 @@ extension StoreTransaction {
                 return Rebase(push.intents, onto: head.sections)
             },
             alsoWrite: { listID, result in
-            guard answer == nil, let conflicts = result.mergeConflicts else { return }
-            let report = Array(Conflict.jsonValue(conflicts).serialized().utf8)
-            try insertPush(
-                listID: listID, id: id, version: result.version, conflictsJSON: report, pushedAt: _Time.iso8601(Date()),
-                fingerprint: fingerprint)
-            if result.changed {
-                try markJournal(listID: listID, version: result.version, pushedAs: id, conflictsJSON: conflicts.isEmpty ? nil : report)
-            }
-            answer = PushAnswer(
-                list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
+                guard answer == nil, let conflicts = result.mergeConflicts else { return }
+                let report = Array(Conflict.jsonValue(conflicts).serialized().utf8)
+                try insertPush(
+                    listID: listID, id: id, version: result.version, conflictsJSON: report, pushedAt: _Time.iso8601(Date()),
+                    fingerprint: fingerprint)
+                if result.changed {
+                    try markJournal(listID: listID, version: result.version, pushedAs: id, conflictsJSON: conflicts.isEmpty ? nil : report)
+                }
+                answer = PushAnswer(
+                    list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
             })
         guard let answer else { throw StoreError(.damaged, "the push \(id) to list '\(list)' was neither merged nor recorded") }
         return answer

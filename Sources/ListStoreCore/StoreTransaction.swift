@@ -16,6 +16,33 @@ package protocol StoreTransaction {
     /// Where the store is, for messages.
     var location: String { get }
 
+    // MARK: Lists
+
+    /// The row of `list`; with `locking`, locked for the rest of the transaction (the writers of a
+    /// list take turns on it).
+    /// - Throws: `StoreError` `.listNotFound`.
+    func listRow(_ list: String, locking: Bool) throws -> ListRow
+
+    /// The sections of the head of the list `info` names.
+    func headSections(of info: ListRow) throws -> [ListSection]
+
+    /// The newest stored snapshot of the list with a version in `after+1 ... through`: its version
+    /// and document.
+    func storedSnapshot(
+        listID: Int64, after: Int, through: Int
+    ) throws -> (
+        version: Int, document: [UInt8]
+    )?
+
+    /// The version, digest and stages of the journal entries `from ... through`, oldest first.
+    func journalStages(
+        listID: Int64, from: Int, through: Int
+    ) throws -> [(
+        version: Int, digest: ListDigest, stages: [UInt8]
+    )]
+
+    // MARK: Commits
+
     /// Locks the row of `list` (and, for a list without one, its name, so that two first commits
     /// take turns) and returns its head; `.empty` for a list that has no version.
     func lockedHead(of list: String) throws -> StoredHead
@@ -43,42 +70,108 @@ package protocol StoreTransaction {
     func insertStoredSnapshot(_ snapshot: ListSnapshot, listID: Int64) throws
 
     /// Appends the journal entry of a commit.
-    func insertJournal(_ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest) throws
+    func insertJournal(
+        _ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest) throws
 
     /// Takes `head` as the new head of `list` once this transaction commits (an engine keeps it, so
     /// that the next commit need not read the list's rows), and tells the engine's other processes
-    /// of the commit then.
-    func announce(_ head: StoredHead, of list: String) throws
+    /// of the change then; `nil` for a change that leaves the head as it is (a prune).
+    func announce(_ head: StoredHead?, of list: String) throws
 
     // MARK: Outbox
 
     /// Takes the next sequence number of the replica list's outbox; `nil` when the list is not a
     /// replica. Also tells whether its confirmed state is kept (it is once a local change waits)
     /// and the source version and digest the list is at.
-    func takeOutboxSeq(listID: Int64) throws -> (seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest)?
+    func takeOutboxSeq(
+        listID: Int64
+    ) throws -> (
+        seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest
+    )?
 
     /// Keeps the confirmed state of a replica list (a snapshot document).
     func keepConfirmed(_ document: [UInt8], listID: Int64) throws
 
     /// Queues a local change in the replica list's outbox, under the store's client id.
     func insertOutbox(
-        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?, createdAt: String, localVersion: Int
+        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?,
+        createdAt: String, localVersion: Int
     ) throws
+
+    // MARK: Replica lists
+
+    /// The replica list's position (its source, and the source version it holds); `nil` when the
+    /// list is not a replica.
+    func replicaSource(listID: Int64) throws -> ReplicaSource?
+
+    /// Whether the list has local changes in its outbox, and the source version it holds (`nil`
+    /// when it is not a replica).
+    func replicaState(listID: Int64) throws -> (hasLocalChanges: Bool, sourceVersion: Int?)
+
+    /// Makes the list a replica of `source`, or moves its position there (keeping its outbox and
+    /// confirmed state).
+    func setReplicaSource(_ source: ReplicaSource, listID: Int64, updatedAt: String) throws
+
+    /// Moves a replica list's position to `position` after a pull, with its confirmed state (`nil`
+    /// when no local change remains) and, when given, the conflicts of its last push.
+    func moveReplicaSource(
+        listID: Int64, to position: ReplicaSource, confirmed: [UInt8]?, lastConflicts: [UInt8]?,
+        updatedAt: String
+    ) throws
+
+    /// Removes the outbox entries `seqs` (their changes are confirmed).
+    func deleteOutbox(listID: Int64, seqs: [Int]) throws
+
+    /// Records the source version an outbox entry's push was merged as (`nil`: to push again).
+    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int) throws
+
+    /// The number of entries in the list's outbox.
+    func outboxCount(listID: Int64) throws -> Int
+
+    // MARK: Consumers and pruning
+
+    /// The consumers of the list `info` names, by name (in code point order).
+    func consumers(of info: ListRow) throws -> [ConsumerInfo]
+
+    /// Registers a consumer at `version`, or moves a registered one there.
+    func insertConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws
+
+    /// Moves a registered consumer to `version`; whether there was one.
+    func updateConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws -> Bool
+
+    /// Removes a consumer; whether there was one.
+    func deleteConsumer(_ name: String, listID: Int64) throws -> Bool
+
+    /// Removes the journal entries up to `version`; how many.
+    func deleteJournal(listID: Int64, through version: Int) throws -> Int
+
+    /// Makes `version` the list's base, with the snapshot document at it.
+    func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws
+
+    /// Removes the stored snapshots up to `version` and, when the newest stored point was among
+    /// them, counts the journal's bytes since `version` anew.
+    func dropStoredSnapshots(listID: Int64, through version: Int) throws
 
     // MARK: Pushes
 
     /// The recorded pushes of `client` to the list with a sequence number in `seqs`, in order, at
     /// most 1,000 (`duplicate` false).
-    func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer]
+    func recordedPushes(
+        listID: Int64, list: String, client: String, seqs: ClosedRange<Int>
+    ) throws
+        -> [PushAnswer]
 
     /// The highest sequence number recorded for `client`'s pushes to the list.
     func latestPushSeq(listID: Int64, client: String) throws -> Int?
 
     /// Records a merged push: its id, the version holding it, its conflict report and fingerprint.
     func insertPush(
-        listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String, fingerprint: String
+        listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String,
+        fingerprint: String
     ) throws
 
     /// Marks a journal entry as the merge of push `id`, with its conflict report (`nil` for none).
-    func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws
+    func markJournal(
+        listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?)
+        throws
 }

@@ -83,20 +83,18 @@ extension PostgresStore {
     func writing<T: Sendable>(
         _ kind: _TransactionKind = .writing, _ body: @escaping @Sendable (PostgresTransaction) throws -> T
     ) async throws -> T {
-        let (value, newHeads) = try await transaction(kind) { connection in
+        let (value, written) = try await transaction(kind) { connection in
             try await PostgresTransaction.threads.runIfActive { [self] in
                 let transaction = PostgresTransaction(self, connection)
                 let value = try body(transaction)
-                return (value, transaction.newHeads)
+                return (value, (heads: transaction.newHeads, changed: !transaction.changedLists.isEmpty))
             }
         }
-        if !newHeads.isEmpty {
-            // Only a head that is in the database is kept (the transaction committed).
-            heads.withLock { heads in
-                for (list, head) in newHeads { heads[list] = head }
-            }
-            commits.notify(path: location)
+        // Only a head that is in the database is kept (the transaction committed).
+        heads.withLock { heads in
+            for (list, head) in written.heads { heads[list] = head }
         }
+        if written.changed { commits.notify(path: location) }
         return value
     }
 

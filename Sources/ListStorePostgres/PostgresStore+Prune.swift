@@ -19,39 +19,6 @@ extension PostgresStore {
     /// - Complexity: O(n × (new base − old base)) to rebuild the base snapshot, plus the rows removed.
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) async throws -> PruneResult {
-        let pruned = try await transaction(.writing) { connection in
-            let info = try await listInfo(connection, list: list, locking: true)
-            let (base, heldBy) = try rule.base(for: info, consumers: try await consumers(connection, list: info), force: force)
-            var result = PruneResult(
-                list: list, previousBase: info.baseVersion, base: base, head: info.headVersion, removedEntries: 0, heldBy: heldBy)
-            guard base > info.baseVersion else { return result }
-            let snapshot = try await snapshot(connection, list: list, at: base)
-            try snapshot.checkDigest()
-            let removed = try await connection.query(
-                "WITH d AS (DELETE FROM journal WHERE list_id = \(info.id) AND version <= \(base) RETURNING 1) SELECT count(*) FROM d",
-                logger: logger)
-            for try await count in removed.decode(Int.self) { result.removedEntries = count }
-            try await connection.query(
-                """
-                UPDATE list SET base_version = \(base), base_snapshot = \(ByteBuffer(bytes: snapshot.documentJSON))
-                WHERE id = \(info.id)
-                """, logger: logger)
-            // The base is now the newest stored point at or before itself: stored snapshots up to it go;
-            // the list keeps counting from its newest stored point.
-            try await connection.query(
-                "DELETE FROM stored_snapshot WHERE list_id = \(info.id) AND version <= \(Int64(base))", logger: logger)
-            try await connection.query(
-                """
-                UPDATE list SET snapshot_version = \(Int64(base)),
-                    bytes_since_snapshot = (SELECT coalesce(sum(octet_length(stages)), 0) FROM journal
-                        WHERE list_id = \(info.id) AND version > \(Int64(base)))
-                WHERE id = \(info.id) AND snapshot_version < \(Int64(base))
-                """, logger: logger)
-            // Readers that keep what they read per commit generation (the servers' pages) read anew.
-            try await connection.query("SELECT pg_notify(\(Self.commitChannel), \(list))", logger: logger)
-            return result
-        }
-        if pruned.base > pruned.previousBase { commits.notify(path: location) }
-        return pruned
+        try await writing { try $0.prune(list, rule, force: force) }
     }
 }

@@ -136,68 +136,17 @@ extension PostgresStore {
     // MARK: Internals
 
     func snapshot(_ connection: PostgresConnection, list: String, at version: Int?) async throws -> ListSnapshot {
-        try await snapshotCountingReads(connection, list: list, at: version).snapshot
+        try await PostgresTransaction.threads.runIfActive { [self] in
+            let transaction = PostgresTransaction(self, connection)
+            return try transaction.snapshot(of: try transaction.listRow(list, locking: false), at: version).snapshot
+        }
     }
 
     /// `snapshot(of:at:)`, and how many journal entries it read.
     package func _snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {
-        try await transaction(.readOnly) { connection in
-            try await snapshotCountingReads(connection, list: list, at: version)
+        try await writing(.readOnly) { transaction in
+            try transaction.snapshot(of: try transaction.listRow(list, locking: false), at: version)
         }
-    }
-
-    /// The nearest stored point at or before the version (the newest stored snapshot, else the base) and
-    /// the journal replayed from it (`_TimeTravel`).
-    private func snapshotCountingReads(
-        _ connection: PostgresConnection, list: String, at version: Int?
-    ) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {
-        let info = try await listInfo(connection, list: list)
-        let wanted = version ?? info.headVersion
-        if wanted == info.headVersion {
-            let sections = try await headSections(connection, listID: info.id)
-            return (ListSnapshot(list: list, version: info.headVersion, digest: info.headDigest, sections: sections), 0)
-        }
-        try info.checkRetained(wanted)
-        var point = info.baseVersion
-        var document = info.baseSnapshot
-        if wanted > info.baseVersion {
-            for try await (version, snapshot) in try await connection.query(
-                """
-                SELECT version, snapshot FROM stored_snapshot WHERE list_id = \(info.id) AND version > \(Int64(info.baseVersion))
-                    AND version <= \(Int64(wanted)) ORDER BY version DESC LIMIT 1
-                """, logger: logger
-            ).decode((Int64, ByteBuffer).self) {
-                point = Int(version)
-                document = Array(snapshot.readableBytesView)
-            }
-        }
-        var entries: [(version: Int, stages: [UInt8])] = []
-        var digest: ListDigest?
-        // The entries after the point, and the point's own when it is a stored snapshot (its digest:
-        // the version's, as the journal says, not the hash of what was stored).
-        if wanted > point || point > info.baseVersion {
-            let from = Int64(wanted > point ? point + 1 : point)
-            for try await (version, entryDigest, stages) in try await connection.query(
-                """
-                SELECT version, digest, stages FROM journal WHERE list_id = \(info.id) AND version >= \(from)
-                    AND version <= \(Int64(wanted)) ORDER BY version
-                """, logger: logger
-            ).decode((Int64, String, ByteBuffer).self) {
-                digest = ListDigest(hex: entryDigest)
-                if wanted > point { entries.append((Int(version), Array(stages.readableBytesView))) }
-            }
-            guard entries.count == wanted - point, entries.last?.version ?? point == wanted, digest != nil else {
-                throw StoreError(.damaged, "the journal of list '\(list)' misses entries between versions \(point) and \(wanted)")
-            }
-        }
-        let (entriesRead, start, stored, last) = (entries, point, document, digest)
-        // The replay runs on the stores' own threads, not on the cooperative pool.
-        let snapshot = try await _BlockingThreads.shared.run {
-            var sections = try stored.map { try _TimeTravel.sections(of: $0, list: list, version: start) } ?? []
-            sections = try _TimeTravel.replay(entriesRead, on: sections, list: list)
-            return ListSnapshot(list: list, version: wanted, digest: last ?? ListDigest.of(sections), sections: sections)
-        }
-        return (snapshot, entriesRead.count)
     }
 
     /// The row of `list`; with `locking`, its lock is taken for the rest of the transaction too: the

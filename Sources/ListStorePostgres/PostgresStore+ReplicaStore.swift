@@ -145,37 +145,11 @@ extension PostgresStore: ReplicaStore {
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
-        try await commit(
-            to: list, expectedVersion: expectedVersion, author: nil, message: message, queueLocalChange: false,
-            makeTarget: { _ in merged }
-        ) { transaction, listID, result in
-            let moved = try transaction.query(
-                "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = \(listID)"
-            ).first.map { Self.replicaSource(try $0.decode((String, Int, String, Int, String).self)) }
-            guard moved == previous else {
-                throw StoreError(.versionConflict, "list '\(list)' was pulled meanwhile: its source position moved")
-            }
-            try _PostgresErrors.callers { try check(result) }
-            if !confirmedSeqs.isEmpty {
-                try transaction.query("DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(confirmedSeqs))")
-            }
-            for entry in remaining {
-                try transaction.query(
-                    "UPDATE outbox SET pushed_version = \(entry.pushedVersion) WHERE list_id = \(listID) AND seq = \(entry.seq)")
-            }
-            let report = conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(conflicts).serialized())
-            // Kept while local changes remain (counted in the table, after the deletes above).
-            let document = ByteBuffer(
-                bytes: ListSnapshot(list: list, version: position.version, digest: position.digest, sections: confirmed).documentJSON)
-            try transaction.query(
-                """
-                UPDATE replica_source SET store_uuid = \(position.store.uuid), store_epoch = \(position.store.epoch),
-                    list_name = \(position.list), version = \(position.version), digest = \(position.digest.hex),
-                    confirmed = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE list_id = \(listID)) THEN \(document) END,
-                    updated_at = \(_Time.iso8601(Date())),
-                    last_conflicts = COALESCE(\(report), last_conflicts)
-                WHERE list_id = \(listID)
-                """)
+        try await writing { transaction in
+            try transaction.commitPull(
+                merged, to: list, expectedVersion: expectedVersion, position: position, previous: previous, confirmed: confirmed,
+                confirmedSeqs: confirmedSeqs, remaining: remaining, conflicts: conflicts, message: message,
+                check: { result in try _PostgresErrors.callers { try check(result) } })
         }
     }
 
@@ -220,64 +194,18 @@ extension PostgresStore: ReplicaStore {
     // MARK: - Internals
 
     /// Commits a replica list's new head (`entry`'s stages, or `makeTarget`'s sections) with
-    /// `source` as its position, unless the list has local changes or, for an entry, another pull
-    /// moved its position.
+    /// `source` as its position (`StoreTransaction.commitReplica`).
     private func commitReplica(
         to list: String, source: ReplicaSource, author: String?, message: String?, entry: JournalEntry?,
         check: @escaping @Sendable (CommitResult) throws -> Void, makeTarget: @escaping @Sendable () -> [ListSection]
     ) async throws -> CommitResult {
-        try await commit(
-            to: list, expectedVersion: nil, author: author, message: message,
-            replaying: entry.map { ($0.stagesJSON, "the stages of source version \($0.version) of list '\($0.list)'") },
-            queueLocalChange: false,
-            checkFirst: { transaction, head in
-                guard head.listID != 0 else { return }
-                for row in try transaction.query(
-                    """
-                    SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = \(head.listID)),
-                        (SELECT version FROM replica_source WHERE list_id = \(head.listID))
-                    """)
-                {
-                    let (hasLocalChanges, recorded) = try row.decode((Bool, Int?).self)
-                    if hasLocalChanges {
-                        // A local change landed since the replica looked: the pull must rebase it instead.
-                        throw StoreError(
-                            .versionConflict, "list '\(list)' has local changes: a pull rebases them onto the source's head",
-                            expectedVersion: head.version, currentVersion: head.version)
-                    }
-                    if let entry, recorded != entry.parentVersion {
-                        throw StoreError(
-                            .versionConflict,
-                            "the replica list '\(list)' is at source version \(recorded ?? 0), not \(entry.parentVersion): another pull moved it",
-                            expectedVersion: entry.parentVersion, currentVersion: recorded ?? 0)
-                    }
-                }
-            },
-            makeTarget: { _ in makeTarget() }
-        ) { transaction, listID, result in
-            try _PostgresErrors.callers { try check(result) }
-            var listID = listID
-            let now = _Time.iso8601(Date())
-            if let entry, result.changed, entry.pushID != nil || !entry.conflicts.isEmpty {
-                // The source's entry names the push that made it: keep that, as author and message.
-                try transaction.markJournal(
-                    listID: listID, version: result.version, pushedAs: entry.pushID,
-                    conflictsJSON: entry.conflicts.isEmpty ? nil : Array(Conflict.jsonValue(entry.conflicts).serialized().utf8))
-            }
-            if listID == 0 {
-                if let problem = _Names.problem(withNew: list, "list") { throw StoreError(.invalidListName, problem) }
-                listID = try transaction.insertList(list, createdAt: now)
-                try transaction.query("UPDATE list SET head_digest = \(result.digest.hex) WHERE id = \(listID)")
-            }
-            try transaction.query(
-                """
-                INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
-                VALUES (\(listID), \(source.store.uuid), \(source.store.epoch), \(source.list), \(source.version),
-                    \(source.digest.hex), \(now))
-                ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
-                    list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
-                    updated_at = excluded.updated_at
-                """)
+        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
+        return try await writing { transaction in
+            try transaction.commitReplica(
+                to: list, source: source, author: author, message: message, entry: entry,
+                target: entry.map { .stages(json: $0.stagesJSON, what: "the stages of source version \($0.version) of list '\($0.list)'") }
+                    ?? .snapshot { _ in makeTarget() },
+                check: { result in try _PostgresErrors.callers { try check(result) } })
         }
     }
 

@@ -25,6 +25,8 @@ final class PostgresTransaction: StoreTransaction {
     private var epoch: Int?
     /// The heads this transaction wrote, with the epoch they were written in.
     private(set) var newHeads: [String: (epoch: Int, head: StoredHead)] = [:]
+    /// The lists this transaction changed (their heads, or what readers keep of them).
+    private(set) var changedLists: Set<String> = []
 
     init(_ store: PostgresStore, _ connection: PostgresConnection) {
         self.store = store
@@ -44,6 +46,81 @@ final class PostgresTransaction: StoreTransaction {
         try self.query(query).map { try $0.decode(T.self) }
     }
 
+    /// Runs one of the read path's statements (unprepared: this path parses it each time).
+    func execute<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [Statement.Row] {
+        try query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())).map {
+            try statement.decodeRow($0)
+        }
+    }
+
+    // MARK: Lists
+
+    func listRow(_ list: String, locking: Bool) throws -> ListRow {
+        let rows =
+            locking
+            ? try execute(_PostgresStatements.LockedListInfo(name: list))
+            : try execute(_PostgresStatements.ListInfo(name: list))
+        guard let row = rows.first else {
+            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+        }
+        return ListRow(
+            id: row.0, name: list, headVersion: row.1, headDigest: ListDigest(hex: row.2),
+            baseVersion: row.3,
+            baseSnapshot: row.4.map { Array($0.readableBytesView) })
+    }
+
+    func headSections(of info: ListRow) throws -> [ListSection] {
+        var sections: [ListSection] = []
+        var current: Int64?
+        for row in try execute(_PostgresStatements.HeadRows(listID: info.id)) {
+            if row.0 != current {
+                current = row.0
+                sections.append(
+                    ListSection(
+                        model: ListItem(
+                            id: PostgresStore.string(row.1), content: Array(row.2.readableBytesView)),
+                        elements: []))
+            }
+            if let identifier = row.3, let content = row.4 {
+                sections[sections.count - 1].elements.append(
+                    ListItem(id: PostgresStore.string(identifier), content: Array(content.readableBytesView)))
+            }
+        }
+        return sections
+    }
+
+    func storedSnapshot(
+        listID: Int64, after: Int, through: Int
+    ) throws -> (
+        version: Int, document: [UInt8]
+    )? {
+        try query(
+            """
+            SELECT version, snapshot FROM stored_snapshot WHERE list_id = \(listID) AND version > \(Int64(after))
+                AND version <= \(Int64(through)) ORDER BY version DESC LIMIT 1
+            """
+        ).first.map { row in
+            let (version, snapshot) = try row.decode((Int64, ByteBuffer).self)
+            return (Int(version), Array(snapshot.readableBytesView))
+        }
+    }
+
+    func journalStages(
+        listID: Int64, from: Int, through: Int
+    ) throws -> [(
+        version: Int, digest: ListDigest, stages: [UInt8]
+    )] {
+        try query(
+            """
+            SELECT version, digest, stages FROM journal WHERE list_id = \(listID) AND version >= \(Int64(from))
+                AND version <= \(Int64(through)) ORDER BY version
+            """
+        ).map { row in
+            let (version, digest, stages) = try row.decode((Int64, String, ByteBuffer).self)
+            return (Int(version), ListDigest(hex: digest), Array(stages.readableBytesView))
+        }
+    }
+
     // MARK: Commits
 
     /// Locks the list's row and reads its head (the one this store committed last when the row
@@ -53,7 +130,8 @@ final class PostgresTransaction: StoreTransaction {
     func lockedHead(of list: String) throws -> StoredHead {
         var row = try lockListRow(list)
         if row == nil {
-            try query("SELECT pg_advisory_xact_lock(\(PostgresStore.newListLockClass), hashtext(\(list)))")
+            try query(
+                "SELECT pg_advisory_xact_lock(\(PostgresStore.newListLockClass), hashtext(\(list)))")
             row = try lockListRow(list)
         }
         guard let (listID, version, digestHex, epoch) = row else {
@@ -61,7 +139,8 @@ final class PostgresTransaction: StoreTransaction {
             return .empty
         }
         self.epoch = epoch
-        if let cached = store.heads.withLock({ $0[list] }), cached.epoch == epoch, cached.head.listID == listID,
+        if let cached = store.heads.withLock({ $0[list] }), cached.epoch == epoch,
+            cached.head.listID == listID,
             cached.head.version == version, cached.head.digest.hex == digestHex
         {
             return cached.head
@@ -88,12 +167,16 @@ final class PostgresTransaction: StoreTransaction {
         head.digest = ListDigest(hex: digestHex)
         var sectionIndex: [Int64: Int] = [:]
         for row in try query(
-            "SELECT id, position, identifier, content, content_hash FROM section WHERE list_id = \(listID) ORDER BY position, id")
-        {
-            let (id, position, identifier, content, hash) = try row.decode((Int64, Int64, ByteBuffer, ByteBuffer, ByteBuffer).self)
+            "SELECT id, position, identifier, content, content_hash FROM section WHERE list_id = \(listID) ORDER BY position, id"
+        ) {
+            let (id, position, identifier, content, hash) = try row.decode(
+                (Int64, Int64, ByteBuffer, ByteBuffer, ByteBuffer).self)
             sectionIndex[id] = head.sections.count
-            head.sections.append(ListSection(
-                model: ListItem(id: PostgresStore.string(identifier), content: Array(content.readableBytesView)), elements: []))
+            head.sections.append(
+                ListSection(
+                    model: ListItem(
+                        id: PostgresStore.string(identifier), content: Array(content.readableBytesView)),
+                    elements: []))
             head.sectionRows.append(id)
             head.sectionPositions.append(position)
             head.sectionHashes.append(try Self.contentHash(hash, of: "section row \(id)"))
@@ -126,7 +209,8 @@ final class PostgresTransaction: StoreTransaction {
         var written = 0
         if !whole.deletedSectionRows.isEmpty {
             written += try count(
-                "WITH d AS (DELETE FROM element WHERE section_id = ANY(\(whole.deletedSectionRows)) RETURNING 1) SELECT count(*) FROM d")
+                "WITH d AS (DELETE FROM element WHERE section_id = ANY(\(whole.deletedSectionRows)) RETURNING 1) SELECT count(*) FROM d"
+            )
             try expect(
                 try count(
                     """
@@ -139,15 +223,19 @@ final class PostgresTransaction: StoreTransaction {
         let count = whole.insertedSections.count
         guard count > 0, whole.failure == nil else { return ([], written) }
         let reserved = try rows(
-            "SELECT nextval(pg_get_serial_sequence('section', 'id')) FROM generate_series(1, \(count))", as: Int64.self)
-        guard reserved.count == count else { throw damaged("the section id sequence gave \(reserved.count) ids, not \(count)") }
+            "SELECT nextval(pg_get_serial_sequence('section', 'id')) FROM generate_series(1, \(count))",
+            as: Int64.self)
+        guard reserved.count == count else {
+            throw damaged("the section id sequence gave \(reserved.count) ids, not \(count)")
+        }
         var elements = ElementColumns()
         for (k, t) in whole.insertedSections.enumerated() {
             let positions = whole.elementPositions(ofInserted: k)
             let hashes = whole.elementHashes(ofInserted: k)
             for (e, element) in whole.target[t].elements.enumerated() {
                 elements.append(
-                    section: reserved[k], position: positions[positions.startIndex + e], identifier: element.id,
+                    section: reserved[k], position: positions[positions.startIndex + e],
+                    identifier: element.id,
                     content: element.content, hash: hashes[hashes.startIndex + e])
             }
         }
@@ -209,7 +297,8 @@ final class PostgresTransaction: StoreTransaction {
         var elements = ElementColumns()
         for element in rows.insertedElements + rows.movedElements {
             elements.append(
-                section: element.slot.section, position: element.slot.position, identifier: rows.identifier(of: element),
+                section: element.slot.section, position: element.slot.position,
+                identifier: rows.identifier(of: element),
                 content: rows.content(of: element), hash: rows.elementHashes[element.flat])
         }
         try insert(elements)
@@ -254,7 +343,9 @@ final class PostgresTransaction: StoreTransaction {
             """)
     }
 
-    func insertJournal(_ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest) throws {
+    func insertJournal(
+        _ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest
+    ) throws {
         try query(
             """
             INSERT INTO journal (list_id, version, parent_version, committed_at, digest, author, message,
@@ -267,14 +358,19 @@ final class PostgresTransaction: StoreTransaction {
 
     /// Keeps `head`, and notifies every listening session of the commit when the transaction
     /// commits (and not otherwise).
-    func announce(_ head: StoredHead, of list: String) throws {
-        if let epoch { newHeads[list] = (epoch, head) }
+    func announce(_ head: StoredHead?, of list: String) throws {
+        changedLists.insert(list)
+        if let head, let epoch { newHeads[list] = (epoch, head) }
         try query("SELECT pg_notify(\(PostgresStore.commitChannel), \(list))")
     }
 
     // MARK: Outbox
 
-    func takeOutboxSeq(listID: Int64) throws -> (seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest)? {
+    func takeOutboxSeq(
+        listID: Int64
+    ) throws -> (
+        seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest
+    )? {
         try query(
             """
             UPDATE replica_source SET next_seq = next_seq + 1 WHERE list_id = \(listID)
@@ -287,11 +383,14 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func keepConfirmed(_ document: [UInt8], listID: Int64) throws {
-        try query("UPDATE replica_source SET confirmed = \(ByteBuffer(bytes: document)) WHERE list_id = \(listID)")
+        try query(
+            "UPDATE replica_source SET confirmed = \(ByteBuffer(bytes: document)) WHERE list_id = \(listID)"
+        )
     }
 
     func insertOutbox(
-        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?, createdAt: String, localVersion: Int
+        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?,
+        createdAt: String, localVersion: Int
     ) throws {
         try query(
             """
@@ -301,9 +400,138 @@ final class PostgresTransaction: StoreTransaction {
             """)
     }
 
+    // MARK: Replica lists
+
+    func replicaSource(listID: Int64) throws -> ReplicaSource? {
+        try query(
+            "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = \(listID)"
+        )
+        .first.map {
+            PostgresStore.replicaSource(try $0.decode((String, Int, String, Int, String).self))
+        }
+    }
+
+    func replicaState(listID: Int64) throws -> (hasLocalChanges: Bool, sourceVersion: Int?) {
+        let state = try query(
+            """
+            SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = \(listID)),
+                (SELECT version FROM replica_source WHERE list_id = \(listID))
+            """
+        ).first.map { try $0.decode((Bool, Int?).self) }
+        return state ?? (false, nil)
+    }
+
+    func setReplicaSource(_ source: ReplicaSource, listID: Int64, updatedAt: String) throws {
+        try query(
+            """
+            INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
+            VALUES (\(listID), \(source.store.uuid), \(source.store.epoch), \(source.list), \(source.version),
+                \(source.digest.hex), \(updatedAt))
+            ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
+                list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
+                updated_at = excluded.updated_at
+            """)
+    }
+
+    func moveReplicaSource(
+        listID: Int64, to position: ReplicaSource, confirmed: [UInt8]?, lastConflicts: [UInt8]?,
+        updatedAt: String
+    ) throws {
+        try query(
+            """
+            UPDATE replica_source SET store_uuid = \(position.store.uuid), store_epoch = \(position.store.epoch),
+                list_name = \(position.list), version = \(position.version), digest = \(position.digest.hex),
+                confirmed = \(confirmed.map { ByteBuffer(bytes: $0) }), updated_at = \(updatedAt),
+                last_conflicts = COALESCE(\(lastConflicts.map { ByteBuffer(bytes: $0) }), last_conflicts)
+            WHERE list_id = \(listID)
+            """)
+    }
+
+    func deleteOutbox(listID: Int64, seqs: [Int]) throws {
+        guard !seqs.isEmpty else { return }
+        try query("DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(seqs))")
+    }
+
+    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int) throws {
+        try query(
+            "UPDATE outbox SET pushed_version = \(version) WHERE list_id = \(listID) AND seq = \(seq)")
+    }
+
+    func outboxCount(listID: Int64) throws -> Int {
+        try count("SELECT count(*) FROM outbox WHERE list_id = \(listID)")
+    }
+
+    // MARK: Consumers and pruning
+
+    func consumers(of info: ListRow) throws -> [ConsumerInfo] {
+        try query(
+            """
+            SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = \(info.id)
+            ORDER BY name COLLATE "C"
+            """
+        ).map { row in
+            let (name, version, registeredAt, acknowledgedAt) = try row.decode(
+                (String, Int, String, String).self)
+            return ConsumerInfo(
+                name: name, list: info.name, version: version, registeredAt: registeredAt,
+                acknowledgedAt: acknowledgedAt)
+        }
+    }
+
+    func insertConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws {
+        try query(
+            """
+            INSERT INTO consumer (list_id, name, version, registered_at, acknowledged_at)
+            VALUES (\(listID), \(name), \(version), \(time), \(time))
+            ON CONFLICT (list_id, name) DO UPDATE SET version = excluded.version, acknowledged_at = excluded.acknowledged_at
+            """)
+    }
+
+    func updateConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws -> Bool {
+        try query(
+            """
+            UPDATE consumer SET version = \(version), acknowledged_at = \(time)
+            WHERE list_id = \(listID) AND name = \(name) RETURNING 1
+            """
+        ).count == 1
+    }
+
+    func deleteConsumer(_ name: String, listID: Int64) throws -> Bool {
+        try !query("DELETE FROM consumer WHERE list_id = \(listID) AND name = \(name) RETURNING 1")
+            .isEmpty
+    }
+
+    func deleteJournal(listID: Int64, through version: Int) throws -> Int {
+        try count(
+            "WITH d AS (DELETE FROM journal WHERE list_id = \(listID) AND version <= \(version) RETURNING 1) SELECT count(*) FROM d"
+        )
+    }
+
+    func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws {
+        try query(
+            "UPDATE list SET base_version = \(version), base_snapshot = \(ByteBuffer(bytes: snapshot)) WHERE id = \(listID)"
+        )
+    }
+
+    func dropStoredSnapshots(listID: Int64, through version: Int) throws {
+        try query(
+            "DELETE FROM stored_snapshot WHERE list_id = \(listID) AND version <= \(Int64(version))")
+        try query(
+            """
+            UPDATE list SET snapshot_version = \(Int64(version)),
+                bytes_since_snapshot = (SELECT coalesce(sum(octet_length(stages)), 0) FROM journal
+                    WHERE list_id = \(listID) AND version > \(Int64(version)))
+            WHERE id = \(listID) AND snapshot_version < \(Int64(version))
+            """)
+    }
+
     // MARK: Pushes
 
-    func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
+    func recordedPushes(
+        listID: Int64, list: String, client: String, seqs: ClosedRange<Int>
+    ) throws
+        -> [PushAnswer]
+    {
         // A client id no push may carry was never recorded.
         guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
         return try query(
@@ -316,17 +544,21 @@ final class PostgresTransaction: StoreTransaction {
             let (seq, version, report, fingerprint) = try row.decode((Int, Int, ByteBuffer, String?).self)
             return PushAnswer(
                 list: list, version: version, seq: seq, duplicate: false,
-                conflicts: try PostgresStore.decodeConflicts(report, of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
+                conflicts: try PostgresStore.decodeConflicts(
+                    report, of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
                 fingerprint: fingerprint)
         }
     }
 
     func latestPushSeq(listID: Int64, client: String) throws -> Int? {
-        try rows("SELECT max(seq) FROM push WHERE list_id = \(listID) AND client_id = \(client)", as: Int?.self).first ?? nil
+        try rows(
+            "SELECT max(seq) FROM push WHERE list_id = \(listID) AND client_id = \(client)", as: Int?.self
+        ).first ?? nil
     }
 
     func insertPush(
-        listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String, fingerprint: String
+        listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String,
+        fingerprint: String
     ) throws {
         try query(
             """
@@ -335,7 +567,11 @@ final class PostgresTransaction: StoreTransaction {
             """)
     }
 
-    func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {
+    func markJournal(
+        listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?
+    )
+        throws
+    {
         try query(
             """
             UPDATE journal SET push_client = \(id?.client), push_seq = \(id?.seq), conflicts = \(conflictsJSON.map { ByteBuffer(bytes: $0) })
@@ -353,7 +589,9 @@ final class PostgresTransaction: StoreTransaction {
         var contents: [ByteBuffer] = []
         var hashes: [ByteBuffer] = []
 
-        mutating func append(section: Int64, position: Int64, identifier: String, content: [UInt8], hash: ContentHash) {
+        mutating func append(
+            section: Int64, position: Int64, identifier: String, content: [UInt8], hash: ContentHash
+        ) {
             sections.append(section)
             positions.append(position)
             identifiers.append(PostgresStore.bytes(identifier))
