@@ -69,6 +69,38 @@ final class SQLiteTransaction: StoreTransaction {
         return rows
     }
 
+    func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int] {
+        let sizes = try _RawStatement(
+            db, """
+                SELECT length(CAST(stages AS BLOB)) FROM journal
+                WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
+                """)
+        sizes.bind(1, listID)
+        sizes.bind(2, after)
+        sizes.bind(3, through)
+        sizes.bind(4, Int64(min(limit, Int(Int64.max))))
+        defer { sizes.reset() }
+        var result: [Int] = []
+        while try sizes.step() { result.append(Int(sizes.int64(0))) }
+        return result
+    }
+
+    func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
+        try store.entries(db, info: info, after: after, through: through, limit: limit)
+    }
+
+    func storedSnapshotVersions(listID: Int64) throws -> [Int] {
+        try Int.fetchAll(db, sql: "SELECT version FROM stored_snapshot WHERE list_id = ? ORDER BY version", arguments: [listID])
+    }
+
+    func head(of info: ListRow) throws -> StoredHead {
+        try store.loadHead(db, listID: info.id, version: info.headVersion, digest: info.headDigest)
+    }
+
+    func clientID() throws -> String {
+        try Store.clientID(db, path: store.path)
+    }
+
     // MARK: Commits
 
     func lockedHead(of list: String) throws -> StoredHead {
@@ -281,6 +313,14 @@ final class SQLiteTransaction: StoreTransaction {
         try db.execute(
             sql: "UPDATE replica_source SET next_seq = ? WHERE list_id = ?", arguments: [seq + 1, listID])
         return (seq, row[1], row[2], ListDigest(hex: row[3]))
+    }
+
+    func confirmedState(listID: Int64) throws -> [UInt8]? {
+        try String.fetchOne(db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [listID]).map { Array($0.utf8) }
+    }
+
+    func outbox(of info: ListRow) throws -> [OutboxEntry] {
+        try store.outbox(db, listID: info.id, list: info.name)
     }
 
     func keepConfirmed(_ document: [UInt8], listID: Int64) throws {

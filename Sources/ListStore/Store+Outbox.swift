@@ -163,23 +163,10 @@ extension Store {
 
     /// The pending state of the list `info` names, or `nil` when it is not a replica.
     func pendingState(_ db: Database, info: ListRow) throws -> PendingState? {
-        guard let position = try Self.position(db, listID: info.id) else { return nil }
-        let confirmed: [ListSection]
-        if let bytes = try String.fetchOne(db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [info.id]) {
-            do {
-                confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.utf8)))
-            } catch {
-                throw StoreError(.damaged, "the confirmed state of list '\(info.name)' does not decode: \(error)")
-            }
-        } else {
-            confirmed = try snapshot(db, list: info.name, at: nil).sections
-        }
-        return PendingState(
-            position: position, headVersion: info.headVersion, confirmed: confirmed,
-            outbox: try outbox(db, listID: info.id, list: info.name), clientID: try Self.clientID(db, path: path))
+        try SQLiteTransaction(self, db).pendingState(of: info)
     }
 
-    private func outbox(_ db: Database, listID: Int64, list: String) throws -> [OutboxEntry] {
+    func outbox(_ db: Database, listID: Int64, list: String) throws -> [OutboxEntry] {
         try Row.fetchAll(
             db,
             sql: """
@@ -232,7 +219,7 @@ extension Store {
         return fresh
     }
 
-    private static func clientID(_ db: Database, path: String) throws -> String {
+    static func clientID(_ db: Database, path: String) throws -> String {
         guard let id = try String.fetchOne(db, sql: "SELECT client_id FROM store WHERE id = 1") else {
             throw StoreError(.damaged, "the store at \(path) is damaged: it has no client id")
         }

@@ -118,41 +118,7 @@ extension Store {
     public func journal(of list: String, after version: Int? = nil, limit: Int = 100, maxBytes: Int = .max) throws -> JournalPage {
         let pool = try existingPool()
         return try Store.mapErrors(path: path) {
-            try pool.read { db in
-                let info = try listInfo(db, list: list)
-                let version = version ?? info.baseVersion
-                try info.checkRetained(version)
-                let limit = max(0, limit)
-                if maxBytes < .max, limit > 0 {
-                    // Count the entries that fit by their sizes alone (one row past `limit` tells
-                    // whether more follow), then read only those.
-                    let sizes = try _RawStatement(
-                        db, """
-                            SELECT length(CAST(stages AS BLOB)) FROM journal
-                            WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
-                            """)
-                    sizes.bind(1, info.id)
-                    sizes.bind(2, version)
-                    sizes.bind(3, info.headVersion)
-                    sizes.bind(4, Int64(min(limit, Int(Int64.max) - 1) + 1))
-                    defer { sizes.reset() }
-                    var (fitting, bytes, hasMore) = (0, 0, false)
-                    while try sizes.step() {
-                        bytes += Int(sizes.int64(0))
-                        if fitting == limit || (fitting > 0 && bytes > maxBytes) {
-                            hasMore = true
-                            break
-                        }
-                        fitting += 1
-                    }
-                    let entries = try entries(db, info: info, after: version, through: info.headVersion, limit: fitting)
-                    return JournalPage(entries: entries, hasMore: hasMore)
-                }
-                var entries = try entries(db, info: info, after: version, through: info.headVersion, limit: min(limit, Int.max - 1) + 1)
-                let hasMore = entries.count > limit
-                if hasMore { entries.removeLast() }
-                return JournalPage(entries: entries, hasMore: hasMore)
-            }
+            try pool.read { db in try SQLiteTransaction(self, db).journal(of: list, after: version, limit: limit, maxBytes: maxBytes) }
         }
     }
 

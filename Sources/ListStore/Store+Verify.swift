@@ -44,42 +44,10 @@ extension Store {
                     }
                 }
                 for name in names {
-                    report.lists.append(try verifyList(db, name: name, progress: progress))
+                    report.lists.append(try SQLiteTransaction(self, db).verifyList(name, progress: progress))
                 }
                 return report
             }
         }
-    }
-
-    private func verifyList(_ db: Database, name: String, progress: ((VerificationProgress) -> Void)?) throws -> ListVerification {
-        let info: ListRow
-        do {
-            info = try listInfo(db, list: name)
-        } catch {
-            return try .unreadable(name, error)
-        }
-        var check = _JournalReplayCheck(name: name, info: info)
-        do {
-            let versions = try Int.fetchAll(
-                db, sql: "SELECT version FROM stored_snapshot WHERE list_id = ? ORDER BY version", arguments: [info.id])
-            check = _JournalReplayCheck(name: name, info: info, storedSnapshots: versions)
-            while check.needsEntries {
-                check.replay(try entries(db, info: info, after: check.version, through: info.headVersion, limit: 256), progress: progress)
-            }
-            guard check.checkHeadDigest() else { return check.result }
-            let head = try loadHead(db, listID: info.id, version: info.headVersion, digest: info.headDigest)
-            check.check(head: head)
-            guard check.result.isValid else { return check.result }
-            if let pending = try pendingState(db, info: info) { check.check(replica: pending, head: head) }
-            let stored = try _RawStatement(db, "SELECT version, snapshot FROM stored_snapshot WHERE list_id = ? ORDER BY version")
-            stored.bind(1, info.id)
-            defer { stored.reset() }
-            while check.result.isValid, try stored.step() {
-                check.check(storedSnapshot: Int(stored.int64(0)), document: stored.bytes(1))
-            }
-        } catch {
-            check.diverge(at: check.version + 1, "\(error)")
-        }
-        return check.result
     }
 }

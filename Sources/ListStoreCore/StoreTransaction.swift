@@ -41,6 +41,23 @@ package protocol StoreTransaction {
         version: Int, digest: ListDigest, stages: [UInt8]
     )]
 
+    /// The sizes in bytes of the stages of the journal entries `after+1 ... through`, oldest first,
+    /// at most `limit`.
+    func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int]
+
+    /// The journal entries of the list `info` names with a version in `after+1 ... through`, oldest
+    /// first, at most `limit`.
+    func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry]
+
+    /// The versions of the list's stored snapshots, oldest first.
+    func storedSnapshotVersions(listID: Int64) throws -> [Int]
+
+    /// The head of the list `info` names, read from its rows (no kept head is trusted).
+    func head(of info: ListRow) throws -> StoredHead
+
+    /// The store's client id (the id its local changes are pushed under).
+    func clientID() throws -> String
+
     // MARK: Commits
 
     /// Locks the row of `list` (and, for a list without one, its name, so that two first commits
@@ -88,6 +105,12 @@ package protocol StoreTransaction {
     ) throws -> (
         seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest
     )?
+
+    /// The confirmed state of a replica list (a snapshot document), kept while local changes wait.
+    func confirmedState(listID: Int64) throws -> [UInt8]?
+
+    /// The outbox of the list `info` names, oldest first.
+    func outbox(of info: ListRow) throws -> [OutboxEntry]
 
     /// Keeps the confirmed state of a replica list (a snapshot document).
     func keepConfirmed(_ document: [UInt8], listID: Int64) throws

@@ -101,30 +101,15 @@ extension PostgresStore: ReplicaStore {
     }
 
     @_spi(Replication) public func pendingState(of list: String) async throws -> PendingState? {
-        try await transaction(.readOnly) { connection in
-            guard let info = try await listInfoIfAny(connection, list: list) else { return nil }
-            return try await pendingState(connection, info: info)
-        }
-    }
-
-    /// The pending state of the list `info` names, or `nil` when it is not a replica.
-    func pendingState(_ connection: PostgresConnection, info: ListRow) async throws -> PendingState? {
-        let list = info.name
-        guard let position = try await position(connection, listID: info.id) else { return nil }
-        var confirmed: [ListSection]?
-        let rows = try await connection.query("SELECT confirmed FROM replica_source WHERE list_id = \(info.id)", logger: self.logger)
-        for try await bytes in rows.decode(ByteBuffer?.self) {
-            guard let bytes else { continue }
+        try await writing(.readOnly) { transaction in
+            let info: ListRow
             do {
-                confirmed = try SnapshotDocument.sections(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
-            } catch {
-                throw StoreError(.damaged, "the confirmed state of list '\(list)' does not decode: \(error)")
+                info = try transaction.listRow(list, locking: false)
+            } catch StoreError.Code.listNotFound {
+                return nil
             }
+            return try transaction.pendingState(of: info)
         }
-        if confirmed == nil { confirmed = try await headSections(connection, listID: info.id) }
-        return PendingState(
-            position: position, headVersion: info.headVersion, confirmed: confirmed ?? [],
-            outbox: try await outbox(connection, listID: info.id, list: list), clientID: try await clientID(connection))
     }
 
     @_spi(Replication) public func commitReplica(

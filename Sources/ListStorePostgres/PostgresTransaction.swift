@@ -1,5 +1,6 @@
 import Foundation
 import ListDiff
+import ListJSON
 import ListMerge
 import ListStoreCore
 import NIOPosix
@@ -38,7 +39,12 @@ final class PostgresTransaction: StoreTransaction {
     /// Runs `query` and waits for all its rows.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try connection.query(query, logger: store.logger).wait()
+        do {
+            return try connection.query(query, logger: store.logger).wait()
+        } catch let error as PSQLError {
+            // Mapped here, so that the store's logic tells a failed connection (`.io`) from damage.
+            throw _PostgresErrors.storeError(error, location)
+        }
     }
 
     /// Runs `query` and decodes its rows as `T`.
@@ -119,6 +125,38 @@ final class PostgresTransaction: StoreTransaction {
             let (version, digest, stages) = try row.decode((Int64, String, ByteBuffer).self)
             return (Int(version), ListDigest(hex: digest), Array(stages.readableBytesView))
         }
+    }
+
+    func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int] {
+        try execute(_PostgresStatements.EntrySizes(range: .init(listID: listID, after: after, through: through, limit: limit)))
+    }
+
+    func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
+        let statement = _PostgresStatements.Entries(
+            range: .init(listID: info.id, after: after, through: through, limit: min(limit, Int(Int64.max))))
+        return try execute(statement).map { row in
+            let (version, parent, committedAt, digest, author, message, sectionCount, elementCount, stages, pushClient, pushSeq, conflicts) = row
+            return JournalEntry(
+                list: info.name, version: version, parentVersion: parent, committedAt: committedAt, digest: ListDigest(hex: digest),
+                author: author, message: message, sectionCount: sectionCount, elementCount: elementCount,
+                stagesJSON: Array(stages.readableBytesView), pushID: pushClient.map { PushID(client: $0, seq: pushSeq ?? 0) },
+                conflicts: try conflicts.map { try PostgresStore.decodeConflicts($0, of: "version \(version) of list '\(info.name)'") } ?? [])
+        }
+    }
+
+    func storedSnapshotVersions(listID: Int64) throws -> [Int] {
+        try rows("SELECT version FROM stored_snapshot WHERE list_id = \(listID) ORDER BY version", as: Int64.self).map { Int($0) }
+    }
+
+    func head(of info: ListRow) throws -> StoredHead {
+        try loadHead(listID: info.id, version: info.headVersion, digestHex: info.headDigest.hex)
+    }
+
+    func clientID() throws -> String {
+        guard let id = try rows("SELECT client_id FROM store WHERE id = 1", as: String.self).first else {
+            throw damaged("it has no client id")
+        }
+        return id
     }
 
     // MARK: Commits
@@ -379,6 +417,34 @@ final class PostgresTransaction: StoreTransaction {
         ).first.map { row in
             let (seq, kept, version, digest) = try row.decode((Int, Bool, Int, String).self)
             return (seq, kept, version, ListDigest(hex: digest))
+        }
+    }
+
+    func confirmedState(listID: Int64) throws -> [UInt8]? {
+        try rows("SELECT confirmed FROM replica_source WHERE list_id = \(listID)", as: ByteBuffer?.self).first?.map {
+            Array($0.readableBytesView)
+        }
+    }
+
+    func outbox(of info: ListRow) throws -> [OutboxEntry] {
+        try query(
+            """
+            SELECT seq, intents, author, message, created_at, local_version, pushed_version,
+                coalesce(client_id, (SELECT client_id FROM store WHERE id = 1), '')
+            FROM outbox WHERE list_id = \(info.id) ORDER BY seq
+            """
+        ).map { row in
+            let (seq, bytes, author, message, createdAt, localVersion, pushedVersion, client) = try row.decode(
+                (Int, ByteBuffer, String?, String?, String, Int, Int?, String).self)
+            let intents: [Intent]
+            do {
+                intents = try Intent.intents(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
+            } catch {
+                throw StoreError(.damaged, "local change \(seq) of list '\(info.name)' does not decode: \(error)")
+            }
+            return OutboxEntry(
+                seq: seq, intents: intents, author: author, message: message, createdAt: createdAt, localVersion: localVersion,
+                pushedVersion: pushedVersion, client: client)
         }
     }
 
