@@ -13,12 +13,13 @@ import Testing
 enum EngineKind: String, CustomTestStringConvertible, Sendable {
     case sqlite
     case postgres
+    case memory
 
     var testDescription: String { rawValue }
 
-    /// SQLite always; PostgreSQL when `LISTSTORE_TEST_POSTGRES` names a server (in CI it must:
-    /// `PostgresEnvironmentTests` fails without it).
-    static let available: [EngineKind] = PostgresTestEnvironment.url == nil ? [.sqlite] : [.sqlite, .postgres]
+    /// SQLite and memory always; PostgreSQL when `LISTSTORE_TEST_POSTGRES` names a server (in CI it
+    /// must: `PostgresEnvironmentTests` fails without it).
+    static let available: [EngineKind] = PostgresTestEnvironment.url == nil ? [.sqlite, .memory] : [.sqlite, .postgres, .memory]
 
     /// Runs `body` with `handles` handles on one new, empty store of this engine (two handles reach
     /// the same data as two processes would), closed afterwards.
@@ -30,6 +31,10 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
             let stores = try (0..<handles).map { _ in try Store(path: path) }
             defer { for store in stores { try? store.close() } }
             return try await body(stores)
+        case .memory:
+            // Several references to one in-memory store are several handles on it.
+            let store = InMemoryStore()
+            return try await body(Array(repeating: store, count: handles))
         case .postgres:
             return try await PostgresTestDatabase.withFresh { database in
                 var stores: [PostgresStore] = []

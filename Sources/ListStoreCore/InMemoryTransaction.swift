@@ -1,0 +1,390 @@
+import ListJSON
+import ListMerge
+
+/// The rows of an `InMemoryStore`, in the shape of the engines' tables.
+struct InMemoryTables: Sendable {
+    struct List: Sendable {
+        var row: ListRow
+        var snapshotVersion = 0
+        var bytesSinceSnapshot = 0
+    }
+
+    struct Section: Sendable {
+        var listID: Int64
+        var position: Int64
+        var model: ListItem
+        var hash: ContentHash
+    }
+
+    struct Element: Sendable {
+        var item: ListItem
+        var hash: ContentHash
+    }
+
+    struct Replica: Sendable {
+        var source: ReplicaSource
+        var nextSeq = 1
+        var confirmed: [UInt8]?
+        var lastConflicts: [Conflict] = []
+    }
+
+    var identity: StoreIdentity
+    var clientID: String
+    var lists: [String: List] = [:]
+    var names: [Int64: String] = [:]
+    var sections: [Int64: Section] = [:]
+    var sectionsOfList: [Int64: Set<Int64>] = [:]
+    /// Element rows by section row, then position.
+    var elements: [Int64: [Int64: Element]] = [:]
+    /// Journal entries by list row, then version.
+    var journal: [Int64: [Int: JournalEntry]] = [:]
+    var storedSnapshots: [Int64: [Int: [UInt8]]] = [:]
+    var consumers: [Int64: [String: ConsumerInfo]] = [:]
+    /// Recorded pushes by list row, client, then sequence number.
+    var pushes: [Int64: [String: [Int: PushAnswer]]] = [:]
+    var replicas: [Int64: Replica] = [:]
+    var outbox: [Int64: [Int: OutboxEntry]] = [:]
+    var nextListID: Int64 = 1
+    var nextSectionID: Int64 = 1
+}
+
+/// The in-memory driver of the store's logic (`StoreTransaction`): its steps read and write a copy
+/// of the store's tables, which its store keeps when the transaction returns and drops when it
+/// throws.
+final class InMemoryTransaction: StoreTransaction {
+    let location: String
+    private(set) var tables: InMemoryTables
+    /// Whether this transaction changed a list (its head, or what readers keep of it).
+    private(set) var changed = false
+
+    init(_ tables: InMemoryTables, location: String) {
+        self.tables = tables
+        self.location = location
+    }
+
+    // MARK: Lists
+
+    func listRow(_ list: String, locking: Bool) throws -> ListRow {
+        guard let row = tables.lists[list]?.row else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
+        return row
+    }
+
+    func headSections(of info: ListRow) throws -> [ListSection] {
+        try lockedHead(of: info.name).sections
+    }
+
+    func storedSnapshot(listID: Int64, after: Int, through: Int) throws -> (version: Int, document: [UInt8])? {
+        tables.storedSnapshots[listID, default: [:]].filter { $0.key > after && $0.key <= through }.max { $0.key < $1.key }
+            .map { ($0.key, $0.value) }
+    }
+
+    func journalStages(listID: Int64, from: Int, through: Int) throws -> [(version: Int, digest: ListDigest, stages: [UInt8])] {
+        entries(listID: listID, after: from - 1, through: through).map { ($0.version, $0.digest, $0.stagesJSON) }
+    }
+
+    func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int] {
+        entries(listID: listID, after: after, through: through).prefix(limit).map(\.stagesJSON.count)
+    }
+
+    func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
+        Array(entries(listID: info.id, after: after, through: through).prefix(limit))
+    }
+
+    func storedSnapshotVersions(listID: Int64) throws -> [Int] {
+        tables.storedSnapshots[listID, default: [:]].keys.sorted()
+    }
+
+    func head(of info: ListRow) throws -> StoredHead {
+        try lockedHead(of: info.name)
+    }
+
+    func clientID() throws -> String { tables.clientID }
+
+    // MARK: Commits
+
+    func lockedHead(of list: String) throws -> StoredHead {
+        guard let row = tables.lists[list]?.row else { return .empty }
+        var head = StoredHead.empty
+        head.listID = row.id
+        head.version = row.headVersion
+        head.digest = row.headDigest
+        let sectionRows = tables.sectionsOfList[row.id, default: []].sorted {
+            (tables.sections[$0]!.position, $0) < (tables.sections[$1]!.position, $1)
+        }
+        for id in sectionRows {
+            let section = tables.sections[id]!
+            let elements = tables.elements[id, default: [:]].sorted { $0.key < $1.key }
+            head.sections.append(ListSection(model: section.model, elements: elements.map(\.value.item)))
+            head.sectionRows.append(id)
+            head.sectionPositions.append(section.position)
+            head.sectionHashes.append(section.hash)
+            head.elementPositions += elements.map(\.key)
+            head.elementHashes += elements.map(\.value.hash)
+        }
+        return head
+    }
+
+    func write(_ whole: CommitRows.WholeSections) throws -> (reservedRows: [Int64], written: Int) {
+        var written = 0
+        for row in whole.deletedSectionRows {
+            guard let section = tables.sections.removeValue(forKey: row) else { throw damaged("section row \(row) is missing") }
+            tables.sectionsOfList[section.listID]?.remove(row)
+            written += (tables.elements.removeValue(forKey: row)?.count ?? 0) + 1
+        }
+        guard !whole.insertedSections.isEmpty, whole.failure == nil else { return ([], written) }
+        let reserved = (0..<Int64(whole.insertedSections.count)).map { tables.nextSectionID + $0 }
+        tables.nextSectionID += Int64(reserved.count)
+        for (k, t) in whole.insertedSections.enumerated() {
+            let positions = whole.elementPositions(ofInserted: k)
+            let hashes = whole.elementHashes(ofInserted: k)
+            for (e, element) in whole.target[t].elements.enumerated() {
+                tables.elements[reserved[k], default: [:]][positions[positions.startIndex + e]] = InMemoryTables.Element(
+                    item: element, hash: hashes[hashes.startIndex + e])
+                written += 1
+            }
+        }
+        return (reserved, written)
+    }
+
+    func insertList(_ name: String, createdAt: String) throws -> Int64 {
+        let id = tables.nextListID
+        tables.nextListID += 1
+        tables.lists[name] = InMemoryTables.List(
+            row: ListRow(id: id, name: name, headVersion: 0, headDigest: ListDigest(hex: ""), baseVersion: 0, baseSnapshot: nil))
+        tables.names[id] = name
+        return id
+    }
+
+    func write(_ rows: CommitRows, listID: Int64) throws -> Int {
+        for slot in rows.deletedElements {
+            guard tables.elements[slot.section]?.removeValue(forKey: slot.position) != nil else { throw damaged("an element row is missing") }
+        }
+        for section in rows.insertedSections {
+            tables.sections[section.row] = InMemoryTables.Section(
+                listID: listID, position: section.position, model: rows.target[section.target].model,
+                hash: rows.sectionHashes[section.target])
+            tables.sectionsOfList[listID, default: []].insert(section.row)
+        }
+        for section in rows.updatedSections {
+            guard tables.sections[section.row] != nil else { throw damaged("section row \(section.row) is missing") }
+            tables.sections[section.row]!.position = section.position
+            tables.sections[section.row]!.model.content = rows.target[section.target].model.content
+            tables.sections[section.row]!.hash = rows.sectionHashes[section.target]
+        }
+        // Moved rows leave their old slots before any row takes a new one.
+        var moved: [(CommitRows.ElementRow, InMemoryTables.Element)] = []
+        for element in rows.movedElements {
+            let from = element.from!
+            guard let old = tables.elements[from.section]?.removeValue(forKey: from.position) else {
+                throw damaged("an element row is missing")
+            }
+            moved.append((element, old))
+        }
+        for element in rows.insertedElements {
+            tables.elements[element.slot.section, default: [:]][element.slot.position] = InMemoryTables.Element(
+                item: ListItem(id: rows.identifier(of: element), content: rows.content(of: element)), hash: rows.elementHashes[element.flat])
+        }
+        for (element, old) in moved {
+            var new = old
+            if element.contentChanged {
+                new.item.content = rows.content(of: element)
+                new.hash = rows.elementHashes[element.flat]
+            }
+            tables.elements[element.slot.section, default: [:]][element.slot.position] = new
+        }
+        for element in rows.updatedElements {
+            guard tables.elements[element.slot.section]?[element.slot.position] != nil else { throw damaged("an element row is missing") }
+            tables.elements[element.slot.section]![element.slot.position]!.item.content = rows.content(of: element)
+            tables.elements[element.slot.section]![element.slot.position]!.hash = rows.elementHashes[element.flat]
+        }
+        return rows.deletedElements.count + rows.insertedSections.count + rows.updatedSections.count
+            + rows.insertedElements.count + rows.updatedElements.count + rows.movedElements.count
+    }
+
+    func setHead(listID: Int64, version: Int, digest: ListDigest, journalBytes: Int) throws -> (snapshotVersion: Int, bytesSinceSnapshot: Int) {
+        let name = try name(of: listID)
+        tables.lists[name]!.row.headVersion = version
+        tables.lists[name]!.row.headDigest = digest
+        tables.lists[name]!.bytesSinceSnapshot += journalBytes
+        return (tables.lists[name]!.snapshotVersion, tables.lists[name]!.bytesSinceSnapshot)
+    }
+
+    func insertStoredSnapshot(_ snapshot: ListSnapshot, listID: Int64) throws {
+        let name = try name(of: listID)
+        tables.storedSnapshots[listID, default: [:]][snapshot.version] = snapshot.documentJSON
+        tables.lists[name]!.snapshotVersion = snapshot.version
+        tables.lists[name]!.bytesSinceSnapshot = 0
+    }
+
+    func insertJournal(_ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest) throws {
+        tables.journal[listID, default: [:]][journal.version] = JournalEntry(
+            list: journal.list, version: journal.version, parentVersion: journal.parentVersion, committedAt: journal.committedAt,
+            digest: digest, author: journal.author, message: journal.message, sectionCount: journal.sectionCount,
+            elementCount: journal.elementCount, stagesJSON: stagesJSON)
+    }
+
+    func announce(_ head: StoredHead?, of list: String) throws {
+        changed = true
+    }
+
+    // MARK: Outbox
+
+    func takeOutboxSeq(listID: Int64) throws -> (seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest)? {
+        guard let replica = tables.replicas[listID] else { return nil }
+        tables.replicas[listID]!.nextSeq += 1
+        return (replica.nextSeq, replica.confirmed != nil, replica.source.version, replica.source.digest)
+    }
+
+    func confirmedState(listID: Int64) throws -> [UInt8]? {
+        tables.replicas[listID]?.confirmed
+    }
+
+    func outbox(of info: ListRow) throws -> [OutboxEntry] {
+        tables.outbox[info.id, default: [:]].values.sorted { $0.seq < $1.seq }
+    }
+
+    func keepConfirmed(_ document: [UInt8], listID: Int64) throws {
+        tables.replicas[listID]?.confirmed = document
+    }
+
+    func insertOutbox(
+        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?, createdAt: String, localVersion: Int
+    ) throws {
+        let intents = try Intent.intents(decoding: try JSONParser().parse(intentsJSON))
+        tables.outbox[listID, default: [:]][seq] = OutboxEntry(
+            seq: seq, intents: intents, author: author, message: message, createdAt: createdAt, localVersion: localVersion,
+            pushedVersion: nil, client: tables.clientID)
+    }
+
+    // MARK: Replica lists
+
+    func replicaSource(listID: Int64) throws -> ReplicaSource? {
+        tables.replicas[listID]?.source
+    }
+
+    func replicaState(listID: Int64) throws -> (hasLocalChanges: Bool, sourceVersion: Int?) {
+        (!(tables.outbox[listID]?.isEmpty ?? true), tables.replicas[listID]?.source.version)
+    }
+
+    func setReplicaSource(_ source: ReplicaSource, listID: Int64, updatedAt: String) throws {
+        if tables.replicas[listID] == nil {
+            tables.replicas[listID] = InMemoryTables.Replica(source: source)
+        } else {
+            tables.replicas[listID]!.source = source
+        }
+    }
+
+    func moveReplicaSource(
+        listID: Int64, to position: ReplicaSource, confirmed: [UInt8]?, lastConflicts: [UInt8]?, updatedAt: String
+    ) throws {
+        guard tables.replicas[listID] != nil else { return }
+        tables.replicas[listID]!.source = position
+        tables.replicas[listID]!.confirmed = confirmed
+        if let lastConflicts {
+            tables.replicas[listID]!.lastConflicts = try Conflict.conflicts(decoding: try JSONParser().parse(lastConflicts))
+        }
+    }
+
+    func deleteOutbox(listID: Int64, seqs: [Int]) throws {
+        for seq in seqs { tables.outbox[listID]?.removeValue(forKey: seq) }
+    }
+
+    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int) throws {
+        tables.outbox[listID]?[seq]?.pushedVersion = version
+    }
+
+    func outboxCount(listID: Int64) throws -> Int {
+        tables.outbox[listID]?.count ?? 0
+    }
+
+    // MARK: Consumers and pruning
+
+    func consumers(of info: ListRow) throws -> [ConsumerInfo] {
+        tables.consumers[info.id, default: [:]].values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    func insertConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws {
+        if tables.consumers[listID]?[name] != nil {
+            tables.consumers[listID]![name]!.version = version
+            tables.consumers[listID]![name]!.acknowledgedAt = time
+        } else {
+            tables.consumers[listID, default: [:]][name] = ConsumerInfo(
+                name: name, list: try self.name(of: listID), version: version, registeredAt: time, acknowledgedAt: time)
+        }
+    }
+
+    func updateConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws -> Bool {
+        guard tables.consumers[listID]?[name] != nil else { return false }
+        tables.consumers[listID]![name]!.version = version
+        tables.consumers[listID]![name]!.acknowledgedAt = time
+        return true
+    }
+
+    func deleteConsumer(_ name: String, listID: Int64) throws -> Bool {
+        tables.consumers[listID]?.removeValue(forKey: name) != nil
+    }
+
+    func deleteJournal(listID: Int64, through version: Int) throws -> Int {
+        let removed = tables.journal[listID, default: [:]].keys.filter { $0 <= version }
+        for key in removed { tables.journal[listID]!.removeValue(forKey: key) }
+        return removed.count
+    }
+
+    func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws {
+        let name = try name(of: listID)
+        tables.lists[name]!.row.baseVersion = version
+        tables.lists[name]!.row.baseSnapshot = snapshot
+    }
+
+    func dropStoredSnapshots(listID: Int64, through version: Int) throws {
+        for key in tables.storedSnapshots[listID, default: [:]].keys where key <= version {
+            tables.storedSnapshots[listID]!.removeValue(forKey: key)
+        }
+        let name = try name(of: listID)
+        guard tables.lists[name]!.snapshotVersion < version else { return }
+        tables.lists[name]!.snapshotVersion = version
+        tables.lists[name]!.bytesSinceSnapshot = entries(listID: listID, after: version, through: .max).reduce(0) { $0 + $1.stagesJSON.count }
+    }
+
+    // MARK: Pushes
+
+    func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
+        tables.pushes[listID]?[client, default: [:]].filter { seqs.contains($0.key) }.sorted { $0.key < $1.key }.prefix(1000).map {
+            var answer = $0.value
+            answer.list = list
+            return answer
+        } ?? []
+    }
+
+    func latestPushSeq(listID: Int64, client: String) throws -> Int? {
+        tables.pushes[listID]?[client]?.keys.max()
+    }
+
+    func insertPush(listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String, fingerprint: String) throws {
+        let conflicts = try Conflict.conflicts(decoding: try JSONParser().parse(conflictsJSON))
+        tables.pushes[listID, default: [:]][id.client, default: [:]][id.seq] = PushAnswer(
+            list: try name(of: listID), version: version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
+    }
+
+    func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {
+        guard tables.journal[listID]?[version] != nil else { throw damaged("version \(version) is missing from the journal") }
+        tables.journal[listID]![version]!.pushID = id
+        tables.journal[listID]![version]!.conflicts = try conflictsJSON.map { try Conflict.conflicts(decoding: try JSONParser().parse($0)) } ?? []
+    }
+
+    // MARK: Internals
+
+    /// The journal entries of a list with a version in `after+1 ... through`, oldest first.
+    private func entries(listID: Int64, after: Int, through: Int) -> [JournalEntry] {
+        tables.journal[listID, default: [:]].values.filter { $0.version > after && $0.version <= through }.sorted { $0.version < $1.version }
+    }
+
+    private func name(of listID: Int64) throws -> String {
+        guard let name = tables.names[listID] else { throw damaged("list row \(listID) is missing") }
+        return name
+    }
+
+    private func damaged(_ what: String) -> StoreError {
+        StoreError(.damaged, "the store at \(location) is damaged: \(what)")
+    }
+}
