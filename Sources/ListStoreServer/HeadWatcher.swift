@@ -9,7 +9,7 @@ import ListStoreCore
 /// costs an entry in a table, not a task and a timer of its own (a woken long poll would otherwise
 /// leave its timer running for the rest of its `wait`), and a store slow to answer does not delay
 /// the timeouts.
-final class HeadWatcher: @unchecked Sendable {
+final class HeadWatcher: Sendable {
     private struct Waiter {
         var list: String
         var after: Int
@@ -31,9 +31,7 @@ final class HeadWatcher: @unchecked Sendable {
     let pollInterval: Duration
     /// The event streams at the heads, written to from each read of the heads.
     let fanout: EventFanout?
-    // `@unchecked Sendable`: `state` is only touched under `lock`.
-    private let lock = NSLock()
-    private var state = State()
+    private let state = _Locked(State())
 
     init(store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil) {
         self.store = store
@@ -42,9 +40,7 @@ final class HeadWatcher: @unchecked Sendable {
     }
 
     private func withState<T>(_ body: (inout State) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
+        state.withLock(body)
     }
 
     /// Reads the heads while anyone waits, and ends the waits whose time is up, until the task is
