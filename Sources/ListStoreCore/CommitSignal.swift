@@ -54,28 +54,35 @@ package final class CommitSignal: Sendable {
     }
 
     /// Returns at the next commit signalled for `path` (at once if one was since `generation`), after
-    /// `timeout`, or when the task is cancelled, whichever comes first.
+    /// `timeout`, or when the task is cancelled, whichever comes first. The timer is a child task
+    /// that ends with the wait: nothing outlives the call.
     package func wait(path: String, unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
         let key = Self.key(path)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForSignal(key, unlessGenerationIsNot: generation) }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns at the next commit signalled for `key` (at once if one was since `generation`), or when
+    /// the task is cancelled.
+    private func waitForSignal(_ key: String, unlessGenerationIsNot generation: UInt64) async {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiter &+= 1
             return state.nextWaiter
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Under the lock that `resume` takes too: a cancellation either comes first (and is
+                // seen here) or finds the waiter registered.
                 let waiting = state.withLock { state -> Bool in
-                    guard state.generations[key, default: 0] == generation else { return false }
+                    guard state.generations[key, default: 0] == generation, !Task.isCancelled else { return false }
                     state.waiters[id] = (key, continuation)
                     return true
                 }
-                guard waiting else {
-                    continuation.resume()
-                    return
-                }
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    self?.resume(id)
-                }
+                if !waiting { continuation.resume() }
             }
         } onCancel: {
             resume(id)
