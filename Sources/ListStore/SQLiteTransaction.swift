@@ -410,15 +410,45 @@ final class SQLiteTransaction: StoreTransaction {
         }
     }
 
-    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int) throws {
+    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int, ifClient client: String?) throws {
         try db.execute(
-            sql: "UPDATE outbox SET pushed_version = ? WHERE list_id = ? AND seq = ?",
-            arguments: [version, listID, seq])
+            sql: "UPDATE outbox SET pushed_version = ?1 WHERE list_id = ?2 AND seq = ?3 AND (?4 IS NULL OR client_id = ?4)",
+            arguments: [version, listID, seq, client])
     }
 
     func outboxCount(listID: Int64) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE list_id = ?", arguments: [listID])
             ?? 0
+    }
+
+    func outboxCounts(listID: Int64) throws -> (pending: Int, pushed: Int) {
+        let row = try Row.fetchOne(
+            db, sql: "SELECT COUNT(*) - COUNT(pushed_version), COUNT(pushed_version) FROM outbox WHERE list_id = ?", arguments: [listID])
+        return (row?[0] ?? 0, row?[1] ?? 0)
+    }
+
+    func lastConflicts(listID: Int64) throws -> [UInt8]? {
+        try String.fetchOne(db, sql: "SELECT last_conflicts FROM replica_source WHERE list_id = ?", arguments: [listID]).map { Array($0.utf8) }
+    }
+
+    func setLastConflicts(_ report: [UInt8]?, listID: Int64) throws {
+        try db.execute(
+            sql: "UPDATE replica_source SET last_conflicts = ? WHERE list_id = ?",
+            arguments: [report.map { String(decoding: $0, as: UTF8.self) }, listID])
+    }
+
+    func holdsSections(listID: Int64) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM section WHERE list_id = ?)", arguments: [listID]) ?? false
+    }
+
+    func replaceClientID(_ old: String, with new: String) throws {
+        try db.execute(sql: "UPDATE store SET client_id = ? WHERE id = 1 AND client_id = ?", arguments: [new, old])
+    }
+
+    func moveOutbox(listID: Int64, from id: PushID, to client: String) throws {
+        try db.execute(
+            sql: "UPDATE outbox SET client_id = ? WHERE list_id = ? AND client_id = ? AND seq >= ? AND pushed_version IS NULL",
+            arguments: [client, listID, id.client, id.seq])
     }
 
     // MARK: Consumers and pruning

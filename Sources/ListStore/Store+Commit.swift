@@ -108,11 +108,6 @@ extension Store {
         if let problem = _Names.problem(with: name, "list") { throw StoreError(.invalidListName, problem) }
     }
 
-    /// Throws unless `name` can name a new list: also in NFC, without invisible formatting characters.
-    static func validateNewListName(_ name: String) throws {
-        if let problem = _Names.problem(withNew: name, "list") { throw StoreError(.invalidListName, problem) }
-    }
-
     /// Once the write-ahead log has grown past 4 MiB, copies it back into the database file on a
     /// background thread through a connection of its own: a passive checkpoint takes no write lock,
     /// so neither this commit nor the next one waits for it. SQLite's own automatic checkpoint stays

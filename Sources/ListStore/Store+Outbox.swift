@@ -36,20 +36,7 @@ extension Store {
     /// - Complexity: O(1) plus the size of the last conflict report.
     public func replicaStatus(of list: String) throws -> ReplicaStatus? {
         let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.read { db in
-                let info = try listInfo(db, list: list)
-                guard let position = try Self.position(db, listID: info.id) else { return nil }
-                let counts = try Row.fetchOne(
-                    db, sql: "SELECT COUNT(*) - COUNT(pushed_version), COUNT(pushed_version) FROM outbox WHERE list_id = ?",
-                    arguments: [info.id])!
-                let report = try String.fetchOne(db, sql: "SELECT last_conflicts FROM replica_source WHERE list_id = ?", arguments: [info.id])
-                return ReplicaStatus(
-                    list: list, source: position, headVersion: info.headVersion, clientID: try Self.clientID(db, path: path),
-                    pending: counts[0], pushed: counts[1],
-                    lastConflicts: try report.map { try Self.decodeConflicts(Array($0.utf8), of: "the last push of list '\(list)'") } ?? [])
-            }
-        }
+        return try Store.mapErrors(path: path) { try pool.read { db in try SQLiteTransaction(self, db).replicaStatus(of: list) } }
     }
 
     // MARK: - For replicas (package-visible: ListSync writes through these)
@@ -73,35 +60,13 @@ extension Store {
     package func replicaHead(of list: String) throws -> ReplicaHead? {
         guard exists else { return nil }
         let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.read { db in
-                guard let info = try listInfoIfAny(db, list: list) else { return nil }
-                let holdsData = try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM section WHERE list_id = ?)", arguments: [info.id]) ?? false
-                let hasLocalChanges = try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = ?)", arguments: [info.id]) ?? false
-                return ReplicaHead(
-                    position: try Self.position(db, listID: info.id), version: info.headVersion, digest: info.headDigest,
-                    holdsData: holdsData, hasLocalChanges: hasLocalChanges)
-            }
-        }
+        return try Store.mapErrors(path: path) { try pool.read { db in try SQLiteTransaction(self, db).replicaHead(of: list) } }
     }
 
     /// Records that the outbox entry `answer.seq` of `list`, pushed under `client`, was pushed and
     /// how the source answered (nothing when the entry has moved to another client id meanwhile).
     package func recordPushed(_ answer: PushAnswer, client: String, of list: String) throws {
-        let pool = try existingPool()
-        try Store.mapErrors(path: path) {
-            try pool.write { db in
-                let info = try listInfo(db, list: list)
-                try db.execute(
-                    sql: "UPDATE outbox SET pushed_version = ? WHERE list_id = ? AND seq = ? AND client_id = ?",
-                    arguments: [answer.version, info.id, answer.seq, client])
-                try db.execute(
-                    sql: "UPDATE replica_source SET last_conflicts = ? WHERE list_id = ?",
-                    arguments: [answer.conflicts.isEmpty ? nil : Conflict.jsonValue(answer.conflicts).serialized(), info.id])
-            }
-        }
+        try writing { try $0.recordPushed(answer, client: client, of: list) }
     }
 
     /// Moves the changes of `list` that a source refused under `id` to a new client id, because the
@@ -111,23 +76,7 @@ extension Store {
     /// local changes get a new random id when the store's id was `id.client`. Entries the source
     /// answered stay where the source recorded them. Returns the id the entries moved to.
     package func takeNewClientID(for list: String, replacing id: PushID) throws -> String {
-        let pool = try existingPool()
-        let client = PushRule.clientID(replacing: id)
-        try Store.mapErrors(path: path) {
-            try pool.write { db in
-                let info = try listInfo(db, list: list)
-                try db.execute(
-                    sql: "UPDATE store SET client_id = ? WHERE id = 1 AND client_id = ?",
-                    arguments: [UUID().uuidString.lowercased(), id.client])
-                try db.execute(
-                    sql: """
-                        UPDATE outbox SET client_id = ?
-                        WHERE list_id = ? AND client_id = ? AND seq >= ? AND pushed_version IS NULL
-                        """,
-                    arguments: [client, info.id, id.client, id.seq])
-            }
-        }
-        return client
+        try writing { try $0.takeNewClientID(for: list, replacing: id) }
     }
 
     /// Commits a pull of a replica list with local changes, in one transaction: `merged` (the

@@ -73,18 +73,11 @@ extension Store {
             let report: String = row[2]
             return PushAnswer(
                 list: list, version: row[1], seq: seq, duplicate: false,
-                conflicts: try decodeConflicts(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
+                conflicts: try Conflict.storedReport(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
                 fingerprint: row[3])
         }
     }
 
     /// Decodes a stored conflict report.
     /// - Throws: `StoreError.damaged`.
-    static func decodeConflicts(_ bytes: [UInt8], of what: String) throws -> [Conflict] {
-        do {
-            return try Conflict.conflicts(decoding: try JSONParser().parse(bytes))
-        } catch {
-            throw StoreError(.damaged, "the conflict report of \(what) does not decode: \(error)")
-        }
-    }
 }

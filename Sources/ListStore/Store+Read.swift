@@ -1,5 +1,6 @@
 import GRDB
 import ListJSON
+import ListMerge
 
 extension Store {
     /// The lists of the store, by name.
@@ -177,7 +178,7 @@ extension Store {
                 author: statement.optionalString(4), message: statement.optionalString(5),
                 sectionCount: Int(statement.int64(6)), elementCount: Int(statement.int64(7)), stagesJSON: statement.bytes(8),
                 pushID: statement.optionalString(9).map { PushID(client: $0, seq: Int(statement.int64(10))) },
-                conflicts: statement.isNull(11) ? [] : try Store.decodeConflicts(statement.bytes(11), of: "version \(statement.int64(0)) of list '\(info.name)'")))
+                conflicts: statement.isNull(11) ? [] : try Conflict.storedReport(statement.bytes(11), of: "version \(statement.int64(0)) of list '\(info.name)'")))
         }
         return entries
     }

@@ -241,21 +241,11 @@ public actor InMemoryStore: ReplicaStore {
     /// Where the replica list `list` stands; `nil` when it is not one.
     /// - Throws: `StoreError` `.listNotFound`.
     public func replicaStatus(of list: String) async throws -> ReplicaStatus? {
-        let info = try transaction { try $0.listRow(list, locking: false) }
-        guard let replica = tables.replicas[info.id] else { return nil }
-        let outbox = tables.outbox[info.id, default: [:]].values
-        let pushed = outbox.filter { $0.pushedVersion != nil }.count
-        return ReplicaStatus(
-            list: list, source: replica.source, headVersion: info.headVersion, clientID: tables.clientID,
-            pending: outbox.count - pushed, pushed: pushed, lastConflicts: replica.lastConflicts)
+        try transaction { try $0.replicaStatus(of: list) }
     }
 
     @_spi(Replication) public func replicaHead(of list: String) async throws -> ReplicaHead? {
-        guard let info = tables.lists[list]?.row else { return nil }
-        return ReplicaHead(
-            position: tables.replicas[info.id]?.source, version: info.headVersion, digest: info.headDigest,
-            holdsData: !(tables.sectionsOfList[info.id]?.isEmpty ?? true),
-            hasLocalChanges: !(tables.outbox[info.id]?.isEmpty ?? true))
+        try transaction { try $0.replicaHead(of: list) }
     }
 
     @_spi(Replication) public func pendingState(of list: String) async throws -> PendingState? {
@@ -298,22 +288,11 @@ public actor InMemoryStore: ReplicaStore {
     }
 
     @_spi(Replication) public func recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
-        let info = try transaction { try $0.listRow(list, locking: false) }
-        if let entry = tables.outbox[info.id]?[answer.seq], entry.client == client {
-            tables.outbox[info.id]![answer.seq]!.pushedVersion = answer.version
-        }
-        tables.replicas[info.id]?.lastConflicts = answer.conflicts
+        try transaction { try $0.recordPushed(answer, client: client, of: list) }
     }
 
     @_spi(Replication) public func takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
-        let info = try transaction { try $0.listRow(list, locking: false) }
-        let client = PushRule.clientID(replacing: id)
-        if tables.clientID == id.client { tables.clientID = UUID().uuidString.lowercased() }
-        for (seq, entry) in tables.outbox[info.id, default: [:]]
-        where entry.client == id.client && seq >= id.seq && entry.pushedVersion == nil {
-            tables.outbox[info.id]![seq]!.client = client
-        }
-        return client
+        try transaction { try $0.takeNewClientID(for: list, replacing: id) }
     }
 
     @_spi(Replication) public nonisolated func localCommitGeneration() -> UInt64 { commitGeneration() }

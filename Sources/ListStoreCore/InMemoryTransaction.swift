@@ -25,7 +25,7 @@ struct InMemoryTables: Sendable {
         var source: ReplicaSource
         var nextSeq = 1
         var confirmed: [UInt8]?
-        var lastConflicts: [Conflict] = []
+        var lastConflicts: [UInt8]?
     }
 
     var identity: StoreIdentity
@@ -280,21 +280,49 @@ final class InMemoryTransaction: StoreTransaction {
         guard tables.replicas[listID] != nil else { return }
         tables.replicas[listID]!.source = position
         tables.replicas[listID]!.confirmed = confirmed
-        if let lastConflicts {
-            tables.replicas[listID]!.lastConflicts = try Conflict.conflicts(decoding: try JSONParser().parse(lastConflicts))
-        }
+        if let lastConflicts { tables.replicas[listID]!.lastConflicts = lastConflicts }
     }
 
     func deleteOutbox(listID: Int64, seqs: [Int]) throws {
         for seq in seqs { tables.outbox[listID]?.removeValue(forKey: seq) }
     }
 
-    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int) throws {
-        tables.outbox[listID]?[seq]?.pushedVersion = version
+    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int, ifClient client: String?) throws {
+        guard let entry = tables.outbox[listID]?[seq], client == nil || entry.client == client else { return }
+        tables.outbox[listID]![seq]!.pushedVersion = version
     }
 
     func outboxCount(listID: Int64) throws -> Int {
         tables.outbox[listID]?.count ?? 0
+    }
+
+    func outboxCounts(listID: Int64) throws -> (pending: Int, pushed: Int) {
+        let entries = tables.outbox[listID, default: [:]].values
+        let pushed = entries.filter { $0.pushedVersion != nil }.count
+        return (entries.count - pushed, pushed)
+    }
+
+    func lastConflicts(listID: Int64) throws -> [UInt8]? {
+        tables.replicas[listID]?.lastConflicts
+    }
+
+    func setLastConflicts(_ report: [UInt8]?, listID: Int64) throws {
+        tables.replicas[listID]?.lastConflicts = report
+    }
+
+    func holdsSections(listID: Int64) throws -> Bool {
+        !(tables.sectionsOfList[listID]?.isEmpty ?? true)
+    }
+
+    func replaceClientID(_ old: String, with new: String) throws {
+        if tables.clientID == old { tables.clientID = new }
+    }
+
+    func moveOutbox(listID: Int64, from id: PushID, to client: String) throws {
+        for (seq, entry) in tables.outbox[listID, default: [:]]
+        where entry.client == id.client && seq >= id.seq && entry.pushedVersion == nil {
+            tables.outbox[listID]![seq]!.client = client
+        }
     }
 
     // MARK: Consumers and pruning

@@ -96,7 +96,7 @@ extension StoreTransaction {
                     try check(result)
                     try deleteOutbox(listID: listID, seqs: confirmedSeqs)
                     for entry in remaining {
-                        try setPushedVersion(entry.pushedVersion, listID: listID, seq: entry.seq)
+                        try setPushedVersion(entry.pushedVersion, listID: listID, seq: entry.seq, ifClient: nil)
                     }
                     // Kept while local changes remain.
                     let document =

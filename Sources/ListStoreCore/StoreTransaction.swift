@@ -145,8 +145,28 @@ package protocol StoreTransaction {
     /// Removes the outbox entries `seqs` (their changes are confirmed).
     func deleteOutbox(listID: Int64, seqs: [Int]) throws
 
-    /// Records the source version an outbox entry's push was merged as (`nil`: to push again).
-    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int) throws
+    /// Records the source version an outbox entry's push was merged as (`nil`: to push again);
+    /// with `ifClient`, only while the entry is still under that client id.
+    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int, ifClient client: String?) throws
+
+    /// How many outbox entries wait for a push, and how many were pushed and wait to be confirmed.
+    func outboxCounts(listID: Int64) throws -> (pending: Int, pushed: Int)
+
+    /// The conflict report of the replica list's last push (`nil`: none).
+    func lastConflicts(listID: Int64) throws -> [UInt8]?
+
+    /// Sets the conflict report of the replica list's last push.
+    func setLastConflicts(_ report: [UInt8]?, listID: Int64) throws
+
+    /// Whether the list has any section row.
+    func holdsSections(listID: Int64) throws -> Bool
+
+    /// Makes `new` the store's client id, when it is `old`.
+    func replaceClientID(_ old: String, with new: String) throws
+
+    /// Moves the outbox entries from `id.seq` on that are still under `id.client` and not pushed to
+    /// the client id `client`.
+    func moveOutbox(listID: Int64, from id: PushID, to client: String) throws
 
     /// The number of entries in the list's outbox.
     func outboxCount(listID: Int64) throws -> Int

@@ -193,19 +193,9 @@ extension PostgresStore {
                 author: author, message: message, sectionCount: sectionCount, elementCount: elementCount,
                 stagesJSON: Array(stages.readableBytesView),
                 pushID: pushClient.map { PushID(client: $0, seq: pushSeq ?? 0) },
-                conflicts: try conflicts.map { try Self.decodeConflicts($0, of: "version \(version) of list '\(info.name)'") } ?? []))
+                conflicts: try conflicts.map { try Conflict.storedReport(Array($0.readableBytesView), of: "version \(version) of list '\(info.name)'") } ?? []))
         }
         return entries
-    }
-
-    /// Decodes a stored conflict report.
-    /// - Throws: `StoreError.damaged`.
-    static func decodeConflicts(_ bytes: ByteBuffer, of what: String) throws -> [Conflict] {
-        do {
-            return try Conflict.conflicts(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
-        } catch {
-            throw StoreError(.damaged, "the conflict report of \(what) does not decode: \(error)")
-        }
     }
 
     /// The UTF-8 text of a BYTEA identifier.

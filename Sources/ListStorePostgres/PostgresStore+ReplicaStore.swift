@@ -18,14 +18,9 @@ extension PostgresStore: ReplicaStore {
     /// - Throws: `StoreError` `.io`; `CancellationError` when the task is cancelled before the read starts.
     /// - Complexity: O(1), one round trip.
     public func replicaSource(of list: String) async throws -> ReplicaSource? {
-        try await withConnection { connection in
-            let rows = try await connection.query(
-                """
-                SELECT r.store_uuid, r.store_epoch, r.list_name, r.version, r.digest
-                FROM replica_source r JOIN list l ON l.id = r.list_id WHERE l.name = \(list)
-                """, logger: self.logger)
-            for try await row in rows.decode((String, Int, String, Int, String).self) { return Self.replicaSource(row) }
-            return nil
+        try await writing(.readOnly) { transaction in
+            guard let info = try? transaction.listRow(list, locking: false) else { return nil }
+            return try transaction.replicaSource(listID: info.id)
         }
     }
 
@@ -38,7 +33,7 @@ extension PostgresStore: ReplicaStore {
     /// - Throws: `StoreError` `.damaged`, `.io`; `CancellationError`.
     /// - Complexity: O(1), one round trip.
     public func clientID() async throws -> String {
-        try await withConnection { connection in try await clientID(connection) }
+        try await writing(.readOnly) { try $0.clientID() }
     }
 
     /// The local changes of the replica list `list` that its confirmed state does not hold yet,
@@ -51,9 +46,7 @@ extension PostgresStore: ReplicaStore {
     /// - Throws: `StoreError` `.listNotFound`, `.damaged`, `.io`; `CancellationError`.
     /// - Complexity: O(size of the outbox).
     public func outbox(of list: String) async throws -> [OutboxEntry] {
-        try await transaction(.readOnly) { connection in
-            try await outbox(connection, listID: try await listInfo(connection, list: list).id, list: list)
-        }
+        try await writing(.readOnly) { try $0.outbox(of: try $0.listRow(list, locking: false)) }
     }
 
     /// Where the replica list `list` stands: source, confirmed version, pending and pushed local
@@ -65,39 +58,11 @@ extension PostgresStore: ReplicaStore {
     /// - Throws: `StoreError` `.listNotFound`, `.damaged`, `.io`; `CancellationError`.
     /// - Complexity: O(1) plus the size of the last conflict report.
     public func replicaStatus(of list: String) async throws -> ReplicaStatus? {
-        try await transaction(.readOnly) { connection in
-            let info = try await listInfo(connection, list: list)
-            let rows = try await connection.query(
-                """
-                SELECT r.store_uuid, r.store_epoch, r.list_name, r.version, r.digest, r.last_conflicts,
-                    (SELECT count(*) - count(pushed_version) FROM outbox o WHERE o.list_id = r.list_id),
-                    (SELECT count(pushed_version) FROM outbox o WHERE o.list_id = r.list_id)
-                FROM replica_source r WHERE r.list_id = \(info.id)
-                """, logger: self.logger)
-            for try await row in rows.decode((String, Int, String, Int, String, ByteBuffer?, Int, Int).self) {
-                let position = Self.replicaSource((row.0, row.1, row.2, row.3, row.4))
-                return ReplicaStatus(
-                    list: list, source: position, headVersion: info.headVersion, clientID: try await clientID(connection),
-                    pending: row.6, pushed: row.7,
-                    lastConflicts: try row.5.map { try Self.decodeConflicts($0, of: "the last push of list '\(list)'") } ?? [])
-            }
-            return nil
-        }
+        try await writing(.readOnly) { try $0.replicaStatus(of: list) }
     }
 
     @_spi(Replication) public func replicaHead(of list: String) async throws -> ReplicaHead? {
-        try await transaction(.readOnly) { connection in
-            guard let info = try await listInfoIfAny(connection, list: list) else { return nil }
-            let rows = try await connection.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM section WHERE list_id = \(info.id)), EXISTS (SELECT 1 FROM outbox WHERE list_id = \(info.id))
-                """, logger: self.logger)
-            var flags = (false, false)
-            for try await row in rows.decode((Bool, Bool).self) { flags = row }
-            return ReplicaHead(
-                position: try await position(connection, listID: info.id), version: info.headVersion, digest: info.headDigest,
-                holdsData: flags.0, hasLocalChanges: flags.1)
-        }
+        try await writing(.readOnly) { try $0.replicaHead(of: list) }
     }
 
     @_spi(Replication) public func pendingState(of list: String) async throws -> PendingState? {
@@ -139,33 +104,11 @@ extension PostgresStore: ReplicaStore {
     }
 
     @_spi(Replication) public func recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
-        try await transaction(.writing) { connection in
-            let info = try await listInfo(connection, list: list, locking: true)
-            try await connection.query(
-                """
-                UPDATE outbox SET pushed_version = \(answer.version)
-                WHERE list_id = \(info.id) AND seq = \(answer.seq) AND client_id = \(client)
-                """, logger: self.logger)
-            let report = answer.conflicts.isEmpty ? nil : Self.bytes(Conflict.jsonValue(answer.conflicts).serialized())
-            try await connection.query(
-                "UPDATE replica_source SET last_conflicts = \(report) WHERE list_id = \(info.id)", logger: self.logger)
-        }
+        try await writing { try $0.recordPushed(answer, client: client, of: list) }
     }
 
     @_spi(Replication) public func takeNewClientID(for list: String, replacing id: PushID) async throws -> String {
-        let client = PushRule.clientID(replacing: id)
-        let fresh = UUID().uuidString.lowercased()
-        try await transaction(.writing) { connection in
-            let info = try await listInfo(connection, list: list, locking: true)
-            try await connection.query(
-                "UPDATE store SET client_id = \(fresh) WHERE id = 1 AND client_id = \(id.client)", logger: self.logger)
-            try await connection.query(
-                """
-                UPDATE outbox SET client_id = \(client)
-                WHERE list_id = \(info.id) AND client_id = \(id.client) AND seq >= \(id.seq) AND pushed_version IS NULL
-                """, logger: self.logger)
-        }
-        return client
+        try await writing { try $0.takeNewClientID(for: list, replacing: id) }
     }
 
     @_spi(Replication) public func localCommitGeneration() -> UInt64 {

@@ -140,7 +140,7 @@ final class PostgresTransaction: StoreTransaction {
                 list: info.name, version: version, parentVersion: parent, committedAt: committedAt, digest: ListDigest(hex: digest),
                 author: author, message: message, sectionCount: sectionCount, elementCount: elementCount,
                 stagesJSON: Array(stages.readableBytesView), pushID: pushClient.map { PushID(client: $0, seq: pushSeq ?? 0) },
-                conflicts: try conflicts.map { try PostgresStore.decodeConflicts($0, of: "version \(version) of list '\(info.name)'") } ?? [])
+                conflicts: try conflicts.map { try Conflict.storedReport(Array($0.readableBytesView), of: "version \(version) of list '\(info.name)'") } ?? [])
         }
     }
 
@@ -518,13 +518,47 @@ final class PostgresTransaction: StoreTransaction {
         try query("DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(seqs))")
     }
 
-    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int) throws {
+    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int, ifClient client: String?) throws {
         try query(
-            "UPDATE outbox SET pushed_version = \(version) WHERE list_id = \(listID) AND seq = \(seq)")
+            """
+            UPDATE outbox SET pushed_version = \(version)
+            WHERE list_id = \(listID) AND seq = \(seq) AND (\(client)::text IS NULL OR client_id = \(client))
+            """)
     }
 
     func outboxCount(listID: Int64) throws -> Int {
         try count("SELECT count(*) FROM outbox WHERE list_id = \(listID)")
+    }
+
+    func outboxCounts(listID: Int64) throws -> (pending: Int, pushed: Int) {
+        try query("SELECT count(*) - count(pushed_version), count(pushed_version) FROM outbox WHERE list_id = \(listID)")
+            .first.map { try $0.decode((Int, Int).self) } ?? (0, 0)
+    }
+
+    func lastConflicts(listID: Int64) throws -> [UInt8]? {
+        try rows("SELECT last_conflicts FROM replica_source WHERE list_id = \(listID)", as: ByteBuffer?.self).first?.map {
+            Array($0.readableBytesView)
+        }
+    }
+
+    func setLastConflicts(_ report: [UInt8]?, listID: Int64) throws {
+        try query("UPDATE replica_source SET last_conflicts = \(report.map { ByteBuffer(bytes: $0) }) WHERE list_id = \(listID)")
+    }
+
+    func holdsSections(listID: Int64) throws -> Bool {
+        try rows("SELECT EXISTS (SELECT 1 FROM section WHERE list_id = \(listID))", as: Bool.self).first ?? false
+    }
+
+    func replaceClientID(_ old: String, with new: String) throws {
+        try query("UPDATE store SET client_id = \(new) WHERE id = 1 AND client_id = \(old)")
+    }
+
+    func moveOutbox(listID: Int64, from id: PushID, to client: String) throws {
+        try query(
+            """
+            UPDATE outbox SET client_id = \(client)
+            WHERE list_id = \(listID) AND client_id = \(id.client) AND seq >= \(id.seq) AND pushed_version IS NULL
+            """)
     }
 
     // MARK: Consumers and pruning
@@ -610,8 +644,8 @@ final class PostgresTransaction: StoreTransaction {
             let (seq, version, report, fingerprint) = try row.decode((Int, Int, ByteBuffer, String?).self)
             return PushAnswer(
                 list: list, version: version, seq: seq, duplicate: false,
-                conflicts: try PostgresStore.decodeConflicts(
-                    report, of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
+                conflicts: try Conflict.storedReport(
+                    Array(report.readableBytesView), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
                 fingerprint: fingerprint)
         }
     }
