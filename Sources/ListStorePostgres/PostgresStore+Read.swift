@@ -56,9 +56,7 @@ extension PostgresStore {
     /// - Complexity: O(n) for the head; for an older version, O(n) plus the replay of at most 128
     ///   journal entries from the nearest stored snapshot (see `Store.snapshot(of:at:)`).
     public func snapshot(of list: String, at version: Int? = nil) async throws -> ListSnapshot {
-        try await transaction(.readOnly) { connection in
-            try await snapshot(connection, list: list, at: version)
-        }
+        try await writing(.readOnly) { try $0.snapshot(of: try $0.listRow(list, locking: false), at: version).snapshot }
     }
 
     /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest
@@ -126,21 +124,15 @@ extension PostgresStore {
     public func changeset(of list: String, from version: Int, to otherVersion: Int? = nil) async throws
         -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
     {
-        let (from, to) = try await transaction(.readOnly) { connection in
-            (try await snapshot(connection, list: list, at: version), try await snapshot(connection, list: list, at: otherVersion))
+        try await writing(.readOnly) { transaction in
+            let info = try transaction.listRow(list, locking: false)
+            let from = try transaction.snapshot(of: info, at: version).snapshot
+            let to = try transaction.snapshot(of: info, at: otherVersion).snapshot
+            return (from, to, ListChangeset(source: from.sections, target: to.sections))
         }
-        let changeset = try await _BlockingThreads.shared.run { ListChangeset(source: from.sections, target: to.sections) }
-        return (from, to, changeset)
     }
 
     // MARK: Internals
-
-    func snapshot(_ connection: PostgresConnection, list: String, at version: Int?) async throws -> ListSnapshot {
-        try await PostgresTransaction.threads.runIfActive { [self] in
-            let transaction = PostgresTransaction(self, connection)
-            return try transaction.snapshot(of: try transaction.listRow(list, locking: false), at: version).snapshot
-        }
-    }
 
     /// `snapshot(of:at:)`, and how many journal entries it read.
     package func _snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {

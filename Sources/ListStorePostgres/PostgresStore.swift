@@ -10,9 +10,11 @@ import PostgresNIO
 /// The store owns a `PostgresClient` (a pool of connections) and runs it in a task of its own until
 /// `close()`. Opening migrates the database under an advisory lock, so that several servers may
 /// start at once; a database migrated by a newer release, or whose recorded migration differs from
-/// this release's, is refused and left untouched. Every method is async and runs on the client's
-/// event loops; none blocks a thread of the cooperative pool. Method names, arguments, results and
-/// errors are those of `Store`'s async API.
+/// this release's, is refused and left untouched. Every method is async; the store's logic (written
+/// once in ListStoreCore, as for `Store`) runs on a thread of NIO's thread pool and waits there for
+/// each round trip (at most 32 such transactions at once per process), so none blocks a thread of
+/// the cooperative pool. Method names, arguments, results and errors are those of `Store`'s async
+/// API.
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: "postgres://postgres@127.0.0.1:5432/liststore")
