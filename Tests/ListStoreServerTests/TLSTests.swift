@@ -24,7 +24,7 @@ import Testing
         let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
         // A head timeout longer than the time the handshakes may take on a loaded machine (it counts
         // from the connection's start on TLS; this test is not about it).
-        try await ServerHarness.with(store, .init(port: 0, token: "t", keepAliveInterval: .seconds(1), headerTimeout: .seconds(60), tls: tls)) { server in
+        let stream = try await ServerHarness.with(store, .init(port: 0, token: "t", keepAliveInterval: .seconds(1), headerTimeout: .seconds(60), tls: tls)) { server in
             let base = "https://127.0.0.1:\(server.port)"
             let trusted = ["--cacert", certificates.authority, "-H", "Authorization: Bearer t", "-w", "\n%{http_version} %{http_code}"]
 
@@ -44,14 +44,18 @@ import Testing
             let plain = try await Self.curl(["-w", "%{http_code}", "http://127.0.0.1:\(server.port)/health"])
             #expect(plain.status != 0 && !plain.output.hasPrefix("200"), "\(plain)")
 
-            // An event stream over HTTP/2 gets a commit made while it waits at the head. (curl reads
-            // until its --max-time: generous, for a machine running the whole suite.)
+            // An event stream over HTTP/2 gets a commit made while it waits at the head. The stream
+            // ends when the server stops, once it has written the commit's event (curl's --max-time
+            // only bounds a stream that never brings it).
             let stream = Task { try await Self.curl(trusted + ["--http2", "-N", "--max-time", "15", "\(base)/v1/lists/l/events?since=0"]) }
             try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 }
+            let written = server.server.state.eventBytesWritten
             try await store.commit(linearList(4), to: "l")
-            let events = try await stream.value
-            #expect(events.output.contains("id: 1\n") && events.output.contains("id: 2\n"), "\(events.output)")
+            try await LimitTests.waitUntil { server.server.state.eventBytesWritten > written }
+            return stream
         }
+        let events = try await stream.value
+        #expect(events.output.contains("id: 1\n") && events.output.contains("id: 2\n"), "\(events.output)")
     }
 
     @Test func unusableCertificateFilesAreNamed() throws {
