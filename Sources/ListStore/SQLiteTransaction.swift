@@ -20,12 +20,16 @@ final class SQLiteTransaction: StoreTransaction {
 
     var location: String { store.path }
 
-    // MARK: Lists
-
-    func listRow(_ list: String, locking: Bool) throws -> ListRow {
-        // The transaction is IMMEDIATE when it writes: it holds the store's write lock already.
-        try store.listInfo(db, list: list)
+    /// What the store keeps of a committed transaction: the heads it wrote, and whether it changed
+    /// a list.
+    struct Outcome: Sendable {
+        var newHeads: [String: StoredHead]
+        var changed: Bool
     }
+
+    var outcome: Outcome { Outcome(newHeads: newHeads, changed: !changedLists.isEmpty) }
+
+    // MARK: Lists
 
     func headSections(of info: ListRow) throws -> [ListSection] {
         try store.currentHead(db, list: info.name).sections
@@ -85,20 +89,12 @@ final class SQLiteTransaction: StoreTransaction {
         return result
     }
 
-    func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
-        try store.entries(db, info: info, after: after, through: through, limit: limit)
-    }
-
     func storedSnapshotVersions(listID: Int64) throws -> [Int] {
         try Int.fetchAll(db, sql: "SELECT version FROM stored_snapshot WHERE list_id = ? ORDER BY version", arguments: [listID])
     }
 
     func head(of info: ListRow) throws -> StoredHead {
         try store.loadHead(db, listID: info.id, version: info.headVersion, digest: info.headDigest)
-    }
-
-    func clientID() throws -> String {
-        try Store.clientID(db, path: store.path)
     }
 
     // MARK: Commits
@@ -319,10 +315,6 @@ final class SQLiteTransaction: StoreTransaction {
         try String.fetchOne(db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [listID]).map { Array($0.utf8) }
     }
 
-    func outbox(of info: ListRow) throws -> [OutboxEntry] {
-        try store.outbox(db, listID: info.id, list: info.name)
-    }
-
     func keepConfirmed(_ document: [UInt8], listID: Int64) throws {
         try db.execute(
             sql: "UPDATE replica_source SET confirmed = ? WHERE list_id = ?",
@@ -341,7 +333,7 @@ final class SQLiteTransaction: StoreTransaction {
             arguments: [
                 listID, seq, String(decoding: intentsJSON, as: UTF8.self), author, message, createdAt,
                 localVersion,
-                try store.clientIDOfThisFile(db),
+                try clientIDOfThisFile(),
             ])
     }
 
@@ -383,7 +375,7 @@ final class SQLiteTransaction: StoreTransaction {
                 source.digest.hex, updatedAt,
             ])
         // The file the client id is made for, from the replica's first pull on.
-        _ = try store.clientIDOfThisFile(db)
+        _ = try clientIDOfThisFile()
     }
 
     func moveReplicaSource(
@@ -453,10 +445,6 @@ final class SQLiteTransaction: StoreTransaction {
 
     // MARK: Consumers and pruning
 
-    func consumers(of info: ListRow) throws -> [ConsumerInfo] {
-        try store.consumers(db, list: info)
-    }
-
     func insertConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws {
         try db.execute(
             sql: """
@@ -508,14 +496,6 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     // MARK: Pushes
-
-    func recordedPushes(
-        listID: Int64, list: String, client: String, seqs: ClosedRange<Int>
-    ) throws
-        -> [PushAnswer]
-    {
-        try Store.recordedPushes(db, listID: listID, client: client, seqs: seqs, list: list)
-    }
 
     func latestPushSeq(listID: Int64, client: String) throws -> Int? {
         try Int.fetchOne(

@@ -38,6 +38,21 @@ extension Store {
         try commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _ in sections }
     }
 
+    /// `commit(_:to:expectedVersion:author:message:)` off the cooperative thread pool (GRDB's async
+    /// access): the diff and the writes run on the store's writer, and commits through one `Store`
+    /// land one after another, in the order they were called.
+    @discardableResult
+    public func commit(
+        _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil,
+        message: String? = nil
+    ) async throws -> CommitResult {
+        try Store.validateListName(list)
+        return try await writing(creating: true) {
+            try $0.commit(
+                to: list, expectedVersion: expectedVersion, author: author, message: message, target: .snapshot { _ in sections })
+        }
+    }
+
     /// Commits the snapshot `makeTarget` makes from the head, inside the write transaction, by the
     /// store's logic (`StoreTransaction.commit`); then, in the same transaction, calls `alsoWrite`
     /// (even when nothing changed) with the list's row id and the result. An error thrown by
@@ -70,39 +85,6 @@ extension Store {
         }
     }
 
-    /// Runs `body` in one `IMMEDIATE` transaction on the store's writer connection, committed when it
-    /// returns and rolled back when it throws; then keeps the heads it wrote and tells of the commit.
-    /// With `creating`, makes the store first when there is none.
-    /// - Throws: `.storeNotFound` (without `creating`), what `body` throws, mapped as `mapErrors` does.
-    func writing<T>(creating: Bool = false, _ body: (SQLiteTransaction) throws -> T) throws -> T {
-        guard let pool = try pool(creating: creating) else {
-            throw creating ? StoreError(.io, "cannot create a store at \(path)") : StoreError(.storeNotFound, "no store at \(path)")
-        }
-        var newHeads: [String: StoredHead] = [:]
-        var changed = false
-        let value = try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db -> T in
-                var value: T?
-                try db.inTransaction(.immediate) {
-                    let transaction = SQLiteTransaction(self, db)
-                    value = try body(transaction)
-                    newHeads = transaction.newHeads
-                    changed = !transaction.changedLists.isEmpty
-                    return .commit
-                }
-                return value!
-            }
-        }
-        state.withLock { state in
-            for (list, head) in newHeads { state.heads[list] = head }
-        }
-        if changed {
-            CommitSignal.shared.notify(path: path)
-            checkpointIfLarge()
-        }
-        return value
-    }
-
     /// Throws unless `name` can name a list: 1 to 1,024 bytes of UTF-8, no control characters.
     static func validateListName(_ name: String) throws {
         if let problem = _Names.problem(with: name, "list") { throw StoreError(.invalidListName, problem) }
@@ -111,8 +93,9 @@ extension Store {
     /// Once the write-ahead log has grown past 4 MiB, copies it back into the database file on a
     /// background thread through a connection of its own: a passive checkpoint takes no write lock,
     /// so neither this commit nor the next one waits for it. SQLite's own automatic checkpoint stays
-    /// as a backstop at 10,000 pages.
-    private func checkpointIfLarge() {
+    /// as a backstop at 10,000 pages. The copy runs on a serial dispatch queue of its own (one per
+    /// process), never on Swift's cooperative thread pool.
+    func checkpointIfLarge() {
         var info = stat()
         guard stat(path + "-wal", &info) == 0, info.st_size > 4 << 20 else { return }
         let start = state.withLock { state -> Bool in
@@ -123,7 +106,7 @@ extension Store {
         guard start else { return }
         let path = self.path
         let state = self.state
-        _BlockingThreads.shared.submit {
+        Store.checkpoints.async {
             defer { state.withLock { $0.checkpointing = false } }
             var configuration = GRDB.Configuration()
             configuration.journalMode = .default
@@ -132,4 +115,7 @@ extension Store {
             try? queue.close()
         }
     }
+
+    /// Where background checkpoints run, one after another.
+    private static let checkpoints = DispatchQueue(label: "ListStore.checkpoint", qos: .utility)
 }

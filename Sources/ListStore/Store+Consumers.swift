@@ -1,6 +1,3 @@
-import Foundation
-import GRDB
-
 extension Store {
     /// Registers a consumer of `list`, so that pruning keeps every journal entry after `version`
     /// (default: the oldest retained version) until the consumer acknowledges a later one.
@@ -14,6 +11,7 @@ extension Store {
     /// - Throws: `StoreError` `.invalidArgument` (a name that is empty, over 1,024 bytes, holds
     ///   control or invisible formatting characters, or is not in NFC), `.listNotFound`, `.versionNotFound` (a version after the head),
     ///   `.storeNotFound`, `.io`.
+    /// - Complexity: O(consumers of the list).
     @discardableResult
     public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) throws -> ConsumerInfo {
         try writing { try $0.setConsumer(name, of: list, version: version, registering: true) }
@@ -22,6 +20,7 @@ extension Store {
     /// Records that consumer `name` of `list` has applied `version`; pruning may now drop what lies
     /// before it.
     /// - Throws: as `registerConsumer`, and `.invalidArgument` when no consumer has that name.
+    /// - Complexity: O(consumers of the list).
     @discardableResult
     public func acknowledge(consumer name: String, of list: String, version: Int) throws -> ConsumerInfo {
         try writing { try $0.setConsumer(name, of: list, version: version, registering: false) }
@@ -38,20 +37,29 @@ extension Store {
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`.
     /// - Complexity: O(consumers).
     public func consumers(of list: String) throws -> [ConsumerInfo] {
-        let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.read { db in try consumers(db, list: try listInfo(db, list: list)) }
-        }
+        try reading { try $0.consumers(of: list) }
     }
 
-    func consumers(_ db: Database, list info: ListRow) throws -> [ConsumerInfo] {
-        try Row.fetchAll(
-            db, sql: "SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = ? ORDER BY name",
-            arguments: [info.id]
-        ).map { row in
-            ConsumerInfo(
-                name: row["name"], list: info.name, version: row["version"], registeredAt: row["registered_at"],
-                acknowledgedAt: row["acknowledged_at"])
-        }
+    /// `registerConsumer(_:of:at:)`, written off the cooperative thread pool (GRDB's async access).
+    @discardableResult
+    public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) async throws -> ConsumerInfo {
+        try await writing { try $0.setConsumer(name, of: list, version: version, registering: true) }
+    }
+
+    /// `acknowledge(consumer:of:version:)`, written off the cooperative thread pool.
+    @discardableResult
+    public func acknowledge(consumer name: String, of list: String, version: Int) async throws -> ConsumerInfo {
+        try await writing { try $0.setConsumer(name, of: list, version: version, registering: false) }
+    }
+
+    /// `unregisterConsumer(_:of:)`, written off the cooperative thread pool.
+    @discardableResult
+    public func unregisterConsumer(_ name: String, of list: String) async throws -> Bool {
+        try await writing { try $0.unregisterConsumer(name, of: list) }
+    }
+
+    /// `consumers(of:)`, read off the cooperative thread pool.
+    public func consumers(of list: String) async throws -> [ConsumerInfo] {
+        try await reading { try $0.consumers(of: list) }
     }
 }

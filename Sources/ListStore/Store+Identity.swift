@@ -1,6 +1,3 @@
-import Foundation
-import GRDB
-
 extension Store {
     /// The store's identity.
     ///
@@ -10,10 +7,7 @@ extension Store {
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(1).
     public func identity() throws -> StoreIdentity {
-        let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.read { db in try Store.identity(db, path: path) }
-        }
+        try reading { try $0.identity() }
     }
 
     /// Bumps the epoch, telling every consumer that this store's history may not be the one they
@@ -22,32 +16,25 @@ extension Store {
     /// id for its pushes, so that local changes made after a restore are never mistaken
     /// for ones a source already merged.
     ///
+    /// ```swift
+    /// let restored = try store.advanceEpoch()    // e.g. 1f0c…/2
+    /// ```
     /// - Returns: the new identity.
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
     @discardableResult
     public func advanceEpoch() throws -> StoreIdentity {
-        let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    // A new client id too: a restored store must not push under sequence numbers a
-                    // source recorded for changes made after the backup.
-                    try db.execute(
-                        sql: "UPDATE store SET epoch = epoch + 1, client_id = ? WHERE id = 1",
-                        arguments: [UUID().uuidString.lowercased()])
-                    return .commit
-                }
-                return try Store.identity(db, path: path)
-            }
-        }
+        try writing { try $0.advanceEpoch() }
     }
 
-    static func identity(_ db: Database, path: String) throws -> StoreIdentity {
-        guard let row = try Row.fetchOne(db, sql: "SELECT uuid, epoch FROM store WHERE id = 1"),
-              let uuid = row["uuid"] as String?, let epoch = row["epoch"] as Int?
-        else {
-            throw StoreError(.damaged, "the store at \(path) is damaged: it has no identity row")
-        }
-        return StoreIdentity(uuid: uuid, epoch: epoch)
+    /// `identity()`, read off the cooperative thread pool (GRDB's async access).
+    public func identity() async throws -> StoreIdentity {
+        try await reading { try $0.identity() }
+    }
+
+    /// `advanceEpoch()`, written off the cooperative thread pool.
+    @discardableResult
+    public func advanceEpoch() async throws -> StoreIdentity {
+        try await writing { try $0.advanceEpoch() }
     }
 }

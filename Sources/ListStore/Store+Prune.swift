@@ -1,5 +1,3 @@
-import GRDB
-
 extension Store {
     /// Drops old journal entries of `list`. The snapshot at the new oldest retained version (the
     /// base) is kept, so every version from the base to the head can still be shown and diffed.
@@ -18,5 +16,11 @@ extension Store {
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) throws -> PruneResult {
         try writing { try $0.prune(list, rule, force: force) }
+    }
+
+    /// `prune(_:_:force:)`, written off the cooperative thread pool (GRDB's async access).
+    @discardableResult
+    public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) async throws -> PruneResult {
+        try await writing { try $0.prune(list, rule, force: force) }
     }
 }

@@ -1,6 +1,3 @@
-import Foundation
-import GRDB
-import ListJSON
 import ListMerge
 
 extension Store {
@@ -47,37 +44,16 @@ extension Store {
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(log p + k) for p recorded pushes and k returned (plus their reports).
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
-        let pool = try existingPool()
-        // A client id no push may carry was never recorded.
-        guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
-        return try Store.mapErrors(path: path) {
-            try pool.read { db in
-                try Self.recordedPushes(db, listID: try listInfo(db, list: list).id, client: client, seqs: seqs, list: list)
-            }
-        }
+        try reading { try $0.pushes(from: client, to: list, seqs: seqs) }
     }
 
-    /// The recorded pushes of `client` with a sequence number in `seqs`, in order, at most 1,000.
-    static func recordedPushes(
-        _ db: Database, listID: Int64, client: String, seqs: ClosedRange<Int>, list: String
-    ) throws -> [PushAnswer] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT seq, version, conflicts, fingerprint FROM push
-                WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
-                """,
-            arguments: [listID, client, seqs.lowerBound, seqs.upperBound]
-        ).map { row in
-            let seq: Int = row[0]
-            let report: String = row[2]
-            return PushAnswer(
-                list: list, version: row[1], seq: seq, duplicate: false,
-                conflicts: try Conflict.storedReport(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
-                fingerprint: row[3])
-        }
+    /// `merge(_:into:)`, written off the cooperative thread pool (GRDB's async access).
+    public func merge(_ push: Push, into list: String) async throws -> PushAnswer {
+        try await writing { try $0.merge(push, into: list) }
     }
 
-    /// Decodes a stored conflict report.
-    /// - Throws: `StoreError.damaged`.
+    /// `pushes(from:to:seqs:)`, read off the cooperative thread pool.
+    public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
+        try await reading { try $0.pushes(from: client, to: list, seqs: seqs) }
+    }
 }

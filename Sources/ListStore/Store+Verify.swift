@@ -1,6 +1,3 @@
-import GRDB
-import ListMerge
-
 extension Store {
     /// Checks the store: SQLite's integrity check, then, for every list (or only `list`), a replay of
     /// the journal from the base snapshot that must reproduce every stored digest and count, and at
@@ -22,32 +19,14 @@ extension Store {
     ///   when the file cannot even be read, `.io`.
     /// - Complexity: O(v × n) for v journal entries over lists of n items (a digest per version).
     public func verify(list: String? = nil, progress: ((VerificationProgress) -> Void)? = nil) throws -> VerificationReport {
-        let pool = try existingPool()
-        return try Store.mapErrors(path: path) {
-            try pool.read { db in
-                var report = VerificationReport(integrityProblems: [], lists: [])
-                do {
-                    let rows = try String.fetchAll(db, sql: "PRAGMA integrity_check")
-                    if rows != ["ok"] { report.integrityProblems = rows }
-                } catch {
-                    report.integrityProblems = ["integrity check failed: \(error)"]
-                }
-                let names: [String]
-                if let list {
-                    names = [try listInfo(db, list: list).name]
-                } else {
-                    do {
-                        names = try String.fetchAll(db, sql: "SELECT name FROM list ORDER BY name")
-                    } catch {
-                        report.integrityProblems.append("the list table cannot be read: \(error)")
-                        return report
-                    }
-                }
-                for name in names {
-                    report.lists.append(try SQLiteTransaction(self, db).verifyList(name, progress: progress))
-                }
-                return report
-            }
-        }
+        try reading { try $0.verify(list: list, progress: progress) }
+    }
+
+    /// `verify(list:progress:)`, read off the cooperative thread pool (GRDB's async access);
+    /// `progress` is called on the thread that reads the store.
+    public func verify(
+        list: String? = nil, progress: (@Sendable (VerificationProgress) -> Void)? = nil
+    ) async throws -> VerificationReport {
+        try await reading { try $0.verify(list: list, progress: progress) }
     }
 }

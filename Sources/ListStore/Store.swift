@@ -215,21 +215,25 @@ public final class Store: Sendable {
 
     // MARK: Errors
 
-    /// Runs `body`, turning SQLite errors into `StoreError`s.
+    /// Runs `body`, turning SQLite errors into `StoreError`s (`storeError(_:path:)`).
     static func mapErrors<T>(path: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as StoreError {
-            throw error
-        } catch let error as DatabaseError {
-            switch error.resultCode {
-            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-                throw StoreError(.damaged, "the store at \(path) is damaged: \(error.message ?? "\(error.resultCode)")")
-            case .SQLITE_READONLY:
-                throw StoreError(.io, "the store at \(path) is read-only for this process; nothing was written")
-            default:
-                throw StoreError(.io, "the store at \(path) could not be used: \(error.message ?? "\(error.resultCode)")")
-            }
+        } catch {
+            throw storeError(error, path: path)
+        }
+    }
+
+    /// The `StoreError` for a SQLite error; any other error as it is.
+    static func storeError(_ error: any Error, path: String) -> any Error {
+        guard let error = error as? DatabaseError else { return error }
+        switch error.resultCode {
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return StoreError(.damaged, "the store at \(path) is damaged: \(error.message ?? "\(error.resultCode)")")
+        case .SQLITE_READONLY:
+            return StoreError(.io, "the store at \(path) is read-only for this process; nothing was written")
+        default:
+            return StoreError(.io, "the store at \(path) could not be used: \(error.message ?? "\(error.resultCode)")")
         }
     }
 }

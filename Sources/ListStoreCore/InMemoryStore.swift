@@ -52,40 +52,24 @@ public actor InMemoryStore: ReplicaStore {
     // MARK: Reads
 
     /// The store's identity. - Complexity: O(1).
-    public func identity() async throws -> StoreIdentity { tables.identity }
+    public func identity() async throws -> StoreIdentity { try transaction { try $0.identity() } }
 
     /// Bumps the epoch and takes a new client id, as `ListStoreEngine.advanceEpoch()`.
     /// - Complexity: O(1).
     @discardableResult
-    public func advanceEpoch() async throws -> StoreIdentity {
-        tables.identity.epoch += 1
-        tables.clientID = UUID().uuidString.lowercased()
-        return tables.identity
-    }
+    public func advanceEpoch() async throws -> StoreIdentity { try transaction { try $0.advanceEpoch() } }
 
     /// Every list, by name in code point order. - Complexity: O(lists + items).
-    public func lists() async throws -> [ListSummary] {
-        try tables.lists.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { try summary($0) }
-    }
+    public func lists() async throws -> [ListSummary] { try transaction { try $0.lists() } }
 
     /// One list's summary. - Throws: `StoreError` `.listNotFound`. - Complexity: O(items).
-    public func summary(of list: String) async throws -> ListSummary { try summary(list) }
-
-    private func summary(_ list: String) throws -> ListSummary {
-        try transaction { transaction in
-            let info = try transaction.listRow(list, locking: false)
-            let sections = try transaction.headSections(of: info)
-            return ListSummary(
-                name: list, version: info.headVersion, digest: info.headDigest, sectionCount: sections.count,
-                elementCount: sections.reduce(0) { $0 + $1.elements.count }, baseVersion: info.baseVersion)
-        }
-    }
+    public func summary(of list: String) async throws -> ListSummary { try transaction { try $0.summary(of: list) } }
 
     /// The snapshot of `list` at `version` (`nil`: the head).
     /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.damaged`.
     /// - Complexity: O(n), plus the entries replayed from the nearest stored snapshot.
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
-        try transaction { try $0.snapshot(of: try $0.listRow(list, locking: false), at: version).snapshot }
+        try transaction { try $0.snapshot(of: list, at: version) }
     }
 
     /// A page of the journal of `list`, as `ListStoreEngine.journal(of:after:limit:maxBytes:)`.
@@ -100,12 +84,7 @@ public actor InMemoryStore: ReplicaStore {
     public func changeset(of list: String, from version: Int, to otherVersion: Int?) async throws
         -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
     {
-        try transaction { transaction in
-            let info = try transaction.listRow(list, locking: false)
-            let from = try transaction.snapshot(of: info, at: version).snapshot
-            let to = try transaction.snapshot(of: info, at: otherVersion).snapshot
-            return (from, to, ListChangeset(source: from.sections, target: to.sections))
-        }
+        try transaction { try $0.changeset(of: list, from: version, to: otherVersion) }
     }
 
     /// About the bytes the store's contents and journals take. - Complexity: O(rows).
@@ -162,11 +141,7 @@ public actor InMemoryStore: ReplicaStore {
     /// The recorded pushes of `client` to `list` with a sequence number in `seqs`, at most 1,000.
     /// - Throws: `StoreError` `.listNotFound`. - Complexity: O(pushes of the client).
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
-        try transaction { transaction in
-            let info = try transaction.listRow(list, locking: false)
-            guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
-            return try transaction.recordedPushes(listID: info.id, list: list, client: client, seqs: seqs)
-        }
+        try transaction { try $0.pushes(from: client, to: list, seqs: seqs) }
     }
 
     /// Registers a consumer of `list` at `version` (default: the base).
@@ -191,7 +166,7 @@ public actor InMemoryStore: ReplicaStore {
 
     /// The consumers of `list`, by name. - Throws: `StoreError` `.listNotFound`.
     public func consumers(of list: String) async throws -> [ConsumerInfo] {
-        try transaction { try $0.consumers(of: try $0.listRow(list, locking: false)) }
+        try transaction { try $0.consumers(of: list) }
     }
 
     /// Drops the journal of `list` up to the base `rule` picks, as `ListStoreEngine.prune`.
@@ -205,12 +180,7 @@ public actor InMemoryStore: ReplicaStore {
     /// - Throws: `StoreError` `.listNotFound` for a `list` that does not exist.
     /// - Complexity: O(journals + items).
     public func verify(list: String?, progress: (@Sendable (VerificationProgress) -> Void)?) async throws -> VerificationReport {
-        try transaction { transaction in
-            let names = try list.map { [try transaction.listRow($0, locking: false).name] }
-                ?? tables.lists.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            return VerificationReport(
-                integrityProblems: [], lists: try names.map { try transaction.verifyList($0, progress: progress) })
-        }
+        try transaction { try $0.verify(list: list, progress: progress) }
     }
 
     /// How many commits this store has seen. - Complexity: O(1).
@@ -225,17 +195,16 @@ public actor InMemoryStore: ReplicaStore {
 
     /// The source and source version of the replica list `list`; `nil` when it is not one.
     public func replicaSource(of list: String) async throws -> ReplicaSource? {
-        guard let info = tables.lists[list]?.row else { return nil }
-        return tables.replicas[info.id]?.source
+        try transaction { try $0.replicaSource(of: list) }
     }
 
     /// The id this store pushes its local changes under. - Complexity: O(1).
-    public func clientID() async throws -> String { tables.clientID }
+    public func clientID() async throws -> String { try transaction { try $0.clientID() } }
 
     /// The local changes of the replica list `list` not yet confirmed, oldest first.
     /// - Throws: `StoreError` `.listNotFound`.
     public func outbox(of list: String) async throws -> [OutboxEntry] {
-        try transaction { try $0.outbox(of: try $0.listRow(list, locking: false)) }
+        try transaction { try $0.outbox(of: list) }
     }
 
     /// Where the replica list `list` stands; `nil` when it is not one.
@@ -249,8 +218,7 @@ public actor InMemoryStore: ReplicaStore {
     }
 
     @_spi(Replication) public func pendingState(of list: String) async throws -> PendingState? {
-        guard let info = tables.lists[list]?.row else { return nil }
-        return try transaction { try $0.pendingState(of: info) }
+        try transaction { try $0.pendingState(of: list) }
     }
 
     @_spi(Replication) public func commitReplica(

@@ -62,6 +62,31 @@ final class InMemoryTransaction: StoreTransaction {
         self.location = location
     }
 
+    // MARK: The store
+
+    func identity() throws -> StoreIdentity { tables.identity }
+
+    func advanceEpoch(clientID: String) throws {
+        tables.identity.epoch += 1
+        tables.clientID = clientID
+    }
+
+    func integrityProblems() -> [String] { [] }
+
+    func listNames() throws -> [String] {
+        tables.lists.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    func summaries(of list: String?) throws -> [ListSummary] {
+        try (list.map { tables.lists[$0] == nil ? [] : [$0] } ?? listNames()).map { name in
+            let info = try listRow(name, locking: false)
+            let sections = try headSections(of: info)
+            return ListSummary(
+                name: name, version: info.headVersion, digest: info.headDigest, sectionCount: sections.count,
+                elementCount: sections.reduce(0) { $0 + $1.elements.count }, baseVersion: info.baseVersion)
+        }
+    }
+
     // MARK: Lists
 
     func listRow(_ list: String, locking: Bool) throws -> ListRow {

@@ -18,6 +18,18 @@ extension StoreTransaction {
                 ?? [])
     }
 
+    /// Which source the replica list `list` replicates, and up to which version; `nil` for a list
+    /// that is not a replica or does not exist.
+    /// - Throws: `StoreError` `.damaged`, `.io` when the rows cannot be read (never `.listNotFound`).
+    /// - Complexity: O(1).
+    package func replicaSource(of list: String) throws -> ReplicaSource? {
+        do {
+            return try replicaSource(listID: try listRow(list, locking: false).id)
+        } catch StoreError.Code.listNotFound {
+            return nil
+        }
+    }
+
     /// A list's head version and digest, whether it holds any section or local change, and its
     /// replica position; `nil` when the list does not exist.
     /// - Complexity: O(1): no snapshot is read.

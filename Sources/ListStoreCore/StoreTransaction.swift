@@ -16,6 +16,24 @@ package protocol StoreTransaction {
     /// Where the store is, for messages.
     var location: String { get }
 
+    // MARK: The store
+
+    /// The store's identity.
+    /// - Throws: `StoreError.damaged` without an identity row.
+    func identity() throws -> StoreIdentity
+
+    /// Bumps the store's epoch and sets its client id.
+    func advanceEpoch(clientID: String) throws
+
+    /// What the engine's own integrity check finds (none: no problem, or no such check).
+    func integrityProblems() -> [String]
+
+    /// The names of the store's lists, in byte order.
+    func listNames() throws -> [String]
+
+    /// The summaries of the store's lists (or only of `list`), by name in byte order.
+    func summaries(of list: String?) throws -> [ListSummary]
+
     // MARK: Lists
 
     /// The row of `list`; with `locking`, locked for the rest of the transaction (the writers of a

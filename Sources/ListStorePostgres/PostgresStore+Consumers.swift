@@ -56,6 +56,6 @@ extension PostgresStore {
     ///   before the read starts.
     /// - Complexity: O(consumers).
     public func consumers(of list: String) async throws -> [ConsumerInfo] {
-        try await writing(.readOnly) { try $0.consumers(of: try $0.listRow(list, locking: false)) }
+        try await writing(.readOnly) { try $0.consumers(of: list) }
     }
 }

@@ -12,9 +12,7 @@ extension PostgresStore {
     ///   is cancelled before the read starts.
     /// - Complexity: O(1), one round trip.
     public func identity() async throws -> StoreIdentity {
-        try await withConnection { connection in
-            try await Self.identity(connection, self)
-        }
+        try await writing(.readOnly) { try $0.identity() }
     }
 
     /// Bumps the epoch, telling every consumer that this store's history may not be the one they
@@ -30,22 +28,6 @@ extension PostgresStore {
     /// - Complexity: O(1), one round trip.
     @discardableResult
     public func advanceEpoch() async throws -> StoreIdentity {
-        try await withConnection { connection in
-            let rows = try await connection.query(
-                "UPDATE store SET epoch = epoch + 1, client_id = \(UUID().uuidString.lowercased()) WHERE id = 1 RETURNING uuid, epoch",
-                logger: logger)
-            for try await (uuid, epoch) in rows.decode((String, Int).self) {
-                return StoreIdentity(uuid: uuid, epoch: epoch)
-            }
-            throw StoreError(.damaged, "the store at \(location) is damaged: it has no identity row")
-        }
-    }
-
-    static func identity(_ connection: PostgresConnection, _ store: PostgresStore) async throws -> StoreIdentity {
-        let rows = try await connection.query("SELECT uuid, epoch FROM store WHERE id = 1", logger: store.logger)
-        for try await (uuid, epoch) in rows.decode((String, Int).self) {
-            return StoreIdentity(uuid: uuid, epoch: epoch)
-        }
-        throw StoreError(.damaged, "the store at \(store.location) is damaged: it has no identity row")
+        try await writing { try $0.advanceEpoch() }
     }
 }

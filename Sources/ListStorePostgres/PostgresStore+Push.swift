@@ -44,11 +44,6 @@ extension PostgresStore {
     ///   cancelled before the read starts.
     /// - Complexity: O(log p + k) for p recorded pushes and k returned (plus their reports).
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
-        try await writing(.readOnly) { [location] transaction in
-            guard let listID = try transaction.rows("SELECT id FROM list WHERE name = \(list)", as: Int64.self).first else {
-                throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
-            }
-            return try transaction.recordedPushes(listID: listID, list: list, client: client, seqs: seqs)
-        }
+        try await writing(.readOnly) { try $0.pushes(from: client, to: list, seqs: seqs) }
     }
 }

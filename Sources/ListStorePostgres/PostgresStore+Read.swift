@@ -14,7 +14,7 @@ extension PostgresStore {
     ///   before the read starts.
     /// - Complexity: O(lists), one round trip.
     public func lists() async throws -> [ListSummary] {
-        try await summaries(of: nil)
+        try await writing(.readOnly) { try $0.lists() }
     }
 
     /// One list's summary: head version and digest, counts, oldest retained version.
@@ -26,22 +26,7 @@ extension PostgresStore {
     ///   is cancelled before the read starts.
     /// - Complexity: O(1), one round trip.
     public func summary(of list: String) async throws -> ListSummary {
-        guard let summary = try await summaries(of: list).first else {
-            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
-        }
-        return summary
-    }
-
-    private func summaries(of list: String?) async throws -> [ListSummary] {
-        try await withConnection { connection in
-            var lists: [ListSummary] = []
-            for try await row in try await connection.execute(_PostgresStatements.Summaries(name: list), logger: logger) {
-                lists.append(ListSummary(
-                    name: row.0, version: row.1, digest: ListDigest(hex: row.2), sectionCount: row.4, elementCount: row.5,
-                    baseVersion: row.3))
-            }
-            return lists
-        }
+        try await writing(.readOnly) { try $0.summary(of: list) }
     }
 
     /// A version of `list`: the head, or with `version`, any version still in its history (the base
@@ -56,7 +41,7 @@ extension PostgresStore {
     /// - Complexity: O(n) for the head; for an older version, O(n) plus the replay of at most 128
     ///   journal entries from the nearest stored snapshot (see `Store.snapshot(of:at:)`).
     public func snapshot(of list: String, at version: Int? = nil) async throws -> ListSnapshot {
-        try await writing(.readOnly) { try $0.snapshot(of: try $0.listRow(list, locking: false), at: version).snapshot }
+        try await writing(.readOnly) { try $0.snapshot(of: list, at: version) }
     }
 
     /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest
@@ -124,12 +109,7 @@ extension PostgresStore {
     public func changeset(of list: String, from version: Int, to otherVersion: Int? = nil) async throws
         -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
     {
-        try await writing(.readOnly) { transaction in
-            let info = try transaction.listRow(list, locking: false)
-            let from = try transaction.snapshot(of: info, at: version).snapshot
-            let to = try transaction.snapshot(of: info, at: otherVersion).snapshot
-            return (from, to, ListChangeset(source: from.sections, target: to.sections))
-        }
+        try await writing(.readOnly) { try $0.changeset(of: list, from: version, to: otherVersion) }
     }
 
     // MARK: Internals
@@ -156,23 +136,7 @@ extension PostgresStore {
         throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
     }
 
-    /// The head rows of a list, as sections.
-    func headSections(_ connection: PostgresConnection, listID: Int64) async throws -> [ListSection] {
-        var sections: [ListSection] = []
-        var current: Int64?
-        for try await row in try await connection.execute(_PostgresStatements.HeadRows(listID: listID), logger: logger) {
-            if row.0 != current {
-                current = row.0
-                sections.append(ListSection(model: ListItem(id: Self.string(row.1), content: Array(row.2.readableBytesView)), elements: []))
-            }
-            if let identifier = row.3, let content = row.4 {
-                sections[sections.count - 1].elements.append(ListItem(id: Self.string(identifier), content: Array(content.readableBytesView)))
-            }
-        }
-        return sections
-    }
-
-    /// Journal rows with `version` in `after+1 ... through`, oldest first.
+    /// Journal entries of the list `info` names with a version in `after+1 ... through`, oldest first.
     func entries(
         _ connection: PostgresConnection, info: ListRow, after: Int, through: Int, limit: Int = Int(Int64.max)
     ) async throws -> [JournalEntry] {

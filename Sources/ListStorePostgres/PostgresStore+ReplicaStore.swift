@@ -18,10 +18,7 @@ extension PostgresStore: ReplicaStore {
     /// - Throws: `StoreError` `.io`; `CancellationError` when the task is cancelled before the read starts.
     /// - Complexity: O(1), one round trip.
     public func replicaSource(of list: String) async throws -> ReplicaSource? {
-        try await writing(.readOnly) { transaction in
-            guard let info = try? transaction.listRow(list, locking: false) else { return nil }
-            return try transaction.replicaSource(listID: info.id)
-        }
+        try await writing(.readOnly) { try $0.replicaSource(of: list) }
     }
 
     /// The id this store pushes its local changes under (a lowercase UUID made with the store, made
@@ -46,7 +43,7 @@ extension PostgresStore: ReplicaStore {
     /// - Throws: `StoreError` `.listNotFound`, `.damaged`, `.io`; `CancellationError`.
     /// - Complexity: O(size of the outbox).
     public func outbox(of list: String) async throws -> [OutboxEntry] {
-        try await writing(.readOnly) { try $0.outbox(of: try $0.listRow(list, locking: false)) }
+        try await writing(.readOnly) { try $0.outbox(of: list) }
     }
 
     /// Where the replica list `list` stands: source, confirmed version, pending and pushed local
@@ -66,15 +63,7 @@ extension PostgresStore: ReplicaStore {
     }
 
     @_spi(Replication) public func pendingState(of list: String) async throws -> PendingState? {
-        try await writing(.readOnly) { transaction in
-            let info: ListRow
-            do {
-                info = try transaction.listRow(list, locking: false)
-            } catch StoreError.Code.listNotFound {
-                return nil
-            }
-            return try transaction.pendingState(of: info)
-        }
+        try await writing(.readOnly) { try $0.pendingState(of: list) }
     }
 
     @_spi(Replication) public func commitReplica(
@@ -135,53 +124,6 @@ extension PostgresStore: ReplicaStore {
                     ?? .snapshot { _ in makeTarget() },
                 check: { result in try _PostgresErrors.callers { try check(result) } })
         }
-    }
-
-    /// The row of `list`, or `nil` when there is none.
-    private func listInfoIfAny(_ connection: PostgresConnection, list: String) async throws -> ListRow? {
-        do {
-            return try await listInfo(connection, list: list)
-        } catch StoreError.Code.listNotFound {
-            return nil
-        }
-    }
-
-    private func outbox(_ connection: PostgresConnection, listID: Int64, list: String) async throws -> [OutboxEntry] {
-        let rows = try await connection.query(
-            """
-            SELECT seq, intents, author, message, created_at, local_version, pushed_version,
-                coalesce(client_id, (SELECT client_id FROM store WHERE id = 1), '')
-            FROM outbox WHERE list_id = \(listID) ORDER BY seq
-            """, logger: self.logger)
-        var entries: [OutboxEntry] = []
-        for try await (seq, bytes, author, message, createdAt, localVersion, pushedVersion, client)
-            in rows.decode((Int, ByteBuffer, String?, String?, String, Int, Int?, String).self)
-        {
-            let intents: [Intent]
-            do {
-                intents = try Intent.intents(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
-            } catch {
-                throw StoreError(.damaged, "local change \(seq) of list '\(list)' does not decode: \(error)")
-            }
-            entries.append(OutboxEntry(
-                seq: seq, intents: intents, author: author, message: message, createdAt: createdAt, localVersion: localVersion,
-                pushedVersion: pushedVersion, client: client))
-        }
-        return entries
-    }
-
-    private func position(_ connection: PostgresConnection, listID: Int64) async throws -> ReplicaSource? {
-        let rows = try await connection.query(
-            "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = \(listID)",
-            logger: self.logger)
-        for try await row in rows.decode((String, Int, String, Int, String).self) { return Self.replicaSource(row) }
-        return nil
-    }
-
-    private func clientID(_ connection: PostgresConnection) async throws -> String {
-        let rows = try await connection.query("SELECT client_id FROM store WHERE id = 1", logger: self.logger)
-        for try await id in rows.decode(String.self) { return id }
-        throw StoreError(.damaged, "the store at \(location) is damaged: it has no client id")
     }
 
     static func replicaSource(_ row: (String, Int, String, Int, String)) -> ReplicaSource {

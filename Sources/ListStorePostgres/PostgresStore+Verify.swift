@@ -21,15 +21,6 @@ extension PostgresStore {
     public func verify(
         list: String? = nil, progress: (@Sendable (VerificationProgress) -> Void)? = nil
     ) async throws -> VerificationReport {
-        try await writing(.readOnly) { transaction in
-            let names =
-                try list.map { [try transaction.listRow($0, locking: false).name] }
-                ?? transaction.rows("SELECT name FROM list ORDER BY name COLLATE \"C\"", as: String.self)
-            var report = VerificationReport(integrityProblems: [], lists: [])
-            for name in names {
-                report.lists.append(try transaction.verifyList(name, progress: progress))
-            }
-            return report
-        }
+        try await writing(.readOnly) { try $0.verify(list: list, progress: progress) }
     }
 }

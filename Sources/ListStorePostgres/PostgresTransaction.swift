@@ -59,6 +59,35 @@ final class PostgresTransaction: StoreTransaction {
         }
     }
 
+    // MARK: The store
+
+    func identity() throws -> StoreIdentity {
+        guard let row = try query("SELECT uuid, epoch FROM store WHERE id = 1").first else {
+            throw damaged("it has no identity row")
+        }
+        let (uuid, epoch) = try row.decode((String, Int).self)
+        return StoreIdentity(uuid: uuid, epoch: epoch)
+    }
+
+    func advanceEpoch(clientID: String) throws {
+        try query("UPDATE store SET epoch = epoch + 1, client_id = \(clientID) WHERE id = 1")
+    }
+
+    /// PostgreSQL checks its pages itself (and with `amcheck`, outside the store).
+    func integrityProblems() -> [String] { [] }
+
+    func listNames() throws -> [String] {
+        try rows("SELECT name FROM list ORDER BY name COLLATE \"C\"", as: String.self)
+    }
+
+    func summaries(of list: String?) throws -> [ListSummary] {
+        try execute(_PostgresStatements.Summaries(name: list)).map { row in
+            ListSummary(
+                name: row.0, version: row.1, digest: ListDigest(hex: row.2), sectionCount: row.4, elementCount: row.5,
+                baseVersion: row.3)
+        }
+    }
+
     // MARK: Lists
 
     func listRow(_ list: String, locking: Bool) throws -> ListRow {
@@ -436,15 +465,9 @@ final class PostgresTransaction: StoreTransaction {
         ).map { row in
             let (seq, bytes, author, message, createdAt, localVersion, pushedVersion, client) = try row.decode(
                 (Int, ByteBuffer, String?, String?, String, Int, Int?, String).self)
-            let intents: [Intent]
-            do {
-                intents = try Intent.intents(decoding: try JSONParser().parse(Array(bytes.readableBytesView)))
-            } catch {
-                throw StoreError(.damaged, "local change \(seq) of list '\(info.name)' does not decode: \(error)")
-            }
-            return OutboxEntry(
-                seq: seq, intents: intents, author: author, message: message, createdAt: createdAt, localVersion: localVersion,
-                pushedVersion: pushedVersion, client: client)
+            return try OutboxEntry.stored(
+                seq: seq, intentsJSON: Array(bytes.readableBytesView), author: author, message: message, createdAt: createdAt,
+                localVersion: localVersion, pushedVersion: pushedVersion, client: client, list: info.name)
         }
     }
 

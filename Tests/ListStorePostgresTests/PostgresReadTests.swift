@@ -69,6 +69,22 @@ struct PostgresReadTests {
         }
     }
 
+    /// A list that does not exist is not a replica (`nil`), but a store whose list table cannot be
+    /// read throws rather than answering "not a replica".
+    @Test func replicaSourceOfAnUnreadableListThrows() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            try await database.withStore { store in
+                try await store.commit(linearList(2), to: "l")
+                #expect(try await store.replicaSource(of: "l") == nil)
+                #expect(try await store.replicaSource(of: "nope") == nil)
+                try await database.withSQL { client in
+                    _ = try await client.query("ALTER TABLE list RENAME COLUMN head_digest TO renamed", logger: database.configuration.logger)
+                }
+                await #expect(throws: StoreError.self) { try await store.replicaSource(of: "l") }
+            }
+        }
+    }
+
     @Test func identityAndEpoch() async throws {
         try await PostgresTestDatabase.withFresh { database in
             try await database.withStore { store in

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ListDiff
 import ListJSON
 import ListStore
@@ -167,35 +168,42 @@ import Testing
         #expect(try await store.verify().isValid)
     }
 
-    @Test func asyncWorkRunsOffTheCooperativePool() async throws {
+    /// The async variants never run their blocking work on Swift's cooperative thread pool: more
+    /// edits and verifications than the pool has threads each hold the thread they run on until a
+    /// task on the pool runs. Run on the pool, they would take every thread and that task could never
+    /// run (the test would not end); run on GRDB's queues, they leave the pool free.
+    @Test(.timeLimit(.minutes(3))) func asyncWorkLeavesTheCooperativePoolFree() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("s.liststore"))
-        try await store.commit(linearList(1), to: "l")
-        // Code running on the cooperative pool runs inside a task; a dispatch queue's thread does not.
-        let inTask = _Locked<[Bool]>([])
-        let probe: @Sendable () -> Void = { inTask.withLock { $0.append(withUnsafeCurrentTask { $0 != nil }) } }
-
-        // The probe tells: a synchronous edit called here runs its body in this task.
-        let blocking: () throws -> Void = { try store.edit("l") { _ in probe() } }
-        try blocking()
-        #expect(inTask.withLock { $0 } == [true])
-
-        inTask.withLock { $0 = [] }
-        try await store.edit("l") { draft in
-            probe()
-            try draft.append(ListItem("e1", 1), toSection: "s")
+        let width = ProcessInfo.processInfo.activeProcessorCount + 1
+        var stores: [Store] = []
+        for k in 0..<width {
+            let store = try Store(path: directory.file("s\(k).liststore"))
+            try await store.commit(linearList(2), to: "l")
+            stores.append(store)
         }
-        try await store.commit(linearList(3), to: "l")
-        _ = try await store.verify { _ in probe() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for k in 0..<8 {
-                group.addTask { try await store.edit("l") { draft in probe(); try draft.reloadElement(ListItem("e0", k)) } }
-                group.addTask { _ = try await store.verify(list: "l") { _ in probe() } }
+        let released = _Locked(false)
+        let holding = _Locked((held: 0, gaveUp: 0))
+        // A hold gives up after a minute, so that work run on the pool fails the test instead of
+        // hanging the whole run.
+        let hold: @Sendable () -> Void = {
+            holding.withLock { $0.held += 1 }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !released.withLock({ $0 }) {
+                if ContinuousClock.now > deadline { return holding.withLock { $0.gaveUp += 1 } }
+                sched_yield()
             }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for store in stores {
+                group.addTask { try await store.edit("l") { draft in hold(); try draft.reloadElement(ListItem("e0", 7)) } }
+                group.addTask { _ = try await store.verify(list: "l") { _ in hold() } }
+            }
+            group.addTask { released.withLock { $0 = true } }
             try await group.waitForAll()
         }
-        let seen = inTask.withLock { $0 }
-        #expect(seen.count > 16 && !seen.contains(true))
+        let (held, gaveUp) = holding.withLock { $0 }
+        #expect(held >= 2 * width && gaveUp == 0)
+        for store in stores { #expect(try await store.snapshot(of: "l").sections[0].elements[0] == ListItem("e0", 7)) }
     }
 
     @Test func cancelledTaskNeitherReadsNorWrites() async throws {

@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+
+// Where the store's logic runs on SQLite: every public method opens one of these transactions and
+// calls the logic (`StoreTransaction`, in ListStoreCore) with a `SQLiteTransaction`.
+//
+// - The blocking methods run on the calling thread, as GRDB's synchronous `read` and `write` do.
+// - The async methods use GRDB's async access: the work runs on GRDB's own dispatch queues (a
+//   reader, or the pool's one writer), never on Swift's cooperative thread pool, and the calling
+//   task is resumed when it is done. Writes through one `Store` run one after another on its
+//   writer; other `Store`s and processes queue behind SQLite's write lock.
+// - Cancellation (GRDB's): a task cancelled before its work starts throws `CancellationError` and
+//   nothing is read or written; cancelled while it runs, SQLite is interrupted, the transaction is
+//   rolled back and `CancellationError` is thrown. A commit lands whole or not at all, and the
+//   caller learns which.
+
+extension Store {
+    /// Runs `body` in a read transaction on one of GRDB's readers, on the calling thread.
+    /// - Throws: `.storeNotFound`; what `body` throws, mapped as `mapErrors` does.
+    func reading<T>(_ body: (SQLiteTransaction) throws -> T) throws -> T {
+        let pool = try existingPool()
+        return try Store.mapErrors(path: path) { try pool.read { db in try body(SQLiteTransaction(self, db)) } }
+    }
+
+    /// Runs `body` in a read transaction on one of GRDB's readers, off the cooperative thread pool.
+    /// - Throws: as the blocking `reading`, and `CancellationError`.
+    func reading<T: Sendable>(_ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let pool = try existingPool()
+        do {
+            return try await pool.read { db in try body(SQLiteTransaction(self, db)) }
+        } catch {
+            throw Store.storeError(error, path: path)
+        }
+    }
+
+    /// Runs `body` in one `IMMEDIATE` transaction on the store's writer connection, on the calling
+    /// thread, committed when it returns and rolled back when it throws; then keeps the heads it
+    /// wrote and tells of the commit. With `creating`, makes the store first when there is none.
+    /// - Throws: `.storeNotFound` (without `creating`), what `body` throws, mapped as `mapErrors` does.
+    func writing<T>(creating: Bool = false, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+        let pool = try writablePool(creating: creating)
+        let (value, transaction) = try Store.mapErrors(path: path) {
+            try pool.writeWithoutTransaction { db in try Store.immediate(db, self, body) }
+        }
+        committed(transaction)
+        return value
+    }
+
+    /// `writing` on the store's writer connection, off the cooperative thread pool.
+    /// - Throws: as the blocking `writing`, and `CancellationError`.
+    func writing<T: Sendable>(creating: Bool = false, _ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let pool = try writablePool(creating: creating)
+        let value: T
+        let transaction: SQLiteTransaction.Outcome
+        do {
+            (value, transaction) = try await pool.writeWithoutTransaction { db in try Store.immediate(db, self, body) }
+        } catch {
+            throw Store.storeError(error, path: path)
+        }
+        committed(transaction)
+        return value
+    }
+
+    private func writablePool(creating: Bool) throws -> DatabasePool {
+        guard let pool = try pool(creating: creating) else {
+            throw creating ? StoreError(.io, "cannot create a store at \(path)") : StoreError(.storeNotFound, "no store at \(path)")
+        }
+        return pool
+    }
+
+    /// Runs `body` in an `IMMEDIATE` transaction of `db`: what it returns, and what the store keeps
+    /// of the transaction once committed.
+    private static func immediate<T>(
+        _ db: Database, _ store: Store, _ body: (SQLiteTransaction) throws -> T
+    ) throws -> (T, SQLiteTransaction.Outcome) {
+        var result: (T, SQLiteTransaction.Outcome)?
+        try db.inTransaction(.immediate) {
+            let transaction = SQLiteTransaction(store, db)
+            result = (try body(transaction), transaction.outcome)
+            return .commit
+        }
+        return result!
+    }
+
+    /// After a committed transaction: keeps the heads it wrote, and when it changed a list, tells
+    /// of the commit and checkpoints a large write-ahead log.
+    private func committed(_ outcome: SQLiteTransaction.Outcome) {
+        state.withLock { state in
+            for (list, head) in outcome.newHeads { state.heads[list] = head }
+        }
+        if outcome.changed {
+            CommitSignal.shared.notify(path: path)
+            checkpointIfLarge()
+        }
+    }
+}
