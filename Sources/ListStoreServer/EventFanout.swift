@@ -50,39 +50,6 @@ final class EventFanout: Sendable {
         var limit: Int
     }
 
-    /// The connection of an event stream: its channel, and (on HTTP/1.1) the context of its
-    /// response encoder, looked up on the channel's event loop at the first write.
-    ///
-    /// An HTTP/1.1 event stream is chunked (Hummingbird answers HTTP/1.1 heads, and a stream has no
-    /// length), so a page is framed as a chunk once for every stream and written from the encoder's
-    /// place in the pipeline, on to the socket, as the encoder would have written it; on other
-    /// channels (no HTTP/1 encoder: HTTP/2) the body part goes through the whole pipeline.
-    final class Connection: @unchecked Sendable {
-        let channel: any Channel
-        // Only touched on `channel.eventLoop`.
-        private var looked = false
-        private var encoder: ChannelHandlerContext?
-
-        init(_ channel: any Channel) {
-            self.channel = channel
-        }
-
-        /// Writes and flushes a page (`part`, or `chunk`: the same framed as an HTTP/1.1 chunk).
-        /// Runs on the channel's event loop.
-        func write(_ part: HTTPResponsePart, chunk: ByteBuffer) {
-            channel.eventLoop.preconditionInEventLoop()
-            if !looked {
-                looked = true
-                encoder = try? channel.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
-            }
-            if let encoder {
-                encoder.writeAndFlush(NIOAny(IOData.byteBuffer(chunk)), promise: nil)
-            } else {
-                channel.writeAndFlush(part, promise: nil)
-            }
-        }
-    }
-
     /// A stream handed over.
     private struct Follower: Sendable {
         var id: UInt64
@@ -91,7 +58,7 @@ final class EventFanout: Sendable {
         var deadline: ContinuousClock.Instant
         var keepAlive: Duration
         var maxBytes: Int
-        var connection: Connection
+        var connection: EventStreamConnection
         var channel: any Channel { connection.channel }
         var continuation: CheckedContinuation<Wake, Never>
     }
@@ -144,7 +111,7 @@ final class EventFanout: Sendable {
     /// `cursor`, to the fan-out until it must take over again (see `Wake`): after `keepAlive` with
     /// nothing written, it is `.quiet`; pages are read with `maxBytes` (see `page(of:after:maxBytes:)`).
     /// Returns `.behind` at once when the last read of the heads found the list past `cursor`.
-    func follow(_ list: String, after cursor: Int, connection: Connection, keepAlive: Duration, maxBytes: Int) async -> Wake {
+    func follow(_ list: String, after cursor: Int, connection: EventStreamConnection, keepAlive: Duration, maxBytes: Int) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
             return state.nextID

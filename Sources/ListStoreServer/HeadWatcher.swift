@@ -155,4 +155,7 @@ final class HeadWatcher: Sendable {
 
     /// Whether `close()` was called.
     var isClosed: Bool { withState { $0.closed } }
+
+    /// How many requests wait (long polls, and event streams written through their writers).
+    var waitingCount: Int { withState { $0.waiters.count } }
 }

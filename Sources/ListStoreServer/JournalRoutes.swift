@@ -207,14 +207,17 @@ struct JournalRoutes: Sendable {
         let first = try await fanout.page(of: list, after: since, maxBytes: maxBytes)
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
-        let (store, state, fanout, logger) = (store, state, fanout, context.logger)
-        let connection = EventFanout.Connection(context.channel)
+        let (store, state, fanout, watcher, logger) = (store, state, fanout, watcher, context.logger)
+        let channel = context.channel
         let keepAlive = configuration.keepAliveInterval
         // The stream writes its backlog page by page, each write waiting while the connection
         // cannot take more (a client that does not read), so a stream holds at most one page of
         // the store; at the head it hands itself to the fan-out, which writes the next commits to
-        // every stream at the head at once, until it must take over again.
+        // every stream at the head at once, until it must take over again. A stream whose writer
+        // something wraps (a middleware) cannot be written beneath it: it waits for commits as a
+        // long poll does and writes every event itself (`EventStreamConnection`).
         let body = ResponseBody { writer in
+            let connection = EventStreamConnection(channel: channel, writer: writer)
             // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
@@ -244,6 +247,13 @@ struct JournalRoutes: Sendable {
                     if current.hasMore { continue }
                 }
                 atHead = false
+                guard let connection else {
+                    if await watcher.wait(for: list, after: cursor, timeout: keepAlive) { continue }
+                    if watcher.isClosed || Task.isCancelled { break following }
+                    try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
+                    atHead = true
+                    continue
+                }
                 switch await fanout.follow(list, after: cursor, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes) {
                 case .behind(let version):
                     cursor = version

@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import ListStore
+import ListStoreTestSupport
+import ListDiffTestSupport
+@testable import ListStoreServer
+import Logging
+import NIOCore
+import Testing
+
+/// The fan-out writes event streams beneath Hummingbird only through `EventStreamConnection`, and
+/// only while the stream's writer is Hummingbird's own: these tests fail when Hummingbird's writer
+/// changes under it, and show that a stream whose writer something wraps still gets every commit.
+@Suite(.heavyWork) struct EventStreamConnectionTests {
+    /// A writer that passes everything on: what a middleware that touches bodies puts in between.
+    struct PassingWriter: ResponseBodyWriter {
+        func write(_ buffer: ByteBuffer) async throws {}
+        func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+
+    @Test func onlyHummingbirdsOwnWriterIsWrittenBeneath() {
+        #expect(!EventStreamConnection.writesStraightToTheConnection(PassingWriter()))
+        #expect(EventStreamConnection.directWriter == "HummingbirdCore.RootResponseBodyWriter")
+    }
+
+    /// An event stream of the server at the head is handed to the fan-out. When this fails, the
+    /// writer Hummingbird hands a route's body is no longer the one `EventStreamConnection` knows
+    /// (`directWriter`): streams still work, through their writers, but every stream at the head
+    /// then costs a task and a read per commit. Check that writing beneath the new writer is still
+    /// right, then name it there.
+    @Test func theServersStreamsAreHandedToTheFanout() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(120))) { server in
+            let port = server.port
+            let stream = Task {
+                try await RawSocket.exchange(
+                    port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
+                ) { $0.contains("id: 2\n") }
+            }
+            let fanout = server.server.fanout
+            try await LimitTests.waitUntil { fanout.waitingCount == 1 }
+            try await store.commit(linearList(4), to: "l")
+            #expect(try await stream.value.contains("id: 2\n"))
+        }
+    }
+
+    /// A stream whose writer a middleware wraps (here one that marks every buffer it passes on) is
+    /// never written beneath it: it waits for commits itself and writes each event through the
+    /// middleware, which marks every write the client gets.
+    @Test(.timeLimit(.minutes(2))) func aStreamWhoseWriterIsWrappedGetsEveryCommitThroughIt() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let configuration = JournalServer.Configuration(port: 0, keepAliveInterval: .seconds(120))
+        let state = ServerState(configuration)
+        let fanout = EventFanout(store: store, state: state)
+        fanout.open()
+        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, fanout: fanout)
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: MarkingMiddleware())
+        JournalRoutes(store: store, watcher: watcher, fanout: fanout, metrics: ServerMetrics(), configuration: configuration, state: state)
+            .add(to: router)
+        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
+        var quiet = Logger(label: "test.server")
+        quiet.logLevel = .critical
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: quiet)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService() }
+            group.addTask { await watcher.run() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            let marker = ": through the middleware\n\n"
+            let stream = Task {
+                try await RawSocket.exchange(
+                    port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
+                ) { text in text.range(of: "id: 3\n").map { text[$0.upperBound...].contains(marker) } ?? false }
+            }
+            // Each commit once the stream waits at the head, so that the commits reach it as a
+            // stream at the head gets them, not in its backlog.
+            try await LimitTests.waitUntil { watcher.waitingCount == 1 }
+            try await store.commit(linearList(4), to: "l")
+            try await LimitTests.waitUntil { state.eventBytesWritten > 0 && watcher.waitingCount == 1 }
+            try await store.commit(linearList(5), to: "l")
+            let text = try await stream.value
+            #expect(ServerTests.eventIDs(text) == ["id: 2", "id: 3"])
+            // Every event went through the middleware: each write is followed by its marker.
+            let afterLastMarker = try #require(text.range(of: marker, options: .backwards)).upperBound
+            #expect(!text[afterLastMarker...].contains("id: "))
+            #expect(ServerTests.eventIDs(text).count == text.components(separatedBy: marker).count - 1)
+            #expect(fanout.waitingCount == 0 && fanout.handedBackCount == 0)
+            watcher.close()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Adds an event-stream comment after every buffer of a body it passes on, by wrapping the body's
+/// writer: what a middleware that touches bodies does.
+private struct MarkingMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.body = response.body.map { buffer in
+            var marked = buffer
+            marked.writeString(": through the middleware\n\n")
+            return marked
+        }
+        return response
+    }
+}
