@@ -42,6 +42,12 @@ package final class CommitSignal: Sendable {
         state.withLock { $0.generations[Self.key(path), default: 0] }
     }
 
+    /// How many waits for a commit to `path` are under way (for tests: a follower that waits).
+    package func waiterCount(path: String) -> Int {
+        let key = Self.key(path)
+        return state.withLock { $0.waiters.values.filter { $0.path == key }.count }
+    }
+
     /// Signals a commit to `path`.
     package func notify(path: String) {
         let key = Self.key(path)

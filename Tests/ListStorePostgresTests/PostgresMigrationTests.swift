@@ -25,15 +25,13 @@ import Testing
 
     /// A refused connection or a name that does not resolve fails the open at once, with the
     /// reason, instead of after the open timeout (postgres-nio's pool retries a refused connection).
-    @Test func aRefusedOrUnknownServerFailsAtOnce() async throws {
+    @Test(.timeLimit(.minutes(2))) func aRefusedOrUnknownServerFailsAtOnce() async throws {
         for url in ["postgres://postgres@127.0.0.1:1/liststore", "postgres://postgres@no-such-host.invalid/liststore"] {
             var configuration = try PostgresStore.Configuration(url: url)
-            configuration.openTimeout = .seconds(120)
-            let clock = ContinuousClock()
-            let start = clock.now
+            // Only a refusal answered at once ends the open within the test's time limit.
+            configuration.openTimeout = .seconds(3600)
             let error = await #expect(throws: StoreError.self) { try await PostgresStore(configuration: configuration) }
             #expect(error?.code == .io)
-            #expect(clock.now - start < .seconds(60), "\(url): failed after \(clock.now - start)")
             #expect(error?.message.contains(url.contains("invalid") ? "no-such-host.invalid" : "refused") == true, "\(error.map { "\($0)" } ?? "")")
         }
     }

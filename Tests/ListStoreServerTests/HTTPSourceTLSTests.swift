@@ -105,13 +105,12 @@ import Testing
         var source = try HTTPSource("https://127.0.0.1:\(port)")
         source.certificateAuthorities = try .init(pemFile: certificates.authority)
         source.idleTimeout = .seconds(1)
-        let start = ContinuousClock.now
+        // Without the idle timeout the handshake never ends, and the test runs into its time limit.
         await #expect {
             _ = try await source.identity()
         } throws: { error in
             guard case SyncError.transport(let message, let transient) = error else { return false }
             return transient && message.contains("timed out")
         }
-        #expect(ContinuousClock.now - start < .seconds(10))
     }
 }
