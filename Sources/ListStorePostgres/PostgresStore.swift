@@ -7,8 +7,9 @@ import PostgresNIO
 /// store contract of `Store` on a server that several processes share (ListStoreServer's article
 /// "Running a Server", "Several servers on one PostgreSQL database").
 ///
-/// The store owns a `PostgresClient` (a pool of connections) and runs it in a task of its own until
-/// `close()`. Opening migrates the database under an advisory lock, so that several servers may
+/// The store uses a `PostgresClient` (a pool of connections): one the caller runs, as a service of
+/// its `ServiceGroup` (``init(client:configuration:)``, what `liststore serve` does), or one of its
+/// own that it runs until `close()` (``init(url:)``). Opening migrates the database under an advisory lock, so that several servers may
 /// start at once; a database migrated by a newer release, or whose recorded migration differs from
 /// this release's, is refused and left untouched. Every method is async; the store's logic (written
 /// once in ListStoreCore, as for `Store`) runs on a thread of NIO's thread pool and waits there for
@@ -27,7 +28,7 @@ public final class PostgresStore: Sendable {
     public let location: String
     let client: PostgresClient
     let logger: Logger
-    private let running: Task<Void, Never>
+    private let running: Task<Void, Never>?
     /// The head of each list this store committed last, with the epoch it was committed in: a
     /// commit that finds the list's row at that version, digest and epoch diffs against it instead
     /// of reading the list's rows again.
@@ -70,19 +71,11 @@ public final class PostgresStore: Sendable {
     /// let store = try await PostgresStore(configuration: configuration)
     /// ```
     /// - Throws: as `init(url:)`.
-    public init(configuration: Configuration) async throws {
+    public convenience init(configuration: Configuration) async throws {
         let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
-        self.client = client
-        self.logger = configuration.logger
-        self.location = configuration.location
-        self.listens = configuration.postgres.options.maximumConnections >= 2
-        self.createsStore = configuration.createsStore
-        self.running = Task { await client.run() }
+        let running = Task { await client.run() }
         do {
-            if let host = configuration.postgres.host, let port = configuration.postgres.port {
-                try await Self.checkReachable(host: host, port: port, location: location, timeout: min(configuration.openTimeout, .seconds(10)))
-            }
-            try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
+            try await self.init(client: client, running: running, configuration: configuration)
         } catch {
             // The client stops once its connection attempts end; a failed open does not wait for it.
             running.cancel()
@@ -90,12 +83,46 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    deinit {
-        listener.withLock { $0.task?.cancel() }
-        running.cancel()
+    /// Opens the store on `client`, which the caller runs (as a service of its `ServiceGroup`, as
+    /// postgres-nio recommends) for as long as it uses the store, and migrates the database, as
+    /// `init(url:)`. The store does not stop the client: `close()` ends its own work only.
+    ///
+    /// ```swift
+    /// let configuration = try PostgresStore.Configuration(url: url)
+    /// let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
+    /// // `client` is one of the services of a running ServiceGroup.
+    /// let store = try await PostgresStore(client: client, configuration: configuration)
+    /// ```
+    /// - Parameters:
+    ///   - client: a client made with `configuration.postgres`, running or about to run.
+    ///   - configuration: the store's configuration (its `postgres` made `client`).
+    /// - Throws: as `init(url:)`.
+    /// - Complexity: as `init(url:)`.
+    public convenience init(client: PostgresClient, configuration: Configuration) async throws {
+        try await self.init(client: client, running: nil, configuration: configuration)
     }
 
-    /// Closes the store's connections; calls after it fail with `.io`. Waits for the client to stop.
+    private init(client: PostgresClient, running: Task<Void, Never>?, configuration: Configuration) async throws {
+        self.client = client
+        self.logger = configuration.logger
+        self.location = configuration.location
+        self.listens = configuration.postgres.options.maximumConnections >= 2
+        self.createsStore = configuration.createsStore
+        self.running = running
+        if let host = configuration.postgres.host, let port = configuration.postgres.port {
+            try await Self.checkReachable(host: host, port: port, location: location, timeout: min(configuration.openTimeout, .seconds(10)))
+        }
+        try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
+    }
+
+    deinit {
+        listener.withLock { $0.task?.cancel() }
+        running?.cancel()
+    }
+
+    /// Closes the store: stops its listener and, when it runs a client of its own (`init(url:)`), that
+    /// client, waiting for it to stop; calls after it fail with `.io`. A client the caller runs is
+    /// left running.
     ///
     /// ```swift
     /// await store.close()
@@ -108,8 +135,8 @@ public final class PostgresStore: Sendable {
         }
         listening?.cancel()
         await listening?.value
-        running.cancel()
-        await running.value
+        running?.cancel()
+        await running?.value
     }
 
     // MARK: Connections

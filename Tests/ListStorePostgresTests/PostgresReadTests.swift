@@ -85,6 +85,25 @@ struct PostgresReadTests {
         }
     }
 
+    /// A store on a client the caller runs (as `liststore serve` runs it, a service of its group):
+    /// closing the store leaves the client running, and another store opens on it.
+    @Test func aStoreOnAClientTheCallerRuns() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            let configuration = database.configuration
+            let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                let store = try await PostgresStore(client: client, configuration: configuration)
+                try await store.commit(linearList(2), to: "l")
+                await store.close()
+                let again = try await PostgresStore(client: client, configuration: configuration)
+                #expect(try await again.summary(of: "l").version == 1)
+                await again.close()
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test func identityAndEpoch() async throws {
         try await PostgresTestDatabase.withFresh { database in
             try await database.withStore { store in

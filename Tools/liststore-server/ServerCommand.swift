@@ -5,6 +5,8 @@ import ListStorePostgres
 import ListStoreServer
 import Logging
 import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
 
 /// `liststore-server --db D [--host H] [--port P] [--token T] [--tls-cert C --tls-key K]`, which `liststore serve` runs: the
 /// journal over HTTP until SIGINT or SIGTERM.
@@ -129,23 +131,46 @@ struct ServerCommand: AsyncParsableCommand {
         guard let db = db ?? ProcessInfo.processInfo.environment["LISTSTORE_DB"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             fail("give the store to serve: --db PATH or --db postgres://…, or set LISTSTORE_DB", 64)
         }
-        let store: any ListStoreEngine
-        do {
-            if PostgresStore.Configuration.isURL(db) {
-                store = try await PostgresStore(url: db)
-            } else {
-                let file = try Store(path: db)
-                guard file.exists else { fail("no store at '\(db)'", 66) }
-                _ = try await file.identity()
-                store = file
+        if PostgresStore.Configuration.isURL(db) {
+            // PostgreSQL's client runs as a service of its own, beside the server (which it
+            // outlives: a group shuts its services down in reverse order).
+            let postgres: PostgresStore.Configuration
+            do {
+                postgres = try PostgresStore.Configuration(url: db)
+            } catch {
+                failOpening(error)
             }
-        } catch let error as StoreError {
-            switch error.code {
-            case .invalidArgument: fail(error.message, 64)
-            case .notAStore, .unsupportedSchema, .damaged, .io: fail(error.message, 74)
-            default: fail(error.message, 1)
+            let client = PostgresClient(configuration: postgres.postgres, backgroundLogger: postgres.logger)
+            let serving = Serving { () async -> any ListStoreEngine in
+                do {
+                    return try await PostgresStore(client: client, configuration: postgres)
+                } catch {
+                    failOpening(error)
+                }
+            } serve: { store in
+                try await serve(store, handlingSignals: false)
             }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: client), .init(service: serving, successTerminationBehavior: .gracefullyShutdownGroup)],
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: postgres.logger))
+            try await group.run()
+        } else {
+            let store: Store
+            do {
+                store = try Store(path: db)
+                guard store.exists else { fail("no store at '\(db)'", 66) }
+                _ = try await store.identity()
+            } catch {
+                failOpening(error)
+            }
+            try await serve(store, handlingSignals: true)
         }
+    }
+
+    /// Serves `store` until the server stops (on SIGINT or SIGTERM: with `handlingSignals` its own
+    /// handling, otherwise the service group's that runs this).
+    private func serve(_ store: any ListStoreEngine, handlingSignals: Bool) async throws {
         var tls: TLSConfiguration?
         if let tlsCert, let tlsKey {
             do {
@@ -175,7 +200,7 @@ struct ServerCommand: AsyncParsableCommand {
         let server = JournalServer(store: store, configuration: configuration)
         let (location, host, scheme) = (store.location, host, tls == nil ? "http" : "https")
         do {
-            try await server.run { port in
+            try await server.run(handlingSignals: handlingSignals) { port in
                 FileHandle.standardOutput.write(Data("liststore: serving \(location) on \(scheme)://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
             }
         } catch {
@@ -184,8 +209,29 @@ struct ServerCommand: AsyncParsableCommand {
         if let postgres = store as? PostgresStore { await postgres.close() }
     }
 
+    /// Exits with the status for a store that cannot be opened.
+    private func failOpening(_ error: any Error) -> Never {
+        guard let error = error as? StoreError else { fail("\(error)", 1) }
+        switch error.code {
+        case .invalidArgument: fail(error.message, 64)
+        case .notAStore, .unsupportedSchema, .damaged, .io: fail(error.message, 74)
+        default: fail(error.message, 1)
+        }
+    }
+
     private func fail(_ message: String, _ code: Int32) -> Never {
         FileHandle.standardError.write(Data("error: \(message)\n".utf8))
         Foundation.exit(code)
+    }
+}
+
+/// The server as a service: opens its store (on a PostgreSQL client that runs beside it), then
+/// serves it until the group shuts down.
+private struct Serving: Service {
+    let open: @Sendable () async -> any ListStoreEngine
+    let serve: @Sendable (any ListStoreEngine) async throws -> Void
+
+    func run() async throws {
+        try await serve(await open())
     }
 }
