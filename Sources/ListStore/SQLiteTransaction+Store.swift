@@ -21,10 +21,14 @@ extension SQLiteTransaction {
         try db.execute(sql: "UPDATE store SET epoch = epoch + 1, client_id = ? WHERE id = 1", arguments: [clientID])
     }
 
-    func integrityProblems() -> [String] {
+    func integrityProblems() throws -> [String] {
         do {
             let rows = try String.fetchAll(db, sql: "PRAGMA integrity_check")
             return rows == ["ok"] ? [] : rows
+        } catch let error as CancellationError {
+            throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && Task.isCancelled {
+            throw CancellationError()
         } catch {
             return ["integrity check failed: \(error)"]
         }

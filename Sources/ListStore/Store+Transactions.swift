@@ -7,12 +7,14 @@ import GRDB
 // - The blocking methods run on the calling thread, as GRDB's synchronous `read` and `write` do.
 // - The async methods use GRDB's async access: the work runs on GRDB's own dispatch queues (a
 //   reader, or the pool's one writer), never on Swift's cooperative thread pool, and the calling
-//   task is resumed when it is done. Writes through one `Store` run one after another on its
+//   task is resumed when it is done. Only opening the file (the first use of a `Store` whose file
+//   did not exist when it was made, or the first after `close()`) runs on the calling thread. Writes through one `Store` run one after another on its
 //   writer; other `Store`s and processes queue behind SQLite's write lock.
-// - Cancellation (GRDB's): a task cancelled before its work starts throws `CancellationError` and
-//   nothing is read or written; cancelled while it runs, SQLite is interrupted, the transaction is
-//   rolled back and `CancellationError` is thrown. A commit lands whole or not at all, and the
-//   caller learns which.
+// - Cancellation: a task cancelled before its work starts throws `CancellationError` and nothing
+//   is read or written; cancelled while it runs, GRDB interrupts the statement SQLite runs, the
+//   store's logic checks before a commit's first write and between verified entries, and the
+//   transaction is rolled back with `CancellationError` (a commit already writing lands). A commit
+//   lands whole or not at all, and the caller learns which.
 
 extension Store {
     /// Runs `body` in a read transaction on one of GRDB's readers, on the calling thread.
@@ -30,7 +32,7 @@ extension Store {
         do {
             return try await pool.read { db in try body(SQLiteTransaction(self, db)) }
         } catch {
-            throw Store.storeError(error, path: path)
+            throw Store.asyncError(error, path: path)
         }
     }
 
@@ -57,10 +59,17 @@ extension Store {
         do {
             (value, transaction) = try await pool.writeWithoutTransaction { db in try Store.immediate(db, self, body) }
         } catch {
-            throw Store.storeError(error, path: path)
+            throw Store.asyncError(error, path: path)
         }
         committed(transaction)
         return value
+    }
+
+    /// The error of an async access: `CancellationError` for a statement SQLite interrupted because
+    /// the task was cancelled, otherwise as `storeError(_:path:)`.
+    private static func asyncError(_ error: any Error, path: String) -> any Error {
+        if Task.isCancelled, let error = error as? DatabaseError, error.resultCode == .SQLITE_INTERRUPT { return CancellationError() }
+        return storeError(error, path: path)
     }
 
     private func writablePool(creating: Bool) throws -> DatabasePool {

@@ -73,7 +73,10 @@ struct _RawStatement {
         sqlite3_reset(handle)
     }
 
-    private func failure(_ code: Int32) -> DatabaseError {
+    /// The error of a failed step: `CancellationError` when GRDB interrupted the statement because
+    /// the task that runs it was cancelled (its async access), SQLite's error otherwise.
+    private func failure(_ code: Int32) -> any Error {
+        if code == SQLITE_INTERRUPT, Task.isCancelled { return CancellationError() }
         let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
         return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
     }

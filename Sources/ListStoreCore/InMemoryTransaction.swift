@@ -71,7 +71,7 @@ final class InMemoryTransaction: StoreTransaction {
         tables.clientID = clientID
     }
 
-    func integrityProblems() -> [String] { [] }
+    func integrityProblems() throws -> [String] { [] }
 
     func listNames() throws -> [String] {
         tables.lists.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }

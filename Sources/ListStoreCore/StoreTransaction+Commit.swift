@@ -49,6 +49,9 @@ extension StoreTransaction {
         var mergeConflicts: [Conflict]?
         if case .stages(let json, let what) = making {
             plan = try CommitPlan.replaying(json, on: head) { what }
+            // A task cancelled before the first write writes nothing (the async SQLite store runs
+            // its transactions in the caller's task; elsewhere there is no task to cancel).
+            try Task.checkCancellation()
             whole = CommitRows.WholeSections(
                 head: head, target: plan.target, sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
             reserved = try write(whole)
@@ -62,6 +65,7 @@ extension StoreTransaction {
                 mergeConflicts = rebase?.conflicts
             case .stages: preconditionFailure("handled above")
             }
+            try Task.checkCancellation()
             target = sections
             // The elements are diffed on another thread while sections that come or go whole are written.
             let diffing = _Background { CommitPlan.diffing(head, to: sections) }

@@ -78,6 +78,7 @@ extension StoreTransaction {
             let versions = try storedSnapshotVersions(listID: info.id)
             check = _JournalReplayCheck(name: name, info: info, storedSnapshots: versions)
             while check.needsEntries {
+                try Task.checkCancellation()
                 check.replay(try entries(of: info, after: check.version, through: info.headVersion, limit: 256), progress: progress)
             }
             guard check.checkHeadDigest() else { return check.result }
@@ -90,6 +91,8 @@ extension StoreTransaction {
                 guard let stored = try storedSnapshot(listID: info.id, after: version - 1, through: version) else { continue }
                 check.check(storedSnapshot: stored.version, document: stored.document)
             }
+        } catch let error as CancellationError {
+            throw error
         } catch {
             check.diverge(at: check.version + 1, "\(error)")
         }

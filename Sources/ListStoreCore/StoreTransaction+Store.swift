@@ -82,11 +82,12 @@ extension StoreTransaction {
 
     /// Checks the store: the engine's own integrity check, then each list (or only `list`) by
     /// `verifyList`. Damage gives a report, not an error, whenever the rows can be read at all; an
-    /// `.io` failure (a lost connection) is thrown.
-    /// - Throws: `StoreError` `.listNotFound` (for `list`), `.io`.
+    /// `.io` failure (a lost connection) is thrown, and so is the cancellation of the task that
+    /// runs the check (between lists, or where a driver interrupts a statement).
+    /// - Throws: `StoreError` `.listNotFound` (for `list`), `.io`; `CancellationError`.
     /// - Complexity: O(journal + n) per list.
     package func verify(list: String?, progress: ((VerificationProgress) -> Void)?) throws -> VerificationReport {
-        var report = VerificationReport(integrityProblems: integrityProblems(), lists: [])
+        var report = VerificationReport(integrityProblems: try integrityProblems(), lists: [])
         let names: [String]
         if let list {
             names = [try listRow(list, locking: false).name]
@@ -95,12 +96,15 @@ extension StoreTransaction {
                 names = try listNames()
             } catch let error as StoreError where error.code == .io {
                 throw error
+            } catch let error as CancellationError {
+                throw error
             } catch {
                 report.integrityProblems.append("the list table cannot be read: \(error)")
                 return report
             }
         }
         for name in names {
+            try Task.checkCancellation()
             report.lists.append(try verifyList(name, progress: progress))
         }
         return report

@@ -26,7 +26,8 @@ package protocol StoreTransaction {
     func advanceEpoch(clientID: String) throws
 
     /// What the engine's own integrity check finds (none: no problem, or no such check).
-    func integrityProblems() -> [String]
+    /// - Throws: `CancellationError` only (a check that fails otherwise is a problem found).
+    func integrityProblems() throws -> [String]
 
     /// The names of the store's lists, in byte order.
     func listNames() throws -> [String]

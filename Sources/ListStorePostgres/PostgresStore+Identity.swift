@@ -10,7 +10,7 @@ extension PostgresStore {
     /// ```
     /// - Throws: `StoreError` `.damaged` (no identity row), `.io`; `CancellationError` when the task
     ///   is cancelled before the read starts.
-    /// - Complexity: O(1), one round trip.
+    /// - Complexity: O(1), one read-only transaction.
     public func identity() async throws -> StoreIdentity {
         try await writing(.readOnly) { try $0.identity() }
     }
@@ -25,7 +25,7 @@ extension PostgresStore {
     /// - Returns: the new identity.
     /// - Throws: `StoreError` `.damaged` (no identity row), `.io`; `CancellationError` when the task
     ///   is cancelled before the write starts.
-    /// - Complexity: O(1), one round trip.
+    /// - Complexity: O(1), one transaction.
     @discardableResult
     public func advanceEpoch() async throws -> StoreIdentity {
         try await writing { try $0.advanceEpoch() }

@@ -14,7 +14,7 @@ extension PostgresStore {
     ///   before the read starts.
     /// - Complexity: O(lists), one round trip.
     public func lists() async throws -> [ListSummary] {
-        try await writing(.readOnly) { try $0.lists() }
+        try await summaries(of: nil)
     }
 
     /// One list's summary: head version and digest, counts, oldest retained version.
@@ -26,7 +26,23 @@ extension PostgresStore {
     ///   is cancelled before the read starts.
     /// - Complexity: O(1), one round trip.
     public func summary(of list: String) async throws -> ListSummary {
-        try await writing(.readOnly) { try $0.summary(of: list) }
+        guard let summary = try await summaries(of: list).first else {
+            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+        }
+        return summary
+    }
+
+    /// The summaries (`PostgresTransaction.summaries(of:)`'s rows) in one prepared statement on
+    /// the event loop, without a transaction: a journal server reads the heads this way after every
+    /// commit and every poll interval while anyone waits, so it stays one round trip.
+    private func summaries(of list: String?) async throws -> [ListSummary] {
+        try await withConnection { connection in
+            var lists: [ListSummary] = []
+            for try await row in try await connection.execute(_PostgresStatements.Summaries(name: list), logger: logger) {
+                lists.append(PostgresTransaction.summary(row))
+            }
+            return lists
+        }
     }
 
     /// A version of `list`: the head, or with `version`, any version still in its history (the base

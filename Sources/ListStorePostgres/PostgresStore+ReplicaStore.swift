@@ -16,7 +16,7 @@ extension PostgresStore: ReplicaStore {
     /// let position = try await store.replicaSource(of: "inbox")   // e.g. source version 41
     /// ```
     /// - Throws: `StoreError` `.io`; `CancellationError` when the task is cancelled before the read starts.
-    /// - Complexity: O(1), one round trip.
+    /// - Complexity: O(1), one read-only transaction.
     public func replicaSource(of list: String) async throws -> ReplicaSource? {
         try await writing(.readOnly) { try $0.replicaSource(of: list) }
     }
@@ -28,7 +28,7 @@ extension PostgresStore: ReplicaStore {
     /// let client = try await store.clientID()
     /// ```
     /// - Throws: `StoreError` `.damaged`, `.io`; `CancellationError`.
-    /// - Complexity: O(1), one round trip.
+    /// - Complexity: O(1), one read-only transaction.
     public func clientID() async throws -> String {
         try await writing(.readOnly) { try $0.clientID() }
     }

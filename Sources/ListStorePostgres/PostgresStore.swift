@@ -121,8 +121,8 @@ public final class PostgresStore: Sendable {
     }
 
     /// Closes the store: stops its listener and, when it runs a client of its own (`init(url:)`), that
-    /// client, waiting for it to stop; calls after it fail with `.io`. A client the caller runs is
-    /// left running.
+    /// client, waiting for it to stop; calls after it then fail with `.io`. A client the caller runs
+    /// is left running, and so the store's methods go on working on it.
     ///
     /// ```swift
     /// await store.close()
@@ -141,30 +141,44 @@ public final class PostgresStore: Sendable {
 
     // MARK: Connections
 
-    /// Runs `body`, or throws `.io` when it has not finished after `limit` (and cancels it).
+    /// Runs `body` on this store, giving up after `limit` with `.io` ("no answer") or when the task
+    /// is cancelled (`CancellationError`); the work is cancelled then, and the timer ends with the
+    /// call.
+    ///
+    /// Not a task group: a group waits for all its children, and a connection attempt that
+    /// postgres-nio retries does not end when it is cancelled. The first of the work, the timer and
+    /// a cancellation resumes the caller.
     private func within(_ limit: Duration, _ body: @escaping @Sendable (PostgresStore) async throws -> Void) async throws {
-        // Not a task group: a group waits for all its children, and a connection attempt that
-        // postgres-nio retries does not end when it is cancelled. The first of the two resumes.
         let pending = _Locked<CheckedContinuation<Void, any Error>?>(nil)
+        let tasks = _Locked<[Task<Void, Never>]>([])
         let location = self.location
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            pending.withLock { $0 = continuation }
-            let work = Task { [self] in
-                let result: Result<Void, any Error>
-                do {
-                    try await body(self)
-                    result = .success(())
-                } catch {
-                    result = .failure(error)
+        // Resumes the caller (once) and cancels the work and the timer.
+        let finish: @Sendable (Result<Void, any Error>) -> Void = { result in
+            pending.withLock { $0.take() }?.resume(with: result)
+            for task in tasks.withLock({ $0 }) { task.cancel() }
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                pending.withLock { $0 = continuation }
+                let work = Task { [self] in
+                    do {
+                        try await body(self)
+                        finish(.success(()))
+                    } catch {
+                        finish(.failure(error))
+                    }
                 }
-                pending.withLock { $0.take() }?.resume(with: result)
+                let timer = Task {
+                    guard (try? await Task.sleep(for: limit)) != nil else { return }
+                    finish(.failure(StoreError(.io, "cannot reach the store at \(location) (no answer within \(limit))")))
+                }
+                tasks.withLock { $0 = [work, timer] }
+                // What finished before the tasks were kept found nothing to cancel.
+                if Task.isCancelled { finish(.failure(CancellationError())) }
+                if pending.withLock({ $0 == nil }) { finish(.success(())) }
             }
-            Task {
-                try? await Task.sleep(for: limit)
-                guard let continuation = pending.withLock({ $0.take() }) else { return }
-                work.cancel()
-                continuation.resume(throwing: StoreError(.io, "cannot reach the store at \(location) (no answer within \(limit))"))
-            }
+        } onCancel: {
+            finish(.failure(CancellationError()))
         }
     }
 

@@ -74,18 +74,20 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     /// PostgreSQL checks its pages itself (and with `amcheck`, outside the store).
-    func integrityProblems() -> [String] { [] }
+    func integrityProblems() throws -> [String] { [] }
 
     func listNames() throws -> [String] {
         try rows("SELECT name FROM list ORDER BY name COLLATE \"C\"", as: String.self)
     }
 
     func summaries(of list: String?) throws -> [ListSummary] {
-        try execute(_PostgresStatements.Summaries(name: list)).map { row in
-            ListSummary(
-                name: row.0, version: row.1, digest: ListDigest(hex: row.2), sectionCount: row.4, elementCount: row.5,
-                baseVersion: row.3)
-        }
+        try execute(_PostgresStatements.Summaries(name: list)).map(Self.summary)
+    }
+
+    /// A list's summary from a row of `_PostgresStatements.Summaries`.
+    static func summary(_ row: _PostgresStatements.Summaries.Row) -> ListSummary {
+        ListSummary(
+            name: row.0, version: row.1, digest: ListDigest(hex: row.2), sectionCount: row.4, elementCount: row.5, baseVersion: row.3)
     }
 
     // MARK: Lists

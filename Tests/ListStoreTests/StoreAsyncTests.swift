@@ -181,29 +181,63 @@ import Testing
             try await store.commit(linearList(2), to: "l")
             stores.append(store)
         }
-        let released = _Locked(false)
-        let holding = _Locked((held: 0, gaveUp: 0))
-        // A hold gives up after a minute, so that work run on the pool fails the test instead of
-        // hanging the whole run.
+        // A hold blocks its thread (without spinning) until the release, or gives up after a
+        // while (150 s, within the time limit), so that work run on the pool fails the test instead
+        // of hanging the whole run.
+        // Each operation holds at most once before the release (it is held in that hold), so the
+        // release's signals reach every hold that waits; later holds see `released` and go on.
+        let release = DispatchSemaphore(value: 0)
+        let holding = _Locked((held: 0, gaveUp: 0, released: false))
         let hold: @Sendable () -> Void = {
-            holding.withLock { $0.held += 1 }
-            let deadline = ContinuousClock.now + .seconds(60)
-            while !released.withLock({ $0 }) {
-                if ContinuousClock.now > deadline { return holding.withLock { $0.gaveUp += 1 } }
-                sched_yield()
-            }
+            guard !holding.withLock({ $0.held += 1; return $0.released }) else { return }
+            if release.wait(timeout: .now() + 150) == .timedOut { holding.withLock { $0.gaveUp += 1 } }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for store in stores {
                 group.addTask { try await store.edit("l") { draft in hold(); try draft.reloadElement(ListItem("e0", 7)) } }
                 group.addTask { _ = try await store.verify(list: "l") { _ in hold() } }
             }
-            group.addTask { released.withLock { $0 = true } }
+            group.addTask {
+                holding.withLock { $0.released = true }
+                for _ in 0..<(2 * width) { release.signal() }
+            }
             try await group.waitForAll()
         }
-        let (held, gaveUp) = holding.withLock { $0 }
+        let (held, gaveUp, _) = holding.withLock { $0 }
         #expect(held >= 2 * width && gaveUp == 0)
         for store in stores { #expect(try await store.snapshot(of: "l").sections[0].elements[0] == ListItem("e0", 7)) }
+    }
+
+    /// A verification cancelled while it runs (here by its own progress callback, after the first
+    /// replayed entry) throws `CancellationError`, not a report of a damaged store.
+    @Test func aVerificationCancelledWhileItRunsThrowsCancellation() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for list in ["a", "b", "c"] {
+            for k in 1...5 { try await store.commit(linearList(k), to: list) }
+        }
+        let verification = Task {
+            try await store.verify { _ in withUnsafeCurrentTask { $0?.cancel() } }
+        }
+        await #expect(throws: CancellationError.self) { try await verification.value }
+        #expect(try await store.verify().isValid)
+    }
+
+    /// An edit whose task is cancelled while its body runs writes nothing and throws
+    /// `CancellationError`.
+    @Test func anEditCancelledWhileItRunsWritesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let edit = Task {
+            try await store.edit("l") { draft in
+                withUnsafeCurrentTask { $0?.cancel() }
+                try draft.append(ListItem("e9", 9), toSection: "s")
+            }
+        }
+        await #expect(throws: CancellationError.self) { try await edit.value }
+        #expect(try await store.summary(of: "l").version == 1)
+        #expect(try await store.verify().isValid)
     }
 
     @Test func cancelledTaskNeitherReadsNorWrites() async throws {

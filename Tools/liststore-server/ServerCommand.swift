@@ -141,10 +141,12 @@ struct ServerCommand: AsyncParsableCommand {
                 failOpening(error)
             }
             let client = PostgresClient(configuration: postgres.postgres, backgroundLogger: postgres.logger)
-            let serving = Serving { () async -> any ListStoreEngine in
+            let serving = Serving { () async -> (any ListStoreEngine)? in
                 do {
                     return try await PostgresStore(client: client, configuration: postgres)
                 } catch {
+                    // A signal while the store opens ends the open: the process stops quietly.
+                    if Task.isCancelled { return nil }
                     failOpening(error)
                 }
             } serve: { store in
@@ -226,12 +228,14 @@ struct ServerCommand: AsyncParsableCommand {
 }
 
 /// The server as a service: opens its store (on a PostgreSQL client that runs beside it), then
-/// serves it until the group shuts down.
+/// serves it until the group shuts down; a graceful shutdown while the store opens ends the open
+/// (`nil`) and serves nothing.
 private struct Serving: Service {
-    let open: @Sendable () async -> any ListStoreEngine
+    let open: @Sendable () async -> (any ListStoreEngine)?
     let serve: @Sendable (any ListStoreEngine) async throws -> Void
 
     func run() async throws {
-        try await serve(await open())
+        guard let store = await cancelWhenGracefulShutdown({ await open() }), !Task.isShuttingDownGracefully else { return }
+        try await serve(store)
     }
 }
