@@ -11,7 +11,9 @@ import Testing
 /// The fan-out writes event streams beneath Hummingbird only through `EventStreamConnection`, and
 /// only while the stream's writer is Hummingbird's own: these tests fail when Hummingbird's writer
 /// changes under it, and show that a stream whose writer something wraps still gets every commit.
-@Suite(.heavyWork) struct EventStreamConnectionTests {
+/// Not `.heavyWork`: the servers the tests start run their connections in the tests' tasks, which
+/// must be on the threads that run Swift's tasks, not on the few threads computing suites share.
+@Suite struct EventStreamConnectionTests {
     /// A writer that passes everything on: what a middleware that touches bodies puts in between.
     struct PassingWriter: ResponseBodyWriter {
         func write(_ buffer: ByteBuffer) async throws {}
