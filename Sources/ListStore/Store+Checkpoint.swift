@@ -37,4 +37,33 @@ extension Store {
             }
         }
     }
+
+    /// Once the write-ahead log has grown past 4 MiB, copies it back into the database file on a
+    /// background thread through a connection of its own: a passive checkpoint takes no write lock,
+    /// so neither this commit nor the next one waits for it. SQLite's own automatic checkpoint stays
+    /// as a backstop at 10,000 pages. The copy runs on a serial dispatch queue of its own (one per
+    /// process), never on Swift's cooperative thread pool.
+    func checkpointIfLarge() {
+        var info = stat()
+        guard stat(path + "-wal", &info) == 0, info.st_size > 4 << 20 else { return }
+        let start = state.withLock { state -> Bool in
+            if state.checkpointing { return false }
+            state.checkpointing = true
+            return true
+        }
+        guard start else { return }
+        let path = self.path
+        let state = self.state
+        Store.checkpoints.async {
+            defer { state.withLock { $0.checkpointing = false } }
+            var configuration = GRDB.Configuration()
+            configuration.journalMode = .default
+            guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
+            _ = try? queue.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            try? queue.close()
+        }
+    }
+
+    /// Where background checkpoints run, one after another.
+    private static let checkpoints = DispatchQueue(label: "ListStore.checkpoint", qos: .utility)
 }

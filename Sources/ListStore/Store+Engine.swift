@@ -1,6 +1,6 @@
 import Foundation
 
-extension Store: ListStoreEngine, _TimeTravelReads {
+extension Store {
     /// The store file's path.
     public var location: String { path }
 

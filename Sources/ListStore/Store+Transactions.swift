@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+@_spi(StoreDriver) @_spi(Replication) import ListStoreCore
 
 // Where the store's logic runs on SQLite: every public method opens one of these transactions and
 // calls the logic (`StoreTransaction`, in ListStoreCore) with a `SQLiteTransaction`.
@@ -15,6 +16,42 @@ import GRDB
 //   store's logic checks before a commit's first write and between verified entries, and the
 //   transaction is rolled back with `CancellationError` (a commit already writing lands). A commit
 //   lands whole or not at all, and the caller learns which.
+
+extension Store: StoreDriver, BlockingStore {
+    /// Runs `body` in one transaction with GRDB's async access, off the cooperative thread pool:
+    /// `.read` on one of GRDB's readers, `.write` and `.create` in an `IMMEDIATE` transaction on the
+    /// store's writer (`.create` making the store file first when there is none).
+    /// - Throws: what `body` throws; SQLite's failures as `StoreError`; `CancellationError`.
+    /// - Complexity: that of `body`, plus one transaction.
+    @_spi(StoreDriver)
+    public func transaction<T: Sendable>(
+        _ access: StoreAccess, _ body: @escaping @Sendable (DriverTransaction) throws -> T
+    ) async throws -> T {
+        switch access {
+        case .read: try await reading { try body(DriverTransaction($0)) }
+        case .write, .create: try await writing(creating: access == .create) { try body(DriverTransaction($0)) }
+        }
+    }
+
+    /// `transaction(_:_:)` on the calling thread, as GRDB's synchronous `read` and `write`.
+    /// - Throws: what `body` throws; SQLite's failures as `StoreError`.
+    /// - Complexity: that of `body`, plus one transaction.
+    @_spi(StoreDriver)
+    public func blockingTransaction<T>(_ access: StoreAccess, _ body: (DriverTransaction) throws -> T) throws -> T {
+        switch access {
+        case .read: try reading { try body(DriverTransaction($0)) }
+        case .write, .create: try writing(creating: access == .create) { try body(DriverTransaction($0)) }
+        }
+    }
+
+    @_spi(Replication) public func localCommitGeneration() -> UInt64 {
+        commitGeneration()
+    }
+
+    @_spi(Replication) public func waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async {
+        await waitForCommit(after: generation, timeout: timeout)
+    }
+}
 
 extension Store {
     /// Runs `body` in a read transaction on one of GRDB's readers, on the calling thread.

@@ -62,13 +62,3 @@ extension ListSnapshot {
         }
     }
 }
-
-/// An engine that tells how many journal entries a time travel read (for tests: the cost must be the
-/// distance to the nearest stored point, never the history).
-///
-/// Not API.
-package protocol _TimeTravelReads {
-    /// `snapshot(of:at:)`, and how many journal entries it read.
-    func _snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int)
-}
-

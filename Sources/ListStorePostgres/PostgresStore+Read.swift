@@ -45,21 +45,6 @@ extension PostgresStore {
         }
     }
 
-    /// A version of `list`: the head, or with `version`, any version still in its history (the base
-    /// snapshot with the journal replayed up to `version`), read in one consistent transaction.
-    ///
-    /// ```swift
-    /// let now = try await store.snapshot(of: "inbox")
-    /// let then = try await store.snapshot(of: "inbox", at: now.version - 3)
-    /// ```
-    /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`;
-    ///   `CancellationError` when the task is cancelled before the read starts.
-    /// - Complexity: O(n) for the head; for an older version, O(n) plus the replay of at most 128
-    ///   journal entries from the nearest stored snapshot (see `Store.snapshot(of:at:)`).
-    public func snapshot(of list: String, at version: Int? = nil) async throws -> ListSnapshot {
-        try await writing(.readOnly) { try $0.snapshot(of: list, at: version) }
-    }
-
     /// Journal entries of `list` after `version` (default: from the oldest retained one), oldest
     /// first, at most `limit` of them and, with `maxBytes`, only as many as fit in that many bytes of
     /// stages JSON (but at least one), as `Store.journal(of:after:limit:maxBytes:)`.
@@ -113,29 +98,7 @@ extension PostgresStore {
         }
     }
 
-    /// One minimal staged changeset from `version` to `otherVersion` (default: the head), both in the
-    /// list's retained history, read in one consistent transaction.
-    ///
-    /// ```swift
-    /// let (_, head, changeset) = try await store.changeset(of: "inbox", from: 7)
-    /// print(changeset.count, "stages up to version", head.version)
-    /// ```
-    /// - Throws: as `snapshot(of:at:)`.
-    /// - Complexity: that of two `snapshot(of:at:)` calls plus one diff.
-    public func changeset(of list: String, from version: Int, to otherVersion: Int? = nil) async throws
-        -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
-    {
-        try await writing(.readOnly) { try $0.changeset(of: list, from: version, to: otherVersion) }
-    }
-
     // MARK: Internals
-
-    /// `snapshot(of:at:)`, and how many journal entries it read.
-    package func _snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {
-        try await writing(.readOnly) { transaction in
-            try transaction.snapshot(of: try transaction.listRow(list, locking: false), at: version)
-        }
-    }
 
     /// The row of `list`; with `locking`, its lock is taken for the rest of the transaction too: the
     /// writers of a list (commits, pruning, consumers) take turns on it.
@@ -175,4 +138,4 @@ extension PostgresStore {
         String(decoding: bytes.readableBytesView, as: UTF8.self)
     }
 }
-extension PostgresStore: _TimeTravelReads {}
+

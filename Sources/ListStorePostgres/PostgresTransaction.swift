@@ -415,6 +415,9 @@ final class PostgresTransaction: StoreTransaction {
     func insertJournal(
         _ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest
     ) throws {
+        for (what, text) in [("author", journal.author), ("message", journal.message)] where text?.utf8.contains(0) == true {
+            throw StoreError(.invalidArgument, "a commit's \(what) must not contain U+0000 (PostgreSQL text cannot hold it)")
+        }
         try query(
             """
             INSERT INTO journal (list_id, version, parent_version, committed_at, digest, author, message,
@@ -498,7 +501,7 @@ final class PostgresTransaction: StoreTransaction {
             "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = \(listID)"
         )
         .first.map {
-            PostgresStore.replicaSource(try $0.decode((String, Int, String, Int, String).self))
+            Self.replicaSource(try $0.decode((String, Int, String, Int, String).self))
         }
     }
 
@@ -764,5 +767,12 @@ final class PostgresTransaction: StoreTransaction {
 
     private func damaged(_ what: String) -> StoreError {
         StoreError(.damaged, "the store at \(location) is damaged: \(what)")
+    }
+}
+
+extension PostgresTransaction {
+    /// A replica position from its row: store uuid and epoch, source list, version and digest.
+    static func replicaSource(_ row: (String, Int, String, Int, String)) -> ReplicaSource {
+        ReplicaSource(store: StoreIdentity(uuid: row.0, epoch: row.1), list: row.2, version: row.3, digest: ListDigest(hex: row.4))
     }
 }

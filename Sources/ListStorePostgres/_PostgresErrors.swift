@@ -25,22 +25,7 @@ enum _PostgresErrors {
         }
     }
 
-    /// An error that a caller's closure threw inside a transaction (an `edit` body, a replica's
-    /// check): it rolls the transaction back and reaches the caller as it was thrown.
-    struct CallerError: Error {
-        let error: any Error
-    }
 
-    /// Runs a caller's closure, marking what it throws as the caller's (see `CallerError`).
-    static func callers<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw CallerError(error: error)
-        }
-    }
 
     /// The `StoreError` for a postgres-nio error.
     static func storeError(_ error: PSQLError, _ location: String) -> StoreError {

@@ -119,7 +119,7 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
     func timeTravelReadsOnlyTheDistanceFromTheNearestStoredSnapshot(_ engine: EngineKind) async throws {
         try await engine.withStore { stores in
             let store = stores[0]
-            let travel = try #require(store as? any _TimeTravelReads)
+            let travel = try #require(store as? any StoreDriver)
             var random = RandomSnapshots(seed: 0x71_3E7A, duplicates: false)
             var current = random.snapshot(maxSections: 4, maxElements: 60)
             var committed: [[ListSection]] = [[]]
@@ -133,14 +133,14 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
             #expect(head > 380)
             var most = 0
             for version in 0..<head {
-                let (snapshot, read) = try await travel._snapshotCountingReads(of: "long", at: version)
+                let (snapshot, read) = try await travel.snapshotCountingReads(of: "long", at: version)
                 #expect(snapshot.sections == committed[version] && snapshot.version == version, "version \(version)")
                 #expect(snapshot.digest == ListDigest.of(committed[version]), "version \(version)")
                 #expect(read < _StoredSnapshotPolicy.maxVersions && read <= version, "version \(version) read \(read) entries")
                 most = max(most, read)
             }
             #expect(most >= _StoredSnapshotPolicy.minVersions, "some versions lie between stored points")
-            let (atHead, headRead) = try await travel._snapshotCountingReads(of: "long", at: head)
+            let (atHead, headRead) = try await travel.snapshotCountingReads(of: "long", at: head)
             #expect(atHead.sections == committed[head] && headRead == 0)
 
             // Large changes of a small list: a stored snapshot as soon as the journal holds about a snapshot.
@@ -153,7 +153,7 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
                 big.append(sections)
             }
             for version in 1..<big.count {
-                let (snapshot, read) = try await travel._snapshotCountingReads(of: "big", at: version)
+                let (snapshot, read) = try await travel.snapshotCountingReads(of: "big", at: version)
                 #expect(snapshot.sections == big[version])
                 #expect(read < 2 * _StoredSnapshotPolicy.minVersions, "version \(version) of big read \(read) entries")
             }
@@ -161,7 +161,7 @@ enum EngineKind: String, CustomTestStringConvertible, Sendable {
             let pruned = try await store.prune("long", .keepLast(150), force: false)
             #expect(pruned.base == head - 150)
             for version in pruned.base...head {
-                let (snapshot, read) = try await travel._snapshotCountingReads(of: "long", at: version)
+                let (snapshot, read) = try await travel.snapshotCountingReads(of: "long", at: version)
                 #expect(snapshot.sections == committed[version], "version \(version) after pruning")
                 #expect(read < _StoredSnapshotPolicy.maxVersions && read <= version - pruned.base)
             }

@@ -258,6 +258,36 @@ import Testing
         await #expect(throws: CancellationError.self) { try await read.value }
     }
 
+    /// Through the store contract (`any ListStoreEngine`, `any ReplicaStore`), a `Store` answers with
+    /// its async methods, not the blocking ones of the same names (a blocking witness would run on
+    /// the cooperative pool and would not see that the task is cancelled).
+    @Test func theStoreContractOfAStoreIsItsAsyncMethods() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(2), to: "l")
+        let engine: any ReplicaStore = store
+        let calls: [@Sendable () async throws -> Void] = [
+            { _ = try await engine.identity() }, { _ = try await engine.lists() }, { _ = try await engine.summary(of: "l") },
+            { _ = try await engine.snapshot(of: "l", at: nil) }, { _ = try await engine.journal(of: "l", after: nil, limit: 9, maxBytes: .max) },
+            { _ = try await engine.changeset(of: "l", from: 1, to: nil) }, { _ = try await engine.consumers(of: "l") },
+            { _ = try await engine.pushes(from: "c", to: "l", seqs: 1...2) }, { _ = try await engine.verify(list: nil, progress: nil) },
+            { _ = try await engine.replicaSource(of: "l") }, { _ = try await engine.clientID() }, { _ = try await engine.outbox(of: "l") },
+            { _ = try await engine.replicaStatus(of: "l") },
+            { _ = try await engine.commit(linearList(3), to: "l", expectedVersion: nil, author: nil, message: nil) },
+            { _ = try await engine.registerConsumer("c", of: "l", at: nil) }, { _ = try await engine.prune("l", .keepLast(1), force: true) },
+            { _ = try await engine.advanceEpoch() },
+        ]
+        for (index, call) in calls.enumerated() {
+            let cancelled = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                try await call()
+            }
+            await #expect(throws: CancellationError.self, "call \(index)") { try await cancelled.value }
+        }
+        #expect(try await store.summary(of: "l").version == 1)
+        #expect(try await store.identity().epoch == 1)
+    }
+
     @Test func cancellingAQueuedCommitSkipsIt() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

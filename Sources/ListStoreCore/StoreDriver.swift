@@ -1,0 +1,91 @@
+/// A store engine that runs the store's logic, written once in this module, in transactions of
+/// its own: SQLite's `Store`, `PostgresStore` and `InMemoryStore` are drivers. A driver opens,
+/// runs a transaction, locks a list's head, reads and writes rows, and tells of commits; every
+/// method of `ListStoreEngine` and `ReplicaStore` that reads or writes the store is a default
+/// implementation in this protocol's extensions, the same for every driver.
+///
+/// ```swift
+/// func heads(of store: some StoreDriver) async throws -> [Int] {
+///     try await store.lists().map(\.version)   // the same code on SQLite, PostgreSQL and memory
+/// }
+/// ```
+///
+/// A driver implements `location`, `commitGeneration()`, `waitForCommit(after:timeout:)`,
+/// `sizeInBytes()`, the replica store's local-commit waits, and `transaction(_:_:)`: the row steps
+/// the logic is made of are package API (`StoreTransaction`), so the drivers are this package's own.
+public protocol StoreDriver: ReplicaStore {
+    /// Runs `body` as one transaction of the driver and returns what it returns: committed when it
+    /// returns, rolled back when it throws, off Swift's cooperative thread pool; then tells of the
+    /// commit when the transaction changed a list.
+    ///
+    /// - Parameters:
+    ///   - access: `.read` sees one consistent state and writes nothing; `.write` locks what it
+    ///     writes; `.create` is `.write` that first makes the store when there is none.
+    ///   - body: the store's logic, run with the transaction's row steps.
+    /// - Throws: what `body` throws; the driver's failures as `StoreError` (`.storeNotFound`,
+    ///   `.io`, `.damaged`, `.versionConflict` for a writer that lost a race); `CancellationError`.
+    /// - Complexity: that of `body`, plus one transaction of the engine.
+    @_spi(StoreDriver)
+    func transaction<T: Sendable>(_ access: StoreAccess, _ body: @escaping @Sendable (DriverTransaction) throws -> T) async throws -> T
+}
+
+/// What a driver's transaction may do: read, write, or write and make the store first.
+@_spi(StoreDriver)
+public enum StoreAccess: Sendable {
+    /// Reads one consistent state; writes nothing.
+    case read
+    /// Reads and writes an existing store.
+    case write
+    /// Writes, making the store first when there is none.
+    case create
+}
+
+/// A transaction of a driver, as the store's logic sees it: its row steps.
+@_spi(StoreDriver)
+public struct DriverTransaction {
+    package let steps: any StoreTransaction
+
+    /// The row steps of a driver's transaction. - Complexity: O(1).
+    package init(_ steps: any StoreTransaction) { self.steps = steps }
+}
+
+/// An error thrown by a closure of the caller's (an edit's body, a replica commit's check) inside
+/// a transaction: a driver that maps the errors of its engine passes it through as it is, and the
+/// store's methods throw `error`.
+package struct CallerError: Error {
+    package let error: any Error
+
+    /// Runs `body`, the caller's own code: its errors become `CallerError`s, except cancellation.
+    package static func passing<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw CallerError(error: error)
+        }
+    }
+}
+
+extension StoreDriver {
+    /// Runs `body` in a transaction of `access`, with the caller's own errors thrown as they were.
+    @_spi(StoreDriver)
+    public func run<T: Sendable>(_ access: StoreAccess, _ body: @escaping @Sendable (DriverTransaction) throws -> T) async throws -> T {
+        do {
+            return try await transaction(access, body)
+        } catch let error as CallerError {
+            throw error.error
+        }
+    }
+
+    /// `snapshot(of:at:)`, and how many journal entries it read (for tests: the cost of a time
+    /// travel is the distance to the nearest stored point, never the history).
+    package func snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {
+        try await run(.read) { try $0.steps.snapshot(of: try $0.steps.listRow(list, locking: false), at: version) }
+    }
+
+    /// Refuses a list name that no list may have, before a transaction that would create it.
+    package static func checkName(_ list: String) throws {
+        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
+    }
+}

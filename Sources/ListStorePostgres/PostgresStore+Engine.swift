@@ -1,3 +1,0 @@
-import ListStoreCore
-
-extension PostgresStore: ListStoreEngine {}
