@@ -35,6 +35,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        // The journal server's users: their JWTs verified against a JWKS document.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.0.0"),
         // HTTPSource's requests off Apple platforms (see the ListSync target).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         // `swift package generate-documentation`: the DocC catalogs, built in CI.
@@ -112,6 +115,8 @@ let package = Package(
             dependencies: [
                 "ListDiff", "ListJSON", "ListStoreCore", "ListStoreWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -208,6 +213,8 @@ let package = Package(
             dependencies: [
                 "ListStoreServer", "ListStoreServerTool", "ListStore", "ListStoreWire", "ListSync", "ListJSON", "ListDiff",
                 "ListDiffTestSupport", "ListStoreTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

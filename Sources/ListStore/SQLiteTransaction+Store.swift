@@ -97,7 +97,7 @@ extension SQLiteTransaction {
         statement.bind(1, text: list)
         defer { statement.reset() }
         guard try statement.step() else {
-            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+            throw StoreError.listNotFound(list, in: location)
         }
         return ListRow(
             id: statement.int64(0), name: list, headVersion: Int(statement.int64(1)),

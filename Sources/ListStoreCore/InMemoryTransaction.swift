@@ -90,7 +90,7 @@ final class InMemoryTransaction: StoreTransaction {
     // MARK: Lists
 
     func listRow(_ list: String, locking: Bool) throws -> ListRow {
-        guard let row = tables.lists[list]?.row else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
+        guard let row = tables.lists[list]?.row else { throw StoreError.listNotFound(list, in: location) }
         return row
     }
 

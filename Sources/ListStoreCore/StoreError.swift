@@ -86,3 +86,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// `message`.
     public var description: String { message }
 }
+
+extension StoreError {
+    /// The error for a list that does not exist, the same on every engine (and, on a journal server,
+    /// for a list the token may not read).
+    /// - Complexity: O(1).
+    package static func listNotFound(_ list: String, in location: String) -> StoreError {
+        StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+    }
+}

@@ -20,7 +20,7 @@ extension StoreTransaction {
         _ = try commit(
             to: list, expectedVersion: nil, author: push.author, message: push.message,
             target: .rebase { head in
-                guard head.listID != 0 else { throw StoreError(.listNotFound, "no list named '\(list)' in \(location)") }
+                guard head.listID != 0 else { throw StoreError.listNotFound(list, in: location) }
                 let recorded = try recordedPushes(listID: head.listID, list: list, client: id.client, seqs: id.seq...id.seq).first
                 let latest = try latestPushSeq(listID: head.listID, client: id.client)
                 let verdict = try PushRule.verdict(

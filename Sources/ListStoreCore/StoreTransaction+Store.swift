@@ -17,7 +17,7 @@ extension StoreTransaction {
     /// - Complexity: O(1).
     package func summary(of list: String) throws -> ListSummary {
         guard let summary = try summaries(of: list).first else {
-            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+            throw StoreError.listNotFound(list, in: location)
         }
         return summary
     }

@@ -27,7 +27,7 @@ extension PostgresStore {
     /// - Complexity: O(1), one round trip.
     public func summary(of list: String) async throws -> ListSummary {
         guard let summary = try await summaries(of: list).first else {
-            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+            throw StoreError.listNotFound(list, in: location)
         }
         return summary
     }
@@ -112,7 +112,7 @@ extension PostgresStore {
                 id: row.0, name: list, headVersion: row.1, headDigest: ListDigest(hex: row.2), baseVersion: row.3,
                 baseSnapshot: row.4.map { Array($0.readableBytesView) })
         }
-        throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+        throw StoreError.listNotFound(list, in: location)
     }
 
     /// Journal entries of the list `info` names with a version in `after+1 ... through`, oldest first.

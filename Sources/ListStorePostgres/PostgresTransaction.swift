@@ -98,7 +98,7 @@ final class PostgresTransaction: StoreTransaction {
             ? try execute(_PostgresStatements.LockedListInfo(name: list))
             : try execute(_PostgresStatements.ListInfo(name: list))
         guard let row = rows.first else {
-            throw StoreError(.listNotFound, "no list named '\(list)' in \(location)")
+            throw StoreError.listNotFound(list, in: location)
         }
         return ListRow(
             id: row.0, name: list, headVersion: row.1, headDigest: ListDigest(hex: row.2),

@@ -31,52 +31,110 @@ struct JournalRoutes: Sendable {
     let configuration: JournalServer.Configuration
     let state: ServerState
 
+    /// What a route needs of the request's identity. Every route of `add(to:)` declares one.
+    enum Need {
+        /// Any valid token (the service token or a user's).
+        case anyToken
+        /// The service token.
+        case service
+        /// A grant on the path's list: at least this one.
+        case list(AccessGrant)
+    }
+
+    /// A route: method, path under the router, what it needs, and its handler.
+    typealias Route = (method: HTTPRequest.Method, path: String, need: Need, handler: @Sendable (Request, ServerRequestContext) async throws -> Response)
+
+    /// Every route that needs a token: the only place routes are added, each with what it needs,
+    /// checked before its handler runs.
     func add(to router: Router<ServerRequestContext>) {
-        let v1 = router.group("v1")
-        v1.get("store") { _, _ in
-            Self.json(WireDocument.identity(try await store.identity()))
-        }
-        v1.get("lists") { _, _ in
-            Self.json(WireDocument.lists(try await store.lists()))
-        }
-        v1.get("lists/:list") { _, context in
-            let list = try Self.list(context)
-            let summary = try await store.summary(of: list)
-            let replicaOf = try await (store as? any ReplicaStore)?.replicaSource(of: list)
-            return Self.json(WireDocument.summary(summary, replicaOf: replicaOf))
-        }
-        v1.get("lists/:list/snapshot") { request, context in
-            let list = try Self.list(context)
-            let at = try Self.integer(request, "at")
-            return Self.json(try await store.snapshot(of: list, at: at).documentJSON)
-        }
-        v1.get("lists/:list/journal") { request, context in try await journal(request, context) }
-        v1.get("lists/:list/diff") { request, context in
-            let list = try Self.list(context)
-            guard let from = try Self.integer(request, "from") else { throw APIError.invalidArgument("'from' is required") }
-            let to = try Self.integer(request, "to")
-            return Self.json(try await Self.diff(store, list, from: from, to: to))
-        }
-        v1.post("lists/:list/commits") { request, context in try await commit(request, context) }
-        v1.post("lists/:list/pushes") { request, context in try await push(request, context) }
-        v1.get("lists/:list/pushes/:client") { request, context in try await pushes(request, context) }
-        v1.get("lists/:list/events") { request, context in try await events(request, context) }
-        v1.put("lists/:list/consumers/:name") { request, context in
-            let list = try Self.list(context)
-            let name = try Self.parameter(context, "name")
-            let body = try await Self.body(of: request, upTo: 64 << 10)
-            guard let value = try? JSONValue(parsing: Array(buffer: body)), let version = value["version"]?.intValue, version >= 0 else {
-                throw APIError(.badRequest, "invalidArgument", "the body must be {\"version\": V} with V ≥ 0")
+        let routes: [Route] = [
+            (.get, "v1/store", .anyToken, { _, _ in Self.json(WireDocument.identity(try await store.identity())) }),
+            (.get, "v1/lists", .anyToken, { _, context in
+                var lists = try await store.lists()
+                if case .user(let token) = context.identity {
+                    let access = state.access
+                    lists.removeAll { access?.grant(on: $0.name, to: token) == nil }
+                }
+                return Self.json(WireDocument.lists(lists))
+            }),
+            (.get, "v1/lists/:list", .list(.read), { _, context in
+                let list = try Self.list(context)
+                let summary = try await store.summary(of: list)
+                let replicaOf = try await (store as? any ReplicaStore)?.replicaSource(of: list)
+                return Self.json(WireDocument.summary(summary, replicaOf: replicaOf))
+            }),
+            (.get, "v1/lists/:list/snapshot", .list(.read), { request, context in
+                let list = try Self.list(context)
+                let at = try Self.integer(request, "at")
+                return Self.json(try await store.snapshot(of: list, at: at).documentJSON)
+            }),
+            (.get, "v1/lists/:list/journal", .list(.read), { request, context in try await journal(request, context) }),
+            (.get, "v1/lists/:list/diff", .list(.read), { request, context in
+                let list = try Self.list(context)
+                guard let from = try Self.integer(request, "from") else { throw APIError.invalidArgument("'from' is required") }
+                let to = try Self.integer(request, "to")
+                return Self.json(try await Self.diff(store, list, from: from, to: to))
+            }),
+            (.post, "v1/lists/:list/commits", .list(.write), { request, context in try await commit(request, context) }),
+            (.post, "v1/lists/:list/pushes", .list(.write), { request, context in try await push(request, context) }),
+            (.get, "v1/lists/:list/pushes/:client", .list(.read), { request, context in try await pushes(request, context) }),
+            (.get, "v1/lists/:list/events", .list(.read), { request, context in try await events(request, context) }),
+            (.put, "v1/lists/:list/consumers/:name", .list(.admin), { request, context in
+                let list = try Self.list(context)
+                let name = try Self.parameter(context, "name")
+                let body = try await Self.body(of: request, upTo: 64 << 10)
+                guard let value = try? JSONValue(parsing: Array(buffer: body)), let version = value["version"]?.intValue, version >= 0 else {
+                    throw APIError(.badRequest, "invalidArgument", "the body must be {\"version\": V} with V ≥ 0")
+                }
+                _ = try await store.registerConsumer(name, of: list, at: version)
+                return Self.json(WireDocument.consumer(name, of: list, version: version))
+            }),
+            (.get, "metrics", .service, { _, _ in
+                let text = await metrics.scrape(store: store, state: state, fanout: fanout)
+                return Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
+            }),
+        ]
+        for route in routes {
+            router.on(RouterPath(route.path), method: route.method) { [self] request, context in
+                try authorize(route.need, context)
+                return try await route.handler(request, context)
             }
-            _ = try await store.registerConsumer(name, of: list, at: version)
-            return Self.json(WireDocument.consumer(name, of: list, version: version))
         }
-        router.get("metrics") { _, _ in
-            let text = await metrics.scrape(store: store, state: state, fanout: fanout)
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
+    }
+
+    /// Throws unless the request's identity may use a route that needs `need`: 401 without a
+    /// token; for a user's token, a list it may not read answers exactly as a list that does not
+    /// exist (404 `listNotFound`), one it may read but not write or administer 403 `forbidden`,
+    /// and a route of the service token's 403 `forbidden`.
+    private func authorize(_ need: Need, _ context: ServerRequestContext) throws {
+        guard let identity = context.identity else {
+            throw AccessMiddleware.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false)
         }
+        guard case .user(let token) = identity else { return }
+        switch need {
+        case .anyToken:
+            return
+        case .service:
+            throw APIError(.forbidden, "forbidden", "only the service token may read this")
+        case .list(let needed):
+            let list = try Self.list(context)
+            guard let grant = state.access?.grant(on: list, to: token) else { throw StoreError.listNotFound(list, in: store.location) }
+            guard grant >= needed else {
+                throw APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(needed) it")
+            }
+        }
+    }
+
+    /// How long the request's user token is still accepted (`nil` for the service token).
+    static func lifetime(of context: ServerRequestContext) -> Duration? {
+        userToken(context).map { .seconds(max(0, $0.expiresAt.timeIntervalSinceNow)) }
+    }
+
+    /// The user's token of a request (`nil` for the service token).
+    static func userToken(_ context: ServerRequestContext) -> AccessToken? {
+        if case .user(let token) = context.identity { token } else { nil }
     }
 
     /// The routes that need no token, added before the token's middleware: `GET /v1/openapi.json`,
@@ -136,7 +194,9 @@ struct JournalRoutes: Sendable {
             defer { withExtendedLifetime(slot) {} }
             var version = since ?? 0
             if since == nil { version = try await store.summary(of: list).baseVersion }
-            if await watcher.wait(for: list, after: version, timeout: .seconds(wait)) {
+            // A user's long poll ends when its token does: the client asks again with a fresh one.
+            let timeout = min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
+            if await watcher.wait(for: list, after: version, timeout: timeout) {
                 (empty, body) = try await read(store.commitGeneration())
             }
         }
@@ -156,7 +216,8 @@ struct JournalRoutes: Sendable {
             throw APIError(.badRequest, StoreError.Code.invalidSnapshot.description, "not a snapshot document: \(error)")
         }
         let expectedVersion = try Self.expectedVersion(value)
-        let author = try Self.optionalString(value, "author")
+        // A user's commit is recorded as theirs, whatever the body says.
+        let author = try Self.userToken(context).map { $0.subject } ?? Self.optionalString(value, "author")
         let message = try Self.optionalString(value, "message")
         let result = try await metrics.timing(metrics.commitDuration) {
             try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
@@ -169,12 +230,13 @@ struct JournalRoutes: Sendable {
     private func push(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
-        let push: Push
+        var push: Push
         do {
             push = try WireDocument.decodePush(Array(buffer: body))
         } catch {
             throw APIError(.badRequest, APIError.invalidPushCode, "not a push document: \(error)")
         }
+        if let token = Self.userToken(context) { push.author = token.subject }
         let answer = try await metrics.timing(metrics.mergeDuration) { try await store.merge(push, into: list) }
         return Self.json(WireDocument.pushAnswer(answer))
     }
@@ -210,6 +272,9 @@ struct JournalRoutes: Sendable {
         let (store, state, fanout, watcher, logger) = (store, state, fanout, watcher, context.logger)
         let channel = context.channel
         let keepAlive = configuration.keepAliveInterval
+        // A user's stream ends when its token expires; the client reconnects with a fresh token
+        // and resumes from its Last-Event-ID.
+        let expiry = Self.lifetime(of: context).map { ContinuousClock.now + $0 }
         // The stream writes its backlog page by page, each write waiting while the connection
         // cannot take more (a client that does not read), so a stream holds at most one page of
         // the store; at the head it hands itself to the fan-out, which writes the next commits to
@@ -225,7 +290,9 @@ struct JournalRoutes: Sendable {
             // Whether the client has every event up to the head the stream last saw (after a
             // keep-alive: the stream follows again without reading).
             var atHead = false
-            following: while !Task.isCancelled && !fanout.isClosed {
+            following: while !Task.isCancelled && !fanout.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
+                // The waits at the head end at the token's expiry at the latest.
+                let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
                 if !atHead {
                     let current: EventPage
                     if let page { current = page } else {

@@ -45,8 +45,12 @@ public struct JournalServer: Sendable {
         public var host: String
         /// The port (0: any free port, see `run(onRunning:)`).
         public var port: Int
-        /// When set, every request needs `Authorization: Bearer <token>`.
+        /// The service token: when set, every request needs `Authorization: Bearer <token>` with
+        /// it, or (with `access`) with a user's token. The service token has full access.
         public var token: String?
+        /// Users' tokens and what they may do (see `AccessConfiguration`); `nil`: the service token
+        /// alone. Replace it while the server runs with `JournalServer.replaceAccess(_:)`.
+        public var access: AccessConfiguration?
         /// The largest request body accepted (413 beyond).
         public var maxBodyBytes: Int
         /// The most journal entries one request returns.
@@ -96,11 +100,12 @@ public struct JournalServer: Sendable {
             pollInterval: Duration = .milliseconds(20), keepAliveInterval: Duration = .seconds(15), backlog: Int = 4096,
             maxConnections: Int? = nil, maxStreams: Int? = nil, idleTimeout: Duration = .seconds(60),
             headerTimeout: Duration = .seconds(10), allowedHosts: [String] = [], allowedOrigins: [String] = [],
-            tls: TLSConfiguration? = nil
+            tls: TLSConfiguration? = nil, access: AccessConfiguration? = nil
         ) {
             self.host = host
             self.port = port
             self.token = token
+            self.access = access
             self.maxBodyBytes = maxBodyBytes
             self.maxLimit = maxLimit
             self.maxPageBytes = maxPageBytes
@@ -179,6 +184,17 @@ public struct JournalServer: Sendable {
         public var description: String { "\(file) \(reason)" }
     }
 
+    /// Puts `access` in force for the requests that start from now on (those under way keep the
+    /// one they started with): what `liststore serve` does when its access file changes (SIGHUP).
+    ///
+    /// ```swift
+    /// server.replaceAccess(try await AccessConfiguration(contentsOfFile: path))
+    /// ```
+    /// - Complexity: O(1).
+    public func replaceAccess(_ access: AccessConfiguration) {
+        state.access = access
+    }
+
     /// The store served: a SQLite `Store`, or a `PostgresStore` that other servers share.
     public let store: any ListStoreEngine
     /// How it is served.
@@ -228,7 +244,7 @@ public struct JournalServer: Sendable {
         // Routes take the middlewares added before them: the health check and the API's document
         // need no token.
         routes.addUnauthenticated(to: router)
-        if let token = configuration.token { router.add(middleware: BearerTokenMiddleware(token: token)) }
+        router.add(middleware: AccessMiddleware(token: configuration.token, state: state))
         router.add(middleware: JSONContentTypeMiddleware())
         routes.add(to: router)
         let port = configuration.port

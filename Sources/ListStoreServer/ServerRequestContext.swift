@@ -1,11 +1,14 @@
 import Hummingbird
+import HummingbirdAuth
 import NIOCore
 
-/// The request context of `JournalServer`'s routes: Hummingbird's basic context and the connection
-/// the request came on (the event streams at the head of a list are written by `EventFanout`
-/// straight from their connections' event loops).
-struct ServerRequestContext: RequestContext {
+/// The request context of `JournalServer`'s routes: Hummingbird's basic context, who made the
+/// request (set by `AccessMiddleware`), and the connection the request came on (the event streams
+/// at the head of a list are written by `EventFanout` straight from their connections' event loops).
+struct ServerRequestContext: AuthRequestContext {
     var coreContext: CoreRequestContextStorage
+    /// Who made the request, once `AccessMiddleware` has verified its token.
+    var identity: AccessIdentity?
     /// The connection (for HTTP/2, the stream's channel).
     let channel: any Channel
 

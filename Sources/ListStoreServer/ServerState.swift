@@ -11,10 +11,12 @@ final class ServerState: Sendable {
     let streams: ConnectionLimiter
     private let boundPort = _Locked(Int?.none)
     private let streamedBytes = _Locked(0)
+    private let currentAccess: _Locked<AccessConfiguration?>
 
     init(_ configuration: JournalServer.Configuration) {
         connections = ConnectionLimiter(maximum: configuration.effectiveMaxConnections)
         streams = ConnectionLimiter(maximum: configuration.effectiveMaxStreams)
+        currentAccess = _Locked(configuration.access)
     }
 
     /// The port the server is bound to, once known.
@@ -29,5 +31,12 @@ final class ServerState: Sendable {
     /// Counts `count` bytes written to an event stream.
     func addEventBytes(_ count: Int) {
         streamedBytes.withLock { $0 += count }
+    }
+
+    /// The access configuration in force (`nil`: the service token alone); replaced whole when the
+    /// server reads its access file again.
+    var access: AccessConfiguration? {
+        get { currentAccess.withLock { $0 } }
+        set { currentAccess.withLock { $0 = newValue } }
     }
 }

@@ -61,6 +61,7 @@ import Testing
         let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, fanout: fanout)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: MarkingMiddleware())
+        router.add(middleware: AccessMiddleware(token: nil, state: state))
         JournalRoutes(store: store, watcher: watcher, fanout: fanout, metrics: ServerMetrics(), configuration: configuration, state: state)
             .add(to: router)
         let (ports, bound) = AsyncStream.makeStream(of: Int.self)

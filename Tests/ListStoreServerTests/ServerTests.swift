@@ -77,7 +77,8 @@ import Testing
                 #expect(answer.status == 401)
                 #expect((try? WireDocument.decodeError(answer.body).code) == "unauthorized")
                 let challenge = answer.headers.first { ($0.key as? String)?.lowercased() == "www-authenticate" }?.value as? String
-                #expect(challenge == "Bearer")
+                // RFC 6750: a request without a token is told the scheme, a wrong token that it is invalid.
+                #expect(challenge == ((token ?? "").isEmpty ? "Bearer" : #"Bearer error="invalid_token""#))
             }
             #expect(try await server.request("/v1/lists", token: "s3cret").status == 200)
 

@@ -1,0 +1,255 @@
+import Foundation
+import JWTKit
+import ListJSON
+import ListStoreCore
+
+/// Who may do what on a journal server: the keys that sign users' tokens (a JWKS document), what a
+/// token must say (`issuer`, `audience`, with `leeway` for clocks that differ), and the rules that
+/// grant lists to it. A server with an access configuration still serves its service token
+/// (`JournalServer.Configuration.token`) with full access.
+///
+/// It is read from one JSON document, the file of `liststore serve --auth FILE`:
+///
+/// ```json
+/// {"keys": {"keys": [{"kty": "oct", "kid": "k1", "alg": "HS256", "k": "…base64url…"}]},
+///  "issuer": "https://auth.example.com/", "audience": "liststore", "leeway": 30,
+///  "rules": [{"lists": "users/{sub}/**", "grant": "write"}, {"lists": "public/*", "grant": "read"}]}
+/// ```
+///
+/// ```swift
+/// let access = try await AccessConfiguration(contentsOfFile: "/etc/liststore/auth.json")
+/// let token = try await access.verify(bearer)   // AccessToken, or AccessRefusal
+/// ```
+///
+/// Keys: `oct` (HS256, HS384, HS512), `RSA` (RS256–512, PS256–512), `EC` (ES256–512), `OKP`
+/// (EdDSA); `"keysFile": PATH` names a JWKS document instead of `keys` (relative to the file). The
+/// signature is checked by vapor/jwt-kit with the key the token's `kid` names (a token without
+/// `kid` is tried with each key), in the key's own algorithm: `alg: none`, or a token signed with
+/// HMAC keyed by a public key, is refused.
+public struct AccessConfiguration: Sendable {
+    /// What the token's `iss` must be, when set.
+    public var issuer: String?
+    /// What the token's `aud` must be or hold, when set.
+    public var audience: String?
+    /// How far clocks may differ: `exp` and `nbf` are honoured this much late and early.
+    public var leeway: Duration
+    /// The rules, in the file's order.
+    public var rules: [AccessRule]
+    /// The verification keys, by their `kid`s (a key without one gets `#` and its index).
+    private let keys: [(kid: String, collection: JWTKeyCollection)]
+
+    /// Reads the access document at `path`.
+    /// - Throws: `AccessConfiguration.Problem`, one line naming the key or rule at fault (and no
+    ///   key material).
+    /// - Complexity: O(size of the document).
+    public init(contentsOfFile path: String) async throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Problem("cannot read the access file \(path)")
+        }
+        try await self.init(json: Array(data), directory: (path as NSString).deletingLastPathComponent)
+    }
+
+    /// Reads an access document; `directory` is where a relative `keysFile` is.
+    /// - Throws: `AccessConfiguration.Problem`, one line naming what is wrong.
+    /// - Complexity: O(size of the document).
+    public init(json: [UInt8], directory: String = ".") async throws {
+        guard let document = try? JSONValue(parsing: json), document.objectValue != nil else {
+            throw Problem("the access file is not a JSON object")
+        }
+        for name in document.objectValue!.keys where !["keys", "keysFile", "issuer", "audience", "leeway", "rules"].contains(name) {
+            throw Problem("the access file has an unknown member '\(name)'")
+        }
+        var jwks = document["keys"]
+        if let file = document["keysFile"]?.stringValue {
+            let path = file.hasPrefix("/") ? file : directory + "/" + file
+            guard let data = FileManager.default.contents(atPath: path), let value = try? JSONValue(parsing: Array(data)) else {
+                throw Problem("cannot read the JWKS document \(path)")
+            }
+            jwks = value
+        }
+        guard let list = jwks?["keys"]?.arrayValue, !list.isEmpty else {
+            throw Problem("the access file names no keys: 'keys' must be a JWKS document {\"keys\": [...]}, or 'keysFile' its path")
+        }
+        var keys: [(kid: String, collection: JWTKeyCollection)] = []
+        for (index, key) in list.enumerated() {
+            let kid = key["kid"]?.stringValue ?? "#\(index + 1)"
+            keys.append((kid, try await Self.collection(for: key, named: "key \(index + 1) (kid \(kid))")))
+        }
+        self.keys = keys
+        issuer = try Self.string(document, "issuer")
+        audience = try Self.string(document, "audience")
+        if let leeway = document["leeway"] {
+            guard let seconds = leeway.intValue, seconds >= 0 else { throw Problem("'leeway' must be a number of seconds ≥ 0") }
+            self.leeway = .seconds(seconds)
+        } else {
+            leeway = .seconds(30)
+        }
+        guard let rules = document["rules"]?.arrayValue else { throw Problem("the access file has no 'rules' array") }
+        self.rules = try rules.enumerated().map { index, rule in
+            let text = rule["lists"]?.stringValue
+            let name = "rule \(index + 1)" + (text.map { " ('\($0)')" } ?? "")
+            guard let text else { throw Problem("\(name) has no 'lists' pattern") }
+            let pattern: ListPattern
+            do {
+                pattern = try ListPattern(text)
+            } catch {
+                throw Problem("\(name): \(error)")
+            }
+            let grantName = rule["grant"]?.stringValue ?? "(none)"
+            guard let grant = AccessGrant(name: grantName) else {
+                throw Problem("\(name): grant '\(grantName)' is not one of read, write, admin")
+            }
+            return AccessRule(lists: pattern, grant: grant)
+        }
+    }
+
+    /// Verifies a bearer token: its signature with the key its `kid` names, then `exp` (required),
+    /// `nbf`, `iss` and `aud`, at `now`.
+    ///
+    /// ```swift
+    /// let token = try await access.verify(bearer)
+    /// print(token.subject ?? "-", token.expiresAt)
+    /// ```
+    /// - Throws: `AccessRefusal`, whose reason names no key material.
+    /// - Complexity: one signature check (one per key for a token without `kid`), plus O(size of
+    ///   the token).
+    public func verify(_ token: String, now: Date = Date()) async throws -> AccessToken {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Self.base64URL(parts[0]), let header = try? JSONValue(parsing: headerBytes),
+            header.objectValue != nil, let payloadBytes = Self.base64URL(parts[1]),
+            let payload = try? JSONValue(parsing: payloadBytes), payload.objectValue != nil
+        else { throw AccessRefusal("the token is not a JSON Web Token") }
+        let candidates: [JWTKeyCollection]
+        if let kid = header["kid"] {
+            guard let kid = kid.stringValue, let key = keys.first(where: { $0.kid == kid }) else {
+                throw AccessRefusal("the token's key id is not one of the server's keys")
+            }
+            candidates = [key.collection]
+        } else {
+            candidates = keys.map(\.collection)
+        }
+        var verified = false
+        for collection in candidates where !verified {
+            verified = (try? await collection.verify(token, as: SignedPayload.self)) != nil
+        }
+        guard verified else { throw AccessRefusal("the token's signature does not verify") }
+        let time = now.timeIntervalSince1970
+        let leeway = Double(leeway.components.seconds)
+        guard let exp = payload["exp"]?.doubleValue else { throw AccessRefusal("the token has no expiry (exp)") }
+        guard exp + leeway > time else { throw AccessRefusal("the token has expired") }
+        if let nbf = payload["nbf"] {
+            guard let nbf = nbf.doubleValue, nbf - leeway <= time else { throw AccessRefusal("the token is not valid yet (nbf)") }
+        }
+        if let issuer, payload["iss"]?.stringValue != issuer { throw AccessRefusal("the token's issuer is not this server's") }
+        if let audience {
+            let audiences = payload["aud"].map { $0.stringValue.map { [$0] } ?? ($0.arrayValue ?? []).compactMap(\.stringValue) } ?? []
+            guard audiences.contains(audience) else { throw AccessRefusal("the token's audience is not this server") }
+        }
+        var claims: [String: [String]] = [:]
+        for (name, value) in payload.objectValue! {
+            if let string = value.stringValue {
+                claims[name] = [string]
+            } else if let array = value.arrayValue, array.allSatisfy({ $0.stringValue != nil }) {
+                claims[name] = array.compactMap(\.stringValue)
+            }
+        }
+        return AccessToken(
+            subject: payload["sub"]?.stringValue, claims: claims,
+            expiresAt: Date(timeIntervalSince1970: exp + leeway))
+    }
+
+    /// The highest grant of the rules on `list` for `token`; `nil`: no access.
+    /// - Complexity: that of `AccessRule.grant(_:for:claims:)`.
+    public func grant(on list: String, to token: AccessToken) -> AccessGrant? {
+        AccessRule.grant(rules, for: list, claims: token.claims)
+    }
+
+    /// What is wrong with an access document, in one line.
+    public struct Problem: Error, Sendable, CustomStringConvertible {
+        /// The line.
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    // MARK: Internals
+
+    /// What jwt-kit decodes of a payload: nothing (the claims are read from the verified JSON).
+    private struct SignedPayload: JWTPayload {
+        init(from decoder: any Decoder) throws {}
+        func encode(to encoder: any Encoder) throws {}
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// A key collection holding the JWK `key` alone, as its default key.
+    private static func collection(for key: JSONValue, named name: String) async throws -> JWTKeyCollection {
+        let collection = JWTKeyCollection()
+        let type = key["kty"]?.stringValue ?? "(none)"
+        switch type {
+        case "oct":
+            guard let secret = key["k"]?.stringValue.flatMap({ base64URL($0[...]) }), !secret.isEmpty else {
+                throw Problem("\(name): an oct key needs its secret in 'k' (base64url)")
+            }
+            let digest: DigestAlgorithm
+            switch key["alg"]?.stringValue ?? "HS256" {
+            case "HS256": digest = .sha256
+            case "HS384": digest = .sha384
+            case "HS512": digest = .sha512
+            case let other: throw Problem("\(name): algorithm '\(other)' is not one of HS256, HS384, HS512 for an oct key")
+            }
+            await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: digest)
+        case "RSA", "EC", "OKP":
+            var object = key.objectValue!
+            object["kid"] = .string("key")
+            do {
+                let jwk = try JSONDecoder().decode(JWK.self, from: Data(JSONValue.object(object).serializedBytes()))
+                try await collection.add(jwk: jwk, isDefault: true)
+            } catch {
+                throw Problem("\(name): not a usable \(type) key (\(type == "RSA" ? "n, e" : "crv, x\(type == "EC" ? ", y" : "")") and 'alg' as JWKS says)")
+            }
+        default:
+            throw Problem("\(name): unknown key type '\(type)' (kty must be oct, RSA, EC or OKP)")
+        }
+        return collection
+    }
+
+    private static func string(_ document: JSONValue, _ name: String) throws -> String? {
+        guard let value = document[name], !value.isNull else { return nil }
+        guard let string = value.stringValue else { throw Problem("'\(name)' must be a string") }
+        return string
+    }
+
+    /// The bytes of base64url text (padding optional); `nil` when it is not base64url.
+    static func base64URL(_ text: Substring) -> [UInt8]? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=") }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 = base64.trimmingCharacters(in: ["="])
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+}
+
+/// A user's verified token: who it is (`sub`), the claims rules may name, and when it stops
+/// being accepted.
+public struct AccessToken: Sendable, Hashable {
+    /// The token's `sub`: what the journal records as the author of its commits and pushes.
+    public var subject: String?
+    /// Each claim whose value is a string or an array of strings, as its strings.
+    public var claims: [String: [String]]
+    /// When the token expires, leeway included.
+    public var expiresAt: Date
+
+    /// A token's identity. - Complexity: O(1).
+    public init(subject: String?, claims: [String: [String]], expiresAt: Date) {
+        self.subject = subject
+        self.claims = claims
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Why a token is refused: answered 401 with `WWW-Authenticate: Bearer error="invalid_token"`. The
+/// reason never names key material.
+public struct AccessRefusal: Error, Sendable, CustomStringConvertible {
+    /// The reason, one line.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

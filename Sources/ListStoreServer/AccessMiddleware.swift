@@ -1,0 +1,53 @@
+import Crypto
+import Hummingbird
+import HummingbirdAuth
+
+/// Tells who made a request (Hummingbird's `AuthenticatorMiddleware`): the service token, or a
+/// user whose JWT the server's access configuration verifies. A request without a token goes on
+/// without an identity (the route then answers 401 unless it needs none); a token that is neither
+/// is answered 401 with `WWW-Authenticate: Bearer error="invalid_token"` and why. On a server
+/// with neither a service token nor an access configuration, everyone is `.service`.
+///
+/// The service token is compared through SHA-256 digests, whose comparison takes the same time
+/// wherever they differ; a user's token is verified once per request.
+struct AccessMiddleware: AuthenticatorMiddleware {
+    typealias Context = ServerRequestContext
+    private let service: SHA256.Digest?
+    let state: ServerState
+
+    init(token: String?, state: ServerState) {
+        service = token.map { SHA256.hash(data: Array($0.utf8)) }
+        self.state = state
+    }
+
+    func authenticate(request: Request, context: ServerRequestContext) async throws -> AccessIdentity? {
+        let access = state.access
+        guard let bearer = Self.bearerToken(request.headers[.authorization]) else {
+            return service == nil && access == nil ? .service : nil
+        }
+        if let service, SHA256.hash(data: Array(bearer.utf8)) == service { return .service }
+        guard let access else {
+            if service == nil { return .service }
+            throw Self.unauthorized("this server needs 'Authorization: Bearer <token>' with its token", invalidToken: true)
+        }
+        do {
+            return .user(try await access.verify(bearer))
+        } catch let refusal as AccessRefusal {
+            throw Self.unauthorized(refusal.description, invalidToken: true)
+        }
+    }
+
+    /// 401 `unauthorized` with `WWW-Authenticate`: `Bearer`, with `error="invalid_token"` for a
+    /// token that was given and refused.
+    static func unauthorized(_ message: String, invalidToken: Bool) -> APIError {
+        var error = APIError(.unauthorized, "unauthorized", message)
+        error.headers[.wwwAuthenticate] = invalidToken ? #"Bearer error="invalid_token""# : "Bearer"
+        return error
+    }
+
+    /// The token of an `Authorization: Bearer …` header (the scheme in any case).
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(header.dropFirst(7))
+    }
+}
