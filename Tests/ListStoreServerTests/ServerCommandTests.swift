@@ -20,6 +20,77 @@ import Testing
         return candidates[0].appendingPathComponent("liststore-server")
     }()
 
+    /// `--auth FILE`: a file that cannot be used is refused at start (64, one line naming the rule);
+    /// SIGHUP reads it again, and a file that no longer parses leaves the last one in force.
+    @Test(.timeLimit(.minutes(2))) func anAccessFileIsReadAtStartAndAgainOnHangUp() async throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.file("s.liststore")
+        let store = try Store(path: db)
+        for list in ["users/ana/inbox", "public/news"] { try await store.commit(linearList(2), to: list) }
+        let tokens = AccessConfigurationTests.tokens
+        let authFile = directory.file("auth.json")
+        func write(_ bytes: [UInt8]) throws { try Data(bytes).write(to: URL(fileURLWithPath: authFile)) }
+
+        try write(tokens.accessFile(rules: [["lists": "users/{sub}/**", "grant": "write"], ["lists": "public/*", "grant": "owner"]]))
+        let refused = Process()
+        refused.executableURL = Self.binary
+        refused.arguments = ["--db", db, "--port", "0", "--auth", authFile]
+        let refusedError = Pipe()
+        refused.standardError = refusedError
+        refused.standardOutput = Pipe()
+        refused.endsWithTestProcess()
+        try refused.run()
+        let message = String(decoding: PipeIO.readAll(refusedError.fileHandleForReading), as: UTF8.self)
+        refused.waitUntilExit()
+        #expect(refused.terminationStatus == 64)
+        #expect(message.filter { $0 == "\n" }.count == 1 && message.contains("rule 2 ('public/*'): grant 'owner'"), "\(message)")
+
+        try write(tokens.accessFile(rules: [["lists": "users/{sub}/**", "grant": "write"]]))
+        let server = Process()
+        server.executableURL = Self.binary
+        server.arguments = ["--db", db, "--port", "0", "--auth", authFile, "--token", "service"]
+        let output = Pipe()
+        let errors = Pipe()
+        server.standardOutput = output
+        server.standardError = errors
+        server.endsWithTestProcess()
+        try server.run()
+        /// Reads `pipe` until what came holds `marker`; what came.
+        func read(_ pipe: Pipe, until marker: String) async throws -> String {
+            try await RawConnection.run {
+                var text = ""
+                while !text.contains(marker) {
+                    let chunk = PipeIO.readSome(pipe.fileHandleForReading)
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                return text
+            }
+        }
+        let line = try await read(output, until: "\n")
+        let port = try #require(line.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) }, "\(line)")
+        let ana = tokens.token(["sub": "ana"])
+        func status(_ path: String) async throws -> Int {
+            try await RawAnswer.exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ana)\r\n").status
+        }
+        #expect(try await status("/v1/lists/users%2Fana%2Finbox") == 200)
+        #expect(try await status("/v1/lists/public%2Fnews") == 404)
+
+        try write(tokens.accessFile(rules: [["lists": "public/*", "grant": "read"]]))
+        kill(server.processIdentifier, SIGHUP)
+        #expect(try await read(errors, until: "read the access file").contains("read the access file"))
+        #expect(try await status("/v1/lists/users%2Fana%2Finbox") == 404)
+        #expect(try await status("/v1/lists/public%2Fnews") == 200)
+
+        try write(Array("{not json".utf8))
+        kill(server.processIdentifier, SIGHUP)
+        #expect(try await read(errors, until: "was not read again").contains("the last one stays in force"))
+        #expect(try await status("/v1/lists/public%2Fnews") == 200)
+        server.terminate()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+    }
+
     @Test func aNonLoopbackHostNeedsATokenOrAnExplicitFlag() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.file("s.liststore")

@@ -7,6 +7,7 @@ import Logging
 import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
+import UnixSignals
 
 /// `liststore-server --db D [--host H] [--port P] [--token T] [--tls-cert C --tls-key K]`, which `liststore serve` runs: the
 /// journal over HTTP until SIGINT or SIGTERM.
@@ -21,6 +22,11 @@ struct ServerCommand: AsyncParsableCommand {
             'liststore pull --from URL' and HTTPSource. Binds to 127.0.0.1 unless --host says \
             otherwise. With --token (or the LISTSTORE_TOKEN environment variable, which other users \
             cannot read in the process list) every request needs 'Authorization: Bearer <token>'. \
+            With --auth FILE (or LISTSTORE_AUTH) the server also serves users: their JWTs are verified \
+            against the file's keys and its rules grant each token read, write or admin on the lists \
+            their patterns match (see "Running a server" in ListStoreServer's documentation); the \
+            --token stays the service token, with full access. SIGHUP reads the file again: a file \
+            that does not parse keeps the configuration in force, and the server logs why. \
             The address is printed on stdout once it accepts connections; requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
             polls and event streams, and exits with 0 once the requests under way are answered.
 
@@ -57,8 +63,9 @@ struct ServerCommand: AsyncParsableCommand {
             process is no longer its parent, and shuts down as on SIGTERM when it ends, however it \
             ends.
 
-            Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage; 66 no store at --db, or a --tls-cert or --tls-key that cannot be read; 74 I/O \
-            error or damaged store.
+            Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage, or an --auth file that \
+            cannot be used (the line names the key or rule); 66 no store at --db, or a --tls-cert or \
+            --tls-key that cannot be read; 74 I/O error or damaged store.
             """
     )
 
@@ -76,6 +83,9 @@ struct ServerCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Require 'Authorization: Bearer <token>'.", valueName: "token"))
     var token: String?
+
+    @Option(name: .long, help: ArgumentHelp("Serve users: verify their JWTs and grant lists by this access file's rules (default: $LISTSTORE_AUTH).", valueName: "file"))
+    var auth: String?
 
     @Option(name: .customLong("max-body-mib"), help: ArgumentHelp("The largest request body accepted, in MiB.", valueName: "MiB"))
     var maxBodyMiB = 32
@@ -182,14 +192,23 @@ struct ServerCommand: AsyncParsableCommand {
             }
         }
         let token = token ?? ProcessInfo.processInfo.environment["LISTSTORE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        let authFile = auth ?? ProcessInfo.processInfo.environment["LISTSTORE_AUTH"].flatMap { $0.isEmpty ? nil : $0 }
+        var access: AccessConfiguration?
+        if let authFile {
+            do {
+                access = try await AccessConfiguration(contentsOfFile: authFile)
+            } catch {
+                fail("\(authFile): \(error)", 64)
+            }
+        }
         JournalServer.raiseDescriptorLimit()
         let configuration = JournalServer.Configuration(
             host: host, port: port, token: token, maxBodyBytes: maxBodyMiB << 20, maxPageBytes: maxPageMiB << 20,
             maxConnections: maxConnections, maxStreams: maxStreams, idleTimeout: .seconds(idleTimeout),
-            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls)
-        if token == nil, !configuration.bindsToLoopback {
+            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls, access: access)
+        if token == nil, access == nil, !configuration.bindsToLoopback {
             guard allowUnauthenticated else {
-                fail("--host \(host) is reachable from other machines: give --token (or LISTSTORE_TOKEN), or --allow-unauthenticated", 64)
+                fail("--host \(host) is reachable from other machines: give --token (or LISTSTORE_TOKEN) or --auth, or --allow-unauthenticated", 64)
             }
             FileHandle.standardError.write(Data(
                 "warning: serving \(host) WITHOUT A TOKEN (--allow-unauthenticated): anyone who reaches this port can read and write every list\n".utf8))
@@ -201,9 +220,35 @@ struct ServerCommand: AsyncParsableCommand {
         }
         let server = JournalServer(store: store, configuration: configuration)
         let (location, host, scheme) = (store.location, host, tls == nil ? "http" : "https")
+        let required = access != nil ? " (users' tokens or the service token required)" : token == nil ? "" : " (token required)"
+        // With an access file, SIGHUP reads it again (one that cannot be used leaves the last in force).
+        let hangups = authFile == nil ? nil : await UnixSignalsSequence(trapping: .sighup)
         do {
-            try await server.run(handlingSignals: handlingSignals) { port in
-                FileHandle.standardOutput.write(Data("liststore: serving \(location) on \(scheme)://\(host):\(port)\(token == nil ? "" : " (token required)")\n".utf8))
+            // Whether the child that ended is the server (the group ends with it).
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await server.run(handlingSignals: handlingSignals) { port in
+                        FileHandle.standardOutput.write(Data("liststore: serving \(location) on \(scheme)://\(host):\(port)\(required)\n".utf8))
+                    }
+                    return true
+                }
+                if let authFile, let hangups {
+                    group.addTask {
+                        let logger = Logger(label: "liststore.server")
+                        for await _ in hangups {
+                            do {
+                                server.replaceAccess(try await AccessConfiguration(contentsOfFile: authFile))
+                                logger.info("read the access file \(authFile) again")
+                            } catch {
+                                logger.error("the access file \(authFile) was not read again, the last one stays in force: \(error)")
+                            }
+                        }
+                        return false
+                    }
+                }
+                while let serverEnded = try await group.next() {
+                    if serverEnded { group.cancelAll() }
+                }
             }
         } catch {
             fail("cannot serve on \(host):\(port): \(error)", 1)
