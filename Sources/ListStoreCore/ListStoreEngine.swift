@@ -91,6 +91,13 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Complexity: O(n + m) for n items and m intents, plus the commit's diff.
     func merge(_ push: Push, into list: String) async throws -> PushAnswer
 
+    /// `merge(_:into:)`, with the journal recording `author` as the change's author instead of the
+    /// push's own: a journal server records the subject of its user's token. The push is recorded,
+    /// and known again when the client retries it, as the client sent it.
+    /// - Throws: as `merge(_:into:)`.
+    /// - Complexity: as `merge(_:into:)`.
+    func merge(_ push: Push, into list: String, authoredBy author: String?) async throws -> PushAnswer
+
     /// The recorded pushes of `client` to `list` with a sequence number in `seqs`, in order, at most
     /// 1,000 (see `Store.pushes(from:to:seqs:)`).
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.

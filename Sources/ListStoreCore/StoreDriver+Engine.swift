@@ -156,6 +156,18 @@ extension StoreDriver {
         try await run(.write) { try $0.steps.merge(push, into: list) }
     }
 
+    /// `merge(_:into:)`, the journal recording `author` instead of the push's own author (a
+    /// journal server's user); the push is recorded as the client sent it, so its retries are
+    /// known.
+    ///
+    /// ```swift
+    /// let answer = try await store.merge(push, into: "users/ana/inbox", authoredBy: "ana")
+    /// ```
+    /// - Throws: as `merge(_:into:)`. - Complexity: as `merge(_:into:)`.
+    public func merge(_ push: Push, into list: String, authoredBy author: String?) async throws -> PushAnswer {
+        try await run(.write) { try $0.steps.merge(push, into: list, authoredBy: .some(author)) }
+    }
+
     /// The recorded pushes of `client` to `list` with a sequence number in `seqs`, in order, at
     /// most 1,000.
     ///

@@ -9,16 +9,19 @@ extension StoreTransaction {
     /// `PushRule.verdict(for:fingerprint:recorded:latestSeq:)` decides which, and refuses a push
     /// whose id was taken by another push or is older than the client's latest.
     ///
+    /// The journal records `author` (default: the push's own); the push is recorded, and known
+    /// again, by its fingerprint as the client sent it.
+    ///
     /// - Throws: `StoreError` `.invalidArgument` (an id no push may carry), `.listNotFound`,
     ///   `.pushMismatch` or `.pushOutOfOrder` (by `PushRule`), `.damaged`; what `commit` throws.
     /// - Complexity: that of `Rebase` for the push's intents, plus that of `commit`.
-    package func merge(_ push: Push, into list: String) throws -> PushAnswer {
+    package func merge(_ push: Push, into list: String, authoredBy author: String?? = nil) throws -> PushAnswer {
         let id = push.id
         if let problem = PushRule.problem(with: id) { throw StoreError(.invalidArgument, problem) }
         let fingerprint = push.fingerprint
         var answer: PushAnswer?
         _ = try commit(
-            to: list, expectedVersion: nil, author: push.author, message: push.message,
+            to: list, expectedVersion: nil, author: author ?? push.author, message: push.message,
             target: .rebase { head in
                 guard head.listID != 0 else { throw StoreError.listNotFound(list, in: location) }
                 let recorded = try recordedPushes(listID: head.listID, list: list, client: id.client, seqs: id.seq...id.seq).first

@@ -230,14 +230,16 @@ struct JournalRoutes: Sendable {
     private func push(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
-        var push: Push
+        let push: Push
         do {
             push = try WireDocument.decodePush(Array(buffer: body))
         } catch {
             throw APIError(.badRequest, APIError.invalidPushCode, "not a push document: \(error)")
         }
-        if let token = Self.userToken(context) { push.author = token.subject }
-        let answer = try await metrics.timing(metrics.mergeDuration) { try await store.merge(push, into: list) }
+        // A user's push is recorded as theirs in the journal, whatever the push says; the push
+        // itself is recorded as sent, so that its retries are known.
+        let author = Self.userToken(context).map { $0.subject } ?? push.author
+        let answer = try await metrics.timing(metrics.mergeDuration) { try await store.merge(push, into: list, authoredBy: author) }
         return Self.json(WireDocument.pushAnswer(answer))
     }
 

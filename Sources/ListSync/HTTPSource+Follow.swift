@@ -86,11 +86,13 @@ extension HTTPSource {
 
     /// Reads the event stream of `list` after `version` into `continuation` until it fails; always throws.
     private func readEvents(
-        of list: String, after version: Int, into continuation: AsyncThrowingStream<JournalEntry, any Error>.Continuation
+        of list: String, after version: Int, into continuation: AsyncThrowingStream<JournalEntry, any Error>.Continuation,
+        refreshingToken refresh: Bool = false
     ) async throws {
         let idle = max(idleTimeout, .seconds(60))
         let (request, what) = try request(
-            "GET", path(list, "events"), query: "since=\(version)", extraTime: idle - idleTimeout, accept: "text/event-stream")
+            "GET", path(list, "events"), query: "since=\(version)", extraTime: idle - idleTimeout, accept: "text/event-stream",
+            token: try await bearer(refresh: refresh))
         let parser = _Locked(_EventStreamParser(maxEventBytes: maxAnswerBytes))
         let shown = url.absoluteString
         // Runs as the answer arrives, one piece at a time. A failure here ends the stream,
@@ -113,6 +115,10 @@ extension HTTPSource {
             }
         }
         let (http, bytes) = try await run(transfer, request, what: what, deadline: nil)
+        // A refused token is asked for anew once, when a provider gives them.
+        if http.statusCode == 401, tokenProvider != nil, !refresh {
+            return try await readEvents(of: list, after: version, into: continuation, refreshingToken: true)
+        }
         if (200..<300).contains(http.statusCode) {
             throw SyncError.transport("\(what): the server ended the event stream", transient: true)
         }

@@ -39,8 +39,15 @@ import NIOSSL
 public struct HTTPSource: ListSource {
     /// The server's base URL (`http://host:port`, perhaps with a path prefix).
     public let url: URL
-    /// The bearer token sent with every request.
+    /// The bearer token sent with every request (when there is no `tokenProvider`).
     public let token: String?
+    /// Gives the bearer token of each request, from the app's sign-in: called before every request
+    /// with `refresh` false, and once more with `refresh` true after the server refused the token
+    /// (401) before the request fails, so that a fresh token is fetched (`nil`: no token).
+    public let tokenProvider: TokenProvider?
+
+    /// How an `HTTPSource` gets a user's token; see `tokenProvider`.
+    public typealias TokenProvider = @Sendable (_ refresh: Bool) async throws -> String?
     /// How long a request may take, answer included, before it fails (a long poll gets its wait on top).
     public var requestTimeout: Duration
     /// How long a request may go without receiving anything before it fails (a long poll gets its
@@ -70,6 +77,10 @@ public struct HTTPSource: ListSource {
     ///   holds a user name or password (give credentials as `token`; they would be sent to the
     ///   server and shown in messages), a query or a fragment (requests add their own).
     public init(url: URL, token: String? = nil, requestTimeout: Duration = .seconds(120)) throws {
+        try self.init(url: url, token: token, tokenProvider: nil, requestTimeout: requestTimeout)
+    }
+
+    private init(url: URL, token: String?, tokenProvider: TokenProvider?, requestTimeout: Duration) throws {
         let shown = _HTTPOrigin.redacting(url.absoluteString)
         guard let origin = _HTTPOrigin(url), let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             throw SyncError.transport("'\(shown)' is not an http:// or https:// URL")
@@ -82,8 +93,22 @@ public struct HTTPSource: ListSource {
         }
         self.url = url
         self.token = token
+        self.tokenProvider = tokenProvider
         self.requestTimeout = requestTimeout
         self.serverOrigin = origin
+    }
+
+    /// A source at `url` whose requests carry the token `tokenProvider` gives: an app's signed-in
+    /// user's JWT, fetched anew (`refresh` true) when the server refuses the one it had.
+    ///
+    /// ```swift
+    /// let source = try HTTPSource(url: server, tokenProvider: { refresh in
+    ///     try await session.accessToken(forceRefresh: refresh)   // the app's sign-in layer
+    /// })
+    /// ```
+    /// - Throws: as `init(url:token:requestTimeout:)`.
+    public init(url: URL, tokenProvider: @escaping TokenProvider, requestTimeout: Duration = .seconds(120)) throws {
+        try self.init(url: url, token: nil, tokenProvider: tokenProvider, requestTimeout: requestTimeout)
     }
 
     /// A source at the URL `string` (see `init(url:token:requestTimeout:)`).
@@ -174,9 +199,16 @@ public struct HTTPSource: ListSource {
     private func send(_ method: String, _ path: String, query: String = "", body: [UInt8]? = nil, extraTime: Duration = .zero)
         async throws -> [UInt8]
     {
-        let (request, what) = try request(method, path, query: query, body: body, extraTime: extraTime)
-        let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes)
-        let (http, bytes) = try await run(transfer, request, what: what, deadline: requestTimeout + extraTime)
+        var refresh = false
+        var (http, bytes, what): (HTTPURLResponse, [UInt8], String)
+        repeat {
+            let (request, named) = try request(method, path, query: query, body: body, extraTime: extraTime, token: try await bearer(refresh: refresh))
+            let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes)
+            (http, bytes) = try await run(transfer, request, what: named, deadline: requestTimeout + extraTime)
+            what = named
+            // A refused token is asked for anew once, when a provider gives them.
+            refresh = http.statusCode == 401 && tokenProvider != nil && !refresh
+        } while refresh && http.statusCode == 401
         guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: bytes, what: what) }
         if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), length != bytes.count {
             throw SyncError.transport("\(what): the answer ended after \(bytes.count) of \(length) bytes", transient: true)
@@ -187,7 +219,7 @@ public struct HTTPSource: ListSource {
     /// The request of `method` on `path`, and how messages name it (`GET http://…`).
     func request(
         _ method: String, _ path: String, query: String, body: [UInt8]? = nil, extraTime: Duration = .zero,
-        accept: String = "application/json"
+        accept: String = "application/json", token: String?
     ) throws -> (URLRequest, what: String) {
         let target = try target(path, query: query)
         var request = URLRequest(url: target)
@@ -200,6 +232,14 @@ public struct HTTPSource: ListSource {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         return (request, "\(method) \(target.absoluteString)")
+    }
+
+    /// The bearer token of the next request: the provider's (asked for a fresh one with `refresh`),
+    /// or `token`.
+    /// - Throws: what the provider throws.
+    func bearer(refresh: Bool) async throws -> String? {
+        guard let tokenProvider else { return token }
+        return try await tokenProvider(refresh)
     }
 
     /// Runs `transfer`; returns the answer and its collected body.

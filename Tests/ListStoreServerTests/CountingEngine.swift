@@ -63,6 +63,9 @@ final class CountingEngine: ListStoreEngine {
     }
 
     func merge(_ push: Push, into list: String) async throws -> PushAnswer { try await store.merge(push, into: list) }
+    func merge(_ push: Push, into list: String, authoredBy author: String?) async throws -> PushAnswer {
+        try await store.merge(push, into: list, authoredBy: author)
+    }
     func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
         try await store.pushes(from: client, to: list, seqs: seqs)
     }

@@ -1,0 +1,96 @@
+import Foundation
+import ListDiff
+import ListJSON
+import ListStore
+import ListStoreServer
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+/// Clients of a server with users: `HTTPSource` asks its token provider for each request and once
+/// more after a 401; a replica syncs as its user, and a follower whose token expires comes back
+/// with a fresh one and loses nothing.
+@Suite struct AccessClientTests {
+    static let tokens = AccessServerTests.tokens
+
+    /// Counts the provider's calls and the refreshes among them.
+    final class Provider: Sendable {
+        let calls = _Locked((all: 0, refreshes: 0))
+        let lifetime: Int
+        let firstIsExpired: Bool
+
+        init(lifetime: Int = 3600, firstIsExpired: Bool = false) {
+            self.lifetime = lifetime
+            self.firstIsExpired = firstIsExpired
+        }
+
+        func token(refresh: Bool) -> String {
+            let count = calls.withLock { calls in
+                calls.all += 1
+                if refresh { calls.refreshes += 1 }
+                return calls.all
+            }
+            let expiry = Int(Date().timeIntervalSince1970) + (firstIsExpired && count == 1 ? -3600 : lifetime)
+            return AccessClientTests.tokens.token(["sub": "ana", "exp": .number(JSONNumber(expiry))])
+        }
+    }
+
+    @Test func aRefusedTokenIsAskedForAgainOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "users/ana/inbox")
+        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+            let provider = Provider(firstIsExpired: true)
+            let source = try HTTPSource(url: URL(string: server.url)!, tokenProvider: { provider.token(refresh: $0) })
+            #expect(try await source.summary(of: "users/ana/inbox").version == 1)
+            #expect(provider.calls.withLock { $0 } == (2, 1))
+            // A provider whose every token is refused: the request fails after one refresh.
+            let refused = try HTTPSource(url: URL(string: server.url)!, tokenProvider: { _ in "not-a-token" })
+            await #expect(throws: SyncError.self) { try await refused.summary(of: "users/ana/inbox") }
+        }
+    }
+
+    /// A replica syncs as its user (the journal shows who wrote what); its follower's stream ends
+    /// when each token expires, and it reconnects with a fresh one from where it was.
+    @Test(.timeLimit(.minutes(3))) func aReplicaSyncsAndFollowsAsItsUser() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "users/ana/inbox")
+        let access = try await AccessConfiguration(json: Self.tokens.accessFile(rules: AccessServerTests.rules, extra: [("leeway", 0)]))
+        let configuration = JournalServer.Configuration(port: 0, token: "service", keepAliveInterval: .seconds(60), access: access)
+        try await ServerHarness.with(store, configuration) { server in
+            let provider = Provider(lifetime: 2)
+            let source = try HTTPSource(url: URL(string: server.url)!, tokenProvider: { provider.token(refresh: $0) })
+            let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "users/ana/inbox")
+            _ = try await replica.pull(from: source)
+            try await replica.store.edit("users/ana/inbox", author: "claimed") { try $0.reloadElement(ListItem("e0", 9)) }
+            let synced = try await replica.sync(with: source)
+            #expect(try await replica.status()?.pending == 0, "\(synced)")
+            #expect(try await store.journal(of: "users/ana/inbox", after: 1).entries.map(\.author) == ["ana"])
+
+            // Follow across several token lifetimes: every commit arrives, each once.
+            let applied = _Locked<[Int]>([])
+            let reconnections = _Locked(0)
+            let follower = Task {
+                try await replica.follow(
+                    from: source, retrying: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)),
+                    onEvent: { event in if case .reconnected = event { reconnections.withLock { $0 += 1 } } }
+                ) { result in applied.withLock { $0.append(result.version) } }
+            }
+            for count in 4...6 {
+                let before = reconnections.withLock { $0 }
+                try await store.commit(linearList(count), to: "users/ana/inbox")
+                let version = try await store.summary(of: "users/ana/inbox").version
+                try await LimitTests.waitUntil(within: .seconds(60)) { applied.withLock { $0.last == version } }
+                // The next commit only once the stream of this token has ended and the follower is back.
+                try await LimitTests.waitUntil(within: .seconds(60)) { reconnections.withLock { $0 } > before }
+            }
+            follower.cancel()
+            _ = try? await follower.value
+            let (mine, theirs) = (try await replica.store.snapshot(of: "users/ana/inbox"), try await store.snapshot(of: "users/ana/inbox"))
+            #expect(mine.sections == theirs.sections, "\(mine.version) \(mine.sections) vs \(theirs.version) \(theirs.sections); \(applied.withLock { $0 })")
+            #expect(applied.withLock { $0 } == applied.withLock { $0 }.sorted() && Set(applied.withLock { $0 }).count == applied.withLock { $0.count })
+            #expect(provider.calls.withLock { $0.all } > 3)
+        }
+    }
+}
