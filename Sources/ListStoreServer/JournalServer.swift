@@ -237,6 +237,7 @@ public struct JournalServer: Sendable {
         // Headers are not logged, and the token would be redacted if they were.
         router.add(middleware: LogRequestsMiddleware(.info, includeHeaders: .none, redactHeaders: [.authorization]))
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+        router.add(middleware: CORSMiddleware(configuration: configuration))
         router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
         router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
         let routes = JournalRoutes(

@@ -71,6 +71,39 @@ import Testing
         }
     }
 
+    /// Pages of an `--allow-origin` origin: their preflights are answered, their answers (refusals
+    /// included) carry their origin, never `*`; other origins are refused.
+    @Test func browsersOfAllowedOriginsGetCORSAnswers() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "users/ana/inbox")
+        var configuration = try await Self.configuration()
+        configuration.allowedOrigins = ["https://app.example"]
+        let ana = Self.tokens.token(["sub": "ana"])
+        try await ServerHarness.with(store, configuration) { server in
+            let head = "Host: 127.0.0.1:\(server.port)\r\nOrigin: https://app.example\r\n"
+            let preflight = try await RawAnswer.exchange(
+                port: server.port,
+                "OPTIONS /v1/lists/users%2Fana%2Finbox/commits HTTP/1.1\r\n\(head)Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization, content-type\r\n")
+            #expect(preflight.status == 204)
+            #expect(preflight.headers["access-control-allow-origin"] == "https://app.example")
+            #expect(preflight.headers["access-control-allow-methods"]?.contains("POST") == true)
+            #expect(preflight.headers["access-control-allow-headers"] == "Authorization, Content-Type, Last-Event-ID")
+            #expect(preflight.headers["vary"] == "Origin")
+            let read = try await RawAnswer.exchange(
+                port: server.port, "GET /v1/lists/users%2Fana%2Finbox/snapshot HTTP/1.1\r\n\(head)Authorization: Bearer \(ana)\r\n")
+            #expect(read.status == 200 && read.headers["access-control-allow-origin"] == "https://app.example")
+            #expect(read.headers["vary"] == "Origin" && read.headers["access-control-expose-headers"]?.contains("WWW-Authenticate") == true)
+            let refused = try await RawAnswer.exchange(port: server.port, "GET /v1/lists HTTP/1.1\r\n\(head)")
+            #expect(refused.status == 401 && refused.headers["access-control-allow-origin"] == "https://app.example")
+            #expect(refused.errorCode == "unauthorized")
+            let elsewhere = "Host: 127.0.0.1:\(server.port)\r\nOrigin: https://evil.example\r\n"
+            let foreign = try await RawAnswer.exchange(
+                port: server.port, "GET /v1/lists/users%2Fana%2Finbox/snapshot HTTP/1.1\r\n\(elsewhere)Authorization: Bearer \(ana)\r\n")
+            #expect(foreign.status == 403 && foreign.errorCode == "originNotAllowed" && foreign.headers["access-control-allow-origin"] == nil)
+        }
+    }
+
     /// A long poll and an event stream end when their token expires (the server's `wait` and
     /// keep-alive are far longer): the client comes back with a fresh token and resumes.
     @Test(.timeLimit(.minutes(2))) func waitsEndWhenTheTokenExpires() async throws {

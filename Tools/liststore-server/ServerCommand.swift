@@ -34,7 +34,8 @@ struct ServerCommand: AsyncParsableCommand {
             address, localhost, 127.0.0.0/8 and [::1] on its port; on any other address, localhost \
             and IP addresses on its port; always, the --allow-host names (such as a reverse proxy's). \
             Requests carrying an Origin other than the server's own or an --allow-origin are refused \
-            (403), and POST and PUT need 'Content-Type: application/json' (415). A --host other than \
+            (403); pages of an --allow-origin origin get CORS answers (preflights, and their origin in \
+            Access-Control-Allow-Origin), and POST and PUT need 'Content-Type: application/json' (415). A --host other than \
             a loopback address needs --token (or --allow-unauthenticated, which lets anyone who \
             reaches the port read and write).
 
