@@ -164,7 +164,7 @@ let package = Package(
         .target(
             name: "ListStorePostgresTestSupport",
             dependencies: [
-                "ListStorePostgres", "ListStore",
+                "ListStorePostgres", "ListStore", "ListStoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -213,7 +213,7 @@ let package = Package(
             name: "ListStoreServerTests",
             dependencies: [
                 "ListStoreServer", "ListStoreServerTool", "ListStore", "ListStoreWire", "ListSync", "ListJSON", "ListDiff",
-                "ListDiffTestSupport", "ListStoreTestSupport",
+                "ListDiffTestSupport", "ListStoreTestSupport", "ListStorePostgres", "ListStorePostgresTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -4,6 +4,7 @@ import ListDiffTestSupport
 import ListJSON
 import ListMerge
 @_spi(Replication) import ListStore
+import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import ListSync
 import Testing

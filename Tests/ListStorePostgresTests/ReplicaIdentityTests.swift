@@ -3,6 +3,7 @@ import ListDiff
 import ListJSON
 import ListMerge
 import ListStore
+import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import ListSync
 import Testing
