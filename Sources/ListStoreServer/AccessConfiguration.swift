@@ -25,7 +25,8 @@ import ListStoreCore
 /// (EdDSA); `"keysFile": PATH` names a JWKS document instead of `keys` (relative to the file). The
 /// signature is checked by vapor/jwt-kit with the key the token's `kid` names (a token without
 /// `kid` is tried with each key), in the key's own algorithm: `alg: none`, or a token signed with
-/// HMAC keyed by a public key, is refused.
+/// HMAC keyed by a public key, is refused. A token is verified once and known until it expires (its
+/// expiry is checked on every request); reading the file again starts anew.
 public struct AccessConfiguration: Sendable {
     /// What the token's `iss` must be, when set.
     public var issuer: String?
@@ -37,6 +38,9 @@ public struct AccessConfiguration: Sendable {
     public var rules: [AccessRule]
     /// The verification keys, by their `kid`s (a key without one gets `#` and its index).
     private let keys: [(kid: String, collection: JWTKeyCollection)]
+    /// The tokens this configuration verified, until they expire: a client sends the same token
+    /// with many requests, and its signature is checked once (expiry on every request).
+    private let verified = VerifiedTokens()
 
     /// Reads the access document at `path`.
     /// - Throws: `AccessConfiguration.Problem`, one line naming the key or rule at fault (and no
@@ -111,9 +115,13 @@ public struct AccessConfiguration: Sendable {
     /// print(token.subject ?? "-", token.expiresAt)
     /// ```
     /// - Throws: `AccessRefusal`, whose reason names no key material.
-    /// - Complexity: one signature check (one per key for a token without `kid`), plus O(size of
-    ///   the token).
+    /// - Complexity: for a token this configuration has not verified yet, one signature check (one
+    ///   per key for a token without `kid`) plus O(size of the token); then O(size of the token).
     public func verify(_ token: String, now: Date = Date()) async throws -> AccessToken {
+        if let known = verified.token(token) {
+            guard known.expiresAt > now else { throw AccessRefusal("the token has expired") }
+            return known
+        }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Self.base64URL(parts[0]), let header = try? JSONValue(parsing: headerBytes),
             header.objectValue != nil, let payloadBytes = Self.base64URL(parts[1]),
@@ -128,11 +136,11 @@ public struct AccessConfiguration: Sendable {
         } else {
             candidates = keys.map(\.collection)
         }
-        var verified = false
-        for collection in candidates where !verified {
-            verified = (try? await collection.verify(token, as: SignedPayload.self)) != nil
+        var signed = false
+        for collection in candidates where !signed {
+            signed = (try? await collection.verify(token, as: SignedPayload.self)) != nil
         }
-        guard verified else { throw AccessRefusal("the token's signature does not verify") }
+        guard signed else { throw AccessRefusal("the token's signature does not verify") }
         let time = now.timeIntervalSince1970
         let leeway = Double(leeway.components.seconds)
         guard let exp = payload["exp"]?.doubleValue else { throw AccessRefusal("the token has no expiry (exp)") }
@@ -153,9 +161,11 @@ public struct AccessConfiguration: Sendable {
                 claims[name] = array.compactMap(\.stringValue)
             }
         }
-        return AccessToken(
+        let verifiedToken = AccessToken(
             subject: payload["sub"]?.stringValue, claims: claims,
             expiresAt: Date(timeIntervalSince1970: exp + leeway))
+        verified.keep(verifiedToken, for: token)
+        return verifiedToken
     }
 
     /// The highest grant of the rules on `list` for `token`; `nil`: no access.
@@ -225,6 +235,28 @@ public struct AccessConfiguration: Sendable {
         base64 = base64.trimmingCharacters(in: ["="])
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64).map(Array.init)
+    }
+}
+
+/// The tokens a configuration verified (at most 10,000, so that many users' tokens cannot grow the
+/// server: when it is full, the expired ones go, then all).
+private final class VerifiedTokens: Sendable {
+    private let tokens = _Locked([String: AccessToken]())
+    private static let capacity = 10_000
+
+    func token(_ text: String) -> AccessToken? {
+        tokens.withLock { $0[text] }
+    }
+
+    func keep(_ token: AccessToken, for text: String) {
+        tokens.withLock { tokens in
+            if tokens.count >= Self.capacity {
+                let now = Date()
+                tokens = tokens.filter { $0.value.expiresAt > now }
+                if tokens.count >= Self.capacity { tokens.removeAll(keepingCapacity: true) }
+            }
+            tokens[text] = token
+        }
     }
 }
 

@@ -77,6 +77,16 @@ import Testing
         _ = try await access.verify(tokens.token(justExpired))
     }
 
+    /// A token verified once is known until it expires: its expiry is still checked on every use.
+    @Test func aKnownTokenStillExpires() async throws {
+        let access = try await Self.access([("leeway", 0)])
+        let now = Date()
+        let token = Self.tokens.token(["sub": "ana", "exp": .number(JSONNumber(Int(now.timeIntervalSince1970) + 100))])
+        #expect(try await access.verify(token, now: now).subject == "ana")
+        #expect(try await access.verify(token, now: now.addingTimeInterval(50)).subject == "ana")
+        await #expect(throws: AccessRefusal.self) { try await access.verify(token, now: now.addingTimeInterval(101)) }
+    }
+
     @Test func badAccessFilesAreRefusedNamingWhatIsWrong() async throws {
         let tokens = Self.tokens
         let cases: [([UInt8], String)] = [
