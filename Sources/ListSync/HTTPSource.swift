@@ -282,6 +282,9 @@ public struct HTTPSource: ListSource {
         if status == 401 {
             return SyncError.unauthorized("\(what): the server refused the token (401): \(message)")
         }
+        if status == 403, reported?.code == "forbidden" {
+            return SyncError.unauthorized("\(what): the token may not do this (403): \(message)")
+        }
         if let reported, let code = StoreError.Code(named: reported.code) {
             return StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
         }

@@ -50,6 +50,30 @@ import Testing
         }
     }
 
+    /// A user who may read a list but not write it pulls it, and its push is refused as
+    /// `SyncError.unauthorized` (the command line's 77), keeping the local change.
+    @Test func aPushWithoutTheWriteGrantIsRefusedAsUnauthorized() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "teams/red/plan")
+        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+            let reader = Self.tokens.token(["sub": "bob", "teams": ["red"]])
+            let source = try HTTPSource(url: URL(string: server.url)!, token: reader)
+            let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "teams/red/plan")
+            _ = try await replica.pull(from: source)
+            try await replica.store.edit("teams/red/plan") { try $0.reloadElement(ListItem("e0", 9)) }
+            do {
+                _ = try await replica.sync(with: source)
+                Issue.record("the push was accepted")
+            } catch let error as SyncError {
+                guard case .unauthorized(let message) = error else { throw error }
+                #expect(message.contains("403"), "\(message)")
+            }
+            #expect(try await replica.status()?.pending == 1)
+            #expect(try await store.summary(of: "teams/red/plan").version == 1)
+        }
+    }
+
     /// A replica syncs as its user (the journal shows who wrote what); its follower's stream ends
     /// when each token expires, and it reconnects with a fresh one from where it was.
     @Test(.timeLimit(.minutes(3))) func aReplicaSyncsAndFollowsAsItsUser() async throws {
