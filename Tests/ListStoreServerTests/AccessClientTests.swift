@@ -2,6 +2,7 @@ import Foundation
 import ListDiff
 import ListJSON
 import ListStore
+import ListStorePostgresTestSupport
 import ListStoreServer
 import ListStoreTestSupport
 import ListSync
@@ -47,6 +48,47 @@ import Testing
             // A provider whose every token is refused: the request fails after one refresh.
             let refused = try HTTPSource(url: URL(string: server.url)!, tokenProvider: { _ in "not-a-token" })
             await #expect(throws: SyncError.self) { try await refused.summary(of: "users/ana/inbox") }
+        }
+    }
+
+    /// Two users' replicas of a team list, edited offline, sync through a server with access on,
+    /// on every engine: both end equal to the source, each change recorded as its user's.
+    @Test(arguments: EngineKind.available)
+    func teamReplicasSyncAsTheirUsersOnEveryEngine(_ engine: EngineKind) async throws {
+        let directory = try TemporaryDirectory()
+        let rules: JSONValue = [["lists": "teams/{teams}/**", "grant": "write"]]
+        let access = try await AccessConfiguration(json: Self.tokens.accessFile(rules: rules))
+        try await engine.withStore { stores in
+            let store = stores[0]
+            let list = "teams/red/plan"
+            try await store.commit(linearList(4), to: list, expectedVersion: nil, author: "ops", message: nil)
+            let configuration = JournalServer.Configuration(port: 0, token: "service", keepAliveInterval: .seconds(1), access: access)
+            try await ServerHarness.with(store, configuration) { server in
+                func source(_ user: String) throws -> HTTPSource {
+                    try HTTPSource(url: URL(string: server.url)!, token: Self.tokens.token(["sub": .string(user), "teams": ["red"]]))
+                }
+                let phone = Replica(store: try Store(path: directory.file("ana.liststore")), list: list)
+                let laptop = Replica(store: try Store(path: directory.file("bob.liststore")), list: list)
+                _ = try await phone.pull(from: try source("ana"))
+                _ = try await laptop.pull(from: try source("bob"))
+                try await phone.store.commit(
+                    [ListSection(model: ListItem("s"), elements: [ListItem("e3", 3), ListItem("e0", 0), ListItem("p", 9), ListItem("e1", 1), ListItem("e2", 2)])],
+                    to: list)
+                try await laptop.store.commit(
+                    [ListSection(model: ListItem("s"), elements: [ListItem("e0", 0), ListItem("e2", 2), ListItem("e3", 3), ListItem("q", 8)])], to: list)
+                _ = try await phone.sync(with: try source("ana"))
+                _ = try await laptop.sync(with: try source("bob"))
+                _ = try await phone.sync(with: try source("ana"))
+                let head = try await store.snapshot(of: list, at: nil)
+                #expect(head.sections.flatMap { $0.elements.map(\.id) } == ["e3", "q", "e0", "p", "e2"])
+                for replica in [phone, laptop] {
+                    #expect(try await replica.store.snapshot(of: list).sections == head.sections)
+                    #expect(try await replica.status()?.pending == 0)
+                }
+                let authors = try await store.journal(of: list, after: 0, limit: 10, maxBytes: .max).entries.map(\.author)
+                #expect(authors == ["ops", "ana", "bob"], "\(engine)")
+                #expect(try await store.verify(list: nil, progress: nil).isValid)
+            }
         }
     }
 
