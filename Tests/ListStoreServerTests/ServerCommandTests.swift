@@ -20,6 +20,29 @@ import Testing
         return candidates[0].appendingPathComponent("liststore-server")
     }()
 
+    /// A started `liststore-server` with `arguments`, its output and error pipes; it ends with the
+    /// test process however that ends.
+    static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> (process: Process, output: Pipe, errors: Pipe) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let (output, errors) = (Pipe(), Pipe())
+        process.standardOutput = output
+        process.standardError = errors
+        process.endsWithTestProcess()
+        try process.run()
+        return (process, output, errors)
+    }
+
+    /// Runs `liststore-server` with `arguments` to its end: its status and what it wrote on stderr.
+    static func refusal(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, message: String) {
+        let (process, _, errors) = try start(arguments, environment: environment)
+        let message = String(decoding: PipeIO.readAll(errors.fileHandleForReading), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, message)
+    }
+
     /// `--auth FILE`: a file that cannot be used is refused at start (64, one line naming the rule);
     /// SIGHUP reads it again, and a file that no longer parses leaves the last one in force.
     @Test(.timeLimit(.minutes(2))) func anAccessFileIsReadAtStartAndAgainOnHangUp() async throws {
@@ -32,29 +55,12 @@ import Testing
         func write(_ bytes: [UInt8]) throws { try Data(bytes).write(to: URL(fileURLWithPath: authFile)) }
 
         try write(tokens.accessFile(rules: [["lists": "users/{sub}/**", "grant": "write"], ["lists": "public/*", "grant": "owner"]]))
-        let refused = Process()
-        refused.executableURL = Self.binary
-        refused.arguments = ["--db", db, "--port", "0", "--auth", authFile]
-        let refusedError = Pipe()
-        refused.standardError = refusedError
-        refused.standardOutput = Pipe()
-        refused.endsWithTestProcess()
-        try refused.run()
-        let message = String(decoding: PipeIO.readAll(refusedError.fileHandleForReading), as: UTF8.self)
-        refused.waitUntilExit()
-        #expect(refused.terminationStatus == 64)
-        #expect(message.filter { $0 == "\n" }.count == 1 && message.contains("rule 2 ('public/*'): grant 'owner'"), "\(message)")
+        let refused = try Self.refusal(["--db", db, "--port", "0", "--auth", authFile])
+        #expect(refused.status == 64)
+        #expect(refused.message.filter { $0 == "\n" }.count == 1 && refused.message.contains("rule 2 ('public/*'): grant 'owner'"), "\(refused.message)")
 
         try write(tokens.accessFile(rules: [["lists": "users/{sub}/**", "grant": "write"]]))
-        let server = Process()
-        server.executableURL = Self.binary
-        server.arguments = ["--db", db, "--port", "0", "--auth", authFile, "--token", "service"]
-        let output = Pipe()
-        let errors = Pipe()
-        server.standardOutput = output
-        server.standardError = errors
-        server.endsWithTestProcess()
-        try server.run()
+        let (server, output, errors) = try Self.start(["--db", db, "--port", "0", "--auth", authFile, "--token", "service"])
         /// Reads `pipe` until what came holds `marker`; what came.
         func read(_ pipe: Pipe, until marker: String) async throws -> String {
             try await RawConnection.run {
@@ -98,30 +104,12 @@ import Testing
 
         var environment = ProcessInfo.processInfo.environment
         environment["LISTSTORE_TOKEN"] = nil
-        let refused = Process()
-        refused.executableURL = Self.binary
-        refused.arguments = ["--db", db, "--host", "0.0.0.0", "--port", "0"]
-        refused.environment = environment
-        let refusedError = Pipe()
-        refused.standardError = refusedError
-        refused.standardOutput = Pipe()
-        refused.endsWithTestProcess()
-        try refused.run()
-        let message = String(decoding: PipeIO.readAll(refusedError.fileHandleForReading), as: UTF8.self)
-        refused.waitUntilExit()
-        #expect(refused.terminationStatus == 64)
-        #expect(message.filter { $0 == "\n" }.count == 1 && message.contains("--token"), "\(message)")
+        let refused = try Self.refusal(["--db", db, "--host", "0.0.0.0", "--port", "0"], environment: environment)
+        #expect(refused.status == 64)
+        #expect(refused.message.filter { $0 == "\n" }.count == 1 && refused.message.contains("--token"), "\(refused.message)")
 
-        let allowed = Process()
-        allowed.executableURL = Self.binary
-        allowed.arguments = ["--db", db, "--host", "0.0.0.0", "--port", "0", "--allow-unauthenticated"]
-        allowed.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        allowed.standardOutput = output
-        allowed.standardError = errors
-        allowed.endsWithTestProcess()
-        try allowed.run()
+        let (allowed, output, errors) = try Self.start(
+            ["--db", db, "--host", "0.0.0.0", "--port", "0", "--allow-unauthenticated"], environment: environment)
         let line = try await RawConnection.run { () -> String in
             var data = Data()
             while !data.contains(UInt8(ascii: "\n")) {
