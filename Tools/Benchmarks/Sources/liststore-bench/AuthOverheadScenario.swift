@@ -124,7 +124,20 @@ final class KeepAliveClient {
 
     init(port: Int) throws {
         self.port = port
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = Self.connectLoopback(port: port) else {
+            throw ScenarioFailure(scenario: "http", message: "cannot connect to port \(port)")
+        }
+        self.fd = fd
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// A TCP connection to 127.0.0.1:`port`: its descriptor, or `nil`.
+    static func connectLoopback(port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -132,12 +145,12 @@ final class KeepAliveClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard fd >= 0, connected == 0 else { throw ScenarioFailure(scenario: "http", message: "cannot connect to port \(port)") }
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
-
-    deinit { close(fd) }
 
     /// Sends `GET path` with the bearer token and reads the whole answer; its status.
     func get(_ path: String, bearer: String) throws -> Int {
