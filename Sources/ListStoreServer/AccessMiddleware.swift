@@ -3,9 +3,10 @@ import Hummingbird
 import HummingbirdAuth
 
 /// Tells who made a request (Hummingbird's `AuthenticatorMiddleware`): the service token, or a
-/// user whose JWT the server's access configuration verifies. A request without a token goes on
-/// without an identity (the route then answers 401 unless it needs none); a token that is neither
-/// is answered 401 with `WWW-Authenticate: Bearer error="invalid_token"` and why. On a server
+/// user whose JWT the server's access configuration verifies. A request without a token is
+/// answered 401 with `WWW-Authenticate: Bearer` (the routes that need none come before this
+/// middleware), before its body or content type is looked at; a token that is neither is answered
+/// 401 with `WWW-Authenticate: Bearer error="invalid_token"` and why. On a server
 /// with neither a service token nor an access configuration, everyone is `.service`.
 ///
 /// The service token is compared through SHA-256 digests, whose comparison takes the same time
@@ -22,8 +23,11 @@ struct AccessMiddleware: AuthenticatorMiddleware {
 
     func authenticate(request: Request, context: ServerRequestContext) async throws -> AccessIdentity? {
         let access = state.access
+        // Every route after this middleware needs a token (those that need none come before it):
+        // a request without one is refused here, before anything looks at its body.
         guard let bearer = Self.bearerToken(request.headers[.authorization]) else {
-            return service == nil && access == nil ? .service : nil
+            if service == nil && access == nil { return .service }
+            throw Self.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false)
         }
         if let service, SHA256.hash(data: Array(bearer.utf8)) == service { return .service }
         guard let access else {

@@ -67,6 +67,10 @@ import Testing
             #expect(try await server.request("/v1/store", token: bob).status == 200)
             // No token, or a bad one: 401; the health check needs none.
             #expect(try await server.request("/v1/store").status == 401)
+            // Without a token, a write is refused for that before its content type is looked at.
+            let untyped = try await RawAnswer.exchange(
+                port: server.port, "POST /v1/lists/users%2Fana%2Finbox/commits HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n", body: "{}")
+            #expect(untyped.status == 401 && untyped.headers["www-authenticate"] == "Bearer", "\(untyped.status)")
             #expect(try await server.request("/v1/store", token: ana + "x").status == 401)
             #expect(try await server.request("/health").status == 200)
         }
