@@ -1,5 +1,6 @@
 import Foundation
 import ListStore
+import ListSync
 @testable import ListStoreServer
 import Logging
 
@@ -12,6 +13,15 @@ struct ServerHarness {
     let url: String
     let task: Task<Void, any Error>
     let server: JournalServer
+    /// The token `request` sends when it is given none, and `source()` and `authorization` carry:
+    /// the access mode's (see `ServerAccess`).
+    var token: String? = nil
+
+    /// The `Authorization` header line of `token` for a raw request (CR LF included), or nothing.
+    var authorization: String { token.map { "Authorization: Bearer \($0)\r\n" } ?? "" }
+
+    /// A client of the server with `token`.
+    func source() throws -> HTTPSource { try HTTPSource(url, token: token) }
 
     /// The bound port.
     var port: Int { Int(url.split(separator: ":").last!)! }
@@ -36,6 +46,20 @@ struct ServerHarness {
         for await port in ports { return ServerHarness(url: "http://127.0.0.1:\(port)", task: task, server: server) }
         _ = try await task.value
         throw CancellationError()
+    }
+
+    /// Runs `body` with a server of `store` reached as `access` says (see `ServerAccess`): access
+    /// on for `user`, and the harness's `token` the mode's.
+    static func with<T>(
+        _ store: any ListStoreEngine, _ access: ServerAccess, _ configuration: JournalServer.Configuration? = nil,
+        maxBodyBytes: Int = 1 << 20, _ body: (ServerHarness) async throws -> T
+    ) async throws -> T {
+        let base = configuration ?? .init(port: 0, maxBodyBytes: maxBodyBytes, keepAliveInterval: .seconds(1))
+        return try await with(store, try await access.configure(base)) { server in
+            var server = server
+            server.token = access.token
+            return try await body(server)
+        }
     }
 
     /// Runs `body` with a server of `store` (see `start(_:token:maxBodyBytes:)`), and stops the
@@ -69,8 +93,9 @@ struct ServerHarness {
         _ = try? await task.value
     }
 
-    /// One request: the status and the body. A body is sent as `application/json`.
-    func request(_ path: String, method: String = "GET", body: String? = nil, token: String? = nil) async throws
+    /// One request: the status and the body. A body is sent as `application/json`; `token`
+    /// (default: the harness's) as a bearer token, and none at all when `anonymous`.
+    func request(_ path: String, method: String = "GET", body: String? = nil, token: String? = nil, anonymous: Bool = false) async throws
         -> (status: Int, body: [UInt8], headers: [AnyHashable: Any])
     {
         var request = URLRequest(url: URL(string: url + path)!)
@@ -79,7 +104,7 @@ struct ServerHarness {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if !anonymous, let token = token ?? self.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         // Started on a thread of its own: swift-corelibs-foundation makes a task with a synchronous
         // wait for the session's queue, which on Linux runs on the threads that run tasks.
         let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in

@@ -12,11 +12,12 @@ import Testing
 /// The journal over HTTP: a real server on a loopback port, driven by the real client (`HTTPSource`)
 /// and by plain requests.
 @Suite struct ServerTests {
-    @Test func endpointsAnswerTheDocumentsAndClearErrors() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func endpointsAnswerTheDocumentsAndClearErrors(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         for k in 1...3 { try await store.commit(linearList(4 + k, content: k), to: "in box/ü", author: "ana") }
-        try await ServerHarness.with(store, maxBodyBytes: 4096) { server in
+        try await ServerHarness.with(store, access, maxBodyBytes: 4096) { server in
             let list = "/v1/lists/" + PercentEncoding.encode("in box/ü")
 
             var answer = try await server.request("/v1/lists")
@@ -38,7 +39,7 @@ import Testing
             answer = try await server.request(list + "/commits", method: "POST", body: String(withExpectation))
             #expect(answer.status == 200)
             #expect(try JSONValue(parsing: answer.body)["version"]?.intValue == 4)
-            #expect(try await store.journal(of: "in box/ü", after: 3).entries.first?.author == "bo")
+            #expect(try await store.journal(of: "in box/ü", after: 3).entries.first?.author == access.author(claimed: "bo"))
             answer = try await server.request(list + "/commits", method: "POST", body: String(withExpectation))
             #expect(answer.status == 409)
             let conflict = try WireDocument.decodeError(answer.body)
@@ -98,11 +99,12 @@ import Testing
     /// Histories are committed while replicas pull over HTTP at random moments (commit by commit, or
     /// catching up in one step) and the source prunes: every replica equals the source at the version
     /// it reports, with the same digest, and pruning forces resyncs that recover by diff.
-    @Test func replicasOverHTTPFollowRandomHistoriesThroughPruning() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func replicasOverHTTPFollowRandomHistoriesThroughPruning(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("source.liststore"))
-        try await ServerHarness.with(store) { server in
-            let source = try HTTPSource(server.url)
+        try await ServerHarness.with(store, access) { server in
+            let source = try server.source()
             var random = RandomSnapshots(seed: 0x4477_5, duplicates: true)
             var rng = SplitMix64(seed: 0xB0B)
             let replicas = try (0..<3).map { Replica(store: try Store(path: directory.file("r\($0).liststore")), list: "l") }
@@ -136,14 +138,15 @@ import Testing
     /// A replica following a server gets each commit from the event stream and applies it without
     /// asking again: the store's identity is read once for the whole follow, not once per commit (a
     /// pull reads it), and the replica equals the source at every version it reports.
-    @Test(.timeLimit(.minutes(2))) func aReplicaFollowsThroughTheEventStream() async throws {
+    @Test(.timeLimit(.minutes(2)), arguments: ServerAccess.withoutToken)
+    func aReplicaFollowsThroughTheEventStream(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
         let engine = CountingEngine(store)
-        try await ServerHarness.with(engine) { server in
+        try await ServerHarness.with(engine, access) { server in
             let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
-            let source = try HTTPSource(server.url)
+            let source = try server.source()
             let follow = Task { try await replica.follow(from: source) { _ in } }
             defer { follow.cancel() }
             /// Waits until the replica is at `version`.
@@ -164,12 +167,14 @@ import Testing
         }
     }
 
-    @Test func longPollsAndEventStreamsDeliverCommitsAsTheyLand() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func longPollsAndEventStreamsDeliverCommitsAsTheyLand(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
-        try await ServerHarness.with(store) { server in
-            let source = try HTTPSource(server.url)
+        try await ServerHarness.with(store, access) { server in
+            let auth = server.authorization
+            let source = try server.source()
 
             // A follower of the changes over HTTP gets the backlog, then each commit once, in order.
             let follower = Task {
@@ -195,7 +200,7 @@ import Testing
             // client has 4.
             let port = Int(server.url.split(separator: ":").last!)!
             let connection = try RawConnection(port: port)
-            connection.send("GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            connection.send("GET /v1/lists/l/events?since=2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)\r\n")
             let backlog = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("id: 4\n") } }
             try await store.commit(linearList(9), to: "l")
             let live = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("id: 5\n") } }
@@ -206,7 +211,7 @@ import Testing
             #expect(stream.components(separatedBy: "event: commit\ndata: ").count == 4)
             // A reconnecting client resumes after its Last-Event-ID.
             let resumed = try await RawSocket.exchange(
-                port: port, "GET /v1/lists/l/events HTTP/1.1\r\nHost: 127.0.0.1\r\nLast-Event-ID: 4\r\n\r\n", timeout: .seconds(60)
+                port: port, "GET /v1/lists/l/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Last-Event-ID: 4\r\n\r\n", timeout: .seconds(60)
             ) { $0.contains("id: 5\n") }
             #expect(Self.eventIDs(resumed) == ["id: 5"])
         }
@@ -215,18 +220,20 @@ import Testing
     /// Event streams at the same version share the reads of the journal: 40 streams that follow 5
     /// commits make far fewer reads than the 200 that one read per stream per commit would be, and
     /// every stream gets every commit.
-    @Test func eventStreamsShareTheirJournalReads() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func eventStreamsShareTheirJournalReads(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
         let engine = CountingEngine(store)
         // No keep-alive during the test: each would end a wait with a read of its own.
-        try await ServerHarness.with(engine, .init(port: 0, keepAliveInterval: .seconds(120))) { server in
+        try await ServerHarness.with(engine, access, .init(port: 0, keepAliveInterval: .seconds(120))) { server in
+            let auth = server.authorization
             let (port, streams, commits) = (server.port, 40, 5)
             let followers = (0..<streams).map { _ in
                 Task {
                     try await RawSocket.exchange(
-                        port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
+                        port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)\r\n", timeout: .seconds(60)
                     ) { $0.contains("id: \(1 + commits)\n") }
                 }
             }
@@ -283,27 +290,31 @@ import Testing
     /// event stream) says "the store", never where the store's file is.
     /// An event stream's `since` is checked even when a reconnecting client's `Last-Event-ID`, which
     /// wins, is sent.
-    @Test func eventStreamsCheckSinceAlongsideLastEventID() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func eventStreamsCheckSinceAlongsideLastEventID(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
-        try await ServerHarness.with(store) { server in
+        try await ServerHarness.with(store, access) { server in
+            let auth = server.authorization
             for since in ["abc", "-1", "9223372036854775808"] {
                 let answer = try await RawAnswer.exchange(
-                    port: server.port, "GET /v1/lists/l/events?since=\(since) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nLast-Event-ID: 0\r\n")
+                    port: server.port, "GET /v1/lists/l/events?since=\(since) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(auth)Last-Event-ID: 0\r\n")
                 #expect(answer.status == 400 && answer.errorCode == "invalidArgument", "since=\(since): \(answer.status)")
             }
         }
     }
 
-    @Test func errorsDoNotRevealTheStoresPath() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func errorsDoNotRevealTheStoresPath(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("s.liststore")
         let store = try Store(path: path)
         try await store.commit(linearList(3), to: "l")
-        try await ServerHarness.with(store) { server in
+        try await ServerHarness.with(store, access) { server in
+            let auth = server.authorization
             for route in ["/v1/lists/nope", "/v1/lists/nope/snapshot", "/v1/lists/nope/journal", "/v1/lists/nope/events"] {
-                let answer = try await RawAnswer.exchange(port: server.port, "GET \(route) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n")
+                let answer = try await RawAnswer.exchange(port: server.port, "GET \(route) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(auth)")
                 #expect(answer.status == 404, "\(route)")
                 #expect(answer.errorCode == "listNotFound", "\(route)")
                 #expect(!answer.body.contains(path) && !answer.body.contains(directory.path), "\(route): \(answer.body)")
@@ -346,15 +357,17 @@ import Testing
 
     /// The fan-out frames each page as an HTTP/1.1 chunk itself: the stream decodes, chunk by
     /// chunk, into the events of the commits, as one a client's HTTP library reads.
-    @Test func eventStreamsAtTheHeadAreWellFramedChunks() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func eventStreamsAtTheHeadAreWellFramedChunks(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
-        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(120))) { server in
+        try await ServerHarness.with(store, access, .init(port: 0, keepAliveInterval: .seconds(120))) { server in
+            let auth = server.authorization
             let port = server.port
             let stream = Task {
                 try await RawSocket.exchange(
-                    port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
+                    port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)\r\n", timeout: .seconds(60)
                 ) { $0.contains("id: 4\n") && $0.hasSuffix("\n\n\r\n") }
             }
             let fanout = server.server.fanout
@@ -449,13 +462,14 @@ import Testing
         stream.unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }.filter { $0.hasPrefix("id: ") }
     }
 
-    @Test func aServerThatBreaksOffLeavesTheReplicaAtItsLastCompleteVersion() async throws {
+    @Test(arguments: ServerAccess.withoutToken)
+    func aServerThatBreaksOffLeavesTheReplicaAtItsLastCompleteVersion(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         for k in 1...3 { try await store.commit(linearList(3 + k), to: "l") }
-        try await ServerHarness.with(store) { server in
+        try await ServerHarness.with(store, access) { server in
             let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
-            #expect(try await replica.pull(from: try HTTPSource(server.url)).version == 3)
+            #expect(try await replica.pull(from: try server.source()).version == 3)
             for k in 4...5 { try await store.commit(linearList(3 + k), to: "l") }
 
             let breaking = try BreakingServer()
@@ -472,7 +486,7 @@ import Testing
             #expect(try await replica.position()?.version == 3)
             #expect(try await replica.store.verify().isValid)
             // The next pull resumes.
-            let result = try await replica.pull(from: try HTTPSource(server.url))
+            let result = try await replica.pull(from: try server.source())
             #expect(result.version == 5 && result.applied == 2 && !result.resynced)
             #expect(try await replica.store.snapshot(of: "l").sections == store.snapshot(of: "l").sections)
         }
