@@ -159,4 +159,69 @@ import Testing
             #expect(provider.calls.withLock { $0.all } > 3)
         }
     }
+
+    /// Keys rotated as "Running a server" says, while a replica follows with tokens of a few
+    /// seconds: the new key is added, the provider signs with it, the old key is removed. Tokens of
+    /// the old key are accepted until it is removed and refused after; the follower reconnects with
+    /// each new token across both reloads, and every commit arrives once.
+    @Test(.timeLimit(.minutes(3))) func keysRotateWhileAReplicaFollows() async throws {
+        let directory = try TemporaryDirectory()
+        let list = "users/ana/inbox"
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: list)
+        let secrets = ["k-old": Array("the old secret, thirty-two bytes long".utf8), "k-new": Array("the new secret, thirty-two bytes long".utf8)]
+        func access(_ kids: [String]) async throws -> AccessConfiguration {
+            let keys: [JSONValue] = kids.map { ["kty": "oct", "kid": .string($0), "alg": "HS256", "k": .string(TestTokens.base64URL(secrets[$0]!))] }
+            let file: JSONValue = ["keys": ["keys": .array(keys)], "rules": [["lists": "users/{sub}/**", "grant": "write"]], "leeway": 0]
+            return try await AccessConfiguration(json: file.serializedBytes())
+        }
+        @Sendable func token(_ kid: String, lifetime: Int) -> String {
+            Self.tokens.token(["sub": "ana", "exp": .number(JSONNumber(Int(Date().timeIntervalSince1970) + lifetime))], by: .hmac(kid: kid, secret: secrets[kid]!))
+        }
+        let configuration = JournalServer.Configuration(port: 0, token: "service", keepAliveInterval: .seconds(60), access: try await access(["k-old"]))
+        try await ServerHarness.with(store, configuration) { server in
+            let signing = _Locked("k-old")
+            let source = try HTTPSource(url: URL(string: server.url)!, tokenProvider: { _ in token(signing.withLock { $0 }, lifetime: 2) })
+            let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: list)
+            _ = try await replica.pull(from: source)
+            let applied = _Locked<[Int]>([])
+            let reconnections = _Locked(0)
+            let follower = Task {
+                try await replica.follow(
+                    from: source, retrying: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)),
+                    onEvent: { event in if case .reconnected = event { reconnections.withLock { $0 += 1 } } }
+                ) { result in applied.withLock { $0.append(result.version) } }
+            }
+            /// A commit, then until the follower has it and has come back with a fresh token.
+            func commitAndFollow(_ count: Int) async throws {
+                let before = reconnections.withLock { $0 }
+                try await store.commit(linearList(count), to: list)
+                let version = try await store.summary(of: list).version
+                try await LimitTests.waitUntil(within: .seconds(60)) { applied.withLock { $0.last == version } }
+                try await LimitTests.waitUntil(within: .seconds(60)) { reconnections.withLock { $0 } > before }
+            }
+            func status(_ kid: String) async throws -> Int { try await server.request("/v1/lists/users%2Fana%2Finbox", token: token(kid, lifetime: 60)).status }
+
+            try await commitAndFollow(4)
+            #expect(try await status("k-new") == 401)
+            // 1. The new key is added; the provider signs with it. Both keys' tokens are accepted.
+            server.server.replaceAccess(try await access(["k-old", "k-new"]))
+            signing.withLock { $0 = "k-new" }
+            #expect(try await status("k-old") == 200)
+            #expect(try await status("k-new") == 200)
+            try await commitAndFollow(5)
+            // 2. The old key is removed: its tokens are refused; the follower goes on.
+            server.server.replaceAccess(try await access(["k-new"]))
+            #expect(try await status("k-old") == 401)
+            #expect(try await status("k-new") == 200)
+            try await commitAndFollow(6)
+            try await commitAndFollow(7)
+
+            follower.cancel()
+            _ = try? await follower.value
+            #expect(try await replica.store.snapshot(of: list).sections == store.snapshot(of: list).sections)
+            let versions = applied.withLock { $0 }
+            #expect(versions == Array(2...5), "\(versions)")
+        }
+    }
 }
