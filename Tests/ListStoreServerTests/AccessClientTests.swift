@@ -14,7 +14,9 @@ import Testing
 @Suite struct AccessClientTests {
     static let tokens = AccessServerTests.tokens
 
-    /// Counts the provider's calls and the refreshes among them.
+    /// Counts the provider's calls and the refreshes among them. A refresh (asked after a 401)
+    /// gets a token of 30 seconds at least: a token of a few seconds can expire on its way to a
+    /// loaded server, and its refresh must not.
     final class Provider: Sendable {
         let calls = _Locked((all: 0, refreshes: 0))
         let lifetime: Int
@@ -31,7 +33,7 @@ import Testing
                 if refresh { calls.refreshes += 1 }
                 return calls.all
             }
-            let expiry = Int(Date().timeIntervalSince1970) + (firstIsExpired && count == 1 ? -3600 : lifetime)
+            let expiry = Int(Date().timeIntervalSince1970) + (firstIsExpired && count == 1 ? -3600 : refresh ? max(lifetime, 30) : lifetime)
             return AccessClientTests.tokens.token(["sub": "ana", "exp": .number(JSONNumber(expiry))])
         }
     }
@@ -181,7 +183,9 @@ import Testing
         let configuration = JournalServer.Configuration(port: 0, token: "service", keepAliveInterval: .seconds(60), access: try await access(["k-old"]))
         try await ServerHarness.with(store, configuration) { server in
             let signing = _Locked("k-old")
-            let source = try HTTPSource(url: URL(string: server.url)!, tokenProvider: { _ in token(signing.withLock { $0 }, lifetime: 2) })
+            // Two-second tokens; a refresh after a 401 (one that expired on its way) gets 30 seconds.
+            let source = try HTTPSource(
+                url: URL(string: server.url)!, tokenProvider: { refresh in token(signing.withLock { $0 }, lifetime: refresh ? 30 : 2) })
             let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: list)
             _ = try await replica.pull(from: source)
             let applied = _Locked<[Int]>([])
