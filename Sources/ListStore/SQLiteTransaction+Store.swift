@@ -2,24 +2,11 @@ import Foundation
 import GRDB
 import ListMerge
 
-// The SQLite driver's row steps for the store as a whole and for reads: identity, lists, journal
-// entries, consumers, the outbox and recorded pushes.
+// The SQLite driver's own row steps for the store as a whole and for reads: its integrity check,
+// summaries, the client id of its file, list rows and journal entries.
 
 extension SQLiteTransaction {
     // MARK: The store
-
-    func identity() throws -> StoreIdentity {
-        guard let row = try Row.fetchOne(db, sql: "SELECT uuid, epoch FROM store WHERE id = 1"),
-              let uuid = row["uuid"] as String?, let epoch = row["epoch"] as Int?
-        else {
-            throw StoreError(.damaged, "the store at \(location) is damaged: it has no identity row")
-        }
-        return StoreIdentity(uuid: uuid, epoch: epoch)
-    }
-
-    func advanceEpoch(clientID: String) throws {
-        try db.execute(sql: "UPDATE store SET epoch = epoch + 1, client_id = ? WHERE id = 1", arguments: [clientID])
-    }
 
     func integrityProblems() throws -> [String] {
         do {
@@ -32,10 +19,6 @@ extension SQLiteTransaction {
         } catch {
             return ["integrity check failed: \(error)"]
         }
-    }
-
-    func listNames() throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT name FROM list ORDER BY name")
     }
 
     func summaries(of list: String?) throws -> [ListSummary] {
@@ -59,13 +42,6 @@ extension SQLiteTransaction {
                 baseVersion: Int(statement.int64(3))))
         }
         return lists
-    }
-
-    func clientID() throws -> String {
-        guard let id = try String.fetchOne(db, sql: "SELECT client_id FROM store WHERE id = 1") else {
-            throw StoreError(.damaged, "the store at \(location) is damaged: it has no client id")
-        }
-        return id
     }
 
     /// The client id of the store, made anew first when the store's file is not the one the id was
@@ -130,52 +106,5 @@ extension SQLiteTransaction {
                     ? [] : try Conflict.storedReport(statement.bytes(11), of: "version \(version) of list '\(info.name)'")))
         }
         return entries
-    }
-
-    // MARK: Consumers, outbox, pushes
-
-    func consumers(of info: ListRow) throws -> [ConsumerInfo] {
-        try Row.fetchAll(
-            db, sql: "SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = ? ORDER BY name",
-            arguments: [info.id]
-        ).map { row in
-            ConsumerInfo(
-                name: row["name"], list: info.name, version: row["version"], registeredAt: row["registered_at"],
-                acknowledgedAt: row["acknowledged_at"])
-        }
-    }
-
-    func outbox(of info: ListRow) throws -> [OutboxEntry] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT seq, intents, author, message, created_at, local_version, pushed_version,
-                    coalesce(client_id, (SELECT client_id FROM store WHERE id = 1), '')
-                FROM outbox WHERE list_id = ? ORDER BY seq
-                """,
-            arguments: [info.id]
-        ).map { row in
-            try OutboxEntry.stored(
-                seq: row[0], intentsJSON: Array((row[1] as String).utf8), author: row[2], message: row[3], createdAt: row[4],
-                localVersion: row[5], pushedVersion: row[6], client: row[7], list: info.name)
-        }
-    }
-
-    func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT seq, version, conflicts, fingerprint FROM push
-                WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
-                """,
-            arguments: [listID, client, seqs.lowerBound, seqs.upperBound]
-        ).map { row in
-            let seq: Int = row[0]
-            let report: String = row[2]
-            return PushAnswer(
-                list: list, version: row[1], seq: seq, duplicate: false,
-                conflicts: try Conflict.storedReport(Array(report.utf8), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
-                fingerprint: row[3])
-        }
     }
 }

@@ -3,9 +3,9 @@ import GRDB
 import ListDiff
 import ListMerge
 
-/// The SQLite driver of the store's logic (`StoreTransaction`): its steps run in place, inside the
+/// The SQLite driver of the store's logic (`SQLTransaction`): its steps run in place, inside the
 /// caller's `IMMEDIATE` transaction on GRDB's writer connection, with prepared statements.
-final class SQLiteTransaction: StoreTransaction {
+final class SQLiteTransaction: SQLTransaction {
     let store: Store
     let db: Database
     /// The heads this transaction wrote, kept by the store once it commits.
@@ -29,68 +29,32 @@ final class SQLiteTransaction: StoreTransaction {
 
     var outcome: Outcome { Outcome(newHeads: newHeads, changed: !changedLists.isEmpty) }
 
+    // MARK: Statements
+
+    var dialect: SQLDialect { .sqlite }
+
+    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+        let statement = try _RawStatement(db, sql)
+        statement.bind(arguments)
+        defer { statement.reset() }
+        var rows: [SQLRow] = []
+        while try statement.step() { rows.append(SQLRow(statement.values(), location: location)) }
+        return rows
+    }
+
+    @discardableResult
+    func run(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
+        let statement = try _RawStatement(db, sql)
+        statement.bind(arguments)
+        return try statement.execute()
+    }
+
+    func clientIDForLocalChanges() throws -> String { try clientIDOfThisFile() }
+
     // MARK: Lists
 
     func headSections(of info: ListRow) throws -> [ListSection] {
         try store.currentHead(db, list: info.name).sections
-    }
-
-    func storedSnapshot(
-        listID: Int64, after: Int, through: Int
-    ) throws -> (
-        version: Int, document: [UInt8]
-    )? {
-        let stored = try _RawStatement(
-            db,
-            "SELECT version, snapshot FROM stored_snapshot WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version DESC LIMIT 1"
-        )
-        stored.bind(1, listID)
-        stored.bind(2, after)
-        stored.bind(3, through)
-        defer { stored.reset() }
-        guard try stored.step() else { return nil }
-        return (Int(stored.int64(0)), stored.bytes(1))
-    }
-
-    func journalStages(
-        listID: Int64, from: Int, through: Int
-    ) throws -> [(
-        version: Int, digest: ListDigest, stages: [UInt8]
-    )] {
-        let statement = try _RawStatement(
-            db,
-            "SELECT version, digest, stages FROM journal WHERE list_id = ? AND version >= ? AND version <= ? ORDER BY version"
-        )
-        statement.bind(1, listID)
-        statement.bind(2, from)
-        statement.bind(3, through)
-        defer { statement.reset() }
-        var rows: [(version: Int, digest: ListDigest, stages: [UInt8])] = []
-        while try statement.step() {
-            rows.append(
-                (Int(statement.int64(0)), ListDigest(hex: statement.string(1)), statement.bytes(2)))
-        }
-        return rows
-    }
-
-    func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int] {
-        let sizes = try _RawStatement(
-            db, """
-                SELECT length(CAST(stages AS BLOB)) FROM journal
-                WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
-                """)
-        sizes.bind(1, listID)
-        sizes.bind(2, after)
-        sizes.bind(3, through)
-        sizes.bind(4, Int64(min(limit, Int(Int64.max))))
-        defer { sizes.reset() }
-        var result: [Int] = []
-        while try sizes.step() { result.append(Int(sizes.int64(0))) }
-        return result
-    }
-
-    func storedSnapshotVersions(listID: Int64) throws -> [Int] {
-        try Int.fetchAll(db, sql: "SELECT version FROM stored_snapshot WHERE list_id = ? ORDER BY version", arguments: [listID])
     }
 
     func head(of info: ListRow) throws -> StoredHead {
@@ -289,247 +253,6 @@ final class SQLiteTransaction: StoreTransaction {
     func announce(_ head: StoredHead?, of list: String) throws {
         changedLists.insert(list)
         if let head { newHeads[list] = head }
-    }
-
-    // MARK: Outbox
-
-    func takeOutboxSeq(
-        listID: Int64
-    ) throws -> (
-        seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest
-    )? {
-        guard
-            let row = try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT next_seq, confirmed IS NOT NULL, version, digest FROM replica_source WHERE list_id = ?",
-                arguments: [listID])
-        else { return nil }
-        let seq: Int = row[0]
-        try db.execute(
-            sql: "UPDATE replica_source SET next_seq = ? WHERE list_id = ?", arguments: [seq + 1, listID])
-        return (seq, row[1], row[2], ListDigest(hex: row[3]))
-    }
-
-    func confirmedState(listID: Int64) throws -> [UInt8]? {
-        try String.fetchOne(db, sql: "SELECT confirmed FROM replica_source WHERE list_id = ?", arguments: [listID]).map { Array($0.utf8) }
-    }
-
-    func keepConfirmed(_ document: [UInt8], listID: Int64) throws {
-        try db.execute(
-            sql: "UPDATE replica_source SET confirmed = ? WHERE list_id = ?",
-            arguments: [String(decoding: document, as: UTF8.self), listID])
-    }
-
-    func insertOutbox(
-        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?,
-        createdAt: String, localVersion: Int
-    ) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version, client_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                listID, seq, String(decoding: intentsJSON, as: UTF8.self), author, message, createdAt,
-                localVersion,
-                try clientIDOfThisFile(),
-            ])
-    }
-
-    // MARK: Replica lists
-
-    func replicaSource(listID: Int64) throws -> ReplicaSource? {
-        guard
-            let row = try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = ?",
-                arguments: [listID])
-        else { return nil }
-        return ReplicaSource(
-            store: StoreIdentity(uuid: row[0], epoch: row[1]), list: row[2], version: row[3],
-            digest: ListDigest(hex: row[4]))
-    }
-
-    func replicaState(listID: Int64) throws -> (hasLocalChanges: Bool, sourceVersion: Int?) {
-        let row = try Row.fetchOne(
-            db,
-            sql:
-                "SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = ?), (SELECT version FROM replica_source WHERE list_id = ?)",
-            arguments: [listID, listID])
-        return (row?[0] ?? false, row?[1])
-    }
-
-    func setReplicaSource(_ source: ReplicaSource, listID: Int64, updatedAt: String) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
-                    list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
-                    updated_at = excluded.updated_at
-                """,
-            arguments: [
-                listID, source.store.uuid, source.store.epoch, source.list, source.version,
-                source.digest.hex, updatedAt,
-            ])
-        // The file the client id is made for, from the replica's first pull on.
-        _ = try clientIDOfThisFile()
-    }
-
-    func moveReplicaSource(
-        listID: Int64, to position: ReplicaSource, confirmed: [UInt8]?, lastConflicts: [UInt8]?,
-        updatedAt: String
-    ) throws {
-        try db.execute(
-            sql: """
-                UPDATE replica_source SET store_uuid = ?, store_epoch = ?, list_name = ?, version = ?, digest = ?,
-                    confirmed = ?, updated_at = ?, last_conflicts = coalesce(?, last_conflicts) WHERE list_id = ?
-                """,
-            arguments: [
-                position.store.uuid, position.store.epoch, position.list, position.version,
-                position.digest.hex,
-                confirmed.map { String(decoding: $0, as: UTF8.self) }, updatedAt,
-                lastConflicts.map { String(decoding: $0, as: UTF8.self) }, listID,
-            ])
-    }
-
-    func deleteOutbox(listID: Int64, seqs: [Int]) throws {
-        for seq in seqs {
-            try db.execute(
-                sql: "DELETE FROM outbox WHERE list_id = ? AND seq = ?", arguments: [listID, seq])
-        }
-    }
-
-    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int, ifClient client: String?) throws {
-        try db.execute(
-            sql: "UPDATE outbox SET pushed_version = ?1 WHERE list_id = ?2 AND seq = ?3 AND (?4 IS NULL OR client_id = ?4)",
-            arguments: [version, listID, seq, client])
-    }
-
-    func outboxCount(listID: Int64) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE list_id = ?", arguments: [listID])
-            ?? 0
-    }
-
-    func outboxCounts(listID: Int64) throws -> (pending: Int, pushed: Int) {
-        let row = try Row.fetchOne(
-            db, sql: "SELECT COUNT(*) - COUNT(pushed_version), COUNT(pushed_version) FROM outbox WHERE list_id = ?", arguments: [listID])
-        return (row?[0] ?? 0, row?[1] ?? 0)
-    }
-
-    func lastConflicts(listID: Int64) throws -> [UInt8]? {
-        try String.fetchOne(db, sql: "SELECT last_conflicts FROM replica_source WHERE list_id = ?", arguments: [listID]).map { Array($0.utf8) }
-    }
-
-    func setLastConflicts(_ report: [UInt8]?, listID: Int64) throws {
-        try db.execute(
-            sql: "UPDATE replica_source SET last_conflicts = ? WHERE list_id = ?",
-            arguments: [report.map { String(decoding: $0, as: UTF8.self) }, listID])
-    }
-
-    func holdsSections(listID: Int64) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM section WHERE list_id = ?)", arguments: [listID]) ?? false
-    }
-
-    func replaceClientID(_ old: String, with new: String) throws {
-        try db.execute(sql: "UPDATE store SET client_id = ? WHERE id = 1 AND client_id = ?", arguments: [new, old])
-    }
-
-    func moveOutbox(listID: Int64, from id: PushID, to client: String) throws {
-        try db.execute(
-            sql: "UPDATE outbox SET client_id = ? WHERE list_id = ? AND client_id = ? AND seq >= ? AND pushed_version IS NULL",
-            arguments: [client, listID, id.client, id.seq])
-    }
-
-    // MARK: Consumers and pruning
-
-    func insertConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO consumer (list_id, name, version, registered_at, acknowledged_at) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (list_id, name) DO UPDATE SET version = excluded.version, acknowledged_at = excluded.acknowledged_at
-                """,
-            arguments: [listID, name, version, time, time])
-    }
-
-    func updateConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws -> Bool {
-        try db.execute(
-            sql: "UPDATE consumer SET version = ?, acknowledged_at = ? WHERE list_id = ? AND name = ?",
-            arguments: [version, time, listID, name])
-        return db.changesCount == 1
-    }
-
-    func deleteConsumer(_ name: String, listID: Int64) throws -> Bool {
-        try db.execute(
-            sql: "DELETE FROM consumer WHERE list_id = ? AND name = ?", arguments: [listID, name])
-        return db.changesCount > 0
-    }
-
-    func deleteJournal(listID: Int64, through version: Int) throws -> Int {
-        try db.execute(
-            sql: "DELETE FROM journal WHERE list_id = ? AND version <= ?", arguments: [listID, version])
-        return db.changesCount
-    }
-
-    func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws {
-        let update = try _RawStatement(
-            db, "UPDATE list SET base_version = ?, base_snapshot = ? WHERE id = ?")
-        update.bind(1, version)
-        update.bind(2, textBytes: snapshot)
-        update.bind(3, listID)
-        _ = try update.execute()
-    }
-
-    func dropStoredSnapshots(listID: Int64, through version: Int) throws {
-        try db.execute(
-            sql: "DELETE FROM stored_snapshot WHERE list_id = ? AND version <= ?",
-            arguments: [listID, version])
-        try db.execute(
-            sql: """
-                UPDATE list SET snapshot_version = ?1,
-                    bytes_since_snapshot = (SELECT coalesce(sum(length(CAST(stages AS BLOB))), 0) FROM journal
-                        WHERE list_id = ?2 AND version > ?1)
-                WHERE id = ?2 AND snapshot_version < ?1
-                """, arguments: [version, listID])
-    }
-
-    // MARK: Pushes
-
-    func latestPushSeq(listID: Int64, client: String) throws -> Int? {
-        try Int.fetchOne(
-            db, sql: "SELECT MAX(seq) FROM push WHERE list_id = ? AND client_id = ?",
-            arguments: [listID, client])
-    }
-
-    func insertPush(
-        listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String,
-        fingerprint: String
-    ) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                listID, id.client, id.seq, version, String(decoding: conflictsJSON, as: UTF8.self),
-                pushedAt, fingerprint,
-            ])
-    }
-
-    func markJournal(
-        listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?
-    )
-        throws
-    {
-        try db.execute(
-            sql:
-                "UPDATE journal SET push_client = ?, push_seq = ?, conflicts = ? WHERE list_id = ? AND version = ?",
-            arguments: [
-                id?.client, id?.seq, conflictsJSON.map { String(decoding: $0, as: UTF8.self) }, listID,
-                version,
-            ])
     }
 
     // MARK: Internals

@@ -52,6 +52,20 @@ struct _RawStatement {
         hash.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, 32, Self.transient) }
     }
 
+    /// Binds `arguments` to the placeholders in order: bytes as TEXT, as the store keeps its
+    /// documents.
+    func bind(_ arguments: [SQLValue]) {
+        for (k, argument) in arguments.enumerated() {
+            let index = Int32(k + 1)
+            switch argument {
+            case .null: sqlite3_bind_null(handle, index)
+            case .integer(let value): bind(index, value)
+            case .text(let text): bind(index, text: text)
+            case .bytes(let bytes): bind(index, textBytes: bytes)
+            }
+        }
+    }
+
     /// Runs a statement that returns no rows; returns the number of rows it changed.
     @discardableResult
     func execute() throws -> Int {
@@ -82,6 +96,17 @@ struct _RawStatement {
     }
 
     // MARK: Columns
+
+    /// The current row's columns: integers, NULLs, and TEXT or BLOB as bytes.
+    func values() -> [SQLValue] {
+        (0..<sqlite3_column_count(handle)).map { column in
+            switch sqlite3_column_type(handle, column) {
+            case SQLITE_NULL: .null
+            case SQLITE_INTEGER, SQLITE_FLOAT: .integer(int64(column))
+            default: .bytes(bytes(column))
+            }
+        }
+    }
 
     func int64(_ column: Int32) -> Int64 {
         sqlite3_column_int64(handle, column)

@@ -6,12 +6,12 @@ import ListStoreCore
 import NIOPosix
 import PostgresNIO
 
-/// The PostgreSQL driver of the store's logic (`StoreTransaction`): it runs on a thread of
+/// The PostgreSQL driver of the store's logic (`SQLTransaction`): it runs on a thread of
 /// `PostgresTransaction.threads` (NIO's thread pool), inside a transaction its store began on one
 /// pooled connection, and waits there for each statement's round trip, so that the logic written
 /// once for both engines stays synchronous and no thread of the cooperative pool ever waits.
 /// Batched statements (`unnest` over arrays) keep a commit to a fixed number of round trips.
-final class PostgresTransaction: StoreTransaction {
+final class PostgresTransaction: SQLTransaction {
     /// The threads transactions run on: at most this many write transactions of a process run at
     /// once (more wait for a thread before they touch a row; they hold no lock meanwhile).
     static let threads: NIOThreadPool = {
@@ -52,6 +52,58 @@ final class PostgresTransaction: StoreTransaction {
         try self.query(query).map { try $0.decode(T.self) }
     }
 
+    // MARK: Statements
+
+    var dialect: SQLDialect { .postgres }
+
+    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+        try query(Self.query(sql, arguments)).map { row in SQLRow(try row.map(Self.value), location: location) }
+    }
+
+    @discardableResult
+    func run(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
+        try query(Self.query(sql, arguments)).metadata.rows ?? 0
+    }
+
+    func clientIDForLocalChanges() throws -> String { try clientID() }
+
+    /// `sql` with its `?` placeholders numbered (`$1`, `$2`, …) and `arguments` bound: integers
+    /// as `BIGINT`, bytes as `BYTEA`.
+    static func query(_ sql: String, _ arguments: [SQLValue]) -> PostgresQuery {
+        var numbered = ""
+        var count = 0
+        for character in sql {
+            if character == "?" {
+                count += 1
+                numbered += "$\(count)"
+            } else {
+                numbered.append(character)
+            }
+        }
+        var binds = PostgresBindings(capacity: arguments.count)
+        for argument in arguments {
+            switch argument {
+            case .null: binds.appendNull()
+            case .integer(let value): binds.append(value)
+            case .text(let text): binds.append(text)
+            case .bytes(let bytes): binds.append(ByteBuffer(bytes: bytes))
+            }
+        }
+        return PostgresQuery(unsafeSQL: numbered, binds: binds)
+    }
+
+    /// A column of a row: integers and booleans (1 or 0) as integers, `BYTEA` as bytes, the rest
+    /// as text.
+    static func value(_ cell: PostgresCell) throws -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8: return .integer(try cell.decode(Int64.self))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .bytea: return .bytes(Array(try cell.decode(ByteBuffer.self).readableBytesView))
+        default: return .text(try cell.decode(String.self))
+        }
+    }
+
     /// Runs one of the read path's statements (unprepared: this path parses it each time).
     func execute<Statement: PostgresPreparedStatement>(_ statement: Statement) throws -> [Statement.Row] {
         try query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())).map {
@@ -61,24 +113,8 @@ final class PostgresTransaction: StoreTransaction {
 
     // MARK: The store
 
-    func identity() throws -> StoreIdentity {
-        guard let row = try query("SELECT uuid, epoch FROM store WHERE id = 1").first else {
-            throw damaged("it has no identity row")
-        }
-        let (uuid, epoch) = try row.decode((String, Int).self)
-        return StoreIdentity(uuid: uuid, epoch: epoch)
-    }
-
-    func advanceEpoch(clientID: String) throws {
-        try query("UPDATE store SET epoch = epoch + 1, client_id = \(clientID) WHERE id = 1")
-    }
-
     /// PostgreSQL checks its pages itself (and with `amcheck`, outside the store).
     func integrityProblems() throws -> [String] { [] }
-
-    func listNames() throws -> [String] {
-        try rows("SELECT name FROM list ORDER BY name COLLATE \"C\"", as: String.self)
-    }
 
     func summaries(of list: String?) throws -> [ListSummary] {
         try execute(_PostgresStatements.Summaries(name: list)).map(Self.summary)
@@ -126,42 +162,6 @@ final class PostgresTransaction: StoreTransaction {
         return sections
     }
 
-    func storedSnapshot(
-        listID: Int64, after: Int, through: Int
-    ) throws -> (
-        version: Int, document: [UInt8]
-    )? {
-        try query(
-            """
-            SELECT version, snapshot FROM stored_snapshot WHERE list_id = \(listID) AND version > \(Int64(after))
-                AND version <= \(Int64(through)) ORDER BY version DESC LIMIT 1
-            """
-        ).first.map { row in
-            let (version, snapshot) = try row.decode((Int64, ByteBuffer).self)
-            return (Int(version), Array(snapshot.readableBytesView))
-        }
-    }
-
-    func journalStages(
-        listID: Int64, from: Int, through: Int
-    ) throws -> [(
-        version: Int, digest: ListDigest, stages: [UInt8]
-    )] {
-        try query(
-            """
-            SELECT version, digest, stages FROM journal WHERE list_id = \(listID) AND version >= \(Int64(from))
-                AND version <= \(Int64(through)) ORDER BY version
-            """
-        ).map { row in
-            let (version, digest, stages) = try row.decode((Int64, String, ByteBuffer).self)
-            return (Int(version), ListDigest(hex: digest), Array(stages.readableBytesView))
-        }
-    }
-
-    func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int] {
-        try execute(_PostgresStatements.EntrySizes(range: .init(listID: listID, after: after, through: through, limit: limit)))
-    }
-
     func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
         let statement = _PostgresStatements.Entries(
             range: .init(listID: info.id, after: after, through: through, limit: min(limit, Int(Int64.max))))
@@ -175,19 +175,8 @@ final class PostgresTransaction: StoreTransaction {
         }
     }
 
-    func storedSnapshotVersions(listID: Int64) throws -> [Int] {
-        try rows("SELECT version FROM stored_snapshot WHERE list_id = \(listID) ORDER BY version", as: Int64.self).map { Int($0) }
-    }
-
     func head(of info: ListRow) throws -> StoredHead {
         try loadHead(listID: info.id, version: info.headVersion, digestHex: info.headDigest.hex)
-    }
-
-    func clientID() throws -> String {
-        guard let id = try rows("SELECT client_id FROM store WHERE id = 1", as: String.self).first else {
-            throw damaged("it has no client id")
-        }
-        return id
     }
 
     // MARK: Commits
@@ -438,274 +427,11 @@ final class PostgresTransaction: StoreTransaction {
 
     // MARK: Outbox
 
-    func takeOutboxSeq(
-        listID: Int64
-    ) throws -> (
-        seq: Int, confirmedKept: Bool, version: Int, digest: ListDigest
-    )? {
-        try query(
-            """
-            UPDATE replica_source SET next_seq = next_seq + 1 WHERE list_id = \(listID)
-            RETURNING next_seq - 1, confirmed IS NOT NULL, version, digest
-            """
-        ).first.map { row in
-            let (seq, kept, version, digest) = try row.decode((Int, Bool, Int, String).self)
-            return (seq, kept, version, ListDigest(hex: digest))
-        }
-    }
-
-    func confirmedState(listID: Int64) throws -> [UInt8]? {
-        try rows("SELECT confirmed FROM replica_source WHERE list_id = \(listID)", as: ByteBuffer?.self).first?.map {
-            Array($0.readableBytesView)
-        }
-    }
-
-    func outbox(of info: ListRow) throws -> [OutboxEntry] {
-        try query(
-            """
-            SELECT seq, intents, author, message, created_at, local_version, pushed_version,
-                coalesce(client_id, (SELECT client_id FROM store WHERE id = 1), '')
-            FROM outbox WHERE list_id = \(info.id) ORDER BY seq
-            """
-        ).map { row in
-            let (seq, bytes, author, message, createdAt, localVersion, pushedVersion, client) = try row.decode(
-                (Int, ByteBuffer, String?, String?, String, Int, Int?, String).self)
-            return try OutboxEntry.stored(
-                seq: seq, intentsJSON: Array(bytes.readableBytesView), author: author, message: message, createdAt: createdAt,
-                localVersion: localVersion, pushedVersion: pushedVersion, client: client, list: info.name)
-        }
-    }
-
-    func keepConfirmed(_ document: [UInt8], listID: Int64) throws {
-        try query(
-            "UPDATE replica_source SET confirmed = \(ByteBuffer(bytes: document)) WHERE list_id = \(listID)"
-        )
-    }
-
-    func insertOutbox(
-        listID: Int64, seq: Int, intentsJSON: [UInt8], author: String?, message: String?,
-        createdAt: String, localVersion: Int
-    ) throws {
-        try query(
-            """
-            INSERT INTO outbox (list_id, seq, intents, author, message, created_at, local_version, client_id)
-            VALUES (\(listID), \(seq), \(ByteBuffer(bytes: intentsJSON)), \(author), \(message), \(createdAt), \(localVersion),
-                (SELECT client_id FROM store WHERE id = 1))
-            """)
-    }
-
     // MARK: Replica lists
-
-    func replicaSource(listID: Int64) throws -> ReplicaSource? {
-        try query(
-            "SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = \(listID)"
-        )
-        .first.map {
-            Self.replicaSource(try $0.decode((String, Int, String, Int, String).self))
-        }
-    }
-
-    func replicaState(listID: Int64) throws -> (hasLocalChanges: Bool, sourceVersion: Int?) {
-        let state = try query(
-            """
-            SELECT EXISTS (SELECT 1 FROM outbox WHERE list_id = \(listID)),
-                (SELECT version FROM replica_source WHERE list_id = \(listID))
-            """
-        ).first.map { try $0.decode((Bool, Int?).self) }
-        return state ?? (false, nil)
-    }
-
-    func setReplicaSource(_ source: ReplicaSource, listID: Int64, updatedAt: String) throws {
-        try query(
-            """
-            INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
-            VALUES (\(listID), \(source.store.uuid), \(source.store.epoch), \(source.list), \(source.version),
-                \(source.digest.hex), \(updatedAt))
-            ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
-                list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
-                updated_at = excluded.updated_at
-            """)
-    }
-
-    func moveReplicaSource(
-        listID: Int64, to position: ReplicaSource, confirmed: [UInt8]?, lastConflicts: [UInt8]?,
-        updatedAt: String
-    ) throws {
-        try query(
-            """
-            UPDATE replica_source SET store_uuid = \(position.store.uuid), store_epoch = \(position.store.epoch),
-                list_name = \(position.list), version = \(position.version), digest = \(position.digest.hex),
-                confirmed = \(confirmed.map { ByteBuffer(bytes: $0) }), updated_at = \(updatedAt),
-                last_conflicts = COALESCE(\(lastConflicts.map { ByteBuffer(bytes: $0) }), last_conflicts)
-            WHERE list_id = \(listID)
-            """)
-    }
-
-    func deleteOutbox(listID: Int64, seqs: [Int]) throws {
-        guard !seqs.isEmpty else { return }
-        try query("DELETE FROM outbox WHERE list_id = \(listID) AND seq = ANY(\(seqs))")
-    }
-
-    func setPushedVersion(_ version: Int?, listID: Int64, seq: Int, ifClient client: String?) throws {
-        try query(
-            """
-            UPDATE outbox SET pushed_version = \(version)
-            WHERE list_id = \(listID) AND seq = \(seq) AND (\(client)::text IS NULL OR client_id = \(client))
-            """)
-    }
-
-    func outboxCount(listID: Int64) throws -> Int {
-        try count("SELECT count(*) FROM outbox WHERE list_id = \(listID)")
-    }
-
-    func outboxCounts(listID: Int64) throws -> (pending: Int, pushed: Int) {
-        try query("SELECT count(*) - count(pushed_version), count(pushed_version) FROM outbox WHERE list_id = \(listID)")
-            .first.map { try $0.decode((Int, Int).self) } ?? (0, 0)
-    }
-
-    func lastConflicts(listID: Int64) throws -> [UInt8]? {
-        try rows("SELECT last_conflicts FROM replica_source WHERE list_id = \(listID)", as: ByteBuffer?.self).first?.map {
-            Array($0.readableBytesView)
-        }
-    }
-
-    func setLastConflicts(_ report: [UInt8]?, listID: Int64) throws {
-        try query("UPDATE replica_source SET last_conflicts = \(report.map { ByteBuffer(bytes: $0) }) WHERE list_id = \(listID)")
-    }
-
-    func holdsSections(listID: Int64) throws -> Bool {
-        try rows("SELECT EXISTS (SELECT 1 FROM section WHERE list_id = \(listID))", as: Bool.self).first ?? false
-    }
-
-    func replaceClientID(_ old: String, with new: String) throws {
-        try query("UPDATE store SET client_id = \(new) WHERE id = 1 AND client_id = \(old)")
-    }
-
-    func moveOutbox(listID: Int64, from id: PushID, to client: String) throws {
-        try query(
-            """
-            UPDATE outbox SET client_id = \(client)
-            WHERE list_id = \(listID) AND client_id = \(id.client) AND seq >= \(id.seq) AND pushed_version IS NULL
-            """)
-    }
 
     // MARK: Consumers and pruning
 
-    func consumers(of info: ListRow) throws -> [ConsumerInfo] {
-        try query(
-            """
-            SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = \(info.id)
-            ORDER BY name COLLATE "C"
-            """
-        ).map { row in
-            let (name, version, registeredAt, acknowledgedAt) = try row.decode(
-                (String, Int, String, String).self)
-            return ConsumerInfo(
-                name: name, list: info.name, version: version, registeredAt: registeredAt,
-                acknowledgedAt: acknowledgedAt)
-        }
-    }
-
-    func insertConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws {
-        try query(
-            """
-            INSERT INTO consumer (list_id, name, version, registered_at, acknowledged_at)
-            VALUES (\(listID), \(name), \(version), \(time), \(time))
-            ON CONFLICT (list_id, name) DO UPDATE SET version = excluded.version, acknowledged_at = excluded.acknowledged_at
-            """)
-    }
-
-    func updateConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws -> Bool {
-        try query(
-            """
-            UPDATE consumer SET version = \(version), acknowledged_at = \(time)
-            WHERE list_id = \(listID) AND name = \(name) RETURNING 1
-            """
-        ).count == 1
-    }
-
-    func deleteConsumer(_ name: String, listID: Int64) throws -> Bool {
-        try !query("DELETE FROM consumer WHERE list_id = \(listID) AND name = \(name) RETURNING 1")
-            .isEmpty
-    }
-
-    func deleteJournal(listID: Int64, through version: Int) throws -> Int {
-        try count(
-            "WITH d AS (DELETE FROM journal WHERE list_id = \(listID) AND version <= \(version) RETURNING 1) SELECT count(*) FROM d"
-        )
-    }
-
-    func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws {
-        try query(
-            "UPDATE list SET base_version = \(version), base_snapshot = \(ByteBuffer(bytes: snapshot)) WHERE id = \(listID)"
-        )
-    }
-
-    func dropStoredSnapshots(listID: Int64, through version: Int) throws {
-        try query(
-            "DELETE FROM stored_snapshot WHERE list_id = \(listID) AND version <= \(Int64(version))")
-        try query(
-            """
-            UPDATE list SET snapshot_version = \(Int64(version)),
-                bytes_since_snapshot = (SELECT coalesce(sum(octet_length(stages)), 0) FROM journal
-                    WHERE list_id = \(listID) AND version > \(Int64(version)))
-            WHERE id = \(listID) AND snapshot_version < \(Int64(version))
-            """)
-    }
-
     // MARK: Pushes
-
-    func recordedPushes(
-        listID: Int64, list: String, client: String, seqs: ClosedRange<Int>
-    ) throws
-        -> [PushAnswer]
-    {
-        // A client id no push may carry was never recorded.
-        guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
-        return try query(
-            """
-            SELECT seq, version, conflicts, fingerprint FROM push
-            WHERE list_id = \(listID) AND client_id = \(client) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
-            ORDER BY seq LIMIT 1000
-            """
-        ).map { row in
-            let (seq, version, report, fingerprint) = try row.decode((Int, Int, ByteBuffer, String?).self)
-            return PushAnswer(
-                list: list, version: version, seq: seq, duplicate: false,
-                conflicts: try Conflict.storedReport(
-                    Array(report.readableBytesView), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
-                fingerprint: fingerprint)
-        }
-    }
-
-    func latestPushSeq(listID: Int64, client: String) throws -> Int? {
-        try rows(
-            "SELECT max(seq) FROM push WHERE list_id = \(listID) AND client_id = \(client)", as: Int?.self
-        ).first ?? nil
-    }
-
-    func insertPush(
-        listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String,
-        fingerprint: String
-    ) throws {
-        try query(
-            """
-            INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint)
-            VALUES (\(listID), \(id.client), \(id.seq), \(version), \(ByteBuffer(bytes: conflictsJSON)), \(pushedAt), \(fingerprint))
-            """)
-    }
-
-    func markJournal(
-        listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?
-    )
-        throws
-    {
-        try query(
-            """
-            UPDATE journal SET push_client = \(id?.client), push_seq = \(id?.seq), conflicts = \(conflictsJSON.map { ByteBuffer(bytes: $0) })
-            WHERE list_id = \(listID) AND version = \(version)
-            """)
-    }
 
     // MARK: Internals
 
@@ -767,12 +493,5 @@ final class PostgresTransaction: StoreTransaction {
 
     private func damaged(_ what: String) -> StoreError {
         StoreError(.damaged, "the store at \(location) is damaged: \(what)")
-    }
-}
-
-extension PostgresTransaction {
-    /// A replica position from its row: store uuid and epoch, source list, version and digest.
-    static func replicaSource(_ row: (String, Int, String, Int, String)) -> ReplicaSource {
-        ReplicaSource(store: StoreIdentity(uuid: row.0, epoch: row.1), list: row.2, version: row.3, digest: ListDigest(hex: row.4))
     }
 }

@@ -1,0 +1,196 @@
+import ListMerge
+
+/// A `StoreTransaction` of an SQL engine: the row steps whose statements are the same on SQLite
+/// and PostgreSQL are written once, here and in this protocol's extensions, over two primitives a
+/// driver gives (`rows` and `run`); a driver keeps only what its engine does its own way: the
+/// commit's batched writes, loading and locking heads, the read path's prepared statements.
+///
+/// Statements are written with `?` placeholders, one per argument, in order (the PostgreSQL
+/// driver numbers them `$1`, `$2`, …). Where the dialects differ (collation, byte length), the
+/// step asks `dialect`.
+///
+/// Not API: package-visible for the engines.
+package protocol SQLTransaction: StoreTransaction {
+    /// Which SQL the engine speaks.
+    var dialect: SQLDialect { get }
+
+    /// Runs `sql` with `arguments`; its rows.
+    /// - Throws: `StoreError` (`.io` for a failed connection, `.damaged` for rows the logic did not
+    ///   leave), or `CancellationError`.
+    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow]
+
+    /// Runs `sql` with `arguments`, a statement that answers no rows; how many rows it changed.
+    /// - Throws: as `rows(_:_:)`.
+    @discardableResult
+    func run(_ sql: String, _ arguments: [SQLValue]) throws -> Int
+
+    /// The client id a new local change is queued under. SQLite makes it anew for a file that is
+    /// not the one it was made for (a copied or restored file is another replica); PostgreSQL's is
+    /// the store's.
+    func clientIDForLocalChanges() throws -> String
+}
+
+/// The SQL dialect of an engine.
+package enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+
+    /// `ORDER BY` of names in byte order (PostgreSQL's default collation is the locale's).
+    var byteOrder: String { self == .postgres ? #" COLLATE "C""# : "" }
+
+    /// The length in bytes of a `stages` column.
+    func octetLength(_ column: String) -> String {
+        self == .postgres ? "octet_length(\(column))" : "length(CAST(\(column) AS BLOB))"
+    }
+}
+
+extension SQLTransaction {
+    /// The first row of `sql`, if any.
+    func row(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLRow? {
+        try rows(sql, arguments).first
+    }
+
+    // MARK: The store
+
+    package func identity() throws -> StoreIdentity {
+        guard let row = try row("SELECT uuid, epoch FROM store WHERE id = 1") else {
+            throw StoreError(.damaged, "the store at \(location) is damaged: it has no identity row")
+        }
+        return StoreIdentity(uuid: try row.string(0), epoch: try row.int(1))
+    }
+
+    package func advanceEpoch(clientID: String) throws {
+        try run("UPDATE store SET epoch = epoch + 1, client_id = ? WHERE id = 1", [.text(clientID)])
+    }
+
+    package func clientID() throws -> String {
+        guard let id = try row("SELECT client_id FROM store WHERE id = 1") else {
+            throw StoreError(.damaged, "the store at \(location) is damaged: it has no client id")
+        }
+        return try id.string(0)
+    }
+
+    package func replaceClientID(_ old: String, with new: String) throws {
+        try run("UPDATE store SET client_id = ? WHERE id = 1 AND client_id = ?", [.text(new), .text(old)])
+    }
+
+    package func listNames() throws -> [String] {
+        try rows("SELECT name FROM list ORDER BY name\(dialect.byteOrder)", []).map { try $0.string(0) }
+    }
+
+    // MARK: Lists and journals
+
+    package func storedSnapshot(listID: Int64, after: Int, through: Int) throws -> (version: Int, document: [UInt8])? {
+        try row(
+            "SELECT version, snapshot FROM stored_snapshot WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version DESC LIMIT 1",
+            [.integer(listID), SQLValue(after), SQLValue(through)]
+        ).map { (try $0.int(0), try $0.bytes(1)) }
+    }
+
+    package func journalStages(listID: Int64, from: Int, through: Int) throws -> [(version: Int, digest: ListDigest, stages: [UInt8])] {
+        try rows(
+            "SELECT version, digest, stages FROM journal WHERE list_id = ? AND version >= ? AND version <= ? ORDER BY version",
+            [.integer(listID), SQLValue(from), SQLValue(through)]
+        ).map { (try $0.int(0), ListDigest(hex: try $0.string(1)), try $0.bytes(2)) }
+    }
+
+    package func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int] {
+        try rows(
+            "SELECT \(dialect.octetLength("stages")) FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?",
+            [.integer(listID), SQLValue(after), SQLValue(through), SQLValue(min(limit, Int(Int64.max)))]
+        ).map { try $0.int(0) }
+    }
+
+    package func storedSnapshotVersions(listID: Int64) throws -> [Int] {
+        try rows("SELECT version FROM stored_snapshot WHERE list_id = ? ORDER BY version", [.integer(listID)]).map { try $0.int(0) }
+    }
+
+    package func holdsSections(listID: Int64) throws -> Bool {
+        try row("SELECT EXISTS (SELECT 1 FROM section WHERE list_id = ?)", [.integer(listID)])?.bool(0) ?? false
+    }
+
+    // MARK: Consumers and pruning
+
+    package func consumers(of info: ListRow) throws -> [ConsumerInfo] {
+        try rows(
+            "SELECT name, version, registered_at, acknowledged_at FROM consumer WHERE list_id = ? ORDER BY name\(dialect.byteOrder)",
+            [.integer(info.id)]
+        ).map { row in
+            ConsumerInfo(
+                name: try row.string(0), list: info.name, version: try row.int(1), registeredAt: try row.string(2),
+                acknowledgedAt: try row.string(3))
+        }
+    }
+
+    package func insertConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws {
+        try run(
+            """
+            INSERT INTO consumer (list_id, name, version, registered_at, acknowledged_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (list_id, name) DO UPDATE SET version = excluded.version, acknowledged_at = excluded.acknowledged_at
+            """, [.integer(listID), .text(name), SQLValue(version), .text(time), .text(time)])
+    }
+
+    package func updateConsumer(_ name: String, listID: Int64, version: Int, at time: String) throws -> Bool {
+        try run(
+            "UPDATE consumer SET version = ?, acknowledged_at = ? WHERE list_id = ? AND name = ?",
+            [SQLValue(version), .text(time), .integer(listID), .text(name)]) == 1
+    }
+
+    package func deleteConsumer(_ name: String, listID: Int64) throws -> Bool {
+        try run("DELETE FROM consumer WHERE list_id = ? AND name = ?", [.integer(listID), .text(name)]) > 0
+    }
+
+    package func deleteJournal(listID: Int64, through version: Int) throws -> Int {
+        try run("DELETE FROM journal WHERE list_id = ? AND version <= ?", [.integer(listID), SQLValue(version)])
+    }
+
+    package func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws {
+        try run("UPDATE list SET base_version = ?, base_snapshot = ? WHERE id = ?", [SQLValue(version), .bytes(snapshot), .integer(listID)])
+    }
+
+    package func dropStoredSnapshots(listID: Int64, through version: Int) throws {
+        try run("DELETE FROM stored_snapshot WHERE list_id = ? AND version <= ?", [.integer(listID), SQLValue(version)])
+        try run(
+            """
+            UPDATE list SET snapshot_version = ?,
+                bytes_since_snapshot = (SELECT coalesce(sum(\(dialect.octetLength("stages"))), 0) FROM journal
+                    WHERE list_id = ? AND version > ?)
+            WHERE id = ? AND snapshot_version < ?
+            """, [SQLValue(version), .integer(listID), SQLValue(version), .integer(listID), SQLValue(version)])
+    }
+
+    // MARK: Pushes
+
+    package func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
+        // A client id no push may carry was never recorded.
+        guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
+        return try rows(
+            """
+            SELECT seq, version, conflicts, fingerprint FROM push
+            WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
+            """, [.integer(listID), .text(client), SQLValue(seqs.lowerBound), SQLValue(seqs.upperBound)]
+        ).map { row in
+            let seq = try row.int(0)
+            return PushAnswer(
+                list: list, version: try row.int(1), seq: seq, duplicate: false,
+                conflicts: try Conflict.storedReport(try row.bytes(2), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
+                fingerprint: try row.optionalString(3))
+        }
+    }
+
+    package func latestPushSeq(listID: Int64, client: String) throws -> Int? {
+        try row("SELECT max(seq) FROM push WHERE list_id = ? AND client_id = ?", [.integer(listID), .text(client)])?.optionalInt(0)
+    }
+
+    package func insertPush(listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String, fingerprint: String) throws {
+        try run(
+            "INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [.integer(listID), .text(id.client), SQLValue(id.seq), SQLValue(version), .bytes(conflictsJSON), .text(pushedAt), .text(fingerprint)])
+    }
+
+    package func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {
+        try run(
+            "UPDATE journal SET push_client = ?, push_seq = ?, conflicts = ? WHERE list_id = ? AND version = ?",
+            [SQLValue(id?.client), SQLValue(id?.seq), SQLValue(conflictsJSON), .integer(listID), SQLValue(version)])
+    }
+}
