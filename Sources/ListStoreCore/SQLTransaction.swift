@@ -78,7 +78,57 @@ extension SQLTransaction {
         try rows("SELECT name FROM list ORDER BY name\(dialect.byteOrder)", []).map { try $0.string(0) }
     }
 
+    package func summaries(of list: String?) throws -> [ListSummary] {
+        // Counts from the head's journal entry, or from the rows when that entry was pruned.
+        try rows(
+            """
+            SELECT l.name, l.head_version, l.head_digest, l.base_version,
+                coalesce(j.section_count, (SELECT count(*) FROM section s WHERE s.list_id = l.id)),
+                coalesce(j.element_count, (SELECT count(*) FROM section s JOIN element e ON e.section_id = s.id
+                    WHERE s.list_id = l.id))
+            FROM list l LEFT JOIN journal j ON j.list_id = l.id AND j.version = l.head_version
+            WHERE CAST(? AS TEXT) IS NULL OR l.name = ?
+            ORDER BY l.name\(dialect.byteOrder)
+            """, [SQLValue(list), SQLValue(list)]
+        ).map { row in
+            ListSummary(
+                name: try row.string(0), version: try row.int(1), digest: ListDigest(hex: try row.string(2)),
+                sectionCount: try row.int(4), elementCount: try row.int(5), baseVersion: try row.int(3))
+        }
+    }
+
     // MARK: Lists and journals
+
+    package func listRow(_ list: String, locking: Bool) throws -> ListRow {
+        // SQLite's writing transactions are IMMEDIATE: they hold the store's write lock already.
+        let lock = locking && dialect == .postgres ? " FOR UPDATE" : ""
+        guard
+            let row = try row(
+                "SELECT id, head_version, head_digest, base_version, base_snapshot FROM list WHERE name = ?\(lock)", [.text(list)])
+        else { throw StoreError.listNotFound(list, in: location) }
+        return ListRow(
+            id: try row.int64(0), name: list, headVersion: try row.int(1), headDigest: ListDigest(hex: try row.string(2)),
+            baseVersion: try row.int(3), baseSnapshot: try row.optionalBytes(4))
+    }
+
+    package func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
+        try rows(
+            """
+            SELECT version, parent_version, committed_at, digest, author, message, section_count, element_count, stages,
+                push_client, push_seq, conflicts
+            FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
+            """, [.integer(info.id), SQLValue(after), SQLValue(through), .integer(Int64(clamping: limit))]
+        ).map { row in
+            let version = try row.int(0)
+            return JournalEntry(
+                list: info.name, version: version, parentVersion: try row.int(1), committedAt: try row.string(2),
+                digest: ListDigest(hex: try row.string(3)), author: try row.optionalString(4), message: try row.optionalString(5),
+                sectionCount: try row.int(6), elementCount: try row.int(7), stagesJSON: try row.bytes(8),
+                pushID: try row.optionalString(9).map { PushID(client: $0, seq: try row.optionalInt(10) ?? 0) },
+                conflicts: try row.optionalBytes(11).map { try Conflict.storedReport($0, of: "version \(version) of list '\(info.name)'") }
+                    ?? [])
+        }
+    }
 
     package func storedSnapshot(listID: Int64, after: Int, through: Int) throws -> (version: Int, document: [UInt8])? {
         try row(
@@ -97,7 +147,7 @@ extension SQLTransaction {
     package func journalSizes(listID: Int64, after: Int, through: Int, limit: Int) throws -> [Int] {
         try rows(
             "SELECT \(dialect.octetLength("stages")) FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?",
-            [.integer(listID), SQLValue(after), SQLValue(through), SQLValue(min(limit, Int(Int64.max)))]
+            [.integer(listID), SQLValue(after), SQLValue(through), .integer(Int64(clamping: limit))]
         ).map { try $0.int(0) }
     }
 

@@ -43,6 +43,11 @@ package struct SQLRow: Sendable {
         }
     }
 
+    package func int64(_ column: Int) throws -> Int64 {
+        guard case .integer(let value) = values[column] else { throw damaged(column, "is not an integer") }
+        return value
+    }
+
     package func bool(_ column: Int) throws -> Bool { try int(column) != 0 }
 
     package func string(_ column: Int) throws -> String {

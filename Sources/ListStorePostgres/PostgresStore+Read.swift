@@ -32,14 +32,17 @@ extension PostgresStore {
         return summary
     }
 
-    /// The summaries (`PostgresTransaction.summaries(of:)`'s rows) in one prepared statement on
+    /// The summaries (`SQLTransaction.summaries(of:)`'s rows) in one prepared statement on
     /// the event loop, without a transaction: a journal server reads the heads this way after every
     /// commit and every poll interval while anyone waits, so it stays one round trip.
     private func summaries(of list: String?) async throws -> [ListSummary] {
         try await withConnection { connection in
             var lists: [ListSummary] = []
             for try await row in try await connection.execute(_PostgresStatements.Summaries(name: list), logger: logger) {
-                lists.append(PostgresTransaction.summary(row))
+                lists.append(
+                    ListSummary(
+                        name: row.0, version: row.1, digest: ListDigest(hex: row.2), sectionCount: row.4, elementCount: row.5,
+                        baseVersion: row.3))
             }
             return lists
         }

@@ -116,31 +116,7 @@ final class PostgresTransaction: SQLTransaction {
     /// PostgreSQL checks its pages itself (and with `amcheck`, outside the store).
     func integrityProblems() throws -> [String] { [] }
 
-    func summaries(of list: String?) throws -> [ListSummary] {
-        try execute(_PostgresStatements.Summaries(name: list)).map(Self.summary)
-    }
-
-    /// A list's summary from a row of `_PostgresStatements.Summaries`.
-    static func summary(_ row: _PostgresStatements.Summaries.Row) -> ListSummary {
-        ListSummary(
-            name: row.0, version: row.1, digest: ListDigest(hex: row.2), sectionCount: row.4, elementCount: row.5, baseVersion: row.3)
-    }
-
     // MARK: Lists
-
-    func listRow(_ list: String, locking: Bool) throws -> ListRow {
-        let rows =
-            locking
-            ? try execute(_PostgresStatements.LockedListInfo(name: list))
-            : try execute(_PostgresStatements.ListInfo(name: list))
-        guard let row = rows.first else {
-            throw StoreError.listNotFound(list, in: location)
-        }
-        return ListRow(
-            id: row.0, name: list, headVersion: row.1, headDigest: ListDigest(hex: row.2),
-            baseVersion: row.3,
-            baseSnapshot: row.4.map { Array($0.readableBytesView) })
-    }
 
     func headSections(of info: ListRow) throws -> [ListSection] {
         var sections: [ListSection] = []
@@ -160,19 +136,6 @@ final class PostgresTransaction: SQLTransaction {
             }
         }
         return sections
-    }
-
-    func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
-        let statement = _PostgresStatements.Entries(
-            range: .init(listID: info.id, after: after, through: through, limit: min(limit, Int(Int64.max))))
-        return try execute(statement).map { row in
-            let (version, parent, committedAt, digest, author, message, sectionCount, elementCount, stages, pushClient, pushSeq, conflicts) = row
-            return JournalEntry(
-                list: info.name, version: version, parentVersion: parent, committedAt: committedAt, digest: ListDigest(hex: digest),
-                author: author, message: message, sectionCount: sectionCount, elementCount: elementCount,
-                stagesJSON: Array(stages.readableBytesView), pushID: pushClient.map { PushID(client: $0, seq: pushSeq ?? 0) },
-                conflicts: try conflicts.map { try Conflict.storedReport(Array($0.readableBytesView), of: "version \(version) of list '\(info.name)'") } ?? [])
-        }
     }
 
     func head(of info: ListRow) throws -> StoredHead {
@@ -424,14 +387,6 @@ final class PostgresTransaction: SQLTransaction {
         if let head, let epoch { newHeads[list] = (epoch, head) }
         try query("SELECT pg_notify(\(PostgresStore.commitChannel), \(list))")
     }
-
-    // MARK: Outbox
-
-    // MARK: Replica lists
-
-    // MARK: Consumers and pruning
-
-    // MARK: Pushes
 
     // MARK: Internals
 
