@@ -38,6 +38,41 @@ import Testing
         }
     }
 
+    /// A replica following its source in the background, counting what it applied and how often
+    /// its stream came back (a token's stream ends when the token expires).
+    final class Follower: Sendable {
+        let applied = _Locked<[Int]>([])
+        let reconnections = _Locked(0)
+        private let task: Task<Void, any Error>
+
+        init(_ replica: Replica<Store>, from source: HTTPSource) {
+            let (applied, reconnections) = (applied, reconnections)
+            task = Task {
+                try await replica.follow(
+                    from: source, retrying: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)),
+                    onEvent: { event in if case .reconnected = event { reconnections.withLock { $0 += 1 } } }
+                ) { result in applied.withLock { $0.append(result.version) } }
+            }
+        }
+
+        /// Commits `linearList(count)` to `list` of `store`, then waits until the follower has
+        /// applied it and has come back once more with a fresh token.
+        func commitAndFollow(_ count: Int, to list: String, of store: Store) async throws {
+            let before = reconnections.withLock { $0 }
+            try await store.commit(linearList(count), to: list)
+            let version = try await store.summary(of: list).version
+            try await LimitTests.waitUntil(within: .seconds(60)) { self.applied.withLock { $0.last == version } }
+            try await LimitTests.waitUntil(within: .seconds(60)) { self.reconnections.withLock { $0 } > before }
+        }
+
+        /// Stops following; the versions applied.
+        func stop() async -> [Int] {
+            task.cancel()
+            _ = try? await task.value
+            return applied.withLock { $0 }
+        }
+    }
+
     @Test func aRefusedTokenIsAskedForAgainOnce() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
@@ -137,27 +172,13 @@ import Testing
             #expect(try await store.journal(of: "users/ana/inbox", after: 1).entries.map(\.author) == ["ana"])
 
             // Follow across several token lifetimes: every commit arrives, each once.
-            let applied = _Locked<[Int]>([])
-            let reconnections = _Locked(0)
-            let follower = Task {
-                try await replica.follow(
-                    from: source, retrying: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)),
-                    onEvent: { event in if case .reconnected = event { reconnections.withLock { $0 += 1 } } }
-                ) { result in applied.withLock { $0.append(result.version) } }
-            }
-            for count in 4...6 {
-                let before = reconnections.withLock { $0 }
-                try await store.commit(linearList(count), to: "users/ana/inbox")
-                let version = try await store.summary(of: "users/ana/inbox").version
-                try await LimitTests.waitUntil(within: .seconds(60)) { applied.withLock { $0.last == version } }
-                // The next commit only once the stream of this token has ended and the follower is back.
-                try await LimitTests.waitUntil(within: .seconds(60)) { reconnections.withLock { $0 } > before }
-            }
-            follower.cancel()
-            _ = try? await follower.value
+            let follower = Follower(replica, from: source)
+            // Each commit once the stream of the last token has ended and the follower is back.
+            for count in 4...6 { try await follower.commitAndFollow(count, to: "users/ana/inbox", of: store) }
+            let applied = await follower.stop()
             let (mine, theirs) = (try await replica.store.snapshot(of: "users/ana/inbox"), try await store.snapshot(of: "users/ana/inbox"))
-            #expect(mine.sections == theirs.sections, "\(mine.version) \(mine.sections) vs \(theirs.version) \(theirs.sections); \(applied.withLock { $0 })")
-            #expect(applied.withLock { $0 } == applied.withLock { $0 }.sorted() && Set(applied.withLock { $0 }).count == applied.withLock { $0.count })
+            #expect(mine.sections == theirs.sections, "\(mine.version) \(mine.sections) vs \(theirs.version) \(theirs.sections); \(applied)")
+            #expect(applied == applied.sorted() && Set(applied).count == applied.count)
             #expect(provider.calls.withLock { $0.all } > 3)
         }
     }
@@ -188,43 +209,26 @@ import Testing
                 url: URL(string: server.url)!, tokenProvider: { refresh in token(signing.withLock { $0 }, lifetime: refresh ? 30 : 2) })
             let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: list)
             _ = try await replica.pull(from: source)
-            let applied = _Locked<[Int]>([])
-            let reconnections = _Locked(0)
-            let follower = Task {
-                try await replica.follow(
-                    from: source, retrying: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200)),
-                    onEvent: { event in if case .reconnected = event { reconnections.withLock { $0 += 1 } } }
-                ) { result in applied.withLock { $0.append(result.version) } }
-            }
-            /// A commit, then until the follower has it and has come back with a fresh token.
-            func commitAndFollow(_ count: Int) async throws {
-                let before = reconnections.withLock { $0 }
-                try await store.commit(linearList(count), to: list)
-                let version = try await store.summary(of: list).version
-                try await LimitTests.waitUntil(within: .seconds(60)) { applied.withLock { $0.last == version } }
-                try await LimitTests.waitUntil(within: .seconds(60)) { reconnections.withLock { $0 } > before }
-            }
+            let follower = Follower(replica, from: source)
             func status(_ kid: String) async throws -> Int { try await server.request("/v1/lists/users%2Fana%2Finbox", token: token(kid, lifetime: 60)).status }
 
-            try await commitAndFollow(4)
+            try await follower.commitAndFollow(4, to: list, of: store)
             #expect(try await status("k-new") == 401)
             // 1. The new key is added; the provider signs with it. Both keys' tokens are accepted.
             server.server.replaceAccess(try await access(["k-old", "k-new"]))
             signing.withLock { $0 = "k-new" }
             #expect(try await status("k-old") == 200)
             #expect(try await status("k-new") == 200)
-            try await commitAndFollow(5)
+            try await follower.commitAndFollow(5, to: list, of: store)
             // 2. The old key is removed: its tokens are refused; the follower goes on.
             server.server.replaceAccess(try await access(["k-new"]))
             #expect(try await status("k-old") == 401)
             #expect(try await status("k-new") == 200)
-            try await commitAndFollow(6)
-            try await commitAndFollow(7)
+            try await follower.commitAndFollow(6, to: list, of: store)
+            try await follower.commitAndFollow(7, to: list, of: store)
 
-            follower.cancel()
-            _ = try? await follower.value
+            let versions = await follower.stop()
             #expect(try await replica.store.snapshot(of: list).sections == store.snapshot(of: list).sections)
-            let versions = applied.withLock { $0 }
             #expect(versions == Array(2...5), "\(versions)")
         }
     }
