@@ -83,6 +83,14 @@ final class CannedHTTPServer: @unchecked Sendable {
                     while true {
                         while Self.headEnd(pending) == nil {
                             let n = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+                            if n == 0 {
+                                // The client closed the connection before (another) request: it
+                                // went away too, as when a send fails. (A request given up before
+                                // it was sent leaves its connection in the client's pool, closed
+                                // when the pool lets it go.)
+                                self.closedByClient.withLock { $0 += 1 }
+                                self.announceChange()
+                            }
                             if n <= 0 { return }
                             pending += buffer[0..<n]
                         }
@@ -108,7 +116,8 @@ final class CannedHTTPServer: @unchecked Sendable {
     /// The heads of the requests read so far.
     var requests: [String] { heads.withLock { $0 } }
 
-    /// How many times a client went away while this server was still sending.
+    /// How many times a client went away: closed its connection while this server was sending, or
+    /// before it sent a request.
     var clientsGone: Int { closedByClient.withLock { $0 } }
 
     /// Waits until `condition` holds of this server, checked each time it reads a request or finds
