@@ -247,8 +247,6 @@ struct JournalRoutes: Sendable {
     /// 1) to `to` (default: any), at most 1,000 (see `Store.pushes(from:to:seqs:)`).
     private func pushes(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
-        // A name no list can have is refused, not answered with an empty record naming it.
-        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
         let client = try Self.parameter(context, "client")
         let from = try Self.integer(request, "from") ?? 1
         let to = try Self.integer(request, "to") ?? Int.max
@@ -382,8 +380,12 @@ struct JournalRoutes: Sendable {
         return string
     }
 
+    /// The path's list, percent-decoded; a name no list can have is refused on every route (400
+    /// `invalidListName`), before anything is looked for.
     static func list(_ context: ServerRequestContext) throws -> String {
-        try parameter(context, "list")
+        let list = try parameter(context, "list")
+        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
+        return list
     }
 
     /// A path parameter, percent-decoded.

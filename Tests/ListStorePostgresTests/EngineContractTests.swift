@@ -390,4 +390,33 @@ import Testing
             }
         }
     }
+
+    /// A name no list can have (a control character, U+0000 among them, which PostgreSQL's text
+    /// refuses) is a missing list on every read, and refused as a name on every write: never a
+    /// failure of the engine.
+    @Test(arguments: EngineKind.available)
+    func namesNoListCanHaveAreMissingOnReadsAndRefusedOnWrites(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            try await store.commit(linearList(3), to: "l", expectedVersion: nil, author: nil, message: nil)
+            for name in ["a\u{0}b", "\u{0}", "a\u{1}b", "\u{7F}"] {
+                let reads: [(String, () async throws -> Void)] = [
+                    ("summary", { _ = try await store.summary(of: name) }),
+                    ("snapshot", { _ = try await store.snapshot(of: name, at: nil) }),
+                    ("journal", { _ = try await store.journal(of: name, after: nil, limit: 10, maxBytes: .max) }),
+                    ("changeset", { _ = try await store.changeset(of: name, from: 0, to: nil) }),
+                    ("consumers", { _ = try await store.consumers(of: name) }),
+                ]
+                for (what, read) in reads {
+                    let code = await Self.code(read)
+                    #expect(code == .listNotFound, "\(engine) \(what) of \(name.debugDescription): \(String(describing: code))")
+                }
+                let written = await Self.code { _ = try await store.commit(linearList(2), to: name, expectedVersion: nil, author: nil, message: nil) }
+                #expect(written == .invalidListName, "\(engine) commit to \(name.debugDescription): \(String(describing: written))")
+                let pushes = await Self.code { _ = try await store.pushes(from: "c1", to: name, seqs: 1...9) }
+                #expect(pushes == nil || pushes == .listNotFound, "\(engine) pushes of \(name.debugDescription): \(String(describing: pushes))")
+            }
+            #expect(try await store.lists().map(\.name) == ["l"])
+        }
+    }
 }

@@ -4,6 +4,7 @@ import ListDiffTestSupport
 import ListJSON
 import ListStore
 @testable import ListStoreServer
+import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import ListStoreWire
 import ListSync
@@ -319,6 +320,38 @@ import Testing
                 #expect(answer.errorCode == "listNotFound", "\(route)")
                 #expect(!answer.body.contains(path) && !answer.body.contains(directory.path), "\(route): \(answer.body)")
                 #expect(answer.body.contains("the store"), "\(route): \(answer.body)")
+            }
+        }
+    }
+
+    /// A name no list can have (a control character, U+0000 among them) answers 400
+    /// `invalidListName` on every route that names a list, on every engine, as the OpenAPI document
+    /// says: not 404, and not PostgreSQL's refusal of U+0000 as a 500.
+    @Test(arguments: EngineKind.available)
+    func namesNoListCanHaveAre400OnEveryRoute(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            try await stores[0].commit(linearList(3), to: "l", expectedVersion: nil, author: nil, message: nil)
+            try await ServerHarness.with(stores[0]) { server in
+                let auth = server.authorization
+                let commit = String(decoding: ListSnapshot(list: "x", version: 0, digest: ListDigest.of(linearList(2)), sections: linearList(2)).documentJSON, as: UTF8.self)
+                let push = #"{"client":"c1","seq":1,"intents":[]}"#
+                for name in ["a%00b", "%00", "a%01b", "%7F", "%1B%5B31m"] {
+                    let routes: [(method: String, path: String, body: String?)] = [
+                        ("GET", "/v1/lists/\(name)", nil), ("GET", "/v1/lists/\(name)/snapshot", nil),
+                        ("GET", "/v1/lists/\(name)/journal", nil), ("GET", "/v1/lists/\(name)/diff?from=0", nil),
+                        ("GET", "/v1/lists/\(name)/events", nil), ("GET", "/v1/lists/\(name)/pushes/c1", nil),
+                        ("POST", "/v1/lists/\(name)/commits", commit), ("POST", "/v1/lists/\(name)/pushes", push),
+                        ("PUT", "/v1/lists/\(name)/consumers/c", #"{"version":0}"#),
+                    ]
+                    for route in routes {
+                        let contentType = route.body == nil ? "" : "Content-Type: application/json\r\nContent-Length: \(route.body!.utf8.count)\r\n"
+                        let answer = try await RawAnswer.exchange(
+                            port: server.port, "\(route.method) \(route.path) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(auth)\(contentType)",
+                            body: route.body ?? "")
+                        #expect(answer.status == 400 && answer.errorCode == "invalidListName", "\(engine) \(route.method) \(route.path): \(answer.status) \(answer.body)")
+                    }
+                }
+                #expect(try await stores[0].lists().map(\.name) == ["l"])
             }
         }
     }
