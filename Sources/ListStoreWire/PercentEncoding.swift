@@ -5,9 +5,12 @@
 /// PercentEncoding.decode("a%2Fb%20c")  // "a/b c"
 /// ```
 public enum PercentEncoding {
-    /// `text` with every byte of its UTF-8 outside the unreserved set (`A–Z a–z 0–9 - . _ ~`) encoded.
+    /// `text` with every byte of its UTF-8 outside the unreserved set (`A–Z a–z 0–9 - . _ ~`) encoded,
+    /// and the dots of `.` and `..` too: as path segments, a URL's normalization (a proxy's, a URL
+    /// loader's) would resolve them away.
     /// - Complexity: O(length).
     public static func encode(_ text: String) -> String {
+        if text == "." || text == ".." { return String(repeating: "%2E", count: text.utf8.count) }
         let hex = Array("0123456789ABCDEF".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)

@@ -324,6 +324,24 @@ import Testing
         }
     }
 
+    /// Lists named `.` and `..` (dot segments, which URLs resolve away) and names made of dots and
+    /// slashes are reached like any other: the client encodes their dots.
+    @Test func listsNamedWithDotsAreReachedOverHTTP() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        let names = [".", "..", "...", "a/..", "../b", "./.", "a/./b"]
+        for (k, name) in names.enumerated() { try await store.commit(linearList(2 + k), to: name) }
+        try await ServerHarness.with(store) { server in
+            let source = try server.source()
+            for (k, name) in names.enumerated() {
+                #expect(try await source.summary(of: name).name == name, "\(name)")
+                let replica = Replica(store: try Store(path: directory.file("r\(k).liststore")), list: name)
+                #expect(try await replica.pull(from: source).version == 1, "\(name)")
+                #expect(try await replica.store.snapshot(of: name).sections == linearList(2 + k), "\(name)")
+            }
+        }
+    }
+
     /// A name no list can have (a control character, U+0000 among them) answers 400
     /// `invalidListName` on every route that names a list, on every engine, as the OpenAPI document
     /// says: not 404, and not PostgreSQL's refusal of U+0000 as a 500.

@@ -134,9 +134,15 @@ import Testing
         _ = try await HTTPSource(server.url + "/sync").identity()
         _ = try await HTTPSource(server.url).identity()
         _ = try? await HTTPSource(server.url + "/a%20b").summary(of: "in/box ü")
+        // Lists named `.` and `..` go with their dots encoded: as path segments, a URL's
+        // normalization (a proxy's, URLSession's) would resolve them away.
+        _ = try? await HTTPSource(server.url).summary(of: ".")
+        _ = try? await HTTPSource(server.url).summary(of: "..")
+        _ = try? await HTTPSource(server.url).summary(of: "...")
         #expect(server.requests.map { $0.split(separator: "\r\n").first.map(String.init) ?? "" } == [
             "GET /sync/v1/store HTTP/1.1", "GET /sync/v1/store HTTP/1.1", "GET /v1/store HTTP/1.1",
-            "GET /a%20b/v1/lists/in%2Fbox%20%C3%BC HTTP/1.1",
+            "GET /a%20b/v1/lists/in%2Fbox%20%C3%BC HTTP/1.1", "GET /v1/lists/%2E HTTP/1.1", "GET /v1/lists/%2E%2E HTTP/1.1",
+            "GET /v1/lists/... HTTP/1.1",
         ])
     }
 
