@@ -25,10 +25,12 @@ enum _JSONFields {
         ItemRef(try string(object, key), ordinal: try ordinal(object, ordinalKey(key)))
     }
 
-    /// `ref(_:_:)`, or `nil` when the id is absent or `null`.
+    /// `ref(_:_:)`, or `nil` when the id is absent or `null` (its ordinal, when present, must still
+    /// be a non-negative integer).
     static func optionalRef(_ object: JSONObject, _ key: String) throws(DocumentError) -> ItemRef? {
+        let ordinal = try ordinal(object, ordinalKey(key))
         guard let id = try optionalString(object, key) else { return nil }
-        return ItemRef(id, ordinal: try ordinal(object, ordinalKey(key)))
+        return ItemRef(id, ordinal: ordinal)
     }
 
     /// Each element of the array under `key` (absent = empty) decoded by `decode`.

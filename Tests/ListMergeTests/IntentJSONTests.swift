@@ -72,6 +72,9 @@ import Testing
         #expect(try error(#"[{"op":"deleteElement","id":"a","ordinal":1.5}]"#) == "[0].ordinal: expected a non-negative integer, found 1.5")
         #expect(try error(#"[{"op":"moveElement","id":"a","section":"s","after":3}]"#) == "[0].after: expected a string, found number")
         #expect(try error(#"[{"op":"insertSection","id":"a","elements":[{"content":1}]}]"#) == "[0].elements[0].id: required but missing")
+        // An ordinal is checked whether or not its id is there (the OpenAPI schema's minimum 0).
+        #expect(try error(#"[{"op":"moveElement","id":"a","section":"s","after":null,"afterOrdinal":-1}]"#) == "[0].afterOrdinal: expected a non-negative integer, found -1")
+        #expect(try error(#"[{"op":"insertElement","id":"a","section":"s","beforeOrdinal":"x"}]"#) == "[0].beforeOrdinal: expected a non-negative integer, found string")
     }
 
     @Test func conflictsAreWrittenWithOnlyTheKeysThatSaySomething() throws {
