@@ -44,8 +44,10 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// The pattern of the route that answered (`/v1/lists/{list}/journal`), never a request's own
-    /// path: list names are not labels of this metric.
+    /// path: list names are not labels of this metric. A request no route matched is `unmatched`
+    /// (Hummingbird's router calls it `NotFound`).
     static func route(_ context: Context) -> String {
-        context.endpointPath ?? "unmatched"
+        guard let path = context.endpointPath, path != "NotFound" else { return "unmatched" }
+        return path
     }
 }

@@ -30,6 +30,7 @@ import Testing
             let commit = #"{"schemaVersion":1,"sections":[{"id":"s","items":[{"id":"a","content":1}]}]}"#
             #expect(try await server.request("/v1/lists/inbox/commits", method: "POST", body: commit, token: "t").status == 200)
             #expect(try await server.request("/v1/lists/nope", token: "t").status == 404)
+            #expect(try await server.request("/v2/nothing/here", token: "t").status == 404)
             // A long poll that waits while the metrics are read.
             let poll = Task { try await server.request("/v1/lists/inbox/journal?since=2&wait=30", token: "t").status }
             try await LimitTests.waitUntil { server.server.state.streams.current == 1 }
@@ -42,6 +43,10 @@ import Testing
             #expect(Self.sample(text, commits) == 1, "\(text)")
             let missing = #"liststore_http_requests_total{method="GET",route="/v1/lists/{list}",status="404"}"#
             #expect(Self.sample(text, missing) == 1, "\(text)")
+            // A request no route matched is labelled `unmatched`, as the metric's documentation says.
+            let unmatched = #"liststore_http_requests_total{method="GET",route="unmatched",status="404"}"#
+            #expect(Self.sample(text, unmatched) == 1, "\(text)")
+            #expect(!text.contains("NotFound"), "\(text)")
             #expect(Self.sample(text, "liststore_commit_duration_seconds_count") == 1, "\(text)")
             #expect(Self.sample(text, "liststore_waiting_followers") == 1, "\(text)")
             #expect(Self.sample(text, #"liststore_list_head_version{list="inbox"}"#) == 2, "\(text)")
