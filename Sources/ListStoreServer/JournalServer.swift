@@ -157,7 +157,8 @@ public struct JournalServer: Sendable {
     /// let server = JournalServer(store: store, configuration: .init(host: "0.0.0.0", port: 8443, token: token, tls: tls))
     /// ```
     /// - Throws: `JournalServer.TLSFileError` naming the file that cannot be read or holds no
-    ///   certificate or key.
+    ///   certificate or key, or the key file when its key is not the certificate's.
+    /// - Complexity: reading the files, and one check of the pair.
     public static func tlsConfiguration(certificateChainFile: String, privateKeyFile: String) throws -> TLSConfiguration {
         let chain: [NIOSSLCertificate]
         do {
@@ -172,7 +173,15 @@ public struct JournalServer: Sendable {
         } catch {
             throw TLSFileError(file: privateKeyFile, reason: "is not a readable PEM private key (\(error))")
         }
-        return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // The pair is checked now, as a context is made of it (BoringSSL compares the key with the
+        // certificate's), rather than when the server starts.
+        do {
+            _ = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw TLSFileError(file: privateKeyFile, reason: "does not match the certificate in \(certificateChainFile) (\(error))")
+        }
+        return configuration
     }
 
     /// A certificate or key file for TLS that cannot be used.

@@ -56,6 +56,12 @@ import Darwin
         let unreadable = try CLIRunner.run(
             ["serve", "--db", f.source, "--port", "0", "--tls-cert", directory.file("none.pem"), "--tls-key", certificates.key])
         #expect(unreadable.status == 66 && unreadable.stderr.contains("none.pem"), "\(unreadable.stderr)")
+        // A key that is not the certificate's (the authority's): refused at start as a file that
+        // cannot be used, 66 and one line naming both files, not 1 once the server starts.
+        let mismatched = try CLIRunner.run(
+            ["serve", "--db", f.source, "--port", "0", "--tls-cert", certificates.chain, "--tls-key", directory.file("ca.key")])
+        #expect(mismatched.status == 66, "\(mismatched.status) \(mismatched.stderr)")
+        #expect(mismatched.stderr.split(separator: "\n").count == 1 && mismatched.stderr.contains("does not match"), "\(mismatched.stderr)")
         let (server, url) = try Self.serve(f.source, ["--token", "s3cret", "--tls-cert", certificates.chain, "--tls-key", certificates.key])
         defer { _ = server.waitForExit(timeout: .seconds(1)) }
         #expect(url.hasPrefix("https://127.0.0.1:"))

@@ -65,8 +65,8 @@ struct ServerCommand: AsyncParsableCommand {
             ends.
 
             Exit codes: 0 ok; 1 failure (such as a port in use); 64 usage, or an --auth file that \
-            cannot be used (the line names the key or rule); 66 no store at --db, or a --tls-cert or \
-            --tls-key that cannot be read; 74 I/O error or damaged store.
+            cannot be used (the line names the key or rule); 66 no store at --db, a --tls-cert or \
+            --tls-key that cannot be read, or a key that is not the certificate's; 74 I/O error or damaged store.
             """
     )
 
