@@ -49,9 +49,9 @@ extension PostgresStore {
             let port = components.port ?? 5432
             let tls: PostgresClient.Configuration.TLS
             switch query["sslmode"] ?? "disable" {
-            case "disable": tls = .disable
-            case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
-            case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+            case "disable": (tls, sslMode) = (.disable, .disable)
+            case "prefer", "allow": (tls, sslMode) = (.prefer(.makeClientConfiguration()), .prefer)
+            case "require", "verify-ca", "verify-full": (tls, sslMode) = (.require(.makeClientConfiguration()), .require)
             case let mode:
                 throw StoreError(.invalidArgument, "unknown sslmode '\(mode)' in \(Self.redacted(url)) (disable, prefer or require)")
             }
@@ -102,6 +102,11 @@ extension PostgresStore {
         }
 
         /// Where the store is, for messages: `postgres://user@host:port/database`, no password.
+        /// How the URL asked for TLS: the open's first session (`PostgresStore.checkSession`) asks
+        /// the same.
+        enum SSLMode { case disable, prefer, require }
+        var sslMode = SSLMode.disable
+
         var location: String {
             let database = postgres.database ?? postgres.username
             if let socket = postgres.unixSocketPath {

@@ -57,7 +57,8 @@ public final class PostgresStore: Sendable {
     /// - Throws: `StoreError` `.invalidArgument` (not a PostgreSQL URL), `.notAStore` (the database
     ///   holds other tables and no ListStore migration record), `.unsupportedSchema` (migrated by a
     ///   newer release, or its recorded migration differs), `.io` (the server cannot be reached, or
-    ///   refuses, within `Configuration.openTimeout`). Nothing is changed by a failed open.
+    ///   refuses the database, role or password: at once, with the server's reason; a server that
+    ///   does not answer, after `Configuration.openTimeout`). Nothing is changed by a failed open.
     /// - Complexity: one round trip when the schema is current; the migrations otherwise.
     public convenience init(url: String) async throws {
         try await self.init(configuration: Configuration(url: url))
@@ -109,9 +110,7 @@ public final class PostgresStore: Sendable {
         self.listens = configuration.postgres.options.maximumConnections >= 2
         self.createsStore = configuration.createsStore
         self.running = running
-        if let host = configuration.postgres.host, let port = configuration.postgres.port {
-            try await Self.checkReachable(host: host, port: port, location: location, timeout: min(configuration.openTimeout, .seconds(10)))
-        }
+        try await Self.checkSession(configuration, location: location, timeout: min(configuration.openTimeout, .seconds(10)))
         try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import ListStore
 import ListStorePostgres
 import ListStorePostgresTestSupport
@@ -33,6 +34,24 @@ import Testing
             let error = await #expect(throws: StoreError.self) { try await PostgresStore(configuration: configuration) }
             #expect(error?.code == .io)
             #expect(error?.message.contains(url.contains("invalid") ? "no-such-host.invalid" : "refused") == true, "\(error.map { "\($0)" } ?? "")")
+        }
+    }
+
+    /// A database or role the server does not have fails the open at once with the server's own
+    /// refusal, instead of "no answer" after the open timeout (the pool retries a refused session).
+    @Test(.timeLimit(.minutes(2))) func aMissingDatabaseOrRoleFailsAtOnceWithTheServersReason() async throws {
+        guard let base = PostgresTestEnvironment.url, var components = URLComponents(string: base) else { return }
+        let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        var missingDatabase = components
+        missingDatabase.path = "/liststore_missing_\(suffix)"
+        components.user = "nobody_\(suffix)"
+        for (url, reason) in [(missingDatabase.string!, "does not exist"), (components.string!, "nobody_\(suffix)")] {
+            var configuration = try PostgresStore.Configuration(url: url)
+            // Only a refusal answered at once ends the open within the test's time limit.
+            configuration.openTimeout = .seconds(3600)
+            let error = await #expect(throws: StoreError.self) { try await PostgresStore(configuration: configuration) }
+            #expect(error?.code == .io)
+            #expect(error?.message.contains(reason) == true, "\(error.map { "\($0)" } ?? "")")
         }
     }
 
