@@ -32,6 +32,11 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case streamOpened
         /// An HTTP/2 stream of the connection closed.
         case streamClosed
+        /// A request of the connection waits for what to answer (a long poll, an event stream):
+        /// a client that closes its side meanwhile has hung up, and the connection is closed.
+        case waitingAnswer
+        /// That request's wait is over.
+        case answerReady
     }
 
     private let timeout: TimeAmount
@@ -41,6 +46,9 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var multiplexed = false
     private var openStreams = 0
     private var timer: Scheduled<Void>?
+    /// Requests waiting for what to answer, and whether the client closed its side.
+    private var waitingAnswers = 0
+    private var inputClosed = false
 
     init(timeout: TimeAmount, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60)) {
         self.timeout = timeout
@@ -83,8 +91,27 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .streamClosed:
             openStreams = max(0, openStreams - 1)
             if openStreams == 0 { arm(context, multiplexedIdleTimeout) }
+        case .waitingAnswer:
+            waitingAnswers += 1
+            if inputClosed { context.close(promise: nil) }
+        case .answerReady:
+            waitingAnswers = max(0, waitingAnswers - 1)
         }
         promise?.succeed()
+    }
+
+    /// A client that closes its side while a request waits has hung up: the connection is closed
+    /// (which ends the wait and frees its place). Hummingbird keeps a half-closed connection open
+    /// for the answers of requests that do not wait.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            inputClosed = true
+            if waitingAnswers > 0 {
+                context.close(promise: nil)
+                return
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -196,7 +196,11 @@ struct JournalRoutes: Sendable {
             if since == nil { version = try await store.summary(of: list).baseVersion }
             // A user's long poll ends when its token does: the client asks again with a fresh one.
             let timeout = min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
-            if await watcher.wait(for: list, after: version, timeout: timeout) {
+            // A client that hangs up ends its wait, and frees its place, at once.
+            let woken = await HangUpWatch(context.channel).wait { [watcher, version] in
+                await watcher.wait(for: list, after: version, timeout: timeout)
+            }
+            if woken ?? false {
                 (empty, body) = try await read(store.commitGeneration())
             }
         }
@@ -283,6 +287,8 @@ struct JournalRoutes: Sendable {
         // long poll does and writes every event itself (`EventStreamConnection`).
         let body = ResponseBody { writer in
             let connection = EventStreamConnection(channel: channel, writer: writer)
+            // A client that hangs up ends the stream, and frees its place, at once.
+            let hangUp = HangUpWatch(channel)
             // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
@@ -315,13 +321,17 @@ struct JournalRoutes: Sendable {
                 }
                 atHead = false
                 guard let connection else {
-                    if await watcher.wait(for: list, after: cursor, timeout: keepAlive) { continue }
+                    let cursor = cursor
+                    guard let woken = await hangUp.wait({ await watcher.wait(for: list, after: cursor, timeout: keepAlive) }) else { break following }
+                    if woken { continue }
                     if watcher.isClosed || Task.isCancelled { break following }
                     try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
                     atHead = true
                     continue
                 }
-                switch await fanout.follow(list, after: cursor, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes) {
+                let from = cursor
+                let woken = await hangUp.wait { await fanout.follow(list, after: from, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes) }
+                switch woken ?? .ended {
                 case .behind(let version):
                     cursor = version
                 case .quiet(let version):

@@ -190,6 +190,37 @@ import Testing
         }
     }
 
+    /// A client that hangs up frees its place among the waiting requests at once: long polls that
+    /// would wait a minute and event streams whose next keep-alive is two minutes away, once their
+    /// connections close, leave the streams' cap free for the next clients.
+    @Test func aClientThatHangsUpFreesItsSlotAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(120), maxStreams: 2)) { server in
+            let (port, state) = (server.port, server.server.state)
+            for request in ["GET /v1/lists/l/journal?since=1&wait=60 HTTP/1.1\r\n", "GET /v1/lists/l/events?since=1 HTTP/1.1\r\n"] {
+                var waiting: [RawConnection]? = try (0..<2).map { _ in
+                    let connection = try RawConnection(port: port)
+                    connection.send(request + "Host: 127.0.0.1:\(port)\r\n\r\n")
+                    return connection
+                }
+                try await Self.waitUntil { state.streams.current == 2 }
+                let busy = try await RawAnswer.exchange(port: port, request + "Host: 127.0.0.1:\(port)\r\n")
+                #expect(busy.status == 503, "\(request)")
+                // They hang up: their places are free long before their waits or keep-alives end.
+                #expect(waiting?.count == 2)
+                waiting = nil
+                try await ListStoreTestSupport.waitUntil("the hung-up \(request.prefix(30)) free their places", within: .seconds(20)) {
+                    state.streams.current == 0
+                }
+            }
+            // And the next client is served.
+            let next = try await RawAnswer.exchange(port: port, "GET /v1/lists/l/journal?since=0&wait=5 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
+            #expect(next.status == 200)
+        }
+    }
+
     /// Waits until `condition` holds (see `ListStoreTestSupport.waitUntil`); bounded (by `limit`)
     /// only so that a hang reports what it waited for before the test's time limit stops it.
     static func waitUntil(
