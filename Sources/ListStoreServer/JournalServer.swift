@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import ListStoreCore
@@ -184,6 +185,22 @@ public struct JournalServer: Sendable {
         return configuration
     }
 
+    /// What is wrong with the dates of the server's own certificate (the first of `tls`'s chain)
+    /// at `date`: expired, or not valid yet; `nil` when it is valid. Clients refuse such a
+    /// certificate, so the server says so when it starts.
+    static func certificateWarning(_ tls: TLSConfiguration, at date: Date) -> String? {
+        guard case .certificate(let certificate)? = tls.certificateChain.first else { return nil }
+        let now = time_t(date.timeIntervalSince1970)
+        let format = { (time: time_t) in ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(time))) }
+        if certificate.notValidAfter < now {
+            return "the server's TLS certificate expired on \(format(certificate.notValidAfter)): clients will refuse it"
+        }
+        if certificate.notValidBefore > now {
+            return "the server's TLS certificate is not valid before \(format(certificate.notValidBefore)): clients will refuse it"
+        }
+        return nil
+    }
+
     /// A certificate or key file for TLS that cannot be used.
     public struct TLSFileError: Error, CustomStringConvertible {
         /// The file's path.
@@ -259,6 +276,7 @@ public struct JournalServer: Sendable {
         routes.add(to: router)
         let port = configuration.port
         let (idleTimeout, headerTimeout, tls) = (configuration.idleTimeout, configuration.headerTimeout, configuration.tls)
+        if let tls, let warning = Self.certificateWarning(tls, at: Date()) { logger.warning("\(warning)") }
         let app = Application(
             responder: HeadResponder(responder: router.buildResponder()),
             server: HTTPServerBuilder { responder in

@@ -304,16 +304,17 @@ public struct HTTPSource: ListSource {
 
     /// What went wrong, for people, and whether trying again may heal it.
     private static func describe(_ error: any Error) -> (String, transient: Bool) {
-        let untrusted = "the TLS handshake failed (is the server's certificate signed by an authority this client trusts?)"
+        let untrusted = "the TLS handshake failed (is the server's certificate signed by an authority this client trusts, for this host, and within its dates?)"
         #if !canImport(Darwin)
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {  // a handshake's (see _NIOHTTPClient)
             return ("\(untrusted): \(error)", false)
         }
         #endif
         guard let error = error as? URLError else { return ("\(error)", false) }
-        if [.serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .secureConnectionFailed]
-            .contains(error.code)
-        {
+        if [.serverCertificateHasBadDate, .serverCertificateNotYetValid].contains(error.code) {
+            return ("the TLS handshake failed: the server's certificate has expired or is not valid yet: \(error.localizedDescription)", false)
+        }
+        if [.serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .secureConnectionFailed].contains(error.code) {
             return ("\(untrusted): \(error.localizedDescription)", false)
         }
         let (text, transient) = describe(error.code, localizedDescription: error.localizedDescription)

@@ -47,6 +47,26 @@ import Darwin
         #expect(server.errorOutput.lowercased().contains("warning"))
     }
 
+    /// A server whose certificate has expired says so when it starts (clients will refuse it), and
+    /// a client refused by it is told that dates are among the reasons.
+    @Test func anExpiredCertificateIsWarnedOfAndItsRefusalNamesDates() throws {
+        let f = try SyncCommandTests.Fixture()
+        try f.commit(0)
+        let directory = try ListStoreTestSupport.TemporaryDirectory()
+        let certificates = try TestCertificates(in: directory)
+        let expired = try certificates.expired(in: directory)
+        let (server, url) = try Self.serve(f.source, ["--token", "s3cret", "--tls-cert", expired.chain, "--tls-key", expired.key])
+        defer {
+            server.send(SIGTERM)
+            _ = server.waitForExit(timeout: .seconds(30))
+        }
+        #expect(server.errorOutput.contains("certificate expired on 2020-01-02"), "\(server.errorOutput)")
+        let pull = try CLIRunner.run(
+            ["pull", "--from", url, "--token", "s3cret", "--ca-cert", certificates.authority, "--list", "inbox", "--replica", f.path("r.liststore")])
+        #expect(pull.status == 74, "\(pull.stderr)")
+        #expect(pull.stderr.split(separator: "\n").count == 1 && pull.stderr.contains("within its dates"), "\(pull.stderr)")
+    }
+
     /// `serve --tls-cert` and `pull --from https://… --ca-cert`, with an authority made for the test.
     @Test func pullFromAServerOverTLSWithItsCertificateAuthority() throws {
         let f = try SyncCommandTests.Fixture()

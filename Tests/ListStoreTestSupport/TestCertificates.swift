@@ -26,6 +26,44 @@ public struct TestCertificates: Sendable {
             ])
     }
 
+    /// A certificate for 127.0.0.1 that this authority signed for one day of 2020, expired long
+    /// since (`openssl ca`, the one tool of Debian's OpenSSL that sets a certificate's dates): the
+    /// paths of its PEM file and of its key.
+    public func expired(in directory: TemporaryDirectory) throws -> (chain: String, key: String) {
+        let (chain, key, request) = (directory.file("expired.pem"), directory.file("expired.key"), directory.file("expired.csr"))
+        let database = directory.file("ca-database")
+        try FileManager.default.createDirectory(atPath: database, withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: database + "/index.txt"))
+        try Data("01\n".utf8).write(to: URL(fileURLWithPath: database + "/serial"))
+        let config = directory.file("ca.cnf")
+        try Data(
+            """
+                [ca]
+                default_ca = test
+                [test]
+                database = \(database)/index.txt
+                new_certs_dir = \(database)
+                serial = \(database)/serial
+                default_md = sha256
+                policy = any
+                unique_subject = no
+                copy_extensions = copy
+                [any]
+                commonName = supplied
+
+                """.utf8
+        ).write(to: URL(fileURLWithPath: config))
+        try Self.run(
+            "openssl",
+            ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=127.0.0.1",
+             "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", key, "-out", request])
+        try Self.run(
+            "openssl",
+            ["ca", "-batch", "-config", config, "-cert", authority, "-keyfile", directory.file("ca.key"),
+             "-startdate", "20200101000000Z", "-enddate", "20200102000000Z", "-notext", "-in", request, "-out", chain])
+        return (chain, key)
+    }
+
     /// Runs `tool` (found on PATH) with `arguments`; returns its exit status and standard output.
     /// - Throws: `StoreError` `.io` when `check` and it exits with another status than 0.
     @discardableResult
