@@ -253,7 +253,7 @@ extension BlockingStore {
         to list: String, expectedVersion: Int?, author: String?, message: String?,
         makeTarget: ([ListSection]) throws -> [ListSection]
     ) throws -> CommitResult {
-        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
+        try _Names.checkList(list)
         return try withoutActuallyEscaping(makeTarget) { makeTarget in
             try blockingTransaction(.create) {
                 try $0.steps.commit(to: list, expectedVersion: expectedVersion, author: author, message: message, target: .snapshot(makeTarget))

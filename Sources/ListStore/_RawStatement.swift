@@ -112,18 +112,10 @@ struct _RawStatement {
         sqlite3_column_int64(handle, column)
     }
 
-    func isNull(_ column: Int32) -> Bool {
-        sqlite3_column_type(handle, column) == SQLITE_NULL
-    }
-
     func string(_ column: Int32) -> String {
         guard let text = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
-    }
-
-    func optionalString(_ column: Int32) -> String? {
-        isNull(column) ? nil : string(column)
     }
 
     /// A TEXT or BLOB column's bytes.

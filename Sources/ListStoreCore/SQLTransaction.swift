@@ -100,8 +100,7 @@ extension SQLTransaction {
     // MARK: Lists and journals
 
     package func listRow(_ list: String, locking: Bool) throws -> ListRow {
-        // A name no list can have is not looked for (PostgreSQL's text refuses U+0000).
-        guard _Names.problem(with: list, "list") == nil else { throw StoreError.listNotFound(list, in: location) }
+        try _Names.checkFindable(list, in: location)
         // SQLite's writing transactions are IMMEDIATE: they hold the store's write lock already.
         let lock = locking && dialect == .postgres ? " FOR UPDATE" : ""
         guard

@@ -109,7 +109,7 @@ extension StoreDriver {
     public func commit(
         _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil
     ) async throws -> CommitResult {
-        try Self.checkName(list)
+        try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.commit(
                 to: list, expectedVersion: expectedVersion, author: author, message: message, target: .snapshot { _ in sections })
@@ -129,7 +129,7 @@ extension StoreDriver {
         _ list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil,
         _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
     ) async throws -> CommitResult {
-        try Self.checkName(list)
+        try _Names.checkList(list)
         return try await withoutActuallyEscaping(body) { body in
             try await run(.create) {
                 try $0.steps.commit(

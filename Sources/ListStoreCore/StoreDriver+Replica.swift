@@ -71,7 +71,7 @@ extension StoreDriver {
         _ sections: [ListSection], to list: String, source: ReplicaSource, author: String?, message: String?,
         check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
-        try Self.checkName(list)
+        try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.commitReplica(
                 to: list, source: source, author: author, message: message, entry: nil, target: .snapshot { _ in sections },
@@ -82,7 +82,7 @@ extension StoreDriver {
     @_spi(Replication) public func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
-        try Self.checkName(list)
+        try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.commitReplica(
                 to: list, source: source, author: entry.author, message: entry.message, entry: entry,
@@ -96,7 +96,7 @@ extension StoreDriver {
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],
         conflicts: [Conflict], message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
-        try Self.checkName(list)
+        try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.commitPull(
                 merged, to: list, expectedVersion: expectedVersion, position: position, previous: previous, confirmed: confirmed,

@@ -83,9 +83,4 @@ extension StoreDriver {
     package func snapshotCountingReads(of list: String, at version: Int?) async throws -> (snapshot: ListSnapshot, entriesRead: Int) {
         try await run(.read) { try $0.steps.snapshot(of: try $0.steps.listRow(list, locking: false), at: version) }
     }
-
-    /// Refuses a list name that no list may have, before a transaction that would create it.
-    package static func checkName(_ list: String) throws {
-        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
-    }
 }

@@ -33,7 +33,7 @@ extension StoreTransaction {
         queueLocalChange: Bool = true, checkFirst: ((StoredHead) throws -> Void)? = nil,
         alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil
     ) throws -> CommitResult {
-        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
+        try _Names.checkList(list)
         let head = try lockedHead(of: list)
         try checkFirst?(head)
         if let expectedVersion, expectedVersion != head.version {

@@ -22,6 +22,17 @@ package enum _Names {
         return nil
     }
 
+    /// Throws `.invalidListName` for a name no list can have (`problem(with:_:)`).
+    package static func checkList(_ name: String) throws {
+        if let problem = problem(with: name, "list") { throw StoreError(.invalidListName, problem) }
+    }
+
+    /// Throws `.listNotFound` for a name no list can have: a read does not look for it (PostgreSQL's
+    /// text refuses U+0000).
+    package static func checkFindable(_ name: String, in location: String) throws {
+        if problem(with: name, "list") != nil { throw StoreError.listNotFound(name, in: location) }
+    }
+
     /// Why `name` cannot name a new list or consumer, or `nil`.
     package static func problem(withNew name: String, _ what: String) -> String? {
         if let problem = problem(with: name, what) { return problem }

@@ -101,12 +101,12 @@ extension PostgresStore {
             return components.string ?? url
         }
 
-        /// Where the store is, for messages: `postgres://user@host:port/database`, no password.
         /// How the URL asked for TLS: the open's first session (`PostgresStore.checkSession`) asks
         /// the same.
         enum SSLMode { case disable, prefer, require }
         var sslMode = SSLMode.disable
 
+        /// Where the store is, for messages: `postgres://user@host:port/database`, no password.
         var location: String {
             let database = postgres.database ?? postgres.username
             if let socket = postgres.unixSocketPath {

@@ -26,8 +26,8 @@ extension PostgresStore {
     ///   is cancelled before the read starts.
     /// - Complexity: O(1), one round trip.
     public func summary(of list: String) async throws -> ListSummary {
-        // A name no list can have is not looked for (PostgreSQL's text refuses U+0000).
-        guard _Names.problem(with: list, "list") == nil, let summary = try await summaries(of: list).first else {
+        try _Names.checkFindable(list, in: location)
+        guard let summary = try await summaries(of: list).first else {
             throw StoreError.listNotFound(list, in: location)
         }
         return summary
@@ -108,7 +108,7 @@ extension PostgresStore {
     /// writers of a list (commits, pruning, consumers) take turns on it.
     /// - Throws: `StoreError` `.listNotFound`.
     func listInfo(_ connection: PostgresConnection, list: String, locking: Bool = false) async throws -> ListRow {
-        guard _Names.problem(with: list, "list") == nil else { throw StoreError.listNotFound(list, in: location) }
+        try _Names.checkFindable(list, in: location)
         let rows = locking
             ? try await connection.execute(_PostgresStatements.LockedListInfo(name: list), logger: logger)
             : try await connection.execute(_PostgresStatements.ListInfo(name: list), logger: logger)

@@ -394,7 +394,7 @@ struct JournalRoutes: Sendable {
     /// `invalidListName`), before anything is looked for.
     static func list(_ context: ServerRequestContext) throws -> String {
         let list = try parameter(context, "list")
-        if let problem = _Names.problem(with: list, "list") { throw StoreError(.invalidListName, problem) }
+        try _Names.checkList(list)
         return list
     }
 
