@@ -78,7 +78,7 @@ public final class Store: Sendable {
             if let pool = state.pool { return pool }
             if !_StoreFile.exists(path) {
                 guard creating else { return nil }
-                try _StoreFile.create(at: path) { db in try Store.migrate(db) }
+                try _StoreFile.create(at: path) { db in try migrate(db, creating: true) }
             }
             try _StoreFile.checkHeader(path, supportedSchema: Store.schemaVersion)
             let readOnly = try _StoreFile.readOnlyLocation(of: path)
@@ -139,7 +139,7 @@ public final class Store: Sendable {
         config.busyMode = .timeout(configuration.busyTimeout)
         let queue = try DatabaseQueue(path: location, configuration: config)
         defer { try? queue.close() }
-        return try queue.read { db in try Store.checkMigrations(db) }
+        return try queue.read { db in try !SQLiteTransaction(self, db).pendingMigrations().isEmpty }
     }
 
     /// Opens the pool: read-only at `readOnlyLocation` (see `_StoreFile.readOnlyLocation(of:)`) when
@@ -154,62 +154,21 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 10000")
         }
         let pool = try DatabasePool(path: readOnlyLocation ?? path, configuration: config)
-        // Apply what this release adds (checked again under the write lock: another process may
-        // have done it meanwhile).
         if migrating {
-            try pool.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    if try Store.checkMigrations(db) { try Store.applyPendingMigrations(db) }
-                    return .commit
-                }
-            }
+            try pool.writeWithoutTransaction { db in try migrate(db, creating: false) }
         }
         return pool
     }
 
     // MARK: Migrations
 
-    /// Creates the migration record and applies every migration (a new file).
-    static func migrate(_ db: Database) throws {
+    /// Applies what this release adds (`SQLTransaction.migrate(creating:)`) in an `IMMEDIATE`
+    /// transaction: checked again under the write lock, as another process may have done it
+    /// meanwhile; with `creating`, a new file becomes a store.
+    private func migrate(_ db: Database, creating: Bool) throws {
         try db.inTransaction(.immediate) {
-            try applyPendingMigrations(db)
-            let now = _Time.iso8601(Date())
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO store (id, uuid, epoch, created_at, client_id) VALUES (1, ?, 1, ?, ?)",
-                arguments: [UUID().uuidString.lowercased(), now, UUID().uuidString.lowercased()])
+            try SQLiteTransaction(self, db).migrate(creating: creating)
             return .commit
-        }
-    }
-
-    /// Whether migrations are pending.
-    /// - Throws: `.notAStore` without a migration record; `.unsupportedSchema` when the record names
-    ///   a migration this release does not have, or one whose checksum differs
-    ///   (`SchemaMigration.pending(after:in:at:)`).
-    static func checkMigrations(_ db: Database) throws -> Bool {
-        guard try db.tableExists("schema_migration") else {
-            throw StoreError(.notAStore, "\(db.description) has no ListStore migration record")
-        }
-        return try !pendingMigrations(db).isEmpty
-    }
-
-    private static func pendingMigrations(_ db: Database) throws -> ArraySlice<SchemaMigration> {
-        let rows = try Row.fetchAll(db, sql: "SELECT version, name, checksum FROM schema_migration ORDER BY version").map { row in
-            SchemaMigration.Recorded(version: row["version"] ?? 0, name: row["name"] ?? "", checksum: row["checksum"] ?? "")
-        }
-        return try SchemaMigration.pending(after: rows, in: SchemaMigration.all, at: "the store \(db.description)")
-    }
-
-    static func applyPendingMigrations(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS schema_migration (
-                version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)
-            """)
-        for migration in try pendingMigrations(db) {
-            try db.execute(sql: migration.sql)
-            try db.execute(
-                sql: "INSERT INTO schema_migration (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
-                arguments: [migration.version, migration.name, migration.checksum, _Time.iso8601(Date())])
-            try db.execute(sql: "PRAGMA user_version = \(migration.version)")
         }
     }
 

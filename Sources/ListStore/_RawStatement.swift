@@ -39,10 +39,6 @@ struct _RawStatement {
         }
     }
 
-    func bind(_ index: Int32, optionalText: String?) {
-        if let optionalText { bind(index, text: optionalText) } else { sqlite3_bind_null(handle, index) }
-    }
-
     /// Binds UTF-8 bytes as TEXT.
     func bind(_ index: Int32, textBytes bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { bindText(index, $0) }
@@ -52,17 +48,19 @@ struct _RawStatement {
         hash.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, 32, Self.transient) }
     }
 
-    /// Binds `arguments` to the placeholders in order: bytes as TEXT, as the store keeps its
-    /// documents.
+    /// Binds `arguments` to the placeholders in order.
     func bind(_ arguments: [SQLValue]) {
-        for (k, argument) in arguments.enumerated() {
-            let index = Int32(k + 1)
-            switch argument {
-            case .null: sqlite3_bind_null(handle, index)
-            case .integer(let value): bind(index, value)
-            case .text(let text): bind(index, text: text)
-            case .bytes(let bytes): bind(index, textBytes: bytes)
-            }
+        for (k, argument) in arguments.enumerated() { bind(Int32(k + 1), argument) }
+    }
+
+    /// Binds `value` as the store keeps it: bytes and UTF-8 identifiers as TEXT, hashes as BLOB.
+    func bind(_ index: Int32, _ value: SQLValue) {
+        switch value {
+        case .null: sqlite3_bind_null(handle, index)
+        case .integer(let value): bind(index, value)
+        case .text(let text), .utf8(let text): bind(index, text: text)
+        case .bytes(let bytes): bind(index, textBytes: bytes)
+        case .hash(let hash): bind(index, hash: hash)
         }
     }
 

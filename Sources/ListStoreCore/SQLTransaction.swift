@@ -1,9 +1,9 @@
 import ListMerge
 
 /// A `StoreTransaction` of an SQL engine: the row steps whose statements are the same on SQLite
-/// and PostgreSQL are written once, here and in this protocol's extensions, over two primitives a
-/// driver gives (`rows` and `run`); a driver keeps only what its engine does its own way: the
-/// commit's batched writes, loading and locking heads, the read path's prepared statements.
+/// and PostgreSQL are written once, here and in this protocol's extensions, over the primitives a
+/// driver gives (`rows`, `run`, and `run` of a `SQLBatch` for a commit's many rows); a driver keeps
+/// only what its engine does its own way: loading and locking heads, and its integrity check.
 ///
 /// Statements are written with `?` placeholders, one per argument, in order (the PostgreSQL
 /// driver numbers them `$1`, `$2`, …). Where the dialects differ (collation, byte length), the
@@ -23,6 +23,11 @@ package protocol SQLTransaction: StoreTransaction {
     /// - Throws: as `rows(_:_:)`.
     @discardableResult
     func run(_ sql: String, _ arguments: [SQLValue]) throws -> Int
+
+    /// Runs `batch`'s statement for each of its rows; how many rows it changed in all.
+    /// - Throws: as `rows(_:_:)`.
+    @discardableResult
+    func run(_ batch: SQLBatch) throws -> Int
 
     /// The client id a new local change is queued under. SQLite makes it anew for a file that is
     /// not the one it was made for (a copied or restored file is another replica); PostgreSQL's is
@@ -46,7 +51,7 @@ package enum SQLDialect: Sendable {
 
 extension SQLTransaction {
     /// The first row of `sql`, if any.
-    func row(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLRow? {
+    package func row(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLRow? {
         try rows(sql, arguments).first
     }
 

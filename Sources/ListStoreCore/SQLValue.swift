@@ -9,6 +9,11 @@ package enum SQLValue: Sendable, Equatable {
     /// A JSON document or other UTF-8 bytes: `BYTEA` on PostgreSQL, `TEXT` on SQLite (whose driver
     /// also reads its `TEXT` columns this way, without making a string of them first).
     case bytes([UInt8])
+    /// A string the store keeps as UTF-8 bytes (identifiers, which may hold U+0000): `BYTEA` on
+    /// PostgreSQL, `TEXT` on SQLite.
+    case utf8(String)
+    /// A content hash: `BYTEA` on PostgreSQL, `BLOB` on SQLite.
+    case hash(ContentHash)
 
     package init(_ value: Int) { self = .integer(Int64(value)) }
     package init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
@@ -60,7 +65,8 @@ package struct SQLRow: Sendable {
         case .null: return nil
         case .text(let value): return value
         case .bytes(let bytes): return String(decoding: bytes, as: UTF8.self)
-        case .integer: throw damaged(column, "is not text")
+        case .utf8(let value): return value
+        case .integer, .hash: throw damaged(column, "is not text")
         }
     }
 
@@ -74,8 +80,17 @@ package struct SQLRow: Sendable {
         case .null: return nil
         case .text(let value): return Array(value.utf8)
         case .bytes(let bytes): return bytes
+        case .utf8(let value): return Array(value.utf8)
+        case .hash(let hash): return hash.bytes
         case .integer: throw damaged(column, "is not text")
         }
+    }
+
+    /// A content hash column (32 bytes).
+    package func hash(_ column: Int) throws -> ContentHash {
+        if case .hash(let hash) = values[column] { return hash }
+        guard let hash = ContentHash(bytes: try bytes(column)) else { throw damaged(column, "is not a content hash") }
+        return hash
     }
 
     private func damaged(_ column: Int, _ what: String) -> StoreError {

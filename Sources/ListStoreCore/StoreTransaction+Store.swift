@@ -16,6 +16,7 @@ extension StoreTransaction {
     /// - Throws: `StoreError` `.listNotFound`.
     /// - Complexity: O(1).
     package func summary(of list: String) throws -> ListSummary {
+        try _Names.checkFindable(list, in: location)
         guard let summary = try summaries(of: list).first else {
             throw StoreError.listNotFound(list, in: location)
         }

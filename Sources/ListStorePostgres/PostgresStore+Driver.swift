@@ -52,6 +52,4 @@ extension PostgresStore: StoreDriver {
 
     /// The class of the advisory lock the first commits of a new list take on its name.
     static let newListLockClass: Int32 = 0x4C49_5354
-
-    static func bytes(_ text: String) -> ByteBuffer { ByteBuffer(bytes: Array(text.utf8)) }
 }

@@ -45,6 +45,9 @@ public final class PostgresStore: Sendable {
     /// Whether opening makes a database without tables an empty store.
     let createsStore: Bool
 
+    /// The advisory lock that migrations hold.
+    static let migrationLock: Int64 = 0x4C49_5354
+
     /// The schema version this release writes (the number of `Migrations/postgres` files).
     public static var schemaVersion: Int { SchemaMigration.postgres.count }
 
@@ -111,7 +114,13 @@ public final class PostgresStore: Sendable {
         self.createsStore = configuration.createsStore
         self.running = running
         try await Self.checkSession(configuration, location: location, timeout: min(configuration.openTimeout, .seconds(10)))
-        try await within(configuration.openTimeout) { store in try await _PostgresMigrations.migrate(store) }
+        try await within(configuration.openTimeout) { store in
+            // Servers starting at once migrate one by one, under an advisory lock ("LIST").
+            try await store.writing { transaction in
+                try transaction.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))")
+                try transaction.migrate(creating: store.createsStore)
+            }
+        }
     }
 
     deinit {

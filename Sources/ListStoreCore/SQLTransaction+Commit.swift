@@ -1,0 +1,171 @@
+import ListDiff
+import ListMerge
+
+// What a commit writes, in the rows of both SQL engines: the batches of its section and element
+// rows (`SQLBatch`: prepared once and stepped on SQLite, sent over arrays on PostgreSQL), its list
+// row, head, stored snapshot and journal entry.
+
+extension SQLTransaction {
+    package func write(_ whole: CommitRows.WholeSections) throws -> (reservedRows: [Int64], written: Int) {
+        var written = 0
+        if !whole.deletedSectionRows.isEmpty {
+            let rows = whole.deletedSectionRows.map { [SQLValue.integer($0)] }
+            written += try run(Self.batch(.delete(from: "element", where: ["section_id"]), rows))
+            try expect(try run(Self.batch(.delete(from: "section", where: ["id"]), rows)), rows.count, "section rows")
+            written += rows.count
+        }
+        guard !whole.insertedSections.isEmpty, whole.failure == nil else { return ([], written) }
+        let reserved = try reserveSectionRows(whole.insertedSections.count)
+        var elements = Self.elementRows
+        for (k, t) in whole.insertedSections.enumerated() {
+            let positions = whole.elementPositions(ofInserted: k)
+            let hashes = whole.elementHashes(ofInserted: k)
+            for (e, element) in whole.target[t].elements.enumerated() {
+                elements.append([
+                    .integer(reserved[k]), .integer(positions[positions.startIndex + e]), .utf8(element.id),
+                    .bytes(element.content), .hash(hashes[hashes.startIndex + e]),
+                ])
+            }
+        }
+        return (reserved, written + (try run(elements)))
+    }
+
+    package func insertList(_ name: String, createdAt: String) throws -> Int64 {
+        guard
+            let row = try row(
+                "INSERT INTO list (name, head_version, head_digest, base_version, created_at) VALUES (?, 0, '', 0, ?) RETURNING id",
+                [.text(name), .text(createdAt)])
+        else { throw damaged("list '\(name)' was not inserted") }
+        return try row.int64(0)
+    }
+
+    /// Writes the rest of a commit's rows. A moved element's row is deleted from its old slot and
+    /// inserted at its new one, after every vacated slot is free: one statement that moves many
+    /// keys could meet a key not vacated yet.
+    package func write(_ rows: CommitRows, listID: Int64) throws -> Int {
+        var vacated = SQLBatch.delete(from: "element", where: ["section_id", "position"])
+        for slot in rows.deletedElements + rows.movedElements.map({ $0.from! }) {
+            vacated.append([.integer(slot.section), .integer(slot.position)])
+        }
+        try expect(try run(vacated), vacated.count, "element rows")
+
+        var inserted = SQLBatch.insert(into: "section", ["id", "list_id", "position", "identifier", "content", "content_hash"])
+        for section in rows.insertedSections {
+            let model = rows.target[section.target].model
+            inserted.append([
+                .integer(section.row), .integer(listID), .integer(section.position), .utf8(model.id), .bytes(model.content),
+                .hash(rows.sectionHashes[section.target]),
+            ])
+        }
+        try run(inserted)
+        var updated = SQLBatch.update("section", set: ["position", "content", "content_hash"], where: ["id", "list_id"])
+        for section in rows.updatedSections {
+            updated.append([
+                .integer(section.position), .bytes(rows.target[section.target].model.content),
+                .hash(rows.sectionHashes[section.target]), .integer(section.row), .integer(listID),
+            ])
+        }
+        try expect(try run(updated), updated.count, "section rows")
+
+        var elements = Self.elementRows
+        for element in rows.insertedElements + rows.movedElements {
+            elements.append([
+                .integer(element.slot.section), .integer(element.slot.position), .utf8(rows.identifier(of: element)),
+                .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]),
+            ])
+        }
+        try run(elements)
+        var changed = SQLBatch.update("element", set: ["content", "content_hash"], where: ["section_id", "position"])
+        for element in rows.updatedElements {
+            changed.append([
+                .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]), .integer(element.slot.section),
+                .integer(element.slot.position),
+            ])
+        }
+        try expect(try run(changed), changed.count, "element rows")
+        return rows.deletedElements.count + rows.insertedSections.count + rows.updatedSections.count
+            + rows.insertedElements.count + rows.updatedElements.count + rows.movedElements.count
+    }
+
+    package func setHead(
+        listID: Int64, version: Int, digest: ListDigest, journalBytes: Int
+    ) throws -> (snapshotVersion: Int, bytesSinceSnapshot: Int) {
+        guard
+            let row = try row(
+                """
+                UPDATE list SET head_version = ?, head_digest = ?, bytes_since_snapshot = bytes_since_snapshot + ? WHERE id = ?
+                RETURNING snapshot_version, bytes_since_snapshot
+                """, [SQLValue(version), .text(digest.hex), SQLValue(journalBytes), .integer(listID)])
+        else { throw damaged("list row \(listID) is missing") }
+        return (try row.int(0), try row.int(1))
+    }
+
+    package func insertStoredSnapshot(_ snapshot: ListSnapshot, listID: Int64) throws {
+        try run(
+            "INSERT INTO stored_snapshot (list_id, version, snapshot) VALUES (?, ?, ?)",
+            [.integer(listID), SQLValue(snapshot.version), .bytes(snapshot.documentJSON)])
+        try run(
+            "UPDATE list SET snapshot_version = ?, bytes_since_snapshot = 0 WHERE id = ?", [SQLValue(snapshot.version), .integer(listID)])
+    }
+
+    package func insertJournal(
+        _ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest
+    ) throws {
+        if dialect == .postgres {
+            for (what, text) in [("author", journal.author), ("message", journal.message)] where text?.utf8.contains(0) == true {
+                throw StoreError(.invalidArgument, "a commit's \(what) must not contain U+0000 (PostgreSQL text cannot hold it)")
+            }
+        }
+        try run(
+            """
+            INSERT INTO journal (list_id, version, parent_version, committed_at, digest, author, message,
+                section_count, element_count, stages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .integer(listID), SQLValue(journal.version), SQLValue(journal.parentVersion), .text(journal.committedAt),
+                .text(digest.hex), SQLValue(journal.author), SQLValue(journal.message), SQLValue(journal.sectionCount),
+                SQLValue(journal.elementCount), .bytes(stagesJSON),
+            ])
+    }
+
+    // MARK: Internals
+
+    /// The element rows a commit inserts.
+    private static var elementRows: SQLBatch {
+        .insert(into: "element", ["section_id", "position", "identifier", "content", "content_hash"])
+    }
+
+    private static func batch(_ batch: SQLBatch, _ rows: [[SQLValue]]) -> SQLBatch {
+        var batch = batch
+        for row in rows { batch.append(row) }
+        return batch
+    }
+
+    /// Reserves `count` new section row ids: PostgreSQL takes them from the table's sequence, which
+    /// other writers share; SQLite's writer holds the store's lock, and takes those after the
+    /// largest.
+    private func reserveSectionRows(_ count: Int) throws -> [Int64] {
+        switch dialect {
+        case .sqlite:
+            let largest = try row("SELECT coalesce(max(id), 0) FROM section")?.int64(0) ?? 0
+            return (1...Int64(count)).map { largest + $0 }
+        case .postgres:
+            let reserved = try rows(
+                "SELECT nextval(pg_get_serial_sequence('section', 'id')) FROM generate_series(1, ?)", [SQLValue(count)]
+            ).map { try $0.int64(0) }
+            guard reserved.count == count else {
+                throw damaged("the section id sequence gave \(reserved.count) ids, not \(count)")
+            }
+            return reserved
+        }
+    }
+
+    /// Throws `.damaged` unless a statement changed the rows it had to.
+    private func expect(_ count: Int, _ wanted: Int, _ what: String) throws {
+        guard count == wanted else { throw damaged("\(wanted) \(what) to write, \(count) found") }
+    }
+
+    package func damaged(_ what: String) -> StoreError {
+        StoreError(.damaged, "the store at \(location) is damaged: \(what)")
+    }
+}
