@@ -64,21 +64,57 @@ final class SQLiteTransaction: SQLTransaction {
 
     func clientIDForLocalChanges() throws -> String { try clientIDOfThisFile() }
 
-    // MARK: Lists
+    // MARK: Lists and heads
 
     func headSections(of info: ListRow) throws -> [ListSection] {
-        try store.currentHead(db, list: info.name).sections
+        try lockedHead(of: info.name).sections
     }
 
     func head(of info: ListRow) throws -> StoredHead {
-        try store.loadHead(db, listID: info.id, version: info.headVersion, digest: info.headDigest)
+        try loadHead(listID: info.id, version: info.headVersion, digest: info.headDigest)
     }
 
-    // MARK: Commits
-
+    /// The head of `list` as of this transaction (a writing one is `IMMEDIATE`: it holds the
+    /// store's write lock already): the store's kept head while the list's row still names it,
+    /// otherwise read from the rows and kept. `.empty` for a list with no version.
     func lockedHead(of list: String) throws -> StoredHead {
-        // The transaction is IMMEDIATE: it holds the store's write lock already.
-        try store.currentHead(db, list: list)
+        guard let row = try row("SELECT id, head_version, head_digest FROM list WHERE name = ?", [.text(list)]) else { return .empty }
+        let (listID, version) = (try row.int64(0), try row.int(1))
+        if let kept = store.state.withLock({ $0.heads[list] }), kept.listID == listID, kept.version == version { return kept }
+        let head = try loadHead(listID: listID, version: version, digest: ListDigest(hex: try row.string(2)))
+        store.state.withLock { $0.heads[list] = head }
+        return head
+    }
+
+    /// Reads the head rows of a list, through the statements' columns (no row values made).
+    /// - Throws: `.damaged` when a stored hash is not 32 bytes.
+    private func loadHead(listID: Int64, version: Int, digest: ListDigest) throws -> StoredHead {
+        var head = StoredHead.empty
+        (head.listID, head.version, head.digest) = (listID, version, digest)
+        let sections = try _RawStatement(
+            db, "SELECT id, position, identifier, content, content_hash FROM section WHERE list_id = ? ORDER BY position")
+        sections.bind(1, listID)
+        defer { sections.reset() }
+        while try sections.step() {
+            head.sectionRows.append(sections.int64(0))
+            head.sectionPositions.append(sections.int64(1))
+            head.sections.append(ListSection(model: ListItem(id: sections.string(2), content: sections.bytes(3)), elements: []))
+            guard let hash = sections.hash(4) else { throw damaged("section \(sections.int64(0)) has no valid content hash") }
+            head.sectionHashes.append(hash)
+        }
+        let elements = try _RawStatement(
+            db, "SELECT position, identifier, content, content_hash FROM element WHERE section_id = ? ORDER BY position")
+        for (s, row) in head.sectionRows.enumerated() {
+            elements.bind(1, row)
+            defer { elements.reset() }
+            while try elements.step() {
+                head.elementPositions.append(elements.int64(0))
+                head.sections[s].elements.append(ListItem(id: elements.string(1), content: elements.bytes(2)))
+                guard let hash = elements.hash(3) else { throw damaged("an element in section \(row) has no valid content hash") }
+                head.elementHashes.append(hash)
+            }
+        }
+        return head
     }
 
     func announce(_ head: StoredHead?, of list: String) throws {

@@ -21,10 +21,6 @@ struct _RawStatement {
         sqlite3_bind_int64(handle, index, value)
     }
 
-    func bind(_ index: Int32, _ value: Int) {
-        sqlite3_bind_int64(handle, index, Int64(value))
-    }
-
     func bind(_ index: Int32, text: String) {
         var text = text
         text.withUTF8 { bindText(index, $0) }

@@ -1,4 +1,3 @@
-@_spi(StoreDriver) import ListStoreCore
 import ListMerge
 
 /// A store whose reads and writes can also run on the calling thread, blocking it: SQLite's

@@ -1,7 +1,7 @@
 import Foundation
 import ListDiff
 
-extension Store {
+extension BlockingStore {
     /// Commits typed sections: each model and element is stored with its `storedID` and its
     /// canonical JSON encoding; otherwise as `commit(_:to:expectedVersion:author:message:)`.
     ///
@@ -12,7 +12,7 @@ extension Store {
         _ sections: [ArraySection<Model, Element>], to list: String, expectedVersion: Int? = nil, author: String? = nil,
         message: String? = nil
     ) throws -> CommitResult {
-        try commit(try Store.encode(sections), to: list, expectedVersion: expectedVersion, author: author, message: message)
+        try commit(try _CanonicalJSON.sections(sections), to: list, expectedVersion: expectedVersion, author: author, message: message)
     }
 
     /// A version of `list` decoded into typed sections.
@@ -22,7 +22,7 @@ extension Store {
     public func snapshot<Model: StorableItem, Element: StorableItem>(
         of list: String, at version: Int? = nil, as type: ArraySection<Model, Element>.Type
     ) throws -> [ArraySection<Model, Element>] {
-        try Store.decode(try snapshot(of: list, at: version).sections)
+        try _CanonicalJSON.typedSections(try snapshot(of: list, at: version).sections)
     }
 
     /// Changes a typed copy of the head of `list` and commits it atomically, as `edit(_:_:)`.
@@ -32,13 +32,16 @@ extension Store {
         message: String? = nil, _ body: (inout ListDraft<Model, Element>) throws -> Void
     ) throws -> CommitResult {
         try commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { head in
-            var draft = ListDraft(sections: try Store.decode(head) as [ArraySection<Model, Element>])
+            var draft = ListDraft(sections: try _CanonicalJSON.typedSections(head) as [ArraySection<Model, Element>])
             try body(&draft)
-            return try Store.encode(draft.sections)
+            return try _CanonicalJSON.sections(draft.sections)
         }
     }
+}
 
-    static func encode<Model: StorableItem, Element: StorableItem>(_ sections: [ArraySection<Model, Element>]) throws
+extension _CanonicalJSON {
+    /// Typed sections as stored sections: each value's `storedID` and canonical JSON.
+    static func sections<Model: StorableItem, Element: StorableItem>(_ sections: [ArraySection<Model, Element>]) throws
         -> [ListSection]
     {
         try sections.map { section in
@@ -46,7 +49,8 @@ extension Store {
         }
     }
 
-    static func decode<Model: StorableItem, Element: StorableItem>(_ sections: [ListSection]) throws
+    /// Stored sections decoded as typed sections.
+    static func typedSections<Model: StorableItem, Element: StorableItem>(_ sections: [ListSection]) throws
         -> [ArraySection<Model, Element>]
     {
         try sections.enumerated().map { s, section in
