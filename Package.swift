@@ -59,10 +59,12 @@ let package = Package(
             resources: [
                 .embedInCode("v0001_initial.sql"), .embedInCode("v0002_sync.sql"), .embedInCode("v0003_offline.sql"),
                 .embedInCode("v0004_stored_snapshots.sql"), .embedInCode("v0005_push_identity.sql"),
+                .embedInCode("v0006_store_feed.sql"),
                 // The same store on PostgreSQL (ListStorePostgres): one schema for SQLite's v0001–v0003,
                 // then v0002 as SQLite's v0004, v0003 as its v0005.
                 .embedInCode("postgres/v0001_postgres_initial.sql"), .embedInCode("postgres/v0002_postgres_stored_snapshots.sql"),
                 .embedInCode("postgres/v0003_postgres_push_identity.sql"),
+                .embedInCode("postgres/v0004_postgres_store_feed.sql"),
             ]
         ),
         // The store without an engine: its types (items, snapshots, journal entries, pushes, errors),
@@ -153,7 +155,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

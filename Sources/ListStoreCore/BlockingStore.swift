@@ -79,6 +79,17 @@ extension BlockingStore {
         try blockingTransaction(.read) { try $0.steps.journal(of: list, after: version, limit: limit, maxBytes: maxBytes) }
     }
 
+    /// The store feed after `position`: every commit of the lists `including` accepts, at
+    /// store-wide positions in commit order (``StoreDriver/feed(after:limit:including:)``).
+    /// ```swift
+    /// let page = try store.feed(after: cursor)
+    /// ```
+    /// - Throws: `StoreError` `.cursorExpired`, `.invalidArgument`, `.storeNotFound`, `.damaged`,
+    ///   `.io`. - Complexity: O(events read).
+    public func feed(after position: Int? = nil, limit: Int = 100, including: (String) -> Bool = { _ in true }) throws -> FeedPage {
+        try blockingTransaction(.read) { try $0.steps.feedPage(after: position, limit: limit, including: including) }
+    }
+
     /// One minimal staged changeset from `version` to `otherVersion` (default: the head).
     /// ```swift
     /// let (_, _, changeset) = try store.changeset(of: "inbox", from: 3)

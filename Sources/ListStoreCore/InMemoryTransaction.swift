@@ -46,6 +46,10 @@ struct InMemoryTables: Sendable {
     var outbox: [Int64: [Int: OutboxEntry]] = [:]
     var nextListID: Int64 = 1
     var nextSectionID: Int64 = 1
+    /// The store feed, by position.
+    var feed: [(position: Int, listID: Int64, version: Int)] = []
+    var feedPosition = 0
+    var feedBase = 0
 }
 
 /// The in-memory driver of the store's logic (`StoreTransaction`): its steps read and write a copy
@@ -423,6 +427,37 @@ final class InMemoryTransaction: StoreTransaction {
         guard tables.journal[listID]?[version] != nil else { throw damaged("version \(version) is missing from the journal") }
         tables.journal[listID]![version]!.pushID = id
         tables.journal[listID]![version]!.conflicts = try conflictsJSON.map { try Conflict.conflicts(decoding: try JSONParser().parse($0)) } ?? []
+    }
+
+    // MARK: The store feed
+
+    func appendFeed(listID: Int64, list: String, version: Int) throws {
+        tables.feedPosition += 1
+        tables.feed.append((tables.feedPosition, listID, version))
+    }
+
+    func feedBounds() throws -> (base: Int, last: Int) { (tables.feedBase, tables.feedPosition) }
+
+    func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent] {
+        // The first row past `position`, by bisection.
+        var (low, high) = (0, tables.feed.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if tables.feed[middle].position <= position { low = middle + 1 } else { high = middle }
+        }
+        return try tables.feed[low..<min(low + limit, tables.feed.count)].map { row in
+            guard let entry = tables.journal[row.listID]?[row.version] else {
+                throw damaged("feed position \(row.position) names a journal entry that is missing")
+            }
+            return FeedEvent(position: row.position, list: try name(of: row.listID), entry: entry)
+        }
+    }
+
+    func forgetFeed(listID: Int64, through version: Int) throws {
+        for row in tables.feed where row.listID == listID && row.version <= version {
+            tables.feedBase = max(tables.feedBase, row.position)
+        }
+        tables.feed.removeAll { $0.listID == listID && $0.version <= version }
     }
 
     // MARK: Internals

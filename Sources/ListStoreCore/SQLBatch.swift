@@ -52,6 +52,15 @@ package struct SQLBatch: Sendable {
     /// The number of rows.
     package var count: Int { values.first?.count ?? 0 }
 
+    /// The most rows a batch gathers before it is run (`SQLTransaction.add(_:to:)`): enough for
+    /// PostgreSQL to send few statements, few enough that the values stay in the processor's caches.
+    package static let rowsPerRun = 4096
+
+    /// Removes the rows, keeping the statement and the columns' capacity.
+    package mutating func removeAll() {
+        for column in values.indices { values[column].removeAll(keepingCapacity: true) }
+    }
+
     /// Adds a row: its values in the order of `columns`, then `keys`.
     package mutating func append(_ row: [SQLValue]) {
         precondition(row.count == values.count, "a row of \(table) with \(row.count) values, not \(values.count)")

@@ -21,10 +21,11 @@ extension SQLTransaction {
             let positions = whole.elementPositions(ofInserted: k)
             let hashes = whole.elementHashes(ofInserted: k)
             for (e, element) in whole.target[t].elements.enumerated() {
-                elements.append([
-                    .integer(reserved[k]), .integer(positions[positions.startIndex + e]), .utf8(element.id),
-                    .bytes(element.content), .hash(hashes[hashes.startIndex + e]),
-                ])
+                written += try add(
+                    [
+                        .integer(reserved[k]), .integer(positions[positions.startIndex + e]), .utf8(element.id),
+                        .bytes(element.content), .hash(hashes[hashes.startIndex + e]),
+                    ], to: &elements)
             }
         }
         return (reserved, written + (try run(elements)))
@@ -44,10 +45,11 @@ extension SQLTransaction {
     /// keys could meet a key not vacated yet.
     package func write(_ rows: CommitRows, listID: Int64) throws -> Int {
         var vacated = SQLBatch.delete(from: "element", where: ["section_id", "position"])
+        var deleted = 0
         for slot in rows.deletedElements + rows.movedElements.map({ $0.from! }) {
-            vacated.append([.integer(slot.section), .integer(slot.position)])
+            deleted += try add([.integer(slot.section), .integer(slot.position)], to: &vacated)
         }
-        try expect(try run(vacated), vacated.count, "element rows")
+        try expect(deleted + (try run(vacated)), rows.deletedElements.count + rows.movedElements.count, "element rows")
 
         var inserted = SQLBatch.insert(into: "section", ["id", "list_id", "position", "identifier", "content", "content_hash"])
         for section in rows.insertedSections {
@@ -69,20 +71,23 @@ extension SQLTransaction {
 
         var elements = Self.elementRows
         for element in rows.insertedElements + rows.movedElements {
-            elements.append([
-                .integer(element.slot.section), .integer(element.slot.position), .utf8(rows.identifier(of: element)),
-                .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]),
-            ])
+            try add(
+                [
+                    .integer(element.slot.section), .integer(element.slot.position), .utf8(rows.identifier(of: element)),
+                    .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]),
+                ], to: &elements)
         }
         try run(elements)
         var changed = SQLBatch.update("element", set: ["content", "content_hash"], where: ["section_id", "position"])
+        var contentChanges = 0
         for element in rows.updatedElements {
-            changed.append([
-                .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]), .integer(element.slot.section),
-                .integer(element.slot.position),
-            ])
+            contentChanges += try add(
+                [
+                    .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]), .integer(element.slot.section),
+                    .integer(element.slot.position),
+                ], to: &changed)
         }
-        try expect(try run(changed), changed.count, "element rows")
+        try expect(contentChanges + (try run(changed)), rows.updatedElements.count, "element rows")
         return rows.deletedElements.count + rows.insertedSections.count + rows.updatedSections.count
             + rows.insertedElements.count + rows.updatedElements.count + rows.movedElements.count
     }
@@ -133,6 +138,16 @@ extension SQLTransaction {
     /// The element rows a commit inserts.
     private static var elementRows: SQLBatch {
         .insert(into: "element", ["section_id", "position", "identifier", "content", "content_hash"])
+    }
+
+    /// Adds `row` to `batch`, and runs the batch once it holds `SQLBatch.rowsPerRun` rows; how many
+    /// rows that run changed.
+    @discardableResult
+    private func add(_ row: [SQLValue], to batch: inout SQLBatch) throws -> Int {
+        batch.append(row)
+        guard batch.count == SQLBatch.rowsPerRun else { return 0 }
+        defer { batch.removeAll() }
+        return try run(batch)
     }
 
     private static func batch(_ batch: SQLBatch, _ rows: [[SQLValue]]) -> SQLBatch {

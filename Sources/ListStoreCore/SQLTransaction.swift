@@ -119,21 +119,30 @@ extension SQLTransaction {
 
     package func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {
         try rows(
-            """
-            SELECT version, parent_version, committed_at, digest, author, message, section_count, element_count, stages,
-                push_client, push_seq, conflicts
-            FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?
-            """, [.integer(info.id), SQLValue(after), SQLValue(through), .integer(Int64(clamping: limit))]
-        ).map { row in
-            let version = try row.int(0)
-            return JournalEntry(
-                list: info.name, version: version, parentVersion: try row.int(1), committedAt: try row.string(2),
-                digest: ListDigest(hex: try row.string(3)), author: try row.optionalString(4), message: try row.optionalString(5),
-                sectionCount: try row.int(6), elementCount: try row.int(7), stagesJSON: try row.bytes(8),
-                pushID: try row.optionalString(9).map { PushID(client: $0, seq: try row.optionalInt(10) ?? 0) },
-                conflicts: try row.optionalBytes(11).map { try Conflict.storedReport($0, of: "version \(version) of list '\(info.name)'") }
-                    ?? [])
-        }
+            "SELECT \(Self.entryColumns()) FROM journal WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?",
+            [.integer(info.id), SQLValue(after), SQLValue(through), .integer(Int64(clamping: limit))]
+        ).map { try Self.entry($0, from: 0, of: info.name) }
+    }
+
+    /// The columns of a journal row that `entry(_:from:of:)` reads, each prefixed with `table`.
+    static func entryColumns(_ table: String = "") -> String {
+        [
+            "version", "parent_version", "committed_at", "digest", "author", "message", "section_count", "element_count", "stages",
+            "push_client", "push_seq", "conflicts",
+        ].map { table + $0 }.joined(separator: ", ")
+    }
+
+    /// The journal entry in `row`'s columns `entryColumns`, from column `first` on.
+    static func entry(_ row: SQLRow, from first: Int, of list: String) throws -> JournalEntry {
+        let version = try row.int(first)
+        return JournalEntry(
+            list: list, version: version, parentVersion: try row.int(first + 1), committedAt: try row.string(first + 2),
+            digest: ListDigest(hex: try row.string(first + 3)), author: try row.optionalString(first + 4),
+            message: try row.optionalString(first + 5), sectionCount: try row.int(first + 6), elementCount: try row.int(first + 7),
+            stagesJSON: try row.bytes(first + 8),
+            pushID: try row.optionalString(first + 9).map { PushID(client: $0, seq: try row.optionalInt(first + 10) ?? 0) },
+            conflicts: try row.optionalBytes(first + 11).map { try Conflict.storedReport($0, of: "version \(version) of list '\(list)'") }
+                ?? [])
     }
 
     package func storedSnapshot(listID: Int64, after: Int, through: Int) throws -> (version: Int, document: [UInt8])? {

@@ -27,6 +27,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let listNotFound = Code("listNotFound")
         /// The version is not in the list's retained history.
         public static let versionNotFound = Code("versionNotFound")
+        /// A store feed position is older than the feed the store retains (a list's journal was
+        /// pruned past it), or past the feed's end: read the lists concerned anew.
+        public static let cursorExpired = Code("cursorExpired")
         /// The list's head is not the expected version: another writer got there first.
         public static let versionConflict = Code("versionConflict")
         /// An item's content is not canonical JSON, or a snapshot is otherwise unusable.

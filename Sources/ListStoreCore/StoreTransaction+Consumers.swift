@@ -63,6 +63,7 @@ extension StoreTransaction {
         let snapshot = try self.snapshot(of: info, at: base).snapshot
         try snapshot.checkDigest()
         result.removedEntries = try deleteJournal(listID: info.id, through: base)
+        try forgetFeed(listID: info.id, through: base)
         try setBase(listID: info.id, version: base, snapshot: snapshot.documentJSON)
         // The base is now the newest stored point at or before itself: stored snapshots up to it
         // go; the list keeps counting from its newest stored point.

@@ -236,4 +236,21 @@ package protocol StoreTransaction {
     func markJournal(
         listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?)
         throws
+
+    // MARK: The store feed
+
+    /// Gives the commit of `version` of the list the store's next feed position, as the
+    /// transaction's last write: an engine whose writers run at once hands positions out in the
+    /// order their transactions commit (PostgreSQL holds the store row's lock until then).
+    func appendFeed(listID: Int64, list: String, version: Int) throws
+
+    /// The oldest position a follower may resume after, and the feed's last position.
+    func feedBounds() throws -> (base: Int, last: Int)
+
+    /// The feed's events after `position`, oldest first, at most `limit`.
+    func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent]
+
+    /// Forgets the feed's events of the list's versions up to `version` (its journal up to there
+    /// was pruned): the feed's base passes the last of them.
+    func forgetFeed(listID: Int64, through version: Int) throws
 }

@@ -69,6 +69,19 @@ extension PostgresStore {
             self.logger = logger
         }
 
+        /// A postgres-nio client made with this configuration, for
+        /// `PostgresStore.init(client:configuration:)`: the caller runs it as a service of its
+        /// `ServiceGroup`.
+        ///
+        /// ```swift
+        /// let client = configuration.makeClient()   // one of the group's services
+        /// let store = try await PostgresStore(client: client, configuration: configuration)
+        /// ```
+        /// - Complexity: O(1); the client connects once it runs.
+        public func makeClient() -> PostgresClient {
+            PostgresClient(configuration: postgres, backgroundLogger: logger)
+        }
+
         /// Whether `text` names a PostgreSQL database (`postgres://` or `postgresql://`, any case)
         /// rather than a store file, as the command line's `--db` tells them apart.
         ///

@@ -62,7 +62,7 @@ public final class PostgresStore: Sendable {
     ///   newer release, or its recorded migration differs), `.io` (the server cannot be reached, or
     ///   refuses the database, role or password: at once, with the server's reason; a server that
     ///   does not answer, after `Configuration.openTimeout`). Nothing is changed by a failed open.
-    /// - Complexity: one round trip when the schema is current; the migrations otherwise.
+    /// - Complexity: a few round trips when the schema is current; the migrations otherwise.
     public convenience init(url: String) async throws {
         try await self.init(configuration: Configuration(url: url))
     }
@@ -76,7 +76,7 @@ public final class PostgresStore: Sendable {
     /// ```
     /// - Throws: as `init(url:)`.
     public convenience init(configuration: Configuration) async throws {
-        let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
+        let client = configuration.makeClient()
         let running = Task { await client.run() }
         do {
             try await self.init(client: client, running: running, configuration: configuration)
@@ -93,7 +93,7 @@ public final class PostgresStore: Sendable {
     ///
     /// ```swift
     /// let configuration = try PostgresStore.Configuration(url: url)
-    /// let client = PostgresClient(configuration: configuration.postgres, backgroundLogger: configuration.logger)
+    /// let client = configuration.makeClient()
     /// // `client` is one of the services of a running ServiceGroup.
     /// let store = try await PostgresStore(client: client, configuration: configuration)
     /// ```

@@ -132,6 +132,7 @@ import Testing
                 ALTER TABLE journal DROP COLUMN push_client; ALTER TABLE journal DROP COLUMN push_seq;
                 ALTER TABLE journal DROP COLUMN conflicts;
                 DROP TABLE consumer; DROP TABLE replica_source;
+                DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
             try db.checkpoint(.truncate)
@@ -144,6 +145,36 @@ import Testing
         // Version 3 (offline writes) made the store a client id of its own.
         #expect(UUID(uuidString: try store.clientID()) != nil)
         #expect(try store.verify().isValid)
+    }
+
+    /// A store written by the release before the store feed gets one when it is opened: the journal
+    /// entries it kept, in the order they were committed, and then every new commit.
+    @Test func storeOfSchemaFiveGetsItsFeed() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("five.liststore")
+        let store = try Store(path: path)
+        try store.commit(linearList(1), to: "b")
+        try store.commit(linearList(2), to: "a")
+        try store.commit(linearList(3), to: "b")
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
+                DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
+                UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
+                UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'
+                    WHERE version = 2 AND list_id = (SELECT id FROM list WHERE name = 'b');
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
+        let migrated = try Store(path: path)
+        try migrated.commit(linearList(4), to: "a")
+        let feed = try migrated.feed()
+        // Committed at the same millisecond: in the order of the lists' rows ("b" was made first).
+        #expect(feed.events.map { "\($0.list)\($0.entry.version)" } == ["b1", "a1", "b2", "a2"])
+        #expect(feed.events.map(\.position) == [1, 2, 3, 4] && !feed.hasMore)
     }
 
     /// A creation killed midway leaves its temporary file; the next creation in the directory

@@ -5,7 +5,6 @@ import ListStorePostgres
 import ListStoreServer
 import Logging
 import NIOSSL
-import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
 
@@ -151,7 +150,7 @@ struct ServerCommand: AsyncParsableCommand {
             } catch {
                 failOpening(error)
             }
-            let client = PostgresClient(configuration: postgres.postgres, backgroundLogger: postgres.logger)
+            let client = postgres.makeClient()
             let serving = Serving { () async -> (any ListStoreEngine)? in
                 do {
                     return try await PostgresStore(client: client, configuration: postgres)

@@ -1,0 +1,35 @@
+extension StoreDriver {
+    /// The store feed: every commit of every list of the store (or of the lists `including`
+    /// accepts), oldest first, each at a store-wide position, after `position` (default: from the
+    /// oldest the store retains). Positions grow in the order commits land, on every engine and
+    /// with writers in several processes, so a follower that reads on after each page's
+    /// `position` gets every commit once, and never one out of its list's order.
+    ///
+    /// ```swift
+    /// var cursor = 0
+    /// while true {
+    ///     let page = try await store.feed(after: cursor, including: { $0.hasPrefix("users/ana/") })
+    ///     for event in page.events { print(event.list, event.entry.version) }
+    ///     cursor = page.position
+    ///     if !page.hasMore { await store.waitForCommit(after: seen, timeout: .seconds(30)) }
+    /// }
+    /// ```
+    ///
+    /// Pruning a list's journal forgets its events: a position older than the feed's base then
+    /// throws `.cursorExpired`, and the follower reads the lists it keeps anew (their snapshots),
+    /// then follows on from the feed's position at that time.
+    ///
+    /// - Parameters:
+    ///   - position: the position read last (`nil` or 0 at first).
+    ///   - limit: the most events returned (default 100).
+    ///   - including: which lists' events to return; the page's `position` passes the others.
+    /// - Throws: `StoreError` `.cursorExpired` (older than the retained feed, or past its end: of
+    ///   another store, or of this one before a restore), `.invalidArgument` (a negative limit),
+    ///   `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(events read): at most `limit` × 8 (at least 256) past `position`.
+    public func feed(
+        after position: Int? = nil, limit: Int = 100, including: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) async throws -> FeedPage {
+        try await run(.read) { try $0.steps.feedPage(after: position, limit: limit, including: including) }
+    }
+}

@@ -1,0 +1,179 @@
+import Dispatch
+import Foundation
+import ListDiffTestSupport
+import ListStore
+@_spi(StoreDriver) import ListStoreCore
+import ListStorePostgres
+import ListStorePostgresTestSupport
+import ListStoreTestSupport
+import PostgresNIO
+import Testing
+
+/// The store feed (`StoreDriver.feed(after:limit:including:)`) on every engine: every commit once, in
+/// commit order, whatever the pages and filters; pruning expires older positions.
+@Suite(.serialized, .heavyWork) struct StoreFeedTests {
+    /// Random commits to several lists through two handles, read meanwhile by followers with random
+    /// page sizes, one of all lists and one of a user's: each gets every commit of its lists once, in
+    /// the order they were made, at growing positions.
+    @Test(arguments: EngineKind.available)
+    func followersGetEveryCommitOnceInCommitOrder(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            let handles = try stores.map { try #require($0 as? any StoreDriver) }
+            let lists = ["users/ana/inbox", "users/ana/work", "users/bo/inbox", "team", "a b/ü"]
+            var rng = SplitMix64(seed: 0xFEED)
+            var made: [(list: String, version: Int)] = []
+            var followers = [Follower(including: { _ in true }), Follower(including: { $0.hasPrefix("users/ana/") })]
+            for step in 0..<240 {
+                let list = lists[Int.random(in: 0..<lists.count, using: &rng)]
+                let handle = handles[Int.random(in: 0..<handles.count, using: &rng)]
+                let result = try await handle.commit(
+                    linearList(Int.random(in: 1...6, using: &rng), content: step), to: list, expectedVersion: nil, author: nil,
+                    message: nil)
+                if result.changed { made.append((list, result.version)) }
+                for f in followers.indices where Bool.random(using: &rng) {
+                    try await followers[f].read(handles[f % handles.count], limit: Int.random(in: 0...7, using: &rng))
+                }
+            }
+            for f in followers.indices {
+                while try await followers[f].read(handles[0], limit: 50) {}
+                let wanted = made.filter { followers[f].including($0.list) }
+                #expect(followers[f].events.map(\.list) == wanted.map(\.list), "\(engine) follower \(f)")
+                #expect(followers[f].events.map(\.entry.version) == wanted.map(\.version), "\(engine) follower \(f)")
+                let positions = followers[f].events.map(\.position)
+                #expect(positions == positions.sorted() && Set(positions).count == positions.count)
+            }
+            // An entry in the feed is the list's journal entry.
+            let sample = try #require(followers[0].events.last)
+            let journal = try await handles[0].journal(of: sample.list, after: sample.entry.version - 1, limit: 1, maxBytes: .max)
+            #expect(journal.entries == [sample.entry])
+        }
+    }
+
+    /// Pruning a list forgets its events: a position before them has expired, a new follower gets
+    /// what is retained, and a follower past them reads on.
+    @Test(arguments: EngineKind.available)
+    func pruningExpiresOlderPositions(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = try #require(stores[0] as? any StoreDriver)
+            for version in 1...4 {
+                try await store.commit(linearList(3, content: version), to: "old", expectedVersion: nil, author: nil, message: nil)
+                try await store.commit(linearList(2, content: version), to: "new", expectedVersion: nil, author: nil, message: nil)
+            }
+            let caughtUp = try await store.feed(after: 0, limit: 100)
+            #expect(caughtUp.events.count == 8 && !caughtUp.hasMore && caughtUp.position == 8)
+            _ = try await store.prune("old", .keepLast(1), force: true)
+            await #expect(throws: StoreError.self) { try await store.feed(after: 0) }
+            let expired = await Self.code { _ = try await store.feed(after: 2) }
+            #expect(expired == .cursorExpired)
+            // From the oldest retained: the events not pruned, still in order.
+            let retained = try await store.feed()
+            #expect(retained.events.map(\.list) == ["new", "old", "new"] && retained.events.map(\.entry.version) == [3, 4, 4])
+            #expect(retained.events.map(\.position) == [6, 7, 8])
+            // Past the end: another store's position.
+            #expect(await Self.code { _ = try await store.feed(after: 9) } == .cursorExpired)
+            try await store.commit(linearList(5), to: "old", expectedVersion: nil, author: nil, message: nil)
+            let next = try await store.feed(after: caughtUp.position)
+            #expect(next.events.map(\.list) == ["old"] && next.events.map(\.entry.version) == [5] && next.position == 9)
+            #expect(await Self.code { _ = try await store.feed(after: 9, limit: -1) } == .invalidArgument)
+        }
+    }
+
+    /// No gaps on PostgreSQL: a commit that has taken its position but not committed yet holds back
+    /// a commit of another list through another handle (another server), so a follower never reads
+    /// the later commit before the earlier one lands. With positions from a sequence, the second
+    /// commit would land first, the follower would read on past the first, and never get it.
+    @Test(.enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
+    func aCommitThatLandsLateIsNotSkipped() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            let first = try await database.open()
+            let second = try await database.open()
+            let release = DispatchSemaphore(value: 0)
+            do {
+                try await Self.lateCommit(first, second, release, database)
+            } catch {
+                release.signal()
+                await first.close()
+                await second.close()
+                throw error
+            }
+            await first.close()
+            await second.close()
+        }
+    }
+
+    private static func lateCommit(
+        _ first: PostgresStore, _ second: PostgresStore, _ release: DispatchSemaphore, _ database: PostgresTestDatabase
+    ) async throws {
+        try await first.commit(linearList(2), to: "a", expectedVersion: nil, author: nil, message: nil)
+        try await first.commit(linearList(2), to: "b", expectedVersion: nil, author: nil, message: nil)
+        var follower = Follower(including: { _ in true })
+        while try await follower.read(second, limit: 10) {}
+        #expect(follower.events.count == 2)
+
+        // The first handle's commit to "a" stops after its last write, before it commits.
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let late = Task {
+            try await first.run(.write) { transaction in
+                let result = try transaction.steps.commit(
+                    to: "a", expectedVersion: 1, author: nil, message: "late", target: .snapshot { _ in linearList(3) })
+                enteredContinuation.yield()
+                release.wait()  // on a thread of NIO's pool, never the cooperative pool
+                return result.version
+            }
+        }
+        for await _ in entered { break }
+        // Meanwhile the second handle commits to "b": it lands at once, or waits for the first.
+        let early = Task { try await second.commit(linearList(3), to: "b", expectedVersion: 1, author: nil, message: "early") }
+        try await database.withSQL { sql in
+            while true {
+                let state = try await sql.query(
+                    """
+                    SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'),
+                        (SELECT head_version FROM list WHERE name = 'b')
+                    """
+                ).collect()
+                let (waiting, version) = try state.first?.decode((Int, Int).self) ?? (0, 1)
+                if waiting > 0 || version == 2 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        // The follower reads now: it must not pass a commit that lands later.
+        _ = try await follower.read(second, limit: 10)
+        release.signal()
+        #expect(try await late.value == 2)
+        #expect(try await early.value.version == 2)
+        while try await follower.read(second, limit: 10) {}
+        #expect(follower.events.map(\.list) == ["a", "b", "a", "b"], "\(follower.events.map { ($0.list, $0.position) })")
+        #expect(follower.events.map(\.entry.message) == [nil, nil, "late", "early"])
+    }
+
+    /// A follower of the feed: what it read, and where it is.
+    struct Follower {
+        let including: @Sendable (String) -> Bool
+        var position = 0
+        var events: [FeedEvent] = []
+
+        init(including: @escaping @Sendable (String) -> Bool) { self.including = including }
+
+        /// Reads one page; whether more follow.
+        @discardableResult
+        mutating func read(_ store: any StoreDriver, limit: Int) async throws -> Bool {
+            let page = try await store.feed(after: position, limit: limit, including: including)
+            #expect(page.position >= position)
+            events += page.events
+            position = page.position
+            return page.hasMore
+        }
+    }
+
+    static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
+        do {
+            try await body()
+            return nil
+        } catch let error as StoreError {
+            return error.code
+        } catch {
+            return nil
+        }
+    }
+}
