@@ -63,7 +63,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(n) for the head; an older version adds the replay of at most 128 journal
-    ///   entries. See <doc:HistoryAndRetention#Time-travel>.
+    ///   entries. See ListStore's article "History and Retention", "Time travel".
     public func snapshot(of list: String, at version: Int? = nil) throws -> ListSnapshot {
         try blockingTransaction(.read) { try $0.steps.snapshot(of: list, at: version) }
     }
