@@ -58,6 +58,14 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Complexity: O(k) for k entries returned.
     func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage
 
+    /// The store feed after `position` (`nil`: from the oldest retained): every commit of the lists
+    /// `including` accepts, oldest first, at most `limit`, at store-wide positions given in commit
+    /// order (ListStoreCore's article "The Store Feed").
+    /// - Throws: `StoreError` `.cursorExpired`, `.invalidArgument`, `.storeNotFound`, `.damaged`,
+    ///   `.io`.
+    /// - Complexity: O(events read).
+    func feed(after position: Int?, limit: Int, including: @escaping @Sendable (String) -> Bool) async throws -> FeedPage
+
     /// The snapshots of `list` at `version` and `otherVersion` (`nil`: the head) and the minimal
     /// staged changeset between them.
     /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.storeNotFound`, `.damaged`, `.io`.

@@ -76,6 +76,7 @@ struct APIError: Error {
     static func status(of code: StoreError.Code) -> HTTPResponse.Status {
         switch code {
         case .listNotFound, .versionNotFound: .notFound
+        case .cursorExpired: .gone
         case .versionConflict, .pushOutOfOrder, .pushMismatch: .conflict
         case .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument: .badRequest
         default: .internalServerError

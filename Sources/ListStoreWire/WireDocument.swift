@@ -73,6 +73,26 @@ public enum WireDocument {
         }
     }
 
+    /// `{"cursor":…,"events":[{"entry":{…as a journal's commits…},"list":…}…],"hasMore":…,"schemaVersion":1}`:
+    /// a page of the store feed (`GET /v1/changes`), each event a list's commit; `cursor` is where
+    /// the follower reads on.
+    /// - Complexity: O(size of the entries).
+    public static func changes(_ events: [FeedEvent], cursor: FeedCursor, hasMore: Bool) -> [UInt8] {
+        JSONWriter.object(capacity: events.reduce(128) { $0 + $1.entry.stagesJSON.count + 320 }) { w in
+            w.member("cursor", cursor.description)
+            w.key("events")
+            w.array(events) { w, event in
+                w.object { w in
+                    w.key("entry")
+                    w.commit(event.entry)
+                    w.member("list", event.list)
+                }
+            }
+            w.member("hasMore", hasMore)
+            w.schemaVersion()
+        }
+    }
+
     /// One journal entry as a `commits` member (without `schemaVersion`), for event streams.
     /// - Complexity: O(size of the entry).
     public static func commitObject(_ entry: JournalEntry) -> [UInt8] {

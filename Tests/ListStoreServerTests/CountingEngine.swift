@@ -36,6 +36,10 @@ final class CountingEngine: ListStoreEngine {
     func summary(of list: String) async throws -> ListSummary { try await store.summary(of: list) }
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot { try await store.snapshot(of: list, at: version) }
 
+    func feed(after position: Int?, limit: Int, including: @escaping @Sendable (String) -> Bool) async throws -> FeedPage {
+        try await store.feed(after: position, limit: limit, including: including)
+    }
+
     func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage {
         reads.withLock { $0 += 1 }
         return try await store.journal(of: list, after: version, limit: limit, maxBytes: maxBytes)

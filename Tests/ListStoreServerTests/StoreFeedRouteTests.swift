@@ -1,0 +1,118 @@
+import Foundation
+import ListDiffTestSupport
+import ListJSON
+import ListStore
+@testable import ListStoreServer
+import ListStoreTestSupport
+import ListStoreWire
+import Testing
+
+/// `GET /v1/changes`: the store feed of a pattern's lists over HTTP, with only what the token may
+/// read, one cursor for the set, lists that appear, and clear answers to bad cursors.
+@Suite struct StoreFeedRouteTests {
+    /// A page of the feed, as the route answers it.
+    struct Page {
+        var events: [(list: String, version: Int)]
+        var cursor: String
+        var hasMore: Bool
+    }
+
+    static func page(_ answer: (status: Int, body: [UInt8], headers: [AnyHashable: Any])) throws -> Page {
+        try #require(answer.status == 200, "\(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        let value = try JSONValue(parsing: answer.body)
+        let events = try #require(value["events"]?.arrayValue).map { event in
+            (event["list"]?.stringValue ?? "?", event["entry"]?["version"]?.intValue ?? -1)
+        }
+        return Page(events: events, cursor: try #require(value["cursor"]?.stringValue), hasMore: value["hasMore"]?.boolValue ?? true)
+    }
+
+    static func code(_ answer: (status: Int, body: [UInt8], headers: [AnyHashable: Any])) -> String? {
+        try? WireDocument.decodeError(answer.body).code
+    }
+
+    @Test func eachTokenFollowsTheListsItMayReadOverOneCursor() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for list in ["users/ana/inbox", "users/bob/inbox", "teams/red/plan", "public/news"] {
+            try await store.commit(linearList(3), to: list)
+        }
+        let tokens = AccessServerTests.tokens
+        let ana = tokens.token(["sub": "ana", "teams": ["red"]])
+        let bob = tokens.token(["sub": "bob"])
+        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+            var server = server
+            server.token = "service"
+            // The service token reads every list; a user only those the rules grant.
+            let all = try Self.page(try await server.request("/v1/changes?lists=**"))
+            #expect(all.events.map(\.list) == ["users/ana/inbox", "users/bob/inbox", "teams/red/plan", "public/news"])
+            #expect(!all.hasMore)
+            let anas = try Self.page(try await server.request("/v1/changes?lists=**", token: ana))
+            #expect(anas.events.map(\.list) == ["users/ana/inbox", "teams/red/plan", "public/news"])
+            let bobs = try Self.page(try await server.request("/v1/changes?lists=users/**", token: bob))
+            #expect(bobs.events.map(\.list) == ["users/bob/inbox"])
+
+            // Pages of one event: every event once, then nothing more.
+            var cursor: String?
+            var paged: [String] = []
+            repeat {
+                let page = try Self.page(try await server.request("/v1/changes?lists=**&limit=1" + (cursor.map { "&since=\($0)" } ?? ""), token: ana))
+                paged += page.events.map(\.list)
+                cursor = page.cursor
+                if !page.hasMore { break }
+            } while true
+            #expect(paged == anas.events.map(\.list))
+
+            // A list made after the cursor, and new commits: there from their first commit on, once.
+            try await store.commit(linearList(2), to: "users/ana/projects/new")
+            try await store.commit(linearList(4), to: "users/bob/inbox")
+            try await store.commit(linearList(5), to: "users/ana/inbox")
+            let next = try Self.page(try await server.request("/v1/changes?lists=**&since=\(anas.cursor)", token: ana))
+            #expect(next.events.map(\.list) == ["users/ana/projects/new", "users/ana/inbox"])
+            #expect(next.events.map(\.version) == [1, 2])
+            let none = try Self.page(try await server.request("/v1/changes?lists=**&since=\(next.cursor)", token: ana))
+            #expect(none.events.isEmpty && none.cursor == next.cursor && !none.hasMore)
+
+            // A long poll ends with the commit of a list it follows.
+            let waiting = Task { try Self.page(try await server.request("/v1/changes?lists=users/ana/**&wait=30&since=\(next.cursor)", token: ana)) }
+            try await store.commit(linearList(6), to: "users/ana/inbox")
+            let woken = try await waiting.value
+            #expect(woken.events.map(\.list) == ["users/ana/inbox"] && woken.events.map(\.version) == [3])
+        }
+    }
+
+    @Test func badPatternsAndCursorsAnswerClearly() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for version in 1...3 { try await store.commit(linearList(version), to: "l") }
+        try await store.commit(linearList(2), to: "m")
+        let other = try Store(path: directory.file("other.liststore"))
+        try await other.commit(linearList(1), to: "l")
+        try await ServerHarness.with(store, token: "service") { server in
+            var server = server
+            server.token = "service"
+            let start = try Self.page(try await server.request("/v1/changes?lists=**&limit=1"))
+            for (query, status, code) in [
+                ("", 400, "invalidArgument"), ("lists=", 400, "invalidArgument"), ("lists=users/%7Bsub%7D/**", 400, "invalidArgument"),
+                ("lists=**&since=nonsense", 400, "invalidArgument"), ("lists=**&since=a.b.c", 400, "invalidArgument"),
+                ("lists=**&limit=0", 400, "invalidArgument"), ("lists=**&wait=-1", 400, "invalidArgument"),
+            ] {
+                let answer = try await server.request("/v1/changes?" + query)
+                #expect(answer.status == status && Self.code(answer) == code, "\(query): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+            }
+            // A cursor of another store, or of this one before a restore: 409, follow anew.
+            let identity = try await other.identity()
+            let foreign = try await server.request("/v1/changes?lists=**&since=\(FeedCursor(store: identity, position: 1))")
+            #expect(foreign.status == 409 && Self.code(foreign) == "cursorMismatch")
+            _ = try await store.advanceEpoch()
+            let restored = try await server.request("/v1/changes?lists=**&since=\(start.cursor)")
+            #expect(restored.status == 409 && Self.code(restored) == "cursorMismatch")
+            // A cursor behind a pruned journal: 410, read the lists anew.
+            let current = try Self.page(try await server.request("/v1/changes?lists=**&limit=1"))
+            _ = try await store.prune("l", .keepLast(1), force: true)
+            let expired = try await server.request("/v1/changes?lists=**&since=\(current.cursor)")
+            #expect(expired.status == 410 && Self.code(expired) == "cursorExpired", "\(String(decoding: expired.body, as: UTF8.self))")
+            let retained = try Self.page(try await server.request("/v1/changes?lists=**"))
+            #expect(retained.events.map(\.list) == ["l", "m"] && retained.events.map(\.version) == [3, 1])
+        }
+    }
+}
