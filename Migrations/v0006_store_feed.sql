@@ -6,13 +6,14 @@
 ALTER TABLE store ADD COLUMN feed_position INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE store ADD COLUMN feed_base INTEGER NOT NULL DEFAULT 0;
 
--- One row per commit, in commit order: a commit takes the next position from the store's row as its
+-- One row per commit, and one per deleted list (`deleted` 1, `version` its last), in commit order: a commit takes the next position from the store's row as its
 -- transaction's last write, so that positions are handed out in the order commits land.
 CREATE TABLE feed (
     position INTEGER PRIMARY KEY,
     list_id INTEGER NOT NULL,
     list TEXT NOT NULL,
-    version INTEGER NOT NULL
+    version INTEGER NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX feed_of_list ON feed (list_id, version);
 

@@ -6,14 +6,15 @@
 ALTER TABLE store ADD COLUMN feed_position BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE store ADD COLUMN feed_base BIGINT NOT NULL DEFAULT 0;
 
--- One row per commit, in commit order: a commit takes the next position from the store's row as its
+-- One row per commit, and one per deleted list (`deleted` 1, `version` its last), in commit order: a commit takes the next position from the store's row as its
 -- transaction's last write, and holds that row's lock until it commits, so that positions are handed
 -- out in the order commits land (a sequence's numbers are not: a follower would skip a late one).
 CREATE TABLE feed (
     position BIGINT PRIMARY KEY,
     list_id BIGINT NOT NULL,
     list TEXT NOT NULL,
-    version INTEGER NOT NULL
+    version INTEGER NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX feed_of_list ON feed (list_id, version);
 

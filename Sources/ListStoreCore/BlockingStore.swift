@@ -90,6 +90,17 @@ extension BlockingStore {
         try blockingTransaction(.read) { try $0.steps.feedPage(after: position, limit: limit, including: including) }
     }
 
+    /// Deletes `list`, as ``StoreDriver/deleteList(_:)``.
+    /// ```swift
+    /// try store.deleteList("users/ana/old")
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(rows of the list).
+    @discardableResult
+    public func deleteList(_ list: String) throws -> Int {
+        try blockingTransaction(.write) { try $0.steps.deleteList(list) }
+    }
+
     /// One minimal staged changeset from `version` to `otherVersion` (default: the head).
     /// ```swift
     /// let (_, _, changeset) = try store.changeset(of: "inbox", from: 3)

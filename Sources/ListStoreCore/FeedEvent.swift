@@ -1,22 +1,26 @@
-/// One event of the store feed (``StoreDriver/feed(after:limit:including:)``): a commit of a list, at
-/// its store-wide position.
+/// One event of the store feed (``StoreDriver/feed(after:limit:including:)``): a commit of a list,
+/// or its deletion, at its store-wide position.
 ///
 /// ```swift
 /// for event in try await store.feed(after: cursor).events {
-///     print(event.position, event.list, event.entry.version)
+///     if let entry = event.entry { print(event.position, event.list, entry.version) } else { print(event.list, "deleted") }
 /// }
 /// ```
 public struct FeedEvent: Sendable, Hashable {
     /// The event's place in the store feed: positions grow in the order commits land, across every
     /// list of the store.
     public var position: Int
-    /// The list committed to.
+    /// The list committed to, or deleted.
     public var list: String
-    /// The commit's journal entry.
-    public var entry: JournalEntry
+    /// The commit's journal entry; `nil` when the list was deleted (its name may then be used again
+    /// by a new list, whose versions start at 1).
+    public var entry: JournalEntry?
+
+    /// Whether the event is the list's deletion.
+    public var isDeletion: Bool { entry == nil }
 
     /// An event. - Complexity: O(1).
-    public init(position: Int, list: String, entry: JournalEntry) {
+    public init(position: Int, list: String, entry: JournalEntry?) {
         self.position = position
         self.list = list
         self.entry = entry

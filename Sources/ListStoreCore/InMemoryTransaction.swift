@@ -47,7 +47,7 @@ struct InMemoryTables: Sendable {
     var nextListID: Int64 = 1
     var nextSectionID: Int64 = 1
     /// The store feed, by position.
-    var feed: [(position: Int, listID: Int64, version: Int)] = []
+    var feed: [(position: Int, listID: Int64, list: String, version: Int, deleted: Bool)] = []
     var feedPosition = 0
     var feedBase = 0
 }
@@ -431,9 +431,23 @@ final class InMemoryTransaction: StoreTransaction {
 
     // MARK: The store feed
 
-    func appendFeed(listID: Int64, list: String, version: Int) throws {
+    func appendFeed(listID: Int64, list: String, version: Int, deleted: Bool) throws {
         tables.feedPosition += 1
-        tables.feed.append((tables.feedPosition, listID, version))
+        tables.feed.append((tables.feedPosition, listID, list, version, deleted))
+    }
+
+    func deleteRows(of info: ListRow) throws {
+        for section in tables.sectionsOfList[info.id] ?? [] {
+            tables.sections[section] = nil
+            tables.elements[section] = nil
+        }
+        tables.sectionsOfList[info.id] = nil
+        (tables.journal[info.id], tables.storedSnapshots[info.id], tables.consumers[info.id]) = (nil, nil, nil)
+        (tables.pushes[info.id], tables.replicas[info.id], tables.outbox[info.id]) = (nil, nil, nil)
+        tables.feed.removeAll { $0.listID == info.id }
+        tables.lists[info.name] = nil
+        tables.names[info.id] = nil
+        changed = true
     }
 
     func feedBounds() throws -> (base: Int, last: Int) { (tables.feedBase, tables.feedPosition) }
@@ -446,10 +460,11 @@ final class InMemoryTransaction: StoreTransaction {
             if tables.feed[middle].position <= position { low = middle + 1 } else { high = middle }
         }
         return try tables.feed[low..<min(low + limit, tables.feed.count)].map { row in
+            if row.deleted { return FeedEvent(position: row.position, list: row.list, entry: nil) }
             guard let entry = tables.journal[row.listID]?[row.version] else {
                 throw damaged("feed position \(row.position) names a journal entry that is missing")
             }
-            return FeedEvent(position: row.position, list: try name(of: row.listID), entry: entry)
+            return FeedEvent(position: row.position, list: row.list, entry: entry)
         }
     }
 

@@ -66,6 +66,11 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Complexity: O(events read).
     func feed(after position: Int?, limit: Int, including: @escaping @Sendable (String) -> Bool) async throws -> FeedPage
 
+    /// Deletes `list` and records its deletion in the store feed; returns the version it had.
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(rows of the list).
+    func deleteList(_ list: String) async throws -> Int
+
     /// The snapshots of `list` at `version` and `otherVersion` (`nil`: the head) and the minimal
     /// staged changeset between them.
     /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound`, `.storeNotFound`, `.damaged`, `.io`.

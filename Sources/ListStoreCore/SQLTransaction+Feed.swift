@@ -1,15 +1,15 @@
 // The store feed's rows on both SQL engines.
 
 extension SQLTransaction {
-    package func appendFeed(listID: Int64, list: String, version: Int) throws {
+    package func appendFeed(listID: Int64, list: String, version: Int, deleted: Bool) throws {
         // The store row's lock (PostgreSQL's row lock, SQLite's write lock) is held from here until
         // the transaction commits: positions are handed out in the order commits land.
         guard let row = try row("UPDATE store SET feed_position = feed_position + 1 WHERE id = 1 RETURNING feed_position") else {
             throw damaged("it has no identity row")
         }
         try run(
-            "INSERT INTO feed (position, list_id, list, version) VALUES (?, ?, ?, ?)",
-            [.integer(try row.int64(0)), .integer(listID), .text(list), SQLValue(version)])
+            "INSERT INTO feed (position, list_id, list, version, deleted) VALUES (?, ?, ?, ?, ?)",
+            [.integer(try row.int64(0)), .integer(listID), .text(list), SQLValue(version), SQLValue(deleted ? 1 : 0)])
     }
 
     package func feedBounds() throws -> (base: Int, last: Int) {
@@ -22,13 +22,14 @@ extension SQLTransaction {
     package func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent] {
         try rows(
             """
-            SELECT f.position, f.list, \(Self.entryColumns("j."))
-            FROM feed f JOIN journal j ON j.list_id = f.list_id AND j.version = f.version
+            SELECT f.position, f.list, f.deleted, \(Self.entryColumns("j."))
+            FROM feed f LEFT JOIN journal j ON j.list_id = f.list_id AND j.version = f.version AND f.deleted = 0
             WHERE f.position > ? ORDER BY f.position LIMIT ?
             """, [SQLValue(position), SQLValue(limit)]
         ).map { row in
             let list = try row.string(1)
-            return FeedEvent(position: try row.int(0), list: list, entry: try Self.entry(row, from: 2, of: list))
+            let entry = try row.bool(2) ? nil : try Self.entry(row, from: 3, of: list)
+            return FeedEvent(position: try row.int(0), list: list, entry: entry)
         }
     }
 
@@ -41,5 +42,14 @@ extension SQLTransaction {
             WHERE id = 1
             """, [.integer(listID), SQLValue(version)])
         try run("DELETE FROM feed WHERE list_id = ? AND version <= ?", [.integer(listID), SQLValue(version)])
+    }
+
+    package func deleteRows(of info: ListRow) throws {
+        let id = [SQLValue.integer(info.id)]
+        try run("DELETE FROM element WHERE section_id IN (SELECT id FROM section WHERE list_id = ?)", id)
+        for table in ["section", "journal", "stored_snapshot", "consumer", "push", "outbox", "replica_source", "feed"] {
+            try run("DELETE FROM \(table) WHERE list_id = ?", id)
+        }
+        try run("DELETE FROM list WHERE id = ?", id)
     }
 }

@@ -32,4 +32,20 @@ extension StoreDriver {
     ) async throws -> FeedPage {
         try await run(.read) { try $0.steps.feedPage(after: position, limit: limit, including: including) }
     }
+
+    /// Deletes `list`: its rows, head, journal, stored snapshots, consumers, recorded pushes,
+    /// replica position and outbox go in one transaction, and the store feed records the deletion
+    /// (a ``FeedEvent`` without an entry). The name may then be used again by a new list, whose
+    /// versions start at 1; a follower of the feed gets the deletion before the new list's commits.
+    ///
+    /// ```swift
+    /// let last = try await store.deleteList("users/ana/old")   // the version it had
+    /// ```
+    /// - Returns: the version the list had.
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(rows of the list).
+    @discardableResult
+    public func deleteList(_ list: String) async throws -> Int {
+        try await run(.write) { try $0.steps.deleteList(list) }
+    }
 }

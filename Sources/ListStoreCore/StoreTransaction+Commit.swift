@@ -122,7 +122,7 @@ extension StoreTransaction {
                 listID: listID, base: head, target: target, version: result.version, author: author, message: message)
         }
         try alsoWrite?(listID, result)
-        try appendFeed(listID: listID, list: list, version: journal.version)
+        try appendFeed(listID: listID, list: list, version: journal.version, deleted: false)
         try announce(rows.head(listID: listID), of: list)
         return result
     }

@@ -41,4 +41,16 @@ extension StoreTransaction {
         page.hasMore = page.position < last
         return page
     }
+
+    /// Deletes `list` (every row of it) and records its deletion in the store feed; the name may
+    /// then be used again by a new list, whose versions start at 1. Returns the version it had.
+    /// - Throws: `StoreError` `.listNotFound`.
+    /// - Complexity: O(rows of the list).
+    package func deleteList(_ list: String) throws -> Int {
+        let info = try listRow(list, locking: true)
+        try deleteRows(of: info)
+        try appendFeed(listID: info.id, list: list, version: info.headVersion, deleted: true)
+        try announce(nil, of: list)
+        return info.headVersion
+    }
 }

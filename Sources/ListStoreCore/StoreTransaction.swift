@@ -242,13 +242,17 @@ package protocol StoreTransaction {
     /// Gives the commit of `version` of the list the store's next feed position, as the
     /// transaction's last write: an engine whose writers run at once hands positions out in the
     /// order their transactions commit (PostgreSQL holds the store row's lock until then).
-    func appendFeed(listID: Int64, list: String, version: Int) throws
+    func appendFeed(listID: Int64, list: String, version: Int, deleted: Bool) throws
 
     /// The oldest position a follower may resume after, and the feed's last position.
     func feedBounds() throws -> (base: Int, last: Int)
 
     /// The feed's events after `position`, oldest first, at most `limit`.
     func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent]
+
+    /// Deletes every row of the list `info` names: its row, head, journal, stored snapshots,
+    /// consumers, recorded pushes, replica position and outbox, and its feed events.
+    func deleteRows(of info: ListRow) throws
 
     /// Forgets the feed's events of the list's versions up to `version` (its journal up to there
     /// was pruned): the feed's base passes the last of them.

@@ -77,6 +77,10 @@ struct JournalRoutes: Sendable {
                 return Self.json(try await Self.diff(store, list, from: from, to: to))
             }),
             (.post, "v1/lists/:list/commits", .list(.write), { request, context in try await commit(request, context) }),
+            (.delete, "v1/lists/:list", .list(.admin), { _, context in
+                let list = try Self.list(context)
+                return Self.json(WireDocument.deleted(list, version: try await store.deleteList(list)))
+            }),
             (.post, "v1/lists/:list/pushes", .list(.write), { request, context in try await push(request, context) }),
             (.get, "v1/lists/:list/pushes/:client", .list(.read), { request, context in try await pushes(request, context) }),
             (.get, "v1/lists/:list/events", .list(.read), { request, context in try await events(request, context) }),

@@ -74,22 +74,38 @@ public enum WireDocument {
     }
 
     /// `{"cursor":…,"events":[{"entry":{…as a journal's commits…},"list":…}…],"hasMore":…,"schemaVersion":1}`:
-    /// a page of the store feed (`GET /v1/changes`), each event a list's commit; `cursor` is where
-    /// the follower reads on.
+    /// a page of the store feed (`GET /v1/changes`), each event a list's commit, or
+    /// `{"deleted":true,"list":…}` for a deleted list; `cursor` is where the follower reads on.
     /// - Complexity: O(size of the entries).
     public static func changes(_ events: [FeedEvent], cursor: FeedCursor, hasMore: Bool) -> [UInt8] {
-        JSONWriter.object(capacity: events.reduce(128) { $0 + $1.entry.stagesJSON.count + 320 }) { w in
+        JSONWriter.object(capacity: events.reduce(128) { $0 + ($1.entry?.stagesJSON.count ?? 0) + 320 }) { w in
             w.member("cursor", cursor.description)
             w.key("events")
             w.array(events) { w, event in
                 w.object { w in
-                    w.key("entry")
-                    w.commit(event.entry)
+                    if let entry = event.entry {
+                        w.key("entry")
+                        w.commit(entry)
+                    } else {
+                        w.member("deleted", true)
+                    }
                     w.member("list", event.list)
                 }
             }
             w.member("hasMore", hasMore)
             w.schemaVersion()
+        }
+    }
+
+    /// `{"deleted":true,"list":…,"schemaVersion":1,"version":…}`: what `DELETE /v1/lists/L` and
+    /// `liststore drop --json` answer, with the version the list had.
+    /// - Complexity: O(1).
+    public static func deleted(_ list: String, version: Int) -> [UInt8] {
+        JSONWriter.object { w in
+            w.member("deleted", true)
+            w.member("list", list)
+            w.schemaVersion()
+            w.member("version", version)
         }
     }
 

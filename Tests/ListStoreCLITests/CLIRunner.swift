@@ -54,7 +54,7 @@ struct CLIRunner {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
-        try process.run()
+        try process.runWhenDescriptorsAllow()
         let writer = Thread {
             PipeIO.write(input, to: stdin.fileHandleForWriting)
             try? stdin.fileHandleForWriting.close()
@@ -122,7 +122,7 @@ extension CLIRunner {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.endsWithTestProcess()
-        try process.run()
+        try process.runWhenDescriptorsAllow()
         return process
     }
 }

@@ -35,7 +35,7 @@ import Darwin
         let done = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in done.signal() }
         process.endsWithTestProcess()
-        try process.run()
+        try process.runWhenDescriptorsAllow()
         let timedOut = done.wait(timeout: .now() + seconds) == .timedOut
         if timedOut {
             kill(process.processIdentifier, SIGKILL)
@@ -154,7 +154,7 @@ import Darwin
         process.standardOutput = stdout
         process.standardError = stderr
         process.endsWithTestProcess()  // setpriv runs liststore in its own place: it stays this process's child
-        try process.run()
+        try process.runWhenDescriptorsAllow()
         let out = PipeIO.readAll(stdout.fileHandleForReading)
         let err = PipeIO.readAll(stderr.fileHandleForReading)
         process.waitUntilExit()

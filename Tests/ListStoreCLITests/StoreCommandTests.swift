@@ -16,6 +16,30 @@ import Testing
 
     enum CommandTestError: Error { case notAnObject(String) }
 
+    /// `drop` deletes a list and says what it was; a missing list is exit 65, a usage
+    /// error 64, and the name starts afresh.
+    @Test func dropDeletesAList() throws {
+        let dir = try TemporaryDirectory()
+        let db = dir.url.appendingPathComponent("s.liststore").path
+        let file = try dir.file("v1.json", v1)
+        for list in ["inbox", "keep"] { #expect(try CLIRunner.run(["commit", "--db", db, "--list", list, "--file", file]).status == 0) }
+        #expect(try CLIRunner.run(["commit", "--db", db, "--list", "inbox", "--file", try dir.file("v2.json", v2)]).status == 0)
+        let dropped = try CLIRunner.run(["drop", "--db", db, "--list", "inbox", "--json"])
+        #expect(dropped.status == 0 && dropped.stderr.isEmpty)
+        let answer = try object(dropped.stdout)
+        #expect(answer["deleted"] == true && answer["list"] == "inbox" && answer["version"] == 2 && answer["schemaVersion"] == 1)
+        let lists = try object(try CLIRunner.run(["lists", "--db", db, "--json"]).stdout)
+        guard case .array(let names)? = lists["lists"] else { Issue.record("no lists"); return }
+        #expect(names.count == 1)
+        let missing = try CLIRunner.run(["drop", "--db", db, "--list", "inbox"])
+        #expect(missing.status == 65 && missing.stderr.contains("inbox") && missing.stdout.isEmpty)
+        #expect(try CLIRunner.run(["drop", "--db", db]).status == 64)
+        let human = try CLIRunner.run(["drop", "--db", db, "--list", "keep"])
+        #expect(human.status == 0 && human.stdout == "'keep': deleted (it was at version 1).\n")
+        let again = try object(try CLIRunner.run(["commit", "--db", db, "--list", "inbox", "--file", file, "--json"]).stdout)
+        #expect(again["version"] == 1 && again["parentVersion"] == 0)
+    }
+
     @Test func commitShowLogListsDiffAndVerifyWorkTogether() throws {
         let dir = try TemporaryDirectory()
         let db = dir.url.appendingPathComponent("s.liststore").path

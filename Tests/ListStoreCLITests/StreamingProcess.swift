@@ -33,7 +33,7 @@ final class StreamingProcess: @unchecked Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.endsWithTestProcess()
-        try process.run()
+        try process.runWhenDescriptorsAllow()
         read(stdout.fileHandleForReading) { [lines] chunk, pending in
             pending.append(chunk)
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {

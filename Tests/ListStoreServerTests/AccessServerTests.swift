@@ -157,6 +157,7 @@ import Testing
                 for method in try #require(operations.objectValue).keys {
                     let concrete = path.replacingOccurrences(of: "{list}", with: "users%2Fana%2Finbox")
                         .replacingOccurrences(of: "{client}", with: "c1").replacingOccurrences(of: "{name}", with: "c")
+                        + (path == "/v1/changes" ? "?lists=**" : "")
                     let body = method == "get" ? nil : (path.hasSuffix("consumers/{name}") ? #"{"version": 1}"# : Self.commitBody(nil))
                     let answer = try await server.request(concrete, method: method.uppercased(), body: body, token: nobody)
                     switch path {
@@ -164,6 +165,9 @@ import Testing
                         #expect(answer.status == 200, "\(method) \(path)")
                     case "/v1/lists":
                         #expect(try WireDocument.decodeLists(answer.body).isEmpty)
+                    case "/v1/changes":
+                        let events = try JSONValue(parsing: answer.body)["events"]?.arrayValue
+                        #expect(answer.status == 200 && events?.isEmpty == true, "\(method) \(path)")
                     case "/metrics":
                         #expect(answer.status == 403)
                     default:

@@ -40,6 +40,8 @@ final class CountingEngine: ListStoreEngine {
         try await store.feed(after: position, limit: limit, including: including)
     }
 
+    func deleteList(_ list: String) async throws -> Int { try await store.deleteList(list) }
+
     func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage {
         reads.withLock { $0 += 1 }
         return try await store.journal(of: list, after: version, limit: limit, maxBytes: maxBytes)

@@ -31,7 +31,7 @@ import Testing
         process.standardOutput = output
         process.standardError = errors
         process.endsWithTestProcess()
-        try process.run()
+        try process.runWhenDescriptorsAllow()
         return (process, output, errors)
     }
 

@@ -80,6 +80,37 @@ import Testing
         }
     }
 
+    /// `DELETE /v1/lists/L` needs the admin grant (or the service token); the feed then carries
+    /// the deletion to the followers who may read the list.
+    @Test func adminsDeleteListsAndFollowersLearnOfIt() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for list in ["users/ana/inbox", "teams/red/plan", "teams/blue/plan"] { try await store.commit(linearList(3), to: list) }
+        let tokens = AccessServerTests.tokens
+        let ana = tokens.token(["sub": "ana", "teams": ["red"]])
+        let lead = tokens.token(["sub": "lead", "teams": ["red"], "admin_of": ["red"]])
+        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+            var server = server
+            server.token = "service"
+            let start = try Self.page(try await server.request("/v1/changes?lists=**", token: ana))
+            // Write is not enough, read even less; another's list answers as a missing one.
+            #expect(try await server.request("/v1/lists/users%2Fana%2Finbox", method: "DELETE", token: ana).status == 403)
+            #expect(try await server.request("/v1/lists/teams%2Fred%2Fplan", method: "DELETE", token: ana).status == 403)
+            #expect(try await server.request("/v1/lists/teams%2Fblue%2Fplan", method: "DELETE", token: lead).status == 404)
+            let deleted = try await server.request("/v1/lists/teams%2Fred%2Fplan", method: "DELETE", token: lead)
+            #expect(deleted.status == 200, "\(String(decoding: deleted.body, as: UTF8.self))")
+            let answer = try JSONValue(parsing: deleted.body)
+            #expect(answer["deleted"]?.boolValue == true && answer["version"]?.intValue == 1 && answer["list"]?.stringValue == "teams/red/plan")
+            #expect(try await server.request("/v1/lists/teams%2Fred%2Fplan").status == 404)
+            #expect(try await server.request("/v1/lists/users%2Fana%2Finbox", method: "DELETE").status == 200)
+            let next = try await server.request("/v1/changes?lists=**&since=\(start.cursor)", token: ana)
+            let events = try #require(try JSONValue(parsing: next.body)["events"]?.arrayValue)
+            #expect(events.map { $0["list"]?.stringValue ?? "" } == ["teams/red/plan", "users/ana/inbox"])
+            #expect(events.allSatisfy { $0["deleted"]?.boolValue == true && $0["entry"] == nil })
+            #expect(try await store.lists().map(\.name) == ["teams/blue/plan"])
+        }
+    }
+
     @Test func badPatternsAndCursorsAnswerClearly() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

@@ -74,7 +74,7 @@ public struct TestCertificates: Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runWhenDescriptorsAllow()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         if check, process.terminationStatus != 0 {
