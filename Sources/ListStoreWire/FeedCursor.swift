@@ -27,9 +27,13 @@ public struct FeedCursor: Sendable, Hashable, CustomStringConvertible {
     /// - Complexity: O(length of `text`).
     public init(parsing text: String) throws {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.count <= 64,
+        // Numbers of 1 to 18 digits, no sign: what the API's document describes.
+        func number(_ part: Substring) -> Int? {
+            (1...18).contains(part.utf8.count) && part.utf8.allSatisfy({ (0x30...0x39).contains($0) }) ? Int(part) : nil
+        }
+        guard parts.count == 3, (1...64).contains(parts[0].utf8.count),
             parts[0].allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "-") }),
-            let epoch = Int(parts[1]), epoch >= 0, let position = Int(parts[2]), position >= 0
+            let epoch = number(parts[1]), let position = number(parts[2])
         else {
             throw StoreError(.invalidArgument, "not a feed cursor (a cursor the server answered, as it was): \(text.prefix(80).debugDescription)")
         }
