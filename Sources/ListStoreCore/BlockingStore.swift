@@ -80,7 +80,7 @@ extension BlockingStore {
     }
 
     /// The store feed after `position`: every commit of the lists `including` accepts, at
-    /// store-wide positions in commit order (``StoreDriver/feed(after:limit:including:)``).
+    /// store-wide positions in commit order (``ListStoreEngine/feed(after:limit:including:)``).
     /// ```swift
     /// let page = try store.feed(after: cursor)
     /// ```
@@ -90,7 +90,7 @@ extension BlockingStore {
         try blockingTransaction(.read) { try $0.steps.feedPage(after: position, limit: limit, including: including) }
     }
 
-    /// Deletes `list`, as ``StoreDriver/deleteList(_:)``.
+    /// Deletes `list`, as ``ListStoreEngine/deleteList(_:)``.
     /// ```swift
     /// try store.deleteList("users/ana/old")
     /// ```
