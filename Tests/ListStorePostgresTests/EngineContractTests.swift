@@ -362,7 +362,7 @@ import Testing
     }
 
     /// The code of the `StoreError` that `body` throws (nil when it throws none).
-    private static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
+    static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
         do {
             try await body()
             return nil

@@ -63,18 +63,18 @@ import Testing
             #expect(caughtUp.events.count == 8 && !caughtUp.hasMore && caughtUp.position == 8)
             _ = try await store.prune("old", .keepLast(1), force: true)
             await #expect(throws: StoreError.self) { try await store.feed(after: 0) }
-            let expired = await Self.code { _ = try await store.feed(after: 2) }
+            let expired = await EngineContractTests.code { _ = try await store.feed(after: 2) }
             #expect(expired == .cursorExpired)
             // From the oldest retained: the events not pruned, still in order.
             let retained = try await store.feed()
             #expect(retained.events.map(\.list) == ["new", "old", "new"] && retained.events.map { $0.entry?.version ?? -1 } == [3, 4, 4])
             #expect(retained.events.map(\.position) == [6, 7, 8])
             // Past the end: another store's position.
-            #expect(await Self.code { _ = try await store.feed(after: 9) } == .cursorExpired)
+            #expect(await EngineContractTests.code { _ = try await store.feed(after: 9) } == .cursorExpired)
             try await store.commit(linearList(5), to: "old", expectedVersion: nil, author: nil, message: nil)
             let next = try await store.feed(after: caughtUp.position)
             #expect(next.events.map(\.list) == ["old"] && next.events.map { $0.entry?.version ?? -1 } == [5] && next.position == 9)
-            #expect(await Self.code { _ = try await store.feed(after: 9, limit: -1) } == .invalidArgument)
+            #expect(await EngineContractTests.code { _ = try await store.feed(after: 9, limit: -1) } == .invalidArgument)
         }
     }
 
@@ -93,9 +93,9 @@ import Testing
             #expect(try await store.deleteList("l") == 2)
             #expect(try await store.lists().map(\.name) == ["m"])
             for read in [{ _ = try await store.snapshot(of: "l", at: nil) }, { _ = try await store.journal(of: "l", after: 0, limit: 9, maxBytes: .max) }] as [() async throws -> Void] {
-                #expect(await Self.code(read) == .listNotFound)
+                #expect(await EngineContractTests.code(read) == .listNotFound)
             }
-            #expect(await Self.code { _ = try await store.deleteList("l") } == .listNotFound)
+            #expect(await EngineContractTests.code { _ = try await store.deleteList("l") } == .listNotFound)
             try await follower.read(store, limit: 10)
             #expect(follower.events.last?.list == "l" && follower.events.last?.isDeletion == true)
             // The name again: a new list from version 1, after the deletion in the feed.
@@ -196,17 +196,6 @@ import Testing
             events += page.events
             position = page.position
             return page.hasMore
-        }
-    }
-
-    static func code(_ body: () async throws -> Void) async -> StoreError.Code? {
-        do {
-            try await body()
-            return nil
-        } catch let error as StoreError {
-            return error.code
-        } catch {
-            return nil
         }
     }
 }
