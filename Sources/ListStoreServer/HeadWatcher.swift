@@ -31,12 +31,15 @@ final class HeadWatcher: Sendable {
     let pollInterval: Duration
     /// The event streams at the heads, written to from each read of the heads.
     let fanout: EventFanout?
+    /// The feed event streams at the feed's head, written to when the store may have a new commit.
+    let feedFanout: FeedFanout?
     private let state = _Locked(State())
 
-    init(store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil) {
+    init(store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil, feedFanout: FeedFanout? = nil) {
         self.store = store
         self.pollInterval = pollInterval
         self.fanout = fanout
+        self.feedFanout = feedFanout
     }
 
     private func withState<T>(_ body: (inout State) -> T) -> T {
@@ -79,6 +82,8 @@ final class HeadWatcher: Sendable {
                 for continuation in woken { continuation.resume(returning: true) }
                 fanout?.headsRead(heads)
             }
+            // The feed's followers read the feed themselves, once for all of them.
+            feedFanout?.poke()
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
     }
@@ -86,7 +91,7 @@ final class HeadWatcher: Sendable {
     /// Ends each wait at its deadline (at most `pollInterval` late).
     private func endWaitsOnTime() async {
         while !Task.isCancelled, !isClosed {
-            try? await Task.sleep(for: min(pollInterval, expire(), fanout?.expire() ?? pollInterval))
+            try? await Task.sleep(for: min(pollInterval, expire(), fanout?.expire() ?? pollInterval, feedFanout?.expire() ?? pollInterval))
         }
     }
 
@@ -145,6 +150,7 @@ final class HeadWatcher: Sendable {
     /// Ends every wait now and every later one at once (the server is shutting down).
     func close() {
         fanout?.close()
+        feedFanout?.close()
         let all = withState { state -> [CheckedContinuation<Bool, Never>] in
             state.closed = true
             defer { state.waiters = [:] }

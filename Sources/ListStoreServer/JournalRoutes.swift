@@ -13,6 +13,8 @@ struct JournalRoutes: Sendable {
     let watcher: HeadWatcher
     /// Writes new commits to the event streams at the heads.
     let fanout: EventFanout
+    /// Writes the store feed's new commits to the feed event streams at its head.
+    let feedFanout: FeedFanout
     /// What `GET /metrics` shows; commits and merges are timed into it.
     let metrics: ServerMetrics
     /// The journal pages being read, shared by identical requests under way, and the last 16 that
@@ -50,6 +52,7 @@ struct JournalRoutes: Sendable {
         let routes: [Route] = [
             (.get, "v1/store", .anyToken, { _, _ in Self.json(WireDocument.identity(try await store.identity())) }),
             (.get, "v1/changes", .anyToken, { request, context in try await changes(request, context) }),
+            (.get, "v1/events", .anyToken, { request, context in try await feedEvents(request, context) }),
             (.get, "v1/lists", .anyToken, { _, context in
                 var lists = try await store.lists()
                 if case .user(let token) = context.identity {
@@ -212,66 +215,6 @@ struct JournalRoutes: Sendable {
         return Self.json(body)
     }
 
-    /// The store feed (`GET /v1/changes`): the commits of the lists `lists` (a pattern) names that
-    /// the token may read, after the cursor `since` (default: from the oldest retained); with
-    /// `wait`, an answer without events is held until one of those lists gets a commit. Lists
-    /// created, or made readable, meanwhile are in it from their first commit on.
-    private func changes(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        guard let text = query["lists"].map(String.init), !text.isEmpty else {
-            throw APIError.invalidArgument("'lists' is required: a pattern of list names ('**' for all)")
-        }
-        let pattern: ListPattern
-        do {
-            pattern = try ListPattern(text)
-        } catch {
-            throw APIError.invalidArgument("'lists' is not a pattern of list names: \(error)")
-        }
-        guard pattern.claimNames.isEmpty else { throw APIError.invalidArgument("'lists' must not name claims ({…}): \(text)") }
-        let limit = try Self.integer(query["limit"], "limit") ?? 100
-        guard limit >= 1, limit <= configuration.maxLimit else {
-            throw APIError.invalidArgument("'limit' must be from 1 to \(configuration.maxLimit)")
-        }
-        let wait = try Self.integer(query["wait"], "wait") ?? 0
-        guard wait >= 0, Duration.seconds(wait) <= configuration.maxWait else {
-            throw APIError.invalidArgument("'wait' must be from 0 to \(configuration.maxWait.components.seconds) seconds")
-        }
-        let identity = try await store.identity()
-        var position: Int?
-        if let since = query["since"].map(String.init) {
-            let cursor = try FeedCursor(parsing: since)
-            guard cursor.store == identity else {
-                throw APIError(
-                    .conflict, "cursorMismatch",
-                    "the cursor is of another store, or of this one before it was restored (epoch \(cursor.store.epoch), now \(identity.epoch)): follow again from the start, reading the lists anew")
-            }
-            position = cursor.position
-        }
-        // What the token may read, as the rules stand now.
-        let (access, token) = (state.access, Self.userToken(context))
-        let including: @Sendable (String) -> Bool = { list in
-            pattern.matches(list) && (token.map { access?.grant(on: list, to: $0) != nil } ?? true)
-        }
-        var page = try await store.feed(after: position, limit: limit, including: including)
-        if wait > 0, page.events.isEmpty, !page.hasMore {
-            let slot = try streamSlot()
-            defer { withExtendedLifetime(slot) {} }
-            // A user's long poll ends when its token does: the client asks again with a fresh one.
-            let deadline = ContinuousClock.now + min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
-            let hangUp = HangUpWatch(context.channel)
-            while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline {
-                let seen = store.commitGeneration()
-                // Commit signals are hints (another process's may not come): read again at least
-                // every second.
-                let timeout = min(deadline - ContinuousClock.now, .seconds(1))
-                // A client that hangs up ends its wait, and frees its place, at once.
-                guard await hangUp.wait({ [store] in await store.waitForCommit(after: seen, timeout: timeout); return true }) != nil else { break }
-                page = try await store.feed(after: page.position, limit: limit, including: including)
-            }
-        }
-        return Self.json(WireDocument.changes(page.events, cursor: FeedCursor(store: identity, position: page.position), hasMore: page.hasMore))
-    }
-
     /// Commits a snapshot document.
     private func commit(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
@@ -418,7 +361,7 @@ struct JournalRoutes: Sendable {
     // MARK: - Helpers
 
     /// A place among the long polls and event streams, or 503 when they are all taken.
-    private func streamSlot() throws -> ConnectionLimiter.Slot {
+    func streamSlot() throws -> ConnectionLimiter.Slot {
         guard let slot = state.streams.slot() else {
             throw APIError.serverBusy("the server holds as many long polls and event streams as it may; try again later")
         }

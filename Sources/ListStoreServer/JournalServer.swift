@@ -232,6 +232,8 @@ public struct JournalServer: Sendable {
     let state: ServerState
     /// Writes new commits to the event streams at the heads.
     let fanout: EventFanout
+    /// Writes the store feed's new commits to the feed event streams at its head.
+    let feedFanout: FeedFanout
     /// What `GET /metrics` shows.
     let metrics: ServerMetrics
 
@@ -242,6 +244,7 @@ public struct JournalServer: Sendable {
         self.logger = logger
         state = ServerState(configuration)
         fanout = EventFanout(store: store, state: state)
+        feedFanout = FeedFanout(store: store, state: state)
         metrics = ServerMetrics()
     }
 
@@ -256,7 +259,8 @@ public struct JournalServer: Sendable {
     public func run(handlingSignals: Bool = true, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let (state, fanout) = (state, fanout)
         fanout.open()
-        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, fanout: fanout)
+        feedFanout.open()
+        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, fanout: fanout, feedFanout: feedFanout)
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).
         state.port = configuration.port != 0 ? configuration.port : nil
         let router = Router(context: ServerRequestContext.self)
@@ -267,7 +271,7 @@ public struct JournalServer: Sendable {
         router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
         router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
         let routes = JournalRoutes(
-            store: store, watcher: watcher, fanout: fanout, metrics: metrics, configuration: configuration, state: state)
+            store: store, watcher: watcher, fanout: fanout, feedFanout: feedFanout, metrics: metrics, configuration: configuration, state: state)
         // Routes take the middlewares added before them: the health check and the API's document
         // need no token.
         routes.addUnauthenticated(to: router)

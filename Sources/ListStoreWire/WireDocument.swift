@@ -73,28 +73,29 @@ public enum WireDocument {
         }
     }
 
-    /// `{"cursor":…,"events":[{"entry":{…as a journal's commits…},"list":…}…],"hasMore":…,"schemaVersion":1}`:
+    /// `{"cursor":…,"events":[{"cursor":…,"entry":{…as a journal's commits…},"list":…}…],"hasMore":…,"schemaVersion":1}`:
     /// a page of the store feed (`GET /v1/changes`), each event a list's commit, or
-    /// `{"deleted":true,"list":…}` for a deleted list; `cursor` is where the follower reads on.
+    /// `{"cursor":…,"deleted":true,"list":…}` for a deleted list; `cursor` is where the follower reads
+    /// on, and each event's is the cursor just after it (a follower that stores it with what it
+    /// applied resumes exactly there).
     /// - Complexity: O(size of the entries).
     public static func changes(_ events: [FeedEvent], cursor: FeedCursor, hasMore: Bool) -> [UInt8] {
         JSONWriter.object(capacity: events.reduce(128) { $0 + ($1.entry?.stagesJSON.count ?? 0) + 320 }) { w in
             w.member("cursor", cursor.description)
             w.key("events")
-            w.array(events) { w, event in
-                w.object { w in
-                    if let entry = event.entry {
-                        w.key("entry")
-                        w.commit(entry)
-                    } else {
-                        w.member("deleted", true)
-                    }
-                    w.member("list", event.list)
-                }
-            }
+            w.array(events) { w, event in w.feedEvent(event, cursor: FeedCursor(store: cursor.store, position: event.position)) }
             w.member("hasMore", hasMore)
             w.schemaVersion()
         }
+    }
+
+    /// One event of the store feed, `{"entry":{…},"list":…}` or `{"deleted":true,"list":…}`, as an
+    /// event stream's data (`GET /v1/events?lists=`).
+    /// - Complexity: O(size of the entry).
+    public static func feedEvent(_ event: FeedEvent) -> [UInt8] {
+        var writer = JSONWriter(capacity: (event.entry?.stagesJSON.count ?? 0) + 320)
+        writer.feedEvent(event)
+        return writer.bytes
     }
 
     /// `{"deleted":true,"list":…,"schemaVersion":1,"version":…}`: what `DELETE /v1/lists/L` and
@@ -261,6 +262,44 @@ public enum WireDocument {
     /// - Throws: `DecodingError`.
     public static func decodeCommitObject(_ bytes: [UInt8], list: String) throws -> JournalEntry {
         try entry(try parse(bytes, "commit"), list: list)
+    }
+
+    /// One event of the store feed (an event stream's data, or a member of a `changes` page's
+    /// `events`), at `position`.
+    /// - Throws: `DecodingError`.
+    public static func decodeFeedEvent(_ bytes: [UInt8], position: Int) throws -> FeedEvent {
+        try feedEvent(try parse(bytes, "feed event"), position: position)
+    }
+
+    /// A `changes` page: its events, each with the cursor just after it, the page's cursor, and
+    /// whether more follow.
+    /// - Throws: `DecodingError` (a cursor that is not one is one).
+    public static func decodeChanges(_ bytes: [UInt8]) throws -> (events: [(event: FeedEvent, cursor: FeedCursor)], cursor: FeedCursor, hasMore: Bool) {
+        let object = try topLevel(bytes, "changes")
+        guard let events = object["events"]?.arrayValue, let hasMore = object["hasMore"]?.boolValue else {
+            throw DecodingError(description: "changes: expected \"events\" and \"hasMore\"")
+        }
+        func cursor(_ object: JSONObject?) throws -> FeedCursor {
+            guard let text = object?["cursor"]?.stringValue, let cursor = try? FeedCursor(parsing: text) else {
+                throw DecodingError(description: "changes: expected a \"cursor\"")
+            }
+            return cursor
+        }
+        return (
+            try events.map { value in
+                let at = try cursor(value.objectValue)
+                return (try feedEvent(value, position: at.position), at)
+            }, try cursor(object), hasMore
+        )
+    }
+
+    private static func feedEvent(_ value: JSONValue, position: Int) throws -> FeedEvent {
+        guard let object = value.objectValue, let list = object["list"]?.stringValue else {
+            throw DecodingError(description: "feed event: expected an object with \"list\"")
+        }
+        if object["deleted"]?.boolValue == true { return FeedEvent(position: position, list: list, entry: nil) }
+        guard let entry = object["entry"] else { throw DecodingError(description: "feed event: expected \"entry\" or \"deleted\"") }
+        return FeedEvent(position: position, list: list, entry: try self.entry(entry, list: list))
     }
 
     /// The snapshot of a snapshot document with `list`, `version` and `digest` (`show --json`).
@@ -450,6 +489,21 @@ extension JSONWriter {
             w.key("stages")
             w.fragment(entry.stagesJSON)
             w.member("version", entry.version)
+        }
+    }
+
+    /// `{"cursor"?,"entry":{…},"list":…}` or `{"cursor"?,"deleted":true,"list":…}`: one event of
+    /// the store feed.
+    mutating func feedEvent(_ event: FeedEvent, cursor: FeedCursor? = nil) {
+        object { w in
+            if let cursor { w.member("cursor", cursor.description) }
+            if let entry = event.entry {
+                w.key("entry")
+                w.commit(entry)
+            } else {
+                w.member("deleted", true)
+            }
+            w.member("list", event.list)
         }
     }
 

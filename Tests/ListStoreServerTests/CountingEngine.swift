@@ -1,6 +1,7 @@
 import ListStore
 
-/// A store that counts the journal pages read through it (`journal(of:after:limit:maxBytes:)`) and
+/// A store that counts the journal pages read through it (`journal(of:after:limit:maxBytes:)`), the
+/// feed pages (`feed(after:limit:including:)`) and
 /// the identity reads (`identity()`), for tests of how many reads a server makes; everything else
 /// goes to `store` unchanged. With `signalsOwnCommits`, the server learns only of the commits made
 /// through this engine, once each (not of the file notifications' repeats), as an engine without
@@ -9,6 +10,7 @@ final class CountingEngine: ListStoreEngine {
     let store: Store
     private let reads = _Locked(0)
     private let identities = _Locked(0)
+    private let feeds = _Locked(0)
     private let signal: CommitSignal?
 
     init(_ store: Store, signalsOwnCommits: Bool = false) {
@@ -18,6 +20,8 @@ final class CountingEngine: ListStoreEngine {
 
     /// The journal pages read so far.
     var journalReads: Int { reads.withLock { $0 } }
+    /// The feed pages read so far.
+    var feedReads: Int { feeds.withLock { $0 } }
     /// The identity reads so far.
     var identityReads: Int { identities.withLock { $0 } }
 
@@ -37,7 +41,8 @@ final class CountingEngine: ListStoreEngine {
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot { try await store.snapshot(of: list, at: version) }
 
     func feed(after position: Int?, limit: Int, including: @escaping @Sendable (String) -> Bool) async throws -> FeedPage {
-        try await store.feed(after: position, limit: limit, including: including)
+        feeds.withLock { $0 += 1 }
+        return try await store.feed(after: position, limit: limit, including: including)
     }
 
     func deleteList(_ list: String) async throws -> Int { try await store.deleteList(list) }

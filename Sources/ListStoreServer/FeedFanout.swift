@@ -1,0 +1,314 @@
+import ListStoreCore
+import ListStoreWire
+import NIOCore
+import NIOHTTPTypes
+
+/// Writes each new page of the store feed to every feed event stream (`GET /v1/events?lists=`) at
+/// the feed's head, reading the page once for all of them: each stream's lists (a pattern, and what
+/// its token may read) choose which of the page's events it is written, and each event is framed once.
+/// A follower costs an entry in a table and a check of its lists per event, not a read of the store.
+///
+/// As with `EventFanout`, a stream writes its backlog itself, through Hummingbird's writer, then
+/// hands itself over with `follow(after:includes:connection:keepAlive:)`, which returns when the
+/// stream must take over again: its connection could not take more, a read failed, its keep-alive
+/// interval passed with nothing written, or the server is shutting down. Only one of the two writes
+/// to a connection at a time, so its events are in order.
+///
+/// `HeadWatcher` drives it: each time the store may have a new commit (a commit signal, or its poll
+/// interval), `poke()` starts a delivery for the streams waiting at each position; its timer ends
+/// the quiet ones (`expire()`).
+///
+/// ```swift
+/// switch await feedFanout.follow(after: position, includes: includes, connection: connection, keepAlive: keepAlive) {
+/// case .behind(let at): position = at            // read on from there
+/// case .quiet(let at): position = at; try await writer.write(keepAlive(at))
+/// case .ended: return
+/// }
+/// ```
+///
+/// Complexity: a delivery costs one read of a feed page (at most `pageLimit` events), the framing
+/// of its events, and O(events × followers) checks of which follower takes which event.
+final class FeedFanout: Sendable {
+    /// Why `follow` returned; the stream's connection has every event of its lists up to `position`.
+    enum Wake: Sendable, Equatable {
+        /// The stream reads on from `position` itself.
+        case behind(position: Int)
+        /// Nothing was written for the keep-alive interval.
+        case quiet(position: Int)
+        /// The server is shutting down or the task was cancelled.
+        case ended
+    }
+
+    /// A page of the feed as events of a stream, each framed once.
+    struct Page: Sendable {
+        /// Each event's list and its frame (`id:`, `event:`, `data:`).
+        var frames: [(list: String, bytes: ByteBuffer)]
+        /// Where the page ends (the position a follower is at once written it).
+        var position: Int
+        var hasMore: Bool
+    }
+
+    private struct Follower: Sendable {
+        var id: UInt64
+        var position: Int
+        var includes: @Sendable (String) -> Bool
+        var deadline: ContinuousClock.Instant
+        var keepAlive: Duration
+        var connection: EventStreamConnection
+        var channel: any Channel { connection.channel }
+        var continuation: CheckedContinuation<Wake, Never>
+    }
+
+    private struct State {
+        var waiting: [UInt64: Follower] = [:]
+        var nextID: UInt64 = 0
+        var cancelled: Set<UInt64> = []
+        var closed = false
+        var deliveries = 0
+    }
+
+    /// The most events of one page.
+    static let pageLimit = 100
+
+    /// The pages being read, shared by the deliveries at the same position.
+    private let pages = SharedReads<Int, Page>()
+    private let store: any ListStoreEngine
+    private let serverState: ServerState
+    private let state = _Locked(State())
+
+    init(store: any ListStoreEngine, state: ServerState) {
+        self.store = store
+        serverState = state
+    }
+
+    /// `event` as an event of a stream: `id:` the cursor after it, `event: commit` or `deleted`,
+    /// `data:` `{"entry":{…},"list":…}` or `{"deleted":true,"list":…}`.
+    /// - Complexity: O(size of the entry).
+    static func frame(_ event: FeedEvent, store identity: StoreIdentity) -> ByteBuffer {
+        var bytes = ByteBuffer()
+        bytes.writeString("id: \(FeedCursor(store: identity, position: event.position))\nevent: \(event.isDeletion ? "deleted" : "commit")\ndata: ")
+        bytes.writeBytes(WireDocument.feedEvent(event))
+        bytes.writeString("\n\n")
+        return bytes
+    }
+
+    /// A keep-alive that also moves the client's cursor (`Last-Event-ID`) to `position`: events of
+    /// other lists passed it, and a client that reconnects need not read them again.
+    static func keepAlive(at position: Int, store identity: StoreIdentity) -> ByteBuffer {
+        ByteBuffer(string: ": keep-alive\nid: \(FeedCursor(store: identity, position: position))\n\n")
+    }
+
+    /// Hands the stream on `connection`, whose client has every event of its lists (those
+    /// `includes` accepts) up to `position`, to the fan-out until it must take over again.
+    func follow(
+        after position: Int, includes: @escaping @Sendable (String) -> Bool, connection: EventStreamConnection, keepAlive: Duration
+    ) async -> Wake {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID &+= 1
+            return state.nextID
+        }
+        defer { state.withLock { _ = $0.cancelled.remove(id) } }
+        let deadline = ContinuousClock.now + keepAlive
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
+                let ended = state.withLock { state -> Bool in
+                    guard !state.closed, !state.cancelled.contains(id) else { return true }
+                    state.waiting[id] = Follower(
+                        id: id, position: position, includes: includes, deadline: deadline, keepAlive: keepAlive,
+                        connection: connection, continuation: continuation)
+                    return false
+                }
+                if ended { continuation.resume(returning: .ended) }
+            }
+        } onCancel: {
+            let follower = state.withLock { state in
+                let follower = state.waiting.removeValue(forKey: id)
+                if follower == nil { state.cancelled.insert(id) }
+                return follower
+            }
+            follower?.continuation.resume(returning: .ended)
+        }
+    }
+
+    /// How many streams wait at the head (not those a delivery holds).
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Whether `close()` was called (and `open()` not since).
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Starts a delivery for the streams waiting at each position: the store may have new commits.
+    func poke() {
+        let groups = state.withLock { state -> [Int: [Follower]] in
+            guard !state.waiting.isEmpty else { return [:] }
+            let groups = Dictionary(grouping: state.waiting.values, by: \.position)
+            state.waiting = [:]
+            state.deliveries += groups.count
+            return groups
+        }
+        for (position, followers) in groups {
+            Task { await self.deliver(after: position, to: followers) }
+        }
+    }
+
+    /// Writes the pages after `start` to `followers` until they reach the feed's head, then hands
+    /// them back to `waiting` (or to their streams, see `Wake`).
+    private func deliver(after start: Int, to delivered: [Follower]) async {
+        defer { state.withLock { $0.deliveries -= 1 } }
+        var position = start
+        var followers = delivered
+        var emptyReads = 0
+        while !followers.isEmpty {
+            let generation = store.commitGeneration()
+            let page: Page
+            do {
+                page = try await self.page(after: position)
+            } catch {
+                // Each stream reads again and reports what it finds (a cursor expired meanwhile).
+                handBack(followers, .behind(position: position))
+                return
+            }
+            guard page.position > position else {
+                // Nothing new. A commit the store learned of during the read may not be in it: read
+                // again (a few times; then the next poke brings them back).
+                emptyReads += 1
+                let again = emptyReads < 3 && store.commitGeneration() != generation
+                followers = requeue(followers, at: position, goOn: again)
+                continue
+            }
+            emptyReads = 0
+            followers = await write(page, to: followers, from: position)
+            position = page.position
+            if !page.hasMore { followers = requeue(followers, at: position, goOn: false) }
+        }
+    }
+
+    /// The feed page after `position`, every list's events, framed.
+    private func page(after position: Int) async throws -> Page {
+        let store = store
+        return try await pages.value(for: position) {
+            let identity = try await store.identity()
+            let page = try await store.feed(after: position, limit: Self.pageLimit, including: { _ in true })
+            return Page(
+                frames: page.events.map { ($0.list, Self.frame($0, store: identity)) }, position: page.position, hasMore: page.hasMore)
+        }
+    }
+
+    /// Writes to each follower the events of `page` it takes, from its connection's event loop;
+    /// returns those that are now at the page's end, and hands the others (a connection closed or
+    /// unable to take more) back to their streams at `start`.
+    private func write(_ page: Page, to followers: [Follower], from start: Int) async -> [Follower] {
+        var byLoop = [ObjectIdentifier: [(Follower, ByteBuffer)]]()
+        var moved = [Follower]()
+        for follower in followers {
+            var bytes = ByteBuffer()
+            for frame in page.frames where follower.includes(frame.list) {
+                bytes.writeImmutableBuffer(frame.bytes)
+            }
+            if bytes.readableBytes == 0 {
+                moved.append(follower)
+            } else {
+                byLoop[ObjectIdentifier(follower.channel.eventLoop), default: []].append((follower, bytes))
+            }
+        }
+        let now = ContinuousClock.now
+        let writes = byLoop.values.map { group in
+            (group.map(\.0), group[0].0.channel.eventLoop.submit { () -> ([Follower], Int) in
+                var written = [Follower]()
+                var declined = [Follower]()
+                var bytesWritten = 0
+                for (follower, bytes) in group {
+                    if follower.channel.isActive && follower.channel.isWritable {
+                        var chunk = ByteBuffer()
+                        chunk.reserveCapacity(bytes.readableBytes + 16)
+                        chunk.writeString(String(bytes.readableBytes, radix: 16))
+                        chunk.writeStaticString("\r\n")
+                        chunk.writeImmutableBuffer(bytes)
+                        chunk.writeStaticString("\r\n")
+                        follower.connection.write(.body(bytes), chunk: chunk)
+                        // Its keep-alive interval starts again (not a stream's that was passed events).
+                        var follower = follower
+                        follower.deadline = now + follower.keepAlive
+                        written.append(follower)
+                        bytesWritten += bytes.readableBytes
+                    } else {
+                        declined.append(follower)
+                    }
+                }
+                self.handBack(declined, .behind(position: start))
+                return (written, bytesWritten)
+            })
+        }
+        for (group, write) in writes {
+            do {
+                let (written, bytes) = try await write.get()
+                moved += written
+                serverState.addEventBytes(bytes)
+            } catch {
+                handBack(group, .behind(position: start))
+            }
+        }
+        return moved
+    }
+
+    /// Hands `followers`, now at `position`, back to `waiting`; returns them instead when `goOn`
+    /// (the delivery reads again). Ends the cancelled ones, and all on shutdown.
+    private func requeue(_ followers: [Follower], at position: Int, goOn: Bool) -> [Follower] {
+        let (kept, ended) = state.withLock { state -> ([Follower], [Follower]) in
+            guard !state.closed else { return ([], followers) }
+            var kept = [Follower]()
+            var ended = [Follower]()
+            for var follower in followers {
+                if state.cancelled.contains(follower.id) {
+                    ended.append(follower)
+                    continue
+                }
+                follower.position = position
+                if goOn { kept.append(follower) } else { state.waiting[follower.id] = follower }
+            }
+            return (kept, ended)
+        }
+        for follower in ended { follower.continuation.resume(returning: .ended) }
+        return kept
+    }
+
+    /// Hands the streams whose keep-alive interval passed back to them; returns how long until the
+    /// next one's (nil when none waits).
+    func expire() -> Duration? {
+        let now = ContinuousClock.now
+        let (quiet, next) = state.withLock { state -> ([Follower], ContinuousClock.Instant?) in
+            var quiet = [Follower]()
+            var next: ContinuousClock.Instant?
+            for follower in state.waiting.values {
+                if follower.deadline <= now {
+                    quiet.append(follower)
+                } else if next.map({ follower.deadline < $0 }) ?? true {
+                    next = follower.deadline
+                }
+            }
+            for follower in quiet { state.waiting[follower.id] = nil }
+            return (quiet, next)
+        }
+        for follower in quiet { follower.continuation.resume(returning: .quiet(position: follower.position)) }
+        return next.map { max(.milliseconds(1), $0 - now) }
+    }
+
+    private func handBack(_ followers: [Follower], _ wake: Wake) {
+        for follower in followers { follower.continuation.resume(returning: wake) }
+    }
+
+    /// Follows streams again after `close()` (a server run again).
+    func open() {
+        state.withLock { $0.closed = false }
+    }
+
+    /// Ends every stream followed now, those a delivery holds when it hands them back, and every
+    /// later `follow` at once (the server is shutting down).
+    func close() {
+        let all = state.withLock { state -> [Follower] in
+            state.closed = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for follower in all { follower.continuation.resume(returning: .ended) }
+    }
+}

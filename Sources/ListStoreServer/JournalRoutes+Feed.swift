@@ -1,0 +1,173 @@
+import Hummingbird
+import HTTPTypes
+import ListStoreCore
+import ListStoreWire
+import NIOCore
+
+// The store feed's routes: `GET /v1/changes` (long polls) and `GET /v1/events?lists=` (an event
+// stream), the commits of many lists after one cursor.
+
+extension JournalRoutes {
+    /// What a feed request asks for: its lists, and where it starts.
+    struct FeedQuery: Sendable {
+        /// Whether a list is one the request follows: it matches the pattern and the token may read
+        /// it, under the access rules in force when asked (rules read again apply at once).
+        var includes: @Sendable (String) -> Bool
+        /// The position after which it reads (nil: from the oldest retained).
+        var position: Int?
+        /// The store it reads (the cursors it answers are of it).
+        var identity: StoreIdentity
+    }
+
+    /// The `lists` pattern and the cursor (`since`, or `lastEventID` when a stream resumes) of a
+    /// feed request.
+    /// - Throws: `APIError` 400 for a missing or malformed pattern or cursor, 409 `cursorMismatch`
+    ///   for a cursor of another store or epoch.
+    func feedQuery(_ request: Request, _ context: ServerRequestContext, lastEventID: String? = nil) async throws -> FeedQuery {
+        let query = request.uri.queryParameters
+        guard let text = query["lists"].map(String.init), !text.isEmpty else {
+            throw APIError.invalidArgument("'lists' is required: a pattern of list names ('**' for all)")
+        }
+        let pattern: ListPattern
+        do {
+            pattern = try ListPattern(text)
+        } catch {
+            throw APIError.invalidArgument("'lists' is not a pattern of list names: \(error)")
+        }
+        guard pattern.claimNames.isEmpty else { throw APIError.invalidArgument("'lists' must not name claims ({…}): \(text)") }
+        let identity = try await store.identity()
+        var position: Int?
+        if let since = lastEventID ?? query["since"].map(String.init) {
+            let cursor = try FeedCursor(parsing: since)
+            guard cursor.store == identity else {
+                throw APIError(
+                    .conflict, "cursorMismatch",
+                    "the cursor is of another store, or of this one before it was restored (epoch \(cursor.store.epoch), now \(identity.epoch)): follow again from the start, reading the lists anew")
+            }
+            position = cursor.position
+        }
+        let (state, token) = (state, Self.userToken(context))
+        let includes: @Sendable (String) -> Bool = { list in
+            pattern.matches(list) && (token.map { state.access?.grant(on: list, to: $0) != nil } ?? true)
+        }
+        return FeedQuery(includes: includes, position: position, identity: identity)
+    }
+
+    /// The store feed (`GET /v1/changes`): the commits of the lists `lists` (a pattern) names that
+    /// the token may read, after the cursor `since` (default: from the oldest retained); with
+    /// `wait`, an answer without events is held until one of those lists gets a commit. Lists
+    /// created, or made readable, meanwhile are in it from their first commit on.
+    func changes(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let feed = try await feedQuery(request, context)
+        let limit = try Self.integer(query["limit"], "limit") ?? 100
+        guard limit >= 1, limit <= configuration.maxLimit else {
+            throw APIError.invalidArgument("'limit' must be from 1 to \(configuration.maxLimit)")
+        }
+        let wait = try Self.integer(query["wait"], "wait") ?? 0
+        guard wait >= 0, Duration.seconds(wait) <= configuration.maxWait else {
+            throw APIError.invalidArgument("'wait' must be from 0 to \(configuration.maxWait.components.seconds) seconds")
+        }
+        var page = try await store.feed(after: feed.position, limit: limit, including: feed.includes)
+        if wait > 0, page.events.isEmpty, !page.hasMore {
+            let slot = try streamSlot()
+            defer { withExtendedLifetime(slot) {} }
+            // A user's long poll ends when its token does: the client asks again with a fresh one.
+            let deadline = ContinuousClock.now + min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
+            let hangUp = HangUpWatch(context.channel)
+            while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline {
+                let seen = store.commitGeneration()
+                // Commit signals are hints (another process's may not come): read again at least
+                // every second.
+                let timeout = min(deadline - ContinuousClock.now, .seconds(1))
+                // A client that hangs up ends its wait, and frees its place, at once.
+                guard await hangUp.wait({ [store] in await store.waitForCommit(after: seen, timeout: timeout); return true }) != nil else { break }
+                page = try await store.feed(after: page.position, limit: limit, including: feed.includes)
+            }
+        }
+        return Self.json(WireDocument.changes(page.events, cursor: FeedCursor(store: feed.identity, position: page.position), hasMore: page.hasMore))
+    }
+
+    /// The store feed as Server-Sent Events (`GET /v1/events?lists=`): `id:` the cursor after the
+    /// event, `event: commit` or `deleted`, `data:` the event; from `since` or the `Last-Event-ID` a
+    /// reconnecting client sends; a keep-alive every interval of silence, which also carries the
+    /// cursor past other lists' events. One stream however many lists it follows: its backlog it
+    /// reads itself, then `FeedFanout` writes it the commits of its lists as they land.
+    func feedEvents(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let feed = try await feedQuery(request, context, lastEventID: request.headers[.lastEventID])
+        let slot = try streamSlot()
+        // Errors before the stream starts get a status (a cursor expired); the first page, read
+        // for that, is the stream's first.
+        let first = try await store.feed(after: feed.position, limit: FeedFanout.pageLimit, including: feed.includes)
+        let (store, feedFanout, identity, includes, logger) = (store, feedFanout, feed.identity, feed.includes, context.logger)
+        let (channel, keepAlive, state) = (context.channel, configuration.keepAliveInterval, state)
+        // A user's stream ends when its token expires; the client reconnects with a fresh token
+        // and resumes from its Last-Event-ID.
+        let expiry = Self.lifetime(of: context).map { ContinuousClock.now + $0 }
+        let body = ResponseBody { writer in
+            let connection = EventStreamConnection(channel: channel, writer: writer)
+            let hangUp = HangUpWatch(channel)
+            defer { withExtendedLifetime(slot) {} }
+            var page: FeedPage? = first
+            var position = first.position
+            var atHead = false
+            following: while !Task.isCancelled && !feedFanout.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
+                let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
+                if !atHead {
+                    let current: FeedPage
+                    if let page { current = page } else {
+                        do {
+                            current = try await store.feed(after: position, limit: FeedFanout.pageLimit, including: includes)
+                        } catch {
+                            let api = APIError.from(error, logger: logger, storeLocation: store.location)
+                            let data = WireDocument.error(code: api.code, message: api.message)
+                            try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                            break
+                        }
+                    }
+                    page = nil
+                    if !current.events.isEmpty {
+                        var bytes = ByteBuffer()
+                        for event in current.events { bytes.writeImmutableBuffer(FeedFanout.frame(event, store: identity)) }
+                        try await writer.write(bytes)
+                        state.addEventBytes(bytes.readableBytes)
+                    }
+                    position = current.position
+                    if current.hasMore { continue }
+                }
+                atHead = false
+                guard let connection else {
+                    // Written through a wrapped writer: wait for a commit as a long poll does
+                    // (reading again at least every second), with a keep-alive each interval.
+                    let seen = store.commitGeneration()
+                    let quietSince = ContinuousClock.now
+                    guard await hangUp.wait({ await store.waitForCommit(after: seen, timeout: min(keepAlive, .seconds(1))); return true }) != nil
+                    else { break following }
+                    if store.commitGeneration() == seen, ContinuousClock.now - quietSince >= keepAlive {
+                        try await writer.write(FeedFanout.keepAlive(at: position, store: identity))
+                    }
+                    continue
+                }
+                let from = position
+                let woken = await hangUp.wait {
+                    await feedFanout.follow(after: from, includes: includes, connection: connection, keepAlive: keepAlive)
+                }
+                switch woken ?? .ended {
+                case .behind(let at):
+                    position = at
+                case .quiet(let at):
+                    position = at
+                    try await writer.write(FeedFanout.keepAlive(at: at, store: identity))
+                    atHead = true
+                case .ended:
+                    break following
+                }
+            }
+            try await writer.finish(nil)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: body)
+    }
+}
