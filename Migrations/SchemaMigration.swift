@@ -27,6 +27,7 @@ package struct SchemaMigration: Sendable {
             version: 5, name: "v0005_push_identity.sql", bytes: PackageResources.v0005_push_identity_sql,
             formerChecksums: ["c440ffb0790d90651d4ccd297f21216c008395aaaa0adaa3f35a700d42cd1acf"]),
         SchemaMigration(version: 6, name: "v0006_store_feed.sql", bytes: PackageResources.v0006_store_feed_sql),
+        SchemaMigration(version: 7, name: "v0007_replica_sets.sql", bytes: PackageResources.v0007_replica_sets_sql),
     ]
 
     init(version: Int, name: String, bytes: [UInt8], formerChecksums: Set<String> = []) {

@@ -30,6 +30,9 @@ public struct Conflict: Hashable, Sendable, CustomStringConvertible {
         case removedWithSection
         /// Both sides changed the same content; mine's value was kept.
         case contentConflict
+        /// Mine's change was to a list that theirs deleted: it was dropped with the list (`mine` is
+        /// the change, an intent's JSON form).
+        case listDeleted
     }
 
     /// Why the conflict is reported.

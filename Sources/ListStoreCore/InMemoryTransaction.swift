@@ -50,6 +50,8 @@ struct InMemoryTables: Sendable {
     var feed: [(position: Int, listID: Int64, list: String, version: Int, deleted: Bool)] = []
     var feedPosition = 0
     var feedBase = 0
+    /// The replica sets' positions, by pattern.
+    var replicaSets: [String: (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)] = [:]
 }
 
 /// The in-memory driver of the store's logic (`StoreTransaction`): its steps read and write a copy
@@ -286,6 +288,15 @@ final class InMemoryTransaction: StoreTransaction {
     }
 
     // MARK: Replica lists
+
+    func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)? {
+        tables.replicaSets[pattern]
+    }
+
+    func setReplicaSet(_ pattern: String, store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String) throws {
+        let report = lastConflicts ?? tables.replicaSets[pattern]?.lastConflicts
+        tables.replicaSets[pattern] = (store, position, report, updatedAt)
+    }
 
     func replicaSource(listID: Int64) throws -> ReplicaSource? {
         tables.replicas[listID]?.source

@@ -39,6 +39,12 @@ public protocol ReplicaStore: ListStoreEngine {
     /// - Complexity: O(1) plus the size of the last conflict report.
     func replicaStatus(of list: String) async throws -> ReplicaStatus?
 
+    /// Where the replica set `pattern` stands (ListSync's `ReplicaSet`); `nil` when the store
+    /// follows no such set.
+    /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1) plus the size of the set's last conflict report.
+    func replicaSetPosition(of pattern: String) async throws -> ReplicaSetPosition?
+
     /// A list's head version and digest, whether it holds any section or local change, and its
     /// replica position, read at one instant; `nil` when the store or the list does not exist.
     @_spi(Replication) func replicaHead(of list: String) async throws -> ReplicaHead?
@@ -64,6 +70,22 @@ public protocol ReplicaStore: ListStoreEngine {
     @_spi(Replication) func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult
+
+    /// Applies the source's journal entry to the replica list `list` as
+    /// `commitReplica(_:to:source:check:)` does, and moves the replica set `pattern` to `position`
+    /// of the `feed` store's feed, in one transaction.
+    @_spi(Replication) func commitReplica(
+        _ entry: JournalEntry, to list: String, source: ReplicaSource, set pattern: String, feed: StoreIdentity, position: Int,
+        check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult
+
+    /// Moves the replica set `pattern` to `position` of the `feed` store's feed.
+    @_spi(Replication) func moveReplicaSet(_ pattern: String, feed: StoreIdentity, to position: Int) async throws
+
+    /// Removes the replica list `list` (deleted at its source; nothing when the store does not hold
+    /// it) and moves the replica set `pattern` to `position`, in one transaction; returns each of
+    /// the list's local changes as a `listDeleted` conflict, which the set's position keeps.
+    @_spi(Replication) func dropReplicaList(_ list: String, set pattern: String, feed: StoreIdentity, position: Int) async throws -> [Conflict]
 
     /// Commits a pull of a replica list with local changes, in one transaction: `merged` becomes the
     /// head unless the head moved past `expectedVersion` (`.versionConflict`), `position` the

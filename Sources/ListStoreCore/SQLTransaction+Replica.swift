@@ -130,6 +130,27 @@ extension SQLTransaction {
             ])
     }
 
+    // MARK: Replica sets
+
+    package func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)? {
+        try row(
+            "SELECT store_uuid, store_epoch, position, last_conflicts, updated_at FROM replica_set WHERE pattern = ?", [.text(pattern)]
+        ).map { row in
+            (StoreIdentity(uuid: try row.string(0), epoch: try row.int(1)), try row.int(2), try row.optionalBytes(3), try row.string(4))
+        }
+    }
+
+    package func setReplicaSet(_ pattern: String, store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String) throws {
+        try run(
+            """
+            INSERT INTO replica_set (pattern, store_uuid, store_epoch, position, last_conflicts, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (pattern) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
+                position = excluded.position, last_conflicts = coalesce(excluded.last_conflicts, replica_set.last_conflicts),
+                updated_at = excluded.updated_at
+            """,
+            [.text(pattern), .text(store.uuid), SQLValue(store.epoch), SQLValue(position), SQLValue(lastConflicts), .text(updatedAt)])
+    }
+
     package func lastConflicts(listID: Int64) throws -> [UInt8]? {
         try row("SELECT last_conflicts FROM replica_source WHERE list_id = ?", [.integer(listID)])?.optionalBytes(0)
     }

@@ -8,7 +8,8 @@ extension StoreTransaction {
     /// rebase them) or, for an entry, when another pull moved the list's position meanwhile. The
     /// change is not a local change; a source entry that merged a push keeps that push's id and
     /// conflicts in this journal too. `check` runs with the result before anything else is
-    /// written for the position, and may throw to write nothing.
+    /// written for the position, and may throw to write nothing; `then` writes last, in the same
+    /// transaction (a replica set's cursor).
     ///
     /// - Throws: `StoreError` `.versionConflict`, `.invalidListName`, `.invalidEdit`; what `commit`
     ///   and `check` throw.
@@ -16,9 +17,9 @@ extension StoreTransaction {
     package func commitReplica(
         to list: String, source: ReplicaSource, author: String?, message: String?, entry: JournalEntry?,
         target: CommitTarget,
-        check: (CommitResult) throws -> Void
+        check: (CommitResult) throws -> Void, then: () throws -> Void = {}
     ) throws -> CommitResult {
-        try withoutActuallyEscaping(check) { check in
+        try withoutActuallyEscaping(check) { check in try withoutActuallyEscaping(then) { then in
             try commit(
                 to: list, expectedVersion: nil, author: author, message: message, target: target,
                 queueLocalChange: false,
@@ -62,8 +63,9 @@ extension StoreTransaction {
                         _ = try setHead(listID: listID, version: 0, digest: result.digest, journalBytes: 0)
                     }
                     try setReplicaSource(source, listID: listID, updatedAt: now)
+                    try then()
                 })
-        }
+        } }
     }
 
     /// Commits a pull of a replica list with local changes, in this transaction: `merged` (the

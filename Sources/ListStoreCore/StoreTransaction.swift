@@ -190,6 +190,14 @@ package protocol StoreTransaction {
     /// The number of entries in the list's outbox.
     func outboxCount(listID: Int64) throws -> Int
 
+    /// The position of the replica set `pattern` (its source, feed position, last conflict report
+    /// and when it moved), nil when the store follows no such set.
+    func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)?
+
+    /// Records the replica set `pattern` at `position` of `store`'s feed, with `lastConflicts` when
+    /// given (the report before is kept otherwise).
+    func setReplicaSet(_ pattern: String, store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String) throws
+
     // MARK: Consumers and pruning
 
     /// The consumers of the list `info` names, by name (in code point order).

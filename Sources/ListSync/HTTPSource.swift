@@ -196,7 +196,7 @@ public struct HTTPSource: ListSource {
     }
 
     /// Sends one request; returns the body of a 2xx answer, throws the error an other answer names.
-    private func send(_ method: String, _ path: String, query: String = "", body: [UInt8]? = nil, extraTime: Duration = .zero)
+    func send(_ method: String, _ path: String, query: String = "", body: [UInt8]? = nil, extraTime: Duration = .zero)
         async throws -> [UInt8]
     {
         var refresh = false
@@ -285,6 +285,9 @@ public struct HTTPSource: ListSource {
         if status == 403, reported?.code == "forbidden" {
             return SyncError.unauthorized("\(what): the token may not do this (403): \(message)")
         }
+        if status == 409, let reported, reported.code == "cursorMismatch" {
+            return SyncError.resyncRequired(.epochChanged, message: "\(what): \(reported.message)")
+        }
         if let reported, let code = StoreError.Code(named: reported.code) {
             return StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
         }
@@ -294,7 +297,7 @@ public struct HTTPSource: ListSource {
         return SyncError.transport("\(what): HTTP \(status): \(message)", transient: transient)
     }
 
-    private func decode<T>(_ bytes: [UInt8], _ decode: ([UInt8]) throws -> T) throws -> T {
+    func decode<T>(_ bytes: [UInt8], _ decode: ([UInt8]) throws -> T) throws -> T {
         do {
             return try decode(bytes)
         } catch {

@@ -1,7 +1,8 @@
 /// Reads a `text/event-stream` body (Server-Sent Events, as `liststore serve` writes them on
 /// `GET /v1/lists/<list>/events`) as it arrives, in pieces of any size: lines end with LF, CRLF or
 /// CR; `field: value` lines build an event and a blank line dispatches it; comments (`:` first) are
-/// skipped, and so is an event without data. One event larger than `maxEventBytes` is an error.
+/// skipped, and so is an event without data, unless it sets an id (it is answered with type "",
+/// the id, no data). One event larger than `maxEventBytes` is an error.
 ///
 /// ```swift
 /// var parser = _EventStreamParser(maxEventBytes: 1 << 20)
@@ -33,6 +34,7 @@ struct _EventStreamParser: Sendable {
     private var id: String?
     private var data: [UInt8] = []
     private var hasData = false
+    private var idInBlock = false
 
     init(maxEventBytes: Int) {
         self.maxEventBytes = maxEventBytes
@@ -66,8 +68,11 @@ struct _EventStreamParser: Sendable {
                 type = nil
                 data.removeAll(keepingCapacity: true)
                 hasData = false
+                idInBlock = false
             }
-            return hasData ? Event(type: type ?? "message", id: id, data: data) : nil
+            // A block with an id and no data dispatches nothing in a browser, but moves its last
+            // event id: it is answered as an event of type "" (a feed's keep-alive moves its cursor).
+            return hasData ? Event(type: type ?? "message", id: id, data: data) : idInBlock ? Event(type: "", id: id, data: []) : nil
         }
         if line.first == UInt8(ascii: ":") { return nil }
         let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex
@@ -83,6 +88,7 @@ struct _EventStreamParser: Sendable {
             type = String(decoding: value, as: UTF8.self)
         case "id" where !value.contains(0):
             id = String(decoding: value, as: UTF8.self)
+            idInBlock = true
         default:
             break  // `retry:` and unknown fields
         }

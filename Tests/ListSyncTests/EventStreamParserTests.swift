@@ -31,11 +31,12 @@ import Testing
             + "id: 3\r\nevent: commit\r\ndata: a\r\ndata:b\r\n\r\n"
             + "event: error\rdata: {}\r\r"
             + "data\n\n"  // a field without a colon: empty data
-            + "id: 9\n\n"  // no data: not dispatched, but the id is kept
+            + "id: 9\n\n"  // no data: a browser dispatches nothing, but moves its last id: type ""
+            + ": keep-alive\n\n"  // no id set in the block: nothing
             + "event: x\ndata: last\n"  // not ended by a blank line: not dispatched
         let expected = [
             event("commit", "2", "{\"version\":2}"), event("commit", "3", "a\nb"), event("error", "3", "{}"),
-            event("message", "3", ""),
+            event("message", "3", ""), event("", "9", ""),
         ]
         #expect(try events(text, pieces: [text.utf8.count]) == expected)
     }

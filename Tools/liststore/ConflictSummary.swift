@@ -22,6 +22,7 @@ enum ConflictSummary {
             case .sectionDeleted: line += " (theirs deleted the section)"
             case .removedWithSection: line += " (mine deleted its section)"
             case .contentConflict: break
+            case .listDeleted: line += " (theirs deleted the list)"
             }
             if let key = conflict.key { line += ", key " + StageSummary.id(key) }
             let values = [("mine", conflict.mine), ("theirs", conflict.theirs)].compactMap { name, value in

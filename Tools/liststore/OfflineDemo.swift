@@ -64,6 +64,7 @@ struct OfflineDemo {
         case .deleted: "\(conflict.item) was deleted on the server; the laptop's change to it was dropped"
         case .sectionDeleted: "\(conflict.item) went into section \(conflict.section?.description ?? "?"), which the server deleted"
         case .removedWithSection: "\(conflict.item) went with the section the laptop deleted"
+        case .listDeleted: "\(conflict.item) was changed in a list the server deleted; the change was dropped with the list"
         }
     }
 
