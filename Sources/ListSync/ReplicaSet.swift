@@ -117,13 +117,18 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
     }
 
     /// Pushes the local changes of every replica list of the set that has some (see
-    /// `Replica.push(to:options:)`); returns each push's result.
+    /// `Replica.push(to:options:)`); returns each push's result. A list the source deleted is
+    /// passed: the next pull removes it and reports its changes as `listDeleted` conflicts.
     /// - Throws: what `Replica.push(to:options:)` throws, for the first list it fails for.
     @discardableResult
     public func push(to source: some FeedSource) async throws -> [ReplicaPushResult] {
         var results: [ReplicaPushResult] = []
         for (list, status) in try await statuses() where status.pending > 0 {
-            results.append(try await Replica(store: store, list: list).push(to: source))
+            do {
+                results.append(try await Replica(store: store, list: list).push(to: source))
+            } catch StoreError.Code.listNotFound {
+                // Deleted at the source: the next pull removes it and reports its changes.
+            }
         }
         return results
     }

@@ -79,14 +79,21 @@ struct PullCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON document per pull instead of a line.")
     var json = false
 
+    func validate() throws {
+        if options.lists != nil, catchUp || consumer != nil || replace {
+            throw ValidationError("--catch-up, --as and --replace go with --list, not --lists")
+        }
+    }
+
     func run() async throws {
         try await Terminal.reportingFailures {
+            if options.lists != nil { return try await ReplicaSetWork.run(options, pushing: false, follow: follow, json: json) }
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
             let connected = try await options.connect()
             let replicaStore = try await options.replicaStore(existing: false)
             if let consumer, case .store(let sourceStore) = connected {
-                try await Self.register(consumer, of: options.list.list, on: EngineStore(sourceStore), replica: replicaStore)
+                try await Self.register(consumer, of: options.listName, on: EngineStore(sourceStore), replica: replicaStore)
             }
             try await pull(from: connected, into: replicaStore.engine)
         }
@@ -95,7 +102,7 @@ struct PullCommand: AsyncParsableCommand {
     /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
     private func pull(from source: ReplicaOptions.Source, into replicaStore: some ReplicaStore) async throws {
         let pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer, replacing: replace)
-        let target = Replica(store: replicaStore, list: options.list.list)
+        let target = Replica(store: replicaStore, list: options.listName)
         let (json, follow, catchUp, name) = (json, follow, catchUp, options.replicaName)
         let report: @Sendable (ReplicaPullResult) -> Void = { result in
             Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))

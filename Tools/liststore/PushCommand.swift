@@ -57,12 +57,13 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Terminal.reportingFailures {
+            if options.lists != nil { return try await ReplicaSetWork.push(options, json: json) }
             let reading = try await options.connect().listSource
             let replicaStore = try await options.replicaStore(existing: true)
-            let list = options.list.list
+            let list = options.listName
             guard try await replicaStore.call({ try await $0.replicaStatus(of: list) }) != nil else {
                 throw CommandFailure(
-                    "list \(Output.quoted(options.list.list)) of \(Output.quoted(options.replicaName)) is not a replica ('liststore pull' makes one)",
+                    "list \(Output.quoted(options.listName)) of \(Output.quoted(options.replicaName)) is not a replica ('liststore pull' makes one)",
                     status: ExitStatus.invalidData)
             }
             let (json, name) = (json, options.replicaName)

@@ -4,9 +4,9 @@ import ListStore
 import ListStorePostgres
 import ListSync
 
-/// `(--db SRC | --from URL [--token T] [--ca-cert F] [--max-answer-mib N]) --list L --replica R`: which replica of
-/// which source `pull`, `push` and `sync` work on; the source is a store of this machine or a server
-/// (`liststore serve`).
+/// `(--db SRC | --from URL [--token T] [--ca-cert F] [--max-answer-mib N]) (--list L | --lists P) --replica R`:
+/// which replica of which source `pull`, `push` and `sync` work on (one list, or a replica set: every
+/// list a pattern names); the source is a store of this machine or a server (`liststore serve`).
 struct ReplicaOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The source store (it must exist): a file or a postgres:// URL.", valueName: "path-or-url"))
     var db: String?
@@ -27,7 +27,18 @@ struct ReplicaOptions: ParsableArguments {
     @Option(name: .customLong("max-answer-mib"), help: ArgumentHelp("The largest answer accepted from the server, in MiB (default: 512).", valueName: "n"))
     var maxAnswerMiB: Int?
 
-    @OptionGroup var list: ListOption
+    @Option(name: .long, help: ArgumentHelp("The list's name.", valueName: "name"))
+    var list: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Every list this pattern names, as one replica set over one cursor ('users/ana/**'; '*' within a segment, '**' for any segments).",
+            valueName: "pattern"))
+    var lists: String?
+
+    /// The one list (after `validate()`, when `--lists` is not given).
+    var listName: String { list ?? "" }
 
     @Option(
         name: .long,
@@ -46,6 +57,17 @@ struct ReplicaOptions: ParsableArguments {
 
     func validate() throws {
         guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
+        if list != nil && lists != nil { throw ValidationError("--list and --lists do not go together: one list, or a set of them") }
+        if list == nil && lists == nil { throw ValidationError("give the list as --list, or a set of lists as --lists") }
+        if let lists {
+            do {
+                guard try ListPattern(lists).claimNames.isEmpty else { throw ValidationError("--lists names lists, not claims ({…}): \(lists)") }
+            } catch let error as ValidationError {
+                throw error
+            } catch {
+                throw ValidationError("--lists: \(error)")
+            }
+        }
         if token != nil && from == nil { throw ValidationError("--token goes with --from") }
         if caCert != nil && from == nil { throw ValidationError("--ca-cert goes with --from") }
         if let maxAnswerMiB {
@@ -60,6 +82,14 @@ struct ReplicaOptions: ParsableArguments {
         case store(any ReplicaStore)
         /// A server.
         case server(HTTPSource)
+
+        /// The source as a replica set reads it.
+        var feedSource: any FeedSource {
+            switch self {
+            case .store(let store): LocalSource(store)
+            case .server(let server): server
+            }
+        }
 
         /// The source as a replica reads it.
         var listSource: any ListSource {
@@ -83,10 +113,14 @@ struct ReplicaOptions: ParsableArguments {
     ///
     /// - Throws: `CommandFailure` with the documented exit code.
     func connect() async throws -> Source {
-        let list = list.list
+        let list = list
         if let db {
             let source = try await StoreOptions(db: db).engine(existing: true)
-            _ = try await source.call { try await $0.summary(of: list) }
+            if let list {
+                _ = try await source.call { try await $0.summary(of: list) }
+            } else {
+                _ = try await source.call { try await $0.identity() }
+            }
             if source.engine is PostgresStore {
                 guard db != replica else {
                     throw CommandFailure("the replica cannot be the source store \(Output.quoted(source.engine.location))", status: ExitStatus.usage)
@@ -115,7 +149,12 @@ struct ReplicaOptions: ParsableArguments {
             }
         }
         do {
-            _ = try await source.summary(of: list)
+            if let list {
+                _ = try await source.summary(of: list)
+            } else {
+                // The token's lists: a refused token fails here.
+                _ = try await source.lists(matching: ListPattern("**"))
+            }
         } catch {
             throw SyncFailure.mapped(error)
         }

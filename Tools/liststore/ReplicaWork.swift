@@ -69,7 +69,7 @@ enum ReplicaWork {
 
     /// Says on stderr, once per outage, that the server was lost and when the follower tries again,
     /// and that it is back.
-    @Sendable private static func announce(_ event: FollowEvent) {
+    @Sendable static func announce(_ event: FollowEvent) {
         switch event {
         case .retrying(let error, 1, let delay):
             Terminal.errorLine("lost the server (\(error)), retrying in \(seconds(delay)) s")

@@ -29,12 +29,21 @@ struct StatusCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Only this list.", valueName: "name"))
     var list: String?
 
+    @Option(name: .long, help: ArgumentHelp("The replica set of this pattern (as pull --lists made it).", valueName: "pattern"))
+    var lists: String?
+
     @Flag(name: .long, help: "Print one JSON document instead of a table.")
     var json = false
+
+    func validate() throws {
+        if list != nil && lists != nil { throw ValidationError("--list and --lists do not go together: one list, or a set of them") }
+        if let lists, (try? ListPattern(lists))?.claimNames.isEmpty != true { throw ValidationError("--lists is not a pattern of list names: \(lists)") }
+    }
 
     func run() async throws {
         try await Terminal.reportingFailures {
             let store = try await store.engine(existing: true)
+            if let lists { return try await ReplicaSetWork.status(store, lists: lists, json: json) }
             let location = store.engine.location
             let statuses: [ReplicaStatus] = try await store.call { [list] engine in
                 if let list {

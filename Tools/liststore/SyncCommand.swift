@@ -45,8 +45,13 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON document per sync instead of lines.")
     var json = false
 
+    func validate() throws {
+        if options.lists != nil, replace { throw ValidationError("--replace goes with --list, not --lists") }
+    }
+
     func run() async throws {
         try await Terminal.reportingFailures {
+            if options.lists != nil { return try await ReplicaSetWork.run(options, pushing: true, follow: follow, json: json) }
             // The source first: nothing is created when it is missing, not a store, unreachable,
             // refuses the token, or lacks the list.
             let connected = try await options.connect()
@@ -57,7 +62,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     /// Syncs (or follows) `source` with the replica in `replicaStore`, reporting each round.
     private func sync(with connected: ReplicaOptions.Source, into replicaStore: some ReplicaStore) async throws {
-        let target = Replica(store: replicaStore, list: options.list.list)
+        let target = Replica(store: replicaStore, list: options.listName)
         let (json, follow, name) = (json, follow, options.replicaName)
         let report: @Sendable (ReplicaPushResult, ReplicaPullResult) -> Void = { push, pull in
             guard !json else {

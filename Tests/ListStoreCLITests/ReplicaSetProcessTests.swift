@@ -1,0 +1,188 @@
+import Foundation
+import ListDiffTestSupport
+import ListJSON
+import ListStore
+import ListStoreTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `liststore pull|push|sync|status --lists P`: replica sets from the command line, and sets
+/// syncing through a real `liststore serve` while lists are written, created and deleted at the
+/// source, the clients write offline, `sync` is killed with SIGKILL at random instants and the
+/// server is restarted or killed.
+@Suite(.blockingWaits) struct ReplicaSetProcessTests {
+    static let rounds = ProcessInfo.processInfo.environment["LISTSTORE_SET_CONVERGENCE_ROUNDS"].flatMap(Int.init) ?? 60
+
+    @Test func setsFromTheCommandLine() throws {
+        let dir = try TemporaryDirectory()
+        let source = dir.url.appendingPathComponent("source.liststore").path
+        let replica = dir.url.appendingPathComponent("phone.liststore").path
+        let file = try dir.file("s.json", #"{"sections":[{"id":"s","elements":[{"id":"a"},{"id":"b"}]}]}"#)
+        for list in ["users/ana/inbox", "users/ana/work", "users/bob/inbox"] {
+            #expect(try CLIRunner.run(["commit", "--db", source, "--list", list, "--file", file]).status == 0)
+        }
+        let pulled = try CLIRunner.run(["pull", "--db", source, "--lists", "users/ana/**", "--replica", replica, "--json"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        let document = try pulled.object()
+        #expect(document["created"] == ["users/ana/inbox", "users/ana/work"] && document["applied"] == 2)
+
+        // An offline change to a list the source then deletes: reported, with its content.
+        let mine = try dir.file("m.json", #"{"sections":[{"id":"s","elements":[{"id":"a"},{"id":"offline","content":"mine"}]}]}"#)
+        #expect(try CLIRunner.run(["commit", "--db", replica, "--list", "users/ana/work", "--file", mine]).status == 0)
+        #expect(try CLIRunner.run(["drop", "--db", source, "--list", "users/ana/work"]).status == 0)
+        let synced = try CLIRunner.run(["sync", "--db", source, "--lists", "users/ana/**", "--replica", replica, "--json"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let sync = try synced.object()
+        #expect(sync["pull"]?["deleted"] == ["users/ana/work"])
+        #expect(sync["pull"]?["conflicts"]?["users/ana/work"]?.arrayValue?.first?["kind"] == "listDeleted")
+        let ids = sync["pull"]?["conflicts"]?["users/ana/work"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        #expect(ids.contains("offline"), "\(ids)")
+        let status = try CLIRunner.run(["status", "--db", replica, "--lists", "users/ana/**", "--json"]).object()
+        #expect(status["lastConflicts"]?["users/ana/work"]?.arrayValue?.first?["kind"] == "listDeleted")
+        #expect(status["replicas"]?.arrayValue?.count == 1)
+        let people = try CLIRunner.run(["status", "--db", replica, "--lists", "users/ana/**"])
+        #expect(people.stdout.contains("'users/ana/work' was deleted at the source; 2 changes"), "\(people.stdout)")
+
+        // Usage errors: 64, nothing written.
+        for arguments in [
+            ["pull", "--db", source, "--lists", "users/**", "--list", "x", "--replica", replica],
+            ["pull", "--db", source, "--replica", replica],
+            ["sync", "--db", source, "--lists", "users/{sub}/**", "--replica", replica],
+            ["pull", "--db", source, "--lists", "users/**", "--catch-up", "--replica", replica],
+            ["status", "--db", replica, "--lists", "users/**", "--list", "x"],
+        ] {
+            let refused = try CLIRunner.run(arguments)
+            #expect(refused.status == 64, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count <= 2, "\(refused.stderr)")
+        }
+    }
+
+    /// Three clients, each a replica set (two of one user's lists, one of every list), write offline
+    /// while the source's lists are written, created and deleted, their syncs are killed at random
+    /// instants and the server restarted or killed; after final syncs every client equals the
+    /// server on every list of its pattern, nothing is pending, every store verifies, and every
+    /// local change to a list deleted at the source is reported as a `listDeleted` conflict.
+    @Test func setsSyncingThroughAServerConvergeThroughKillsAndRestarts() async throws {
+        let dir = try TemporaryDirectory()
+        let sourcePath = dir.url.appendingPathComponent("source.liststore").path
+        let names = ["users/u0/a", "users/u0/b", "users/u1/a", "users/u1/b", "team/plan"]
+        do {
+            let source = try Store(path: sourcePath)
+            for name in names { try await source.commit(linearList(3), to: name) }
+            try source.close()
+        }
+        let server = try ConvergenceProcessTests.Server(db: sourcePath)
+        defer { server.stop() }
+        let patterns = ["users/u0/**", "users/u1/**", "**"]
+        let clients = patterns.indices.map { dir.url.appendingPathComponent("c\($0).liststore").path }
+        var rng = SplitMix64(seed: 0x5E75)
+        var (kills, restarts, deletions, edits) = (0, 0, 0, 0)
+        // Lists deleted at the source while a client had changes to them that no finished sync
+        // had pushed yet, and the ids reported as listDeleted conflicts.
+        var reported: [Int: Set<String>] = [:]
+        // Each offline edit (client, list, item id, round), and each deletion at the source (list, round).
+        var edited: [(client: Int, list: String, id: String, round: Int)] = []
+        var deleted: [(list: String, round: Int)] = []
+
+        func sync(_ c: Int) async throws {
+            let result = try await CLIRunner.runOffPool(["sync", "--from", server.url, "--lists", patterns[c], "--replica", clients[c], "--json"])
+            #expect(result.status == 0, "sync of client \(c): \(result.stderr)")
+            guard let conflicts = try result.object()["pull"]?["conflicts"]?.objectValue else { return }
+            for (list, report) in conflicts {
+                for conflict in report.arrayValue ?? [] where conflict["kind"] == "listDeleted" {
+                    reported[c, default: []].insert(list + "/" + (conflict["id"]?.stringValue ?? "?"))
+                }
+            }
+        }
+        for c in clients.indices { try await sync(c) }
+
+        for round in 0..<Self.rounds {
+            let c = Int(rng.next() % UInt64(clients.count))
+            switch rng.next() % 12 {
+            case 0..<3:  // a commit at the source, which keeps what others wrote (or makes a list anew)
+                let source = try Store(path: sourcePath)
+                let name = names[Int(rng.next() % UInt64(names.count))]
+                if var sections = try? await source.snapshot(of: name).sections, !sections.isEmpty {
+                    sections[0].elements.append(ListItem(id: "s-r\(round)", json: .string("direct")))
+                    try await source.commit(sections, to: name)
+                } else {
+                    try await source.commit(linearList(2 + Int(rng.next() % 5), content: round), to: name)
+                }
+                try source.close()
+            case 3:  // a list deleted at the source
+                let source = try Store(path: sourcePath)
+                let name = names[Int(rng.next() % UInt64(names.count))]
+                if (try? await source.deleteList(name)) != nil {
+                    deletions += 1
+                    deleted.append((name, round))
+                }
+                try source.close()
+            case 4..<7:  // an offline edit on client c
+                let store = try Store(path: clients[c])
+                let lists = try await store.lists()
+                if !lists.isEmpty {
+                    let list = lists[Int(rng.next() % UInt64(lists.count))].name
+                    var sections = try await store.snapshot(of: list).sections
+                    if !sections.isEmpty {
+                        sections[0].elements.append(ListItem(id: "c\(c)-r\(round)", json: .string("offline")))
+                        if try await store.commit(sections, to: list).pendingSeq != nil {
+                            edits += 1
+                            edited.append((c, list, "c\(c)-r\(round)", round))
+                        }
+                    }
+                }
+                try store.close()
+            case 7..<10:
+                try await sync(c)
+            case 10:  // a sync killed at a random instant
+                let child = try CLIRunner.start(["sync", "--from", server.url, "--lists", patterns[c], "--replica", clients[c]])
+                try await Task.sleep(for: .microseconds(Int(rng.next() % 200_000)))
+                kill(child.processIdentifier, SIGKILL)
+                child.waitUntilExit()
+                kills += 1
+            default:  // the server stopped (or killed) and started again
+                try server.restart(killing: rng.next() % 2 == 0)
+                restarts += 1
+            }
+        }
+        for _ in 0..<2 { for c in clients.indices { try await sync(c) } }
+
+        let source = try Store(path: sourcePath)
+        for (c, pattern) in patterns.enumerated() {
+            let matcher = try ListPattern(pattern)
+            let store = try Store(path: clients[c])
+            let expected = try await source.lists().filter { matcher.matches($0.name) }
+            #expect(try await store.lists().map(\.name) == expected.map(\.name), "client \(c)")
+            for summary in expected {
+                #expect(try await store.summary(of: summary.name).digest == summary.digest, "client \(c), \(summary.name)")
+                #expect(try await store.outbox(of: summary.name).isEmpty, "client \(c), \(summary.name)")
+            }
+            #expect(try await store.verify().isValid)
+            // The set's status keeps the changes dropped with deleted lists.
+            let status = try await CLIRunner.runOffPool(["status", "--db", clients[c], "--lists", pattern, "--json"]).object()
+            for (list, report) in status["lastConflicts"]?.objectValue ?? [:] {
+                for conflict in report.arrayValue ?? [] {
+                    #expect(conflict["kind"] == "listDeleted")
+                    reported[c, default: []].insert(list + "/" + (conflict["id"]?.stringValue ?? "?"))
+                }
+            }
+            // Nothing lost silently: each offline edit is in the source's list, or was reported as
+            // dropped with its list, or its list was deleted at the source after the edit (the
+            // edit may have reached the list before it went).
+            for edit in edited where edit.client == c {
+                let inSource = (try? await source.snapshot(of: edit.list).sections.flatMap(\.elements).contains { $0.id == edit.id }) ?? false
+                let wasReported = reported[c, default: []].contains(edit.list + "/" + edit.id)
+                let listWent = deleted.contains { $0.list == edit.list && $0.round > edit.round }
+                #expect(inSource || wasReported || listWent, "client \(c)'s edit \(edit.id) of \(edit.list) is lost")
+            }
+            try store.close()
+        }
+        #expect(try await source.verify().isValid)
+        #expect(kills > 0 && restarts > 0 && deletions > 0 && edits > 0, "kills \(kills), restarts \(restarts), deletions \(deletions), edits \(edits)")
+    }
+}
