@@ -106,10 +106,7 @@ extension ReplicaDocument {
     /// `{"change","conflicts"?,"list","schemaVersion":1,"version"?}`.
     /// - Complexity: O(size of its conflicts).
     public static func setChange(_ change: ReplicaSetChange) -> [UInt8] {
-        JSONWriter.object { w in
-            w.setChangeMembers(change)
-            w.schemaVersion()
-        }
+        JSONWriter.object { w in w.setChangeMembers(change, schemaVersion: true) }
     }
 
     /// What `status --lists --json` prints: `{"lastConflicts":{list:[…]},"lists","position":{"epoch",
@@ -165,10 +162,11 @@ extension JSONWriter {
         }))
     }
 
-    mutating func setChangeMembers(_ change: ReplicaSetChange) {
+    mutating func setChangeMembers(_ change: ReplicaSetChange, schemaVersion: Bool = false) {
         member("change", change.kind.rawValue)
         if !change.conflicts.isEmpty { member("conflicts", Conflict.jsonValue(change.conflicts)) }
         member("list", change.list)
+        if schemaVersion { self.schemaVersion() }
         if let version = change.version { member("version", version) }
     }
 

@@ -358,8 +358,16 @@ public struct ReplicaSetPullResult: Sendable, Hashable {
 
 /// What a replica set's sync did: each list's push, then the pull.
 public struct ReplicaSetSyncResult: Sendable, Hashable {
+    /// The push of each list that had local changes.
     public var push: [ReplicaPushResult]
+    /// The pull after them.
     public var pull: ReplicaSetPullResult
+
+    /// A sync's result.
+    public init(push: [ReplicaPushResult], pull: ReplicaSetPullResult) {
+        self.push = push
+        self.pull = pull
+    }
 }
 
 /// A change a replica set made to one of its lists.

@@ -66,7 +66,99 @@ struct TwoServerProcessTests {
         }
     }
 
+    /// The store feed through two servers on one database, with writers committing concurrently
+    /// through both to many lists (new ones among them): a follower that reads `/v1/changes` from
+    /// one server and then the other, resuming each time from the last cursor it got, receives
+    /// every commit exactly once, each list's in order; and a replica set following each server
+    /// (`pull --lists '**' --follow`) ends equal to the source.
+    @Test func theFeedThroughTwoServersHasNoGaps() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            let temporary = try TemporaryDirectory()
+            let dir = temporary.url.path
+            let servers = try await CLIRunner.offPool { try Self.startServers(database.url) }
+            defer {
+                for (server, _) in servers { server.send(SIGKILL) }
+                for (server, _) in servers { _ = server.waitForExit(timeout: .seconds(10)) }
+            }
+            try await CLIRunner.offPool { try Self.feedWithoutGaps(servers[0].1, servers[1].1, dir) }
+        }
+    }
+
     // MARK: Phases (each blocks its thread: they wait for processes)
+
+    private static func feedWithoutGaps(_ a: String, _ b: String, _ dir: String) throws {
+        let followers = [a, b].enumerated().map { k, server in
+            try? StreamingProcess(["pull", "--from", server, "--lists", "**", "--replica", dir + "/set\(k).liststore", "--follow", "--json"])
+        }
+        defer {
+            for follower in followers {
+                follower?.send(SIGINT)
+                _ = follower?.waitForExit(timeout: .seconds(30))
+            }
+        }
+        let committed = _Locked([String]())
+        let (writers, rounds) = (4, 12)
+        let group = DispatchGroup()
+        for writer in 0..<writers {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                for round in 0..<rounds {
+                    let server = (writer + round) % 2 == 0 ? a : b
+                    let list = "w\(writer)-l\(round % 3)"
+                    let answer = try? HTTP.request(
+                        "POST", server + "/v1/lists/\(list)/commits", body: #"{"sections":\#(Self.document(writer, round))}"#)
+                    if let answer, answer.status == 200, let version = try? HTTP.object(answer)["version"]?.intValue {
+                        committed.withLock { $0.append("\(list)@\(version)") }
+                    }
+                }
+            }.start()
+        }
+        // The follower: long polls of the feed through A, then B, then A…, each from the last cursor.
+        var received: [String] = []
+        var cursor: String?
+        var turn = 0
+        var quietAfterWriters = 0
+        while quietAfterWriters < 2 {
+            let writing = group.wait(timeout: .now()) == .timedOut
+            let server = turn % 2 == 0 ? a : b
+            turn += 1
+            let query = "lists=**&limit=7&wait=1" + (cursor.map { "&since=\($0)" } ?? "")
+            let page = try HTTP.object(HTTP.request("GET", server + "/v1/changes?" + query))
+            for event in page["events"]?.arrayValue ?? [] {
+                let list = event["list"]?.stringValue ?? "?"
+                received.append("\(list)@\(event["entry"]?["version"]?.intValue ?? -1)")
+            }
+            cursor = page["cursor"]?.stringValue
+            if !writing, page["events"]?.arrayValue?.isEmpty == true, page["hasMore"]?.boolValue == false { quietAfterWriters += 1 }
+        }
+        let all = committed.withLock { $0 }
+        #expect(all.count == writers * rounds)
+        #expect(received.count == all.count, "received \(received.count) events for \(all.count) commits")
+        #expect(Set(received) == Set(all) && Set(received).count == received.count, "each commit once")
+        // Each list's versions in order.
+        var last: [String: Int] = [:]
+        for event in received {
+            let parts = event.split(separator: "@")
+            let (list, version) = (String(parts[0]), Int(parts[1]) ?? -1)
+            #expect(version == (last[list] ?? 0) + 1, "\(event) after \(last[list] ?? 0)")
+            last[list] = version
+        }
+        // The replica sets reach the source's head of every list.
+        let heads = Dictionary(uniqueKeysWithValues: last.map { ($0.key, $0.value) })
+        for (k, follower) in followers.enumerated() {
+            guard let follower else {
+                Issue.record("follower \(k) did not start")
+                continue
+            }
+            for (list, version) in heads {
+                #expect(
+                    follower.waitForLine(timeout: .seconds(60)) { $0.contains(#""list":"\#(list)""#) && $0.contains(#""version":\#(version)"#) } != nil
+                        || (try? CLIRunner.run(["show", "--db", dir + "/set\(k).liststore", "--list", list, "--json"]).object()["version"]?.intValue) == version,
+                    "set \(k): \(list) at \(version): \(follower.errorOutput)")
+            }
+        }
+    }
 
     private static func startServers(_ url: String) throws -> [(StreamingProcess, String)] {
         let first = try ServeCommandTests.serve(url)

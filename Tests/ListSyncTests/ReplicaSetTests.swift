@@ -1,6 +1,7 @@
 import Foundation
 import ListDiff
 import ListDiffTestSupport
+import ListJSON
 import ListMerge
 import ListStore
 import ListStoreTestSupport
@@ -219,5 +220,33 @@ struct StoppingSource<Base: FeedSource>: FeedSource {
             if page.changes.isEmpty { throw Stopped() }
         }
         return page
+    }
+}
+
+/// The documents of `pull|push|sync|status --lists --json`: keys in code point order (the writer
+/// checks it), every member there.
+@Suite struct ReplicaSetDocumentTests {
+    @Test func setDocumentsAreWellFormed() throws {
+        let identity = StoreIdentity(uuid: "00000000-0000-4000-8000-000000000001", epoch: 2)
+        let conflict = Conflict(.listDeleted, "x", section: "s", mine: .string("m"))
+        var pull = ReplicaSetPullResult()
+        pull.cursor = FeedCursor(store: identity, position: 9)
+        pull.applied = 2
+        pull.changes = [
+            ReplicaSetChange(list: "a", kind: .created, version: 1), ReplicaSetChange(list: "b", kind: .deleted, conflicts: [conflict]),
+        ]
+        pull.conflicts = ["b": [conflict]]
+        let pulled = try JSONValue(parsing: ReplicaDocument.setPullResult(pull, lists: "**"))
+        #expect(pulled["created"] == ["a"] && pulled["deleted"] == ["b"] && pulled["cursor"]?.stringValue == "\(identity.uuid).2.9")
+        let change = try JSONValue(parsing: ReplicaDocument.setChange(pull.changes[1]))
+        #expect(change["change"] == "deleted" && change["conflicts"]?.arrayValue?.count == 1 && change["schemaVersion"] == 1)
+        let versioned = try JSONValue(parsing: ReplicaDocument.setChange(pull.changes[0]))
+        #expect(versioned["version"] == 1 && versioned["schemaVersion"] == 1)
+        let synced = try JSONValue(parsing: ReplicaDocument.setSyncResult(ReplicaSetSyncResult(push: [], pull: pull), lists: "**"))
+        #expect(synced["push"]?["pushes"] == [] && synced["pull"]?["applied"] == 2)
+        let position = ReplicaSetPosition(pattern: "**", store: identity, position: 9, lastConflicts: ["b": [conflict]], updatedAt: "t")
+        let status = try JSONValue(parsing: ReplicaDocument.setStatus(position, statuses: [], lists: "**"))
+        #expect(status["position"]?["position"] == 9 && status["lastConflicts"]?["b"]?.arrayValue?.count == 1)
+        #expect(try JSONValue(parsing: ReplicaDocument.setStatus(nil, statuses: [], lists: "**"))["position"] == .null)
     }
 }
