@@ -1,0 +1,167 @@
+import ListMerge
+import ListStore
+import Observation
+
+/// A replica set as an observable model for an app: the names of the set's lists, one
+/// ``ReplicaListModel`` per list (its sections, and its staged changesets as transitions), and a
+/// background sync of the whole set over one connection.
+///
+/// ```swift
+/// let set = try ReplicaSet(store: try Store(path: "ana.liststore"), lists: "users/ana/**")
+/// let model = try ReplicaSetModel(set: set, source: try HTTPSource(url, tokenProvider: signIn.token))
+/// model.start()                                   // push and pull every list in the background
+/// List(model.lists, id: \.self) { name in NavigationLink(name) { ListView(model: try! model.model(for: name)) } }
+/// ```
+///
+/// `start(retrying:localPollInterval:)` follows the set (`ReplicaSet.follow(from:pushing:…)`) off
+/// the main actor: each local edit made through a list's model is pushed, each change of the source
+/// is applied as it lands, and the list models the change concerns publish it (their
+/// `transitions()`). Lists created at the source appear in `lists`; deleted ones leave it, with the
+/// local changes they held in `status.lastConflicts` (`listDeleted`). A list's model does not sync
+/// by itself: the set does it for all of them.
+///
+/// Needs the Observation framework: macOS 14, iOS 17 and later on Apple platforms (not built on
+/// this project's Linux CI for Apple platforms; it is on Linux).
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+@MainActor @Observable
+public final class ReplicaSetModel {
+    /// Where the set stands.
+    public struct Status: Sendable {
+        /// Whether the background sync runs.
+        public var isFollowing = false
+        /// Whether the source could not be reached at the last attempt (it is retried).
+        public var isOffline = false
+        /// The last error of a sync, cleared by the next one that succeeds.
+        public var lastError: (any Error)?
+        /// The local changes dropped with lists deleted at the source, by list (see
+        /// `ReplicaSetPosition.lastConflicts`).
+        public var lastConflicts: [String: [Conflict]] = [:]
+
+        /// A status before anything happened.
+        public init() {}
+    }
+
+    /// The replica set.
+    public let set: ReplicaSet<Store>
+    /// The source it syncs with.
+    public let source: any FeedSource
+    /// The names of the set's lists in the replica store, in code point order.
+    public private(set) var lists: [String]
+    /// Syncing, offline, the last error, and the conflicts of deleted lists (read at each change).
+    public private(set) var status = Status()
+
+    @ObservationIgnored private var models: [String: ReplicaListModel] = [:]
+    @ObservationIgnored private var following: Task<Void, Never>?
+
+    /// A model of `set`, syncing with `source`.
+    /// - Throws: `StoreError` of the replica's store.
+    /// - Complexity: O(lists of the store).
+    public init(set: ReplicaSet<Store>, source: any FeedSource) throws {
+        self.set = set
+        self.source = source
+        lists = try Self.readLists(set)
+    }
+
+    deinit {
+        following?.cancel()
+    }
+
+    /// The model of the set's list `list` (made once, then the same): its sections and transitions
+    /// follow what the set applies. Edits through it are pushed by the set's background sync.
+    /// - Throws: `StoreError` of the replica's store.
+    public func model(for list: String) throws -> ReplicaListModel {
+        if let model = models[list] { return model }
+        let model = try ReplicaListModel(replica: Replica(store: set.store, list: list), source: source)
+        models[list] = model
+        return model
+    }
+
+    /// Pushes every list's local changes, then pulls the set, off the main actor; publishes what
+    /// changed. Errors land in `status`.
+    /// - Returns: what the sync did, or nil when it failed.
+    @discardableResult
+    public func sync() async -> ReplicaSetSyncResult? {
+        let (set, source) = (set, source)
+        let outcome = await Task.detached { try await set.sync(with: source) }.result
+        switch outcome {
+        case .success(let result):
+            status.lastError = nil
+            status.isOffline = false
+            await changed(result.pull.changes)
+            return result
+        case .failure(let error):
+            status.lastError = error
+            status.isOffline = (error as? SyncError)?.isTransient ?? false
+            return nil
+        }
+    }
+
+    /// Syncs the set in the background, off the main actor, until `stop()`: local edits pushed as
+    /// they are committed, the source's changes applied as they land (one event stream for the
+    /// whole set from a server), transient failures retried with `retry`'s delays.
+    public func start(retrying retry: RetryPolicy = .standard, localPollInterval: Duration = .seconds(1)) {
+        guard following == nil else { return }
+        status.isFollowing = true
+        let (set, source) = (set, source)
+        following = Task.detached { [weak self] in
+            var failure: (any Error)?
+            do {
+                try await set.follow(
+                    from: source, pushing: true, localPollInterval: localPollInterval, retrying: retry,
+                    onEvent: { [weak self] event in await self?.heard(event) },
+                    onChange: { [weak self] change in
+                        guard let self else { throw CancellationError() }  // the model went away
+                        await self.changed([change])
+                    })
+            } catch {
+                if !(error is CancellationError) { failure = error }
+            }
+            await self?.followEnded(failure)
+        }
+    }
+
+    /// Stops the background sync; local changes stay committed and pending until the next sync.
+    public func stop() {
+        following?.cancel()
+        following = nil
+        status.isFollowing = false
+    }
+
+    // MARK: - Internals
+
+    private func changed(_ changes: [ReplicaSetChange]) async {
+        status.isOffline = false
+        status.lastError = nil
+        if let names = try? Self.readLists(set), names != lists { lists = names }
+        if let position = try? await set.position() { status.lastConflicts = position.lastConflicts }
+        for change in changes {
+            if change.kind == .deleted {
+                models[change.list] = nil
+            } else {
+                await models[change.list]?.refresh()
+            }
+        }
+    }
+
+    private func heard(_ event: FollowEvent) {
+        switch event {
+        case .retrying(let error, _, _):
+            status.isOffline = true
+            status.lastError = error
+        case .reconnected:
+            status.isOffline = false
+            status.lastError = nil
+        }
+    }
+
+    private func followEnded(_ failure: (any Error)?) {
+        following = nil
+        status.isFollowing = false
+        if let failure { status.lastError = failure }
+    }
+
+    nonisolated private static func readLists(_ set: ReplicaSet<Store>) throws -> [String] {
+        guard set.store.exists else { return [] }
+        return try set.store.lists().map(\.name).filter { set.pattern.matches($0) }
+    }
+}
