@@ -152,6 +152,10 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
     /// feed followed again.
     ///
     /// - Parameters:
+    ///   - source: where the lists come from.
+    ///   - pushing: push every list's local changes first, and again at each local change (a sync).
+    ///   - localPollInterval: with `pushing`, how often the store is checked for local changes of
+    ///     other processes (this process's wake the follow at once).
     ///   - retry: how to wait between attempts after transient failures; `nil` ends the follow at
     ///     the first.
     ///   - onEvent: told of failures being retried and of reconnections.
@@ -187,6 +191,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
                             try await apply(change, from: source, identity: identity, into: &applied)
                             for change in applied.changes { try await onChange(change) }
                         }
+                        try Task.checkCancellation()
                         throw SyncError.transport("the source ended the feed", transient: true)
                     }
                     if pushing {
