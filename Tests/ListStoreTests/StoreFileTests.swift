@@ -133,6 +133,7 @@ import Testing
                 ALTER TABLE journal DROP COLUMN conflicts;
                 DROP TABLE consumer; DROP TABLE replica_source;
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
+                DROP TABLE replica_set;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
             try db.checkpoint(.truncate)
@@ -161,6 +162,7 @@ import Testing
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: """
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
+                DROP TABLE replica_set;
                 DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
                 UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
                 UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'

@@ -25,6 +25,11 @@ import CEpoll
 /// `GET /v1/lists/<list>/events?since=V`, and takes the version of each event from its `id:` line as
 /// the line is complete; a stream that ends is opened again from the last version.
 ///
+/// With `feed` (set-followers), each follower opens one stream of the store feed with a request of
+/// its own (its lists and its token: `GET /v1/events?lists=…&since=<cursor>` with a bearer token),
+/// and the "version" of an event is its feed position: the number after the last `.` of its `id:`
+/// cursor. Each follower gets only its lists' events; `delivered` counts them all.
+///
 /// `run()` is the thread's body; the other thread calls `stop()`, then reads the results once `run()`
 /// has returned (`finished` is signalled).
 final class HTTPFollowerPool: @unchecked Sendable {
@@ -41,6 +46,11 @@ final class HTTPFollowerPool: @unchecked Sendable {
         var badStatuses = 0
         /// The first few error descriptions.
         var errorSamples: [String] = []
+        /// How many arrivals were recorded (of versions from `firstVersion` to `lastVersion`), over
+        /// all followers.
+        var delivered = 0
+        /// The largest last version seen by a follower.
+        var latest = -1
     }
 
     private enum State {
@@ -79,6 +89,9 @@ final class HTTPFollowerPool: @unchecked Sendable {
 
     private let requestPrefix: [UInt8]
     private let requestSuffix: [UInt8]
+    /// With `feed`: each follower's request before and after its `since` position.
+    private let feedRequests: [(prefix: [UInt8], suffix: [UInt8])]?
+    private var deliveredCount = 0
     private var followers: [Follower]
     /// Each follower's socket and what it waits for (`fd` -1 when it has none).
     private var pollfds: [pollfd]
@@ -117,8 +130,25 @@ final class HTTPFollowerPool: @unchecked Sendable {
             requestPrefix = Array("GET /v1/lists/\(encoded)/journal?since=".utf8)
             requestSuffix = Array("&limit=100&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n".utf8)
         }
+        feedRequests = nil
         followers = [Follower](repeating: Follower(lastVersion: since), count: count)
         pollfds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: count)
+    }
+
+    /// Followers of the store feed: follower f sends `requests[f].prefix`, its last position, then
+    /// `requests[f].suffix` (the cursor's text up to its position goes in the prefix).
+    init(port: Int, feedRequests requests: [(prefix: String, suffix: String)], since: Int, firstVersion: Int, lastVersion: Int) {
+        count = requests.count
+        self.port = port
+        events = true
+        self.firstVersion = firstVersion
+        self.lastVersion = lastVersion
+        arrivals = [Int64](repeating: 0, count: requests.count * (lastVersion - firstVersion + 1))
+        requestPrefix = []
+        requestSuffix = []
+        feedRequests = requests.map { (Array($0.prefix.utf8), Array($0.suffix.utf8)) }
+        followers = [Follower](repeating: Follower(lastVersion: since), count: requests.count)
+        pollfds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: requests.count)
     }
 
     /// What the followers have done so far.
@@ -289,9 +319,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
     }
 
     private func publish(errors: Int, reconnects: Int, badStatuses: Int, samples: [String]) {
-        var waitingSince = Int.max, seen = Int.max
+        var waitingSince = Int.max, seen = Int.max, latest = -1
         for follower in followers {
             seen = min(seen, follower.lastVersion)
+            latest = max(latest, follower.lastVersion)
             let waiting = follower.state == .active && follower.sent == follower.out.count && !follower.out.isEmpty
                 && (!events || follower.streaming)
             waitingSince = min(waitingSince, waiting ? follower.since : -1)
@@ -299,7 +330,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         lock.lock()
         progress = Progress(
             waitingSince: waitingSince, seen: seen, errors: errors, reconnects: reconnects, badStatuses: badStatuses,
-            errorSamples: samples)
+            errorSamples: samples, delivered: deliveredCount, latest: latest)
         lock.unlock()
     }
 
@@ -315,6 +346,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         followers[f].lastVersion = version
         if version >= firstVersion && version <= lastVersion && arrivals[f * span + version - firstVersion] == 0 {
             arrivals[f * span + version - firstVersion] = now
+            deliveredCount += 1
         }
     }
 
@@ -346,7 +378,9 @@ final class HTTPFollowerPool: @unchecked Sendable {
                 start = i + 1
                 guard line.starts(with: prefix) else { continue }
                 var value = 0, digits = 0
-                for byte in line.dropFirst(prefix.count) {
+                // A feed cursor's position is after its last dot.
+                let number = feedRequests == nil ? line.dropFirst(prefix.count) : line[((line.lastIndex(of: UInt8(ascii: ".")) ?? line.startIndex) + 1)...]
+                for byte in number {
                     guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
                     value = value * 10 + Int(byte - UInt8(ascii: "0"))
                     digits += 1
@@ -408,7 +442,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// returns what failed, or nil.
     private func request(_ f: Int) -> String? {
         followers[f].since = followers[f].lastVersion
-        followers[f].out = requestPrefix + Array(String(followers[f].lastVersion).utf8) + requestSuffix
+        let (prefix, suffix) = feedRequests?[f] ?? (requestPrefix, requestSuffix)
+        followers[f].out = prefix + Array(String(followers[f].lastVersion).utf8) + suffix
         followers[f].sent = 0
         return sendRequest(f)
     }

@@ -418,7 +418,8 @@ struct HTTPFollowersScenario {
 
     /// Runs the server when the arguments ask for it; returns its exit status, or nil.
     static func serverMain(_ arguments: [String]) -> Int32? {
-        guard arguments.count == 3, arguments[1] == serveFlag || arguments[1] == PGFollowersScenario.serveFlag else { return nil }
+        let withAccess = arguments.count == 4 && arguments[1] == SetFollowersScenario.serveFlag
+        guard withAccess || (arguments.count == 3 && (arguments[1] == serveFlag || arguments[1] == PGFollowersScenario.serveFlag)) else { return nil }
         // A server whose parent went away does not serve forever.
         let parent = getppid()
         let watchdog = DispatchSource.makeTimerSource(queue: .global())
@@ -432,10 +433,16 @@ struct HTTPFollowersScenario {
         watchdog.resume()
         do {
             let store: any ListStoreEngine =
-                arguments[1] == serveFlag ? try Store(path: arguments[2]) : try runBlocking { try await PostgresStore(url: arguments[2]) }
+                arguments[1] == PGFollowersScenario.serveFlag ? try runBlocking { try await PostgresStore(url: arguments[2]) } : try Store(path: arguments[2])
             var logger = Logger(label: "liststore-bench.server") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .error
-            let server = JournalServer(store: store, configuration: .init(port: 0), logger: logger)
+            var configuration = JournalServer.Configuration(port: 0)
+            if withAccess {
+                // set-followers: users' tokens, verified against the access file.
+                let file = try Data(contentsOf: URL(fileURLWithPath: arguments[3]))
+                configuration = .init(port: 0, token: "service", access: try runBlocking { try await AccessConfiguration(json: Array(file)) })
+            }
+            let server = JournalServer(store: store, configuration: configuration, logger: logger)
             try runBlocking {
                 try await server.run(handlingSignals: true) { port in LiveDeliveryScenario.writeOut("port \(port)\n") }
             }
