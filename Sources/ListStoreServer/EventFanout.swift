@@ -77,6 +77,8 @@ final class EventFanout: Sendable {
         var heads: [String: Int] = [:]
         /// How many times a stream was handed back (for tests).
         var handedBack = 0
+        /// The event streams of lists open now, followed or not.
+        var streams = 0
     }
 
     /// The pages of events being read, shared by the deliveries and the streams reading at the
@@ -146,6 +148,16 @@ final class EventFanout: Sendable {
 
     /// Whether `close()` was called (and `open()` not since).
     var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Counts an event stream of a list from its start (`streamOpened()`) to its end
+    /// (`streamClosed()`): while any is open, every commit's heads are read (see `HeadWatcher`).
+    func streamOpened() { state.withLock { $0.streams += 1 } }
+
+    /// See `streamOpened()`.
+    func streamClosed() { state.withLock { $0.streams -= 1 } }
+
+    /// Whether an event stream of a list is open, followed or not.
+    var hasStreams: Bool { state.withLock { $0.streams > 0 } }
 
     /// How many streams wait for a commit (not those a delivery holds).
     var waitingCount: Int { state.withLock { $0.waiting.count } }

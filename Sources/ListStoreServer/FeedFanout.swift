@@ -65,12 +65,15 @@ final class FeedFanout: Sendable {
         var cancelled: Set<UInt64> = []
         var closed = false
         var deliveries = 0
+        /// The positions whose feed is being read for the streams waiting there, and whether a
+        /// poke came meanwhile (read again).
+        var checking: [Int: Bool] = [:]
     }
 
     /// The most events of one page.
     static let pageLimit = 100
 
-    /// The pages being read, shared by the deliveries at the same position.
+    /// The pages being read, shared by the checks and deliveries at the same position.
     private let pages = SharedReads<Int, Page>()
     private let store: any ListStoreEngine
     private let serverState: ServerState
@@ -138,30 +141,70 @@ final class FeedFanout: Sendable {
 
     /// Starts a delivery for the streams waiting at each position: the store may have new commits.
     func poke() {
-        let groups = state.withLock { state -> [Int: [Follower]] in
-            guard !state.waiting.isEmpty else { return [:] }
-            let groups = Dictionary(grouping: state.waiting.values, by: \.position)
-            state.waiting = [:]
-            state.deliveries += groups.count
-            return groups
+        let positions = state.withLock { state -> [Int] in
+            var start: [Int] = []
+            for position in Set(state.waiting.values.map(\.position)) {
+                if state.checking[position] != nil {
+                    state.checking[position] = true  // read again when the check under way ends
+                } else {
+                    state.checking[position] = false
+                    start.append(position)
+                }
+            }
+            return start
         }
-        for (position, followers) in groups {
-            Task { await self.deliver(after: position, to: followers) }
+        for position in positions {
+            Task { await self.check(after: position) }
         }
     }
 
-    /// Writes the pages after `start` to `followers` until they reach the feed's head, then hands
-    /// them back to `waiting` (or to their streams, see `Wake`).
-    private func deliver(after start: Int, to delivered: [Follower]) async {
+    /// Reads the feed after `start` and, when it has new events, delivers them to the streams
+    /// waiting at `start`; the streams are not touched when nothing is new (a poke after a commit
+    /// of another store, or of the poll interval).
+    private func check(after start: Int) async {
+        while true {
+            let generation = store.commitGeneration()
+            if let page = try? await self.page(after: start), page.position > start {
+                let followers = state.withLock { state -> [Follower] in
+                    let taken = state.waiting.values.filter { $0.position == start }
+                    for follower in taken { state.waiting[follower.id] = nil }
+                    state.deliveries += 1
+                    return taken
+                }
+                await deliver(after: start, to: followers, first: page)
+            } else if store.commitGeneration() != generation {
+                continue  // a commit landed during the read: it may not be in it
+            }
+            let again = state.withLock { state -> Bool in
+                if state.checking[start] == true {
+                    state.checking[start] = false
+                    return true
+                }
+                state.checking[start] = nil
+                return false
+            }
+            if !again { return }
+        }
+    }
+
+    /// Writes the pages after `start` (the first already read) to `followers` until they reach the
+    /// feed's head, then hands them back to `waiting` (or to their streams, see `Wake`).
+    private func deliver(after start: Int, to delivered: [Follower], first: Page) async {
         defer { state.withLock { $0.deliveries -= 1 } }
         var position = start
         var followers = delivered
         var emptyReads = 0
+        var read: Page? = first
         while !followers.isEmpty {
             let generation = store.commitGeneration()
             let page: Page
             do {
-                page = try await self.page(after: position)
+                if let first = read {
+                    page = first
+                    read = nil
+                } else {
+                    page = try await self.page(after: position)
+                }
             } catch {
                 // Each stream reads again and reports what it finds (a cursor expired meanwhile).
                 handBack(followers, .behind(position: position))

@@ -295,6 +295,8 @@ struct JournalRoutes: Sendable {
         // long poll does and writes every event itself (`EventStreamConnection`).
         let body = ResponseBody { writer in
             let connection = EventStreamConnection(channel: channel, writer: writer)
+            fanout.streamOpened()
+            defer { fanout.streamClosed() }
             // A client that hangs up ends the stream, and frees its place, at once.
             let hangUp = HangUpWatch(channel)
             // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
