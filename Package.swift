@@ -199,6 +199,8 @@ let package = Package(
                 "ListStoreTestSupport", "ListStorePostgresTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // Users' tokens (HS256) for the replica sets' process test.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // Runs against the PostgreSQL server named by LISTSTORE_TEST_POSTGRES (`.ci/run` starts one).
         .testTarget(

@@ -31,15 +31,19 @@ import Darwin
         private(set) var process: StreamingProcess
         private(set) var url: String
 
-        init(db: String) throws {
+        /// The options of `serve` besides the store and the port.
+        let extra: [String]
+
+        init(db: String, _ extra: [String] = []) throws {
             self.db = db
-            (process, url) = try ServeCommandTests.serve(db)
+            self.extra = extra
+            (process, url) = try ServeCommandTests.serve(db, extra)
         }
 
         func restart(killing: Bool) throws {
             process.send(killing ? SIGKILL : SIGTERM)
             _ = process.waitForExit(timeout: .seconds(30))
-            (process, url) = try ServeCommandTests.serve(db)
+            (process, url) = try ServeCommandTests.serve(db, extra)
         }
 
         func stop() {

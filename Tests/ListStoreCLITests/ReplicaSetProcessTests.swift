@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ListDiffTestSupport
 import ListJSON
@@ -62,35 +63,63 @@ import Darwin
         }
     }
 
-    /// Three clients, each a replica set (two of one user's lists, one of every list), write offline
-    /// while the source's lists are written, created and deleted, their syncs are killed at random
-    /// instants and the server restarted or killed; after final syncs every client equals the
-    /// server on every list of its pattern, nothing is pending, every store verifies, and every
-    /// local change to a list deleted at the source is reported as a `listDeleted` conflict.
+    /// The access file of the users' test: an HS256 key, each user's own lists, the team lists of
+    /// their teams, and the admin grant on the teams they administer.
+    static let secret = Array("a secret of the replica sets' process test".utf8)
+
+    static func accessFile() -> String {
+        let key = Data(secret).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return #"{"keys": {"keys": [{"kty": "oct", "kid": "k1", "alg": "HS256", "k": "\#(key)"}]}, "rules": ["#
+            + #"{"lists": "users/{sub}/**", "grant": "write"}, {"lists": "teams/{teams}/**", "grant": "write"}, "#
+            + #"{"lists": "teams/{admin_of}/**", "grant": "admin"}]}"#
+    }
+
+    /// An HS256 token of `sub`, in `teams`, administering `adminOf`, valid for an hour.
+    static func token(_ sub: String, teams: [String], adminOf: [String] = []) -> String {
+        func encode(_ bytes: some Sequence<UInt8>) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let list = { (names: [String]) in "[" + names.map { "\"\($0)\"" }.joined(separator: ",") + "]" }
+        let claims = #"{"admin_of":\#(list(adminOf)),"exp":\#(Int(Date().timeIntervalSince1970) + 3600),"sub":"\#(sub)","teams":\#(list(teams))}"#
+        let input = encode(Array(#"{"alg":"HS256","kid":"k1","typ":"JWT"}"#.utf8)) + "." + encode(Array(claims.utf8))
+        let signature = HMAC<SHA256>.authenticationCode(for: Array(input.utf8), using: SymmetricKey(data: secret))
+        return input + "." + encode(signature)
+    }
+
+    /// Three users, each syncing a replica set of every list their token may read (their own lists
+    /// and the shared team lists), write offline while lists are written, created and deleted (at
+    /// the source, by the team's admin over HTTP, by the service token), their syncs are killed at
+    /// random instants and the server restarted or killed; after final syncs every client equals
+    /// the server on every list it may read and holds no other, nothing is pending, every store
+    /// verifies, and no offline edit is lost silently: each is in the server's list, or was
+    /// reported as a `listDeleted` conflict, or its list was deleted after it.
     @Test func setsSyncingThroughAServerConvergeThroughKillsAndRestarts() async throws {
         let dir = try TemporaryDirectory()
         let sourcePath = dir.url.appendingPathComponent("source.liststore").path
-        let names = ["users/u0/a", "users/u0/b", "users/u1/a", "users/u1/b", "team/plan"]
+        let names = ["users/u0/a", "users/u0/b", "users/u1/a", "users/u1/b", "users/u2/a", "teams/red/plan", "teams/red/notes", "teams/blue/x"]
         do {
             let source = try Store(path: sourcePath)
             for name in names { try await source.commit(linearList(3), to: name) }
             try source.close()
         }
-        let server = try ConvergenceProcessTests.Server(db: sourcePath)
+        let access = try dir.file("auth.json", Self.accessFile())
+        let server = try ConvergenceProcessTests.Server(db: sourcePath, ["--token", "service", "--auth", access])
         defer { server.stop() }
-        let patterns = ["users/u0/**", "users/u1/**", "**"]
-        let clients = patterns.indices.map { dir.url.appendingPathComponent("c\($0).liststore").path }
+        let users = ["u0", "u1", "u2"]
+        let tokens = users.map { Self.token($0, teams: ["red"], adminOf: $0 == "u2" ? ["red"] : []) }
+        let readable = { (c: Int, list: String) in list.hasPrefix("users/\(users[c])/") || list.hasPrefix("teams/red/") }
+        let clients = users.indices.map { dir.url.appendingPathComponent("c\($0).liststore").path }
         var rng = SplitMix64(seed: 0x5E75)
         var (kills, restarts, deletions, edits) = (0, 0, 0, 0)
-        // Lists deleted at the source while a client had changes to them that no finished sync
-        // had pushed yet, and the ids reported as listDeleted conflicts.
         var reported: [Int: Set<String>] = [:]
-        // Each offline edit (client, list, item id, round), and each deletion at the source (list, round).
+        // Each offline edit (client, list, item id, round), and each deletion (list, round).
         var edited: [(client: Int, list: String, id: String, round: Int)] = []
         var deleted: [(list: String, round: Int)] = []
 
         func sync(_ c: Int) async throws {
-            let result = try await CLIRunner.runOffPool(["sync", "--from", server.url, "--lists", patterns[c], "--replica", clients[c], "--json"])
+            let result = try await CLIRunner.runOffPool(["sync", "--from", server.url, "--token", tokens[c], "--lists", "**", "--replica", clients[c], "--json"])
             #expect(result.status == 0, "sync of client \(c): \(result.stderr)")
             guard let conflicts = try result.object()["pull"]?["conflicts"]?.objectValue else { return }
             for (list, report) in conflicts {
@@ -103,10 +132,10 @@ import Darwin
 
         for round in 0..<Self.rounds {
             let c = Int(rng.next() % UInt64(clients.count))
-            switch rng.next() % 12 {
+            let name = names[Int(rng.next() % UInt64(names.count))]
+            switch rng.next() % 13 {
             case 0..<3:  // a commit at the source, which keeps what others wrote (or makes a list anew)
                 let source = try Store(path: sourcePath)
-                let name = names[Int(rng.next() % UInt64(names.count))]
                 if var sections = try? await source.snapshot(of: name).sections, !sections.isEmpty {
                     sections[0].elements.append(ListItem(id: "s-r\(round)", json: .string("direct")))
                     try await source.commit(sections, to: name)
@@ -114,14 +143,16 @@ import Darwin
                     try await source.commit(linearList(2 + Int(rng.next() % 5), content: round), to: name)
                 }
                 try source.close()
-            case 3:  // a list deleted at the source
-                let source = try Store(path: sourcePath)
-                let name = names[Int(rng.next() % UInt64(names.count))]
-                if (try? await source.deleteList(name)) != nil {
+            case 3:  // a list deleted over HTTP: a team list by its admin, another by the service token
+                let token = name.hasPrefix("teams/red/") ? tokens[2] : "service"
+                let encoded = name.replacingOccurrences(of: "/", with: "%2F")
+                let url = server.url + "/v1/lists/" + encoded
+                let answer = try await CLIRunner.offPool { try HTTP.request("DELETE", url, token: token) }
+                #expect([200, 404].contains(answer.status), "DELETE \(name): \(answer.status)")
+                if answer.status == 200 {
                     deletions += 1
                     deleted.append((name, round))
                 }
-                try source.close()
             case 4..<7:  // an offline edit on client c
                 let store = try Store(path: clients[c])
                 let lists = try await store.lists()
@@ -139,8 +170,8 @@ import Darwin
                 try store.close()
             case 7..<10:
                 try await sync(c)
-            case 10:  // a sync killed at a random instant
-                let child = try CLIRunner.start(["sync", "--from", server.url, "--lists", patterns[c], "--replica", clients[c]])
+            case 10, 11:  // a sync killed at a random instant
+                let child = try CLIRunner.start(["sync", "--from", server.url, "--token", tokens[c], "--lists", "**", "--replica", clients[c]])
                 try await Task.sleep(for: .microseconds(Int(rng.next() % 200_000)))
                 kill(child.processIdentifier, SIGKILL)
                 child.waitUntilExit()
@@ -153,10 +184,9 @@ import Darwin
         for _ in 0..<2 { for c in clients.indices { try await sync(c) } }
 
         let source = try Store(path: sourcePath)
-        for (c, pattern) in patterns.enumerated() {
-            let matcher = try ListPattern(pattern)
+        for c in clients.indices {
             let store = try Store(path: clients[c])
-            let expected = try await source.lists().filter { matcher.matches($0.name) }
+            let expected = try await source.lists().filter { readable(c, $0.name) }
             #expect(try await store.lists().map(\.name) == expected.map(\.name), "client \(c)")
             for summary in expected {
                 #expect(try await store.summary(of: summary.name).digest == summary.digest, "client \(c), \(summary.name)")
@@ -164,16 +194,13 @@ import Darwin
             }
             #expect(try await store.verify().isValid)
             // The set's status keeps the changes dropped with deleted lists.
-            let status = try await CLIRunner.runOffPool(["status", "--db", clients[c], "--lists", pattern, "--json"]).object()
+            let status = try await CLIRunner.runOffPool(["status", "--db", clients[c], "--lists", "**", "--json"]).object()
             for (list, report) in status["lastConflicts"]?.objectValue ?? [:] {
                 for conflict in report.arrayValue ?? [] {
                     #expect(conflict["kind"] == "listDeleted")
                     reported[c, default: []].insert(list + "/" + (conflict["id"]?.stringValue ?? "?"))
                 }
             }
-            // Nothing lost silently: each offline edit is in the source's list, or was reported as
-            // dropped with its list, or its list was deleted at the source after the edit (the
-            // edit may have reached the list before it went).
             for edit in edited where edit.client == c {
                 let inSource = (try? await source.snapshot(of: edit.list).sections.flatMap(\.elements).contains { $0.id == edit.id }) ?? false
                 let wasReported = reported[c, default: []].contains(edit.list + "/" + edit.id)

@@ -321,9 +321,10 @@ enum HTTP {
         var description: String
     }
 
-    static func request(_ method: String, _ url: String, body: String? = nil) throws -> Answer {
+    static func request(_ method: String, _ url: String, body: String? = nil, token: String? = nil) throws -> Answer {
         var request = URLRequest(url: URL(string: url)!, timeoutInterval: 120)
         request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
