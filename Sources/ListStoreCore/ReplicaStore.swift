@@ -82,10 +82,13 @@ public protocol ReplicaStore: ListStoreEngine {
     /// Moves the replica set `pattern` to `position` of the `feed` store's feed.
     @_spi(Replication) func moveReplicaSet(_ pattern: String, feed: StoreIdentity, to position: Int) async throws
 
-    /// Removes the replica list `list` (deleted at its source; nothing when the store does not hold
-    /// it) and moves the replica set `pattern` to `position`, in one transaction; returns each of
-    /// the list's local changes as a `listDeleted` conflict, which the set's position keeps.
-    @_spi(Replication) func dropReplicaList(_ list: String, set pattern: String, feed: StoreIdentity, position: Int) async throws -> [Conflict]
+    /// Removes the replica list `list` (deleted at its source `source`; nothing when the store does
+    /// not hold it as a replica of that list of that store) and moves the replica set `pattern` to
+    /// `position`, in one transaction; returns each of the list's local changes as a `listDeleted`
+    /// conflict, which the set's position keeps.
+    @_spi(Replication) func dropReplicaList(
+        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int
+    ) async throws -> [Conflict]
 
     /// Commits a pull of a replica list with local changes, in one transaction: `merged` becomes the
     /// head unless the head moved past `expectedVersion` (`.versionConflict`), `position` the

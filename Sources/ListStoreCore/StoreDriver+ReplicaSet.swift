@@ -43,10 +43,13 @@ extension StoreDriver {
         try await run(.create) { try $0.steps.moveReplicaSet(pattern, store: feed, to: position) }
     }
 
-    /// Removes the replica list `list`, which its source deleted, and moves the replica set
-    /// `pattern` to `position`, in one transaction; returns its local changes, each as a
-    /// `listDeleted` conflict (see `ReplicaSetPosition.lastConflicts`).
-    @_spi(Replication) public func dropReplicaList(_ list: String, set pattern: String, feed: StoreIdentity, position: Int) async throws -> [Conflict] {
-        try await run(.create) { try $0.steps.dropReplicaList(list, set: pattern, store: feed, position: position) }
+    /// Removes the replica list `list`, which its source `source` deleted (when it is a replica of
+    /// that list of that store), and moves the replica set `pattern` to `position`, in one
+    /// transaction; returns its local changes, each as a `listDeleted` conflict (see
+    /// `ReplicaSetPosition.lastConflicts`).
+    @_spi(Replication) public func dropReplicaList(
+        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int
+    ) async throws -> [Conflict] {
+        try await run(.create) { try $0.steps.dropReplicaList(list, of: source, set: pattern, store: feed, position: position) }
     }
 }

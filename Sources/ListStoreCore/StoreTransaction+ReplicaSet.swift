@@ -29,16 +29,26 @@ extension StoreTransaction {
         try setReplicaSet(pattern, store: store, position: position, lastConflicts: nil, updatedAt: _Time.iso8601(Date()))
     }
 
-    /// Removes the replica list `list`, which its source deleted, and moves the replica set to
-    /// `position`, in one transaction. Each change of the list's outbox (pending, or pushed and not
-    /// yet confirmed) is reported as a `listDeleted` conflict with its content: returned, and kept
-    /// in the set's last conflicts under the list's name (replacing an earlier report of that
-    /// name). A list the store does not hold is no error (nothing to remove).
+    /// Removes the replica list `list`, which its source `source` deleted, and moves the replica set
+    /// to `position` of `store`'s feed, in one transaction. Each change of the list's outbox
+    /// (pending, or pushed and not yet confirmed) is reported as a `listDeleted` conflict with its
+    /// content: returned, and kept in the set's last conflicts under the list's name (replacing an
+    /// earlier report of that name). A list the store does not hold, or one that is not a replica
+    /// of that list of `source` (a list of its own, or of another store, by the same name), is
+    /// left as it is: only the set moves.
     /// - Throws: `StoreError` of the reads and writes.
     /// - Complexity: O(rows of the list).
-    package func dropReplicaList(_ list: String, set pattern: String, store: StoreIdentity, position: Int) throws -> [Conflict] {
+    package func dropReplicaList(
+        _ list: String, of source: StoreIdentity, set pattern: String, store: StoreIdentity, position: Int
+    ) throws -> [Conflict] {
         var conflicts: [Conflict] = []
-        if (try? listRow(list, locking: true)) != nil {
+        let info: ListRow?
+        do {
+            info = try listRow(list, locking: true)
+        } catch let error as StoreError where error.code == .listNotFound {
+            info = nil
+        }
+        if let info, let replica = try replicaSource(listID: info.id), replica.store.uuid == source.uuid, replica.list == list {
             for entry in try outbox(of: list) {
                 for intent in entry.intents {
                     let section: ItemRef? =

@@ -73,8 +73,15 @@ final class FeedFanout: Sendable {
     /// The most events of one page.
     static let pageLimit = 100
 
-    /// The pages being read, shared by the checks and deliveries at the same position.
-    private let pages = SharedReads<Int, Page>()
+    /// What identifies a read of a page: its position, and the commit generation read before it (a
+    /// read that started before a commit the store learned of is not one to join after it).
+    private struct PageKey: Hashable, Sendable {
+        var position: Int
+        var generation: UInt64
+    }
+
+    /// The pages being read, shared by the checks and deliveries at the same position and generation.
+    private let pages = SharedReads<PageKey, Page>()
     private let store: any ListStoreEngine
     private let serverState: ServerState
     private let state = _Locked(State())
@@ -102,9 +109,12 @@ final class FeedFanout: Sendable {
     }
 
     /// Hands the stream on `connection`, whose client has every event of its lists (those
-    /// `includes` accepts) up to `position`, to the fan-out until it must take over again.
+    /// `includes` accepts) up to `position`, to the fan-out until it must take over again. `readAt`
+    /// is the store's commit generation before the stream's last read: when a commit landed since,
+    /// it returns `.behind` at once (the poke of that commit may have come before the stream waited).
     func follow(
-        after position: Int, includes: @escaping @Sendable (String) -> Bool, connection: EventStreamConnection, keepAlive: Duration
+        after position: Int, includes: @escaping @Sendable (String) -> Bool, connection: EventStreamConnection, keepAlive: Duration,
+        readAt: UInt64
     ) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
@@ -114,14 +124,15 @@ final class FeedFanout: Sendable {
         let deadline = ContinuousClock.now + keepAlive
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
-                let ended = state.withLock { state -> Bool in
-                    guard !state.closed, !state.cancelled.contains(id) else { return true }
+                let wake = state.withLock { state -> Wake? in
+                    guard !state.closed, !state.cancelled.contains(id) else { return .ended }
+                    if store.commitGeneration() != readAt { return .behind(position: position) }
                     state.waiting[id] = Follower(
                         id: id, position: position, includes: includes, deadline: deadline, keepAlive: keepAlive,
                         connection: connection, continuation: continuation)
-                    return false
+                    return nil
                 }
-                if ended { continuation.resume(returning: .ended) }
+                if let wake { continuation.resume(returning: wake) }
             }
         } onCancel: {
             let follower = state.withLock { state in
@@ -164,14 +175,28 @@ final class FeedFanout: Sendable {
     private func check(after start: Int) async {
         while true {
             let generation = store.commitGeneration()
-            if let page = try? await self.page(after: start), page.position > start {
+            let read: Page
+            do {
+                read = try await self.page(after: start, generation: generation)
+            } catch {
+                // The streams read themselves and report what they find (a cursor expired).
+                let followers = state.withLock { state -> [Follower] in
+                    let taken = state.waiting.values.filter { $0.position == start }
+                    for follower in taken { state.waiting[follower.id] = nil }
+                    return taken
+                }
+                handBack(followers, .behind(position: start))
+                state.withLock { _ = $0.checking.removeValue(forKey: start) }
+                return
+            }
+            if read.position > start {
                 let followers = state.withLock { state -> [Follower] in
                     let taken = state.waiting.values.filter { $0.position == start }
                     for follower in taken { state.waiting[follower.id] = nil }
                     state.deliveries += 1
                     return taken
                 }
-                await deliver(after: start, to: followers, first: page)
+                await deliver(after: start, to: followers, first: read, readAt: generation)
             } else if store.commitGeneration() != generation {
                 continue  // a commit landed during the read: it may not be in it
             }
@@ -187,23 +212,24 @@ final class FeedFanout: Sendable {
         }
     }
 
-    /// Writes the pages after `start` (the first already read) to `followers` until they reach the
-    /// feed's head, then hands them back to `waiting` (or to their streams, see `Wake`).
-    private func deliver(after start: Int, to delivered: [Follower], first: Page) async {
+    /// Writes the pages after `start` (the first already read, after the commit generation `readAt`)
+    /// to `followers` until they reach the feed's head, then hands them back to `waiting` (or to
+    /// their streams, see `Wake`).
+    private func deliver(after start: Int, to delivered: [Follower], first: Page, readAt: UInt64) async {
         defer { state.withLock { $0.deliveries -= 1 } }
         var position = start
         var followers = delivered
         var emptyReads = 0
         var read: Page? = first
         while !followers.isEmpty {
-            let generation = store.commitGeneration()
+            let generation = read == nil ? store.commitGeneration() : readAt
             let page: Page
             do {
                 if let first = read {
                     page = first
                     read = nil
                 } else {
-                    page = try await self.page(after: position)
+                    page = try await self.page(after: position, generation: generation)
                 }
             } catch {
                 // Each stream reads again and reports what it finds (a cursor expired meanwhile).
@@ -221,14 +247,16 @@ final class FeedFanout: Sendable {
             emptyReads = 0
             followers = await write(page, to: followers, from: position)
             position = page.position
-            if !page.hasMore { followers = requeue(followers, at: position, goOn: false) }
+            // At the head: read on when a commit landed since the read began (its poke found these
+            // streams held by this delivery).
+            if !page.hasMore { followers = requeue(followers, at: position, goOn: store.commitGeneration() != generation) }
         }
     }
 
     /// The feed page after `position`, every list's events, framed.
-    private func page(after position: Int) async throws -> Page {
+    private func page(after position: Int, generation: UInt64) async throws -> Page {
         let store = store
-        return try await pages.value(for: position) {
+        return try await pages.value(for: PageKey(position: position, generation: generation)) {
             let identity = try await store.identity()
             let page = try await store.feed(after: position, limit: Self.pageLimit, including: { _ in true })
             return Page(

@@ -98,6 +98,7 @@ extension JournalRoutes {
         let slot = try streamSlot()
         // Errors before the stream starts get a status (a cursor expired); the first page, read
         // for that, is the stream's first.
+        let firstReadAt = store.commitGeneration()
         let first = try await store.feed(after: feed.position, limit: FeedFanout.pageLimit, including: feed.includes)
         let (store, feedFanout, identity, includes, logger) = (store, feedFanout, feed.identity, feed.includes, context.logger)
         let (channel, keepAlive, state) = (context.channel, configuration.keepAliveInterval, state)
@@ -111,11 +112,16 @@ extension JournalRoutes {
             var page: FeedPage? = first
             var position = first.position
             var atHead = false
+            // The commit generation before the last read (a commit after it may not be in it).
+            var readAt = firstReadAt
+            // Since when nothing was written (for the keep-alives of a stream written through its writer).
+            var quietSince = ContinuousClock.now
             following: while !Task.isCancelled && !feedFanout.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
                 let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
                 if !atHead {
                     let current: FeedPage
                     if let page { current = page } else {
+                        readAt = store.commitGeneration()
                         do {
                             current = try await store.feed(after: position, limit: FeedFanout.pageLimit, including: includes)
                         } catch {
@@ -131,6 +137,7 @@ extension JournalRoutes {
                         for event in current.events { bytes.writeImmutableBuffer(FeedFanout.frame(event, store: identity)) }
                         try await writer.write(bytes)
                         state.addEventBytes(bytes.readableBytes)
+                        quietSince = ContinuousClock.now
                     }
                     position = current.position
                     if current.hasMore { continue }
@@ -139,18 +146,18 @@ extension JournalRoutes {
                 guard let connection else {
                     // Written through a wrapped writer: wait for a commit as a long poll does
                     // (reading again at least every second), with a keep-alive each interval.
-                    let seen = store.commitGeneration()
-                    let quietSince = ContinuousClock.now
+                    let seen = readAt
                     guard await hangUp.wait({ await store.waitForCommit(after: seen, timeout: min(keepAlive, .seconds(1))); return true }) != nil
                     else { break following }
                     if store.commitGeneration() == seen, ContinuousClock.now - quietSince >= keepAlive {
                         try await writer.write(FeedFanout.keepAlive(at: position, store: identity))
+                        quietSince = ContinuousClock.now
                     }
                     continue
                 }
-                let from = position
+                let (from, seen) = (position, readAt)
                 let woken = await hangUp.wait {
-                    await feedFanout.follow(after: from, includes: includes, connection: connection, keepAlive: keepAlive)
+                    await feedFanout.follow(after: from, includes: includes, connection: connection, keepAlive: keepAlive, readAt: seen)
                 }
                 switch woken ?? .ended {
                 case .behind(let at):

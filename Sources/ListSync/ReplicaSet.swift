@@ -246,8 +246,13 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         }
         let list = event.list
         guard let entry = event.entry else {
-            let existed = try await store.replicaHead(of: list) != nil
-            let conflicts = try await store.dropReplicaList(list, set: set, feed: feed, position: position)
+            let existed: Bool
+            do {
+                existed = try await store.replicaSource(of: list).map { $0.store.uuid == identity.uuid && $0.list == list } ?? false
+            } catch StoreError.Code.storeNotFound {
+                existed = false
+            }
+            let conflicts = try await store.dropReplicaList(list, of: identity, set: set, feed: feed, position: position)
             if existed {
                 result.changes.append(ReplicaSetChange(list: list, kind: .deleted, conflicts: conflicts))
                 if !conflicts.isEmpty { result.conflicts[list, default: []] += conflicts }
@@ -315,7 +320,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         let names = Set(lists.map(\.name))
         for list in try await localLists() where !names.contains(list) {
             guard let position = try await store.replicaSource(of: list), position.store.uuid == identity.uuid else { continue }
-            let conflicts = try await store.dropReplicaList(list, set: pattern.description, feed: hold.store, position: hold.position)
+            let conflicts = try await store.dropReplicaList(list, of: identity, set: pattern.description, feed: hold.store, position: hold.position)
             result.changes.append(ReplicaSetChange(list: list, kind: .deleted, conflicts: conflicts))
             if !conflicts.isEmpty { result.conflicts[list, default: []] += conflicts }
         }

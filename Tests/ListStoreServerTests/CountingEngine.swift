@@ -40,8 +40,12 @@ final class CountingEngine: ListStoreEngine {
     func summary(of list: String) async throws -> ListSummary { try await store.summary(of: list) }
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot { try await store.snapshot(of: list, at: version) }
 
+    /// When set, `feed(after:limit:including:)` fails as a store that does not answer.
+    let feedFails = _Locked(false)
+
     func feed(after position: Int?, limit: Int, including: @escaping @Sendable (String) -> Bool) async throws -> FeedPage {
         feeds.withLock { $0 += 1 }
+        if feedFails.withLock({ $0 }) { throw StoreError(.io, "the database does not answer") }
         return try await store.feed(after: position, limit: limit, including: including)
     }
 

@@ -130,6 +130,26 @@ import Testing
         }
     }
 
+    /// A read of the feed that fails while streams wait at its head: each stream reads itself,
+    /// writes the error as an event and ends (it does not wait on with keep-alives).
+    @Test func aFailedReadAtTheHeadEndsTheStreamsWithTheError() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(2), to: "l")
+        let engine = CountingEngine(store, signalsOwnCommits: true)
+        try await ServerHarness.with(engine, .init(port: 0, token: "service", pollInterval: .seconds(30), keepAliveInterval: .seconds(120))) { server in
+            let connection = try RawConnection(port: server.port)
+            connection.send("GET /v1/events?lists=** HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer service\r\n\r\n")
+            _ = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("event: commit") } }
+            let feedFanout = server.server.feedFanout
+            try await LimitTests.waitUntil { feedFanout.waitingCount == 1 }
+            engine.feedFails.withLock { $0 = true }
+            _ = try await engine.commit(linearList(3), to: "l", expectedVersion: nil, author: nil, message: nil)
+            let ended = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("0\r\n\r\n") } }
+            #expect(ended.text.contains("event: error"), "\(ended.text)")
+        }
+    }
+
     /// A stream whose lists are quiet while others are written: its keep-alive moves its cursor
     /// past their events, so a reconnect need not read them again.
     @Test func aQuietStreamsKeepAliveCarriesItsCursor() async throws {

@@ -156,6 +156,23 @@ import Testing
         #expect(try await set.pull(from: LocalSource(source)).applied == 0)
     }
 
+    /// A list of the replica store's own that the set's pattern names is not the source's: the
+    /// source deleting its list of that name leaves it as it is.
+    @Test func theSourcesDeletionLeavesAListThatIsNotItsReplica() async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        try await source.commit(linearList(3), to: "team/a")
+        let replica = try Store(path: directory.file("phone.liststore"))
+        try await replica.commit(linearList(5), to: "team/mine")
+        let set = try ReplicaSet(store: replica, lists: "team/*")
+        try await set.pull(from: LocalSource(source))
+        try await source.commit(linearList(2), to: "team/mine")
+        _ = try await source.deleteList("team/mine")
+        let result = try await set.pull(from: LocalSource(source))
+        #expect(result.deleted.isEmpty)
+        #expect(try await replica.snapshot(of: "team/mine").sections == linearList(5))
+    }
+
     @Test func badPatternsAreRefused() throws {
         let store = InMemoryStore()
         #expect(throws: (any Error).self) { try ReplicaSet(store: store, lists: "") }
