@@ -44,46 +44,15 @@ extension HTTPSource: FeedSource {
     }
 
     private func readFeedEvents(
-        of pattern: ListPattern, after cursor: FeedCursor?, into continuation: AsyncThrowingStream<FeedChange, any Error>.Continuation,
-        refreshingToken refresh: Bool = false
+        of pattern: ListPattern, after cursor: FeedCursor?, into continuation: AsyncThrowingStream<FeedChange, any Error>.Continuation
     ) async throws {
-        let idle = max(idleTimeout, .seconds(60))
         var query = "lists=\(PercentEncoding.encode(pattern.description))"
         if let cursor { query += "&since=\(PercentEncoding.encode(cursor.description))" }
-        let (request, what) = try request(
-            "GET", "v1/events", query: query, extraTime: idle - idleTimeout, accept: "text/event-stream", token: try await bearer(refresh: refresh))
-        let parser = _Locked(_EventStreamParser(maxEventBytes: maxAnswerBytes))
-        let shown = url.absoluteString
-        let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes) { data in
-            do {
-                for event in try parser.withLock({ try $0.feed(data) }) {
-                    switch event.type {
-                    case "commit", "deleted", "":
-                        guard let id = event.id else { continue }
-                        let cursor = try FeedCursor(parsing: id)
-                        let change = event.type.isEmpty ? nil : try WireDocument.decodeFeedEvent(event.data, position: cursor.position)
-                        continuation.yield(FeedChange(event: change, cursor: cursor))
-                    case "error":
-                        continuation.finish(throwing: Self.failure(status: nil, body: event.data, what: what))
-                        return
-                    default:
-                        continue
-                    }
-                }
-            } catch {
-                continuation.finish(throwing: SyncError.transport("\(shown) answered a document this client cannot read: \(error)"))
-            }
+        try await readEventStream("v1/events", query: query, into: continuation) { event in
+            // `commit` and `deleted` events, and keep-alives that move the cursor (type "").
+            guard ["commit", "deleted", ""].contains(event.type), let id = event.id else { return nil }
+            let cursor = try FeedCursor(parsing: id)
+            return FeedChange(event: event.type.isEmpty ? nil : try WireDocument.decodeFeedEvent(event.data, position: cursor.position), cursor: cursor)
         }
-        let (http, bytes) = try await run(transfer, request, what: what, deadline: nil)
-        if http.statusCode == 401, tokenProvider != nil, !refresh {
-            return try await readFeedEvents(of: pattern, after: cursor, into: continuation, refreshingToken: true)
-        }
-        if (200..<300).contains(http.statusCode) {
-            throw SyncError.transport("\(what): the server ended the event stream", transient: true)
-        }
-        if [404, 405].contains(http.statusCode), (try? WireDocument.decodeError(bytes)).flatMap({ StoreError.Code(named: $0.code) }) == nil {
-            throw EventsUnavailable()
-        }
-        throw Self.failure(status: http.statusCode, body: bytes, what: what)
     }
 }

@@ -86,13 +86,24 @@ extension HTTPSource {
 
     /// Reads the event stream of `list` after `version` into `continuation` until it fails; always throws.
     private func readEvents(
-        of list: String, after version: Int, into continuation: AsyncThrowingStream<JournalEntry, any Error>.Continuation,
-        refreshingToken refresh: Bool = false
+        of list: String, after version: Int, into continuation: AsyncThrowingStream<JournalEntry, any Error>.Continuation
+    ) async throws {
+        try await readEventStream(path(list, "events"), query: "since=\(version)", into: continuation) { event in
+            event.type == "commit" ? try WireDocument.decodeCommitObject(event.data, list: list) : nil
+        }
+    }
+
+    /// Reads the event stream at `path` with `query` into `continuation` until it fails, each event
+    /// as `decode` makes it (nil: skipped; an `event: error` ends the stream with its error); always
+    /// throws: `EventsUnavailable` when the server has no such stream, `SyncError.transport`
+    /// (transient) when it ends the stream, the error of any other answer.
+    func readEventStream<Element: Sendable>(
+        _ path: String, query: String, into continuation: AsyncThrowingStream<Element, any Error>.Continuation,
+        refreshingToken refresh: Bool = false, decode: @escaping @Sendable (_EventStreamParser.Event) throws -> Element?
     ) async throws {
         let idle = max(idleTimeout, .seconds(60))
         let (request, what) = try request(
-            "GET", path(list, "events"), query: "since=\(version)", extraTime: idle - idleTimeout, accept: "text/event-stream",
-            token: try await bearer(refresh: refresh))
+            "GET", path, query: query, extraTime: idle - idleTimeout, accept: "text/event-stream", token: try await bearer(refresh: refresh))
         let parser = _Locked(_EventStreamParser(maxEventBytes: maxAnswerBytes))
         let shown = url.absoluteString
         // Runs as the answer arrives, one piece at a time. A failure here ends the stream,
@@ -100,15 +111,11 @@ extension HTTPSource {
         let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes) { data in
             do {
                 for event in try parser.withLock({ try $0.feed(data) }) {
-                    switch event.type {
-                    case "commit":
-                        continuation.yield(try WireDocument.decodeCommitObject(event.data, list: list))
-                    case "error":
+                    if event.type == "error" {
                         continuation.finish(throwing: Self.failure(status: nil, body: event.data, what: what))
                         return
-                    default:
-                        continue
                     }
+                    if let element = try decode(event) { continuation.yield(element) }
                 }
             } catch {
                 continuation.finish(throwing: SyncError.transport("\(shown) answered a document this client cannot read: \(error)"))
@@ -117,7 +124,7 @@ extension HTTPSource {
         let (http, bytes) = try await run(transfer, request, what: what, deadline: nil)
         // A refused token is asked for anew once, when a provider gives them.
         if http.statusCode == 401, tokenProvider != nil, !refresh {
-            return try await readEvents(of: list, after: version, into: continuation, refreshingToken: true)
+            return try await readEventStream(path, query: query, into: continuation, refreshingToken: true, decode: decode)
         }
         if (200..<300).contains(http.statusCode) {
             throw SyncError.transport("\(what): the server ended the event stream", transient: true)
