@@ -170,11 +170,21 @@ import Darwin
                 try store.close()
             case 7..<10:
                 try await sync(c)
-            case 10, 11:  // a sync killed at a random instant
+            case 10, 11:  // a sync killed at a random point: at once, at its first write to the
+                // replica (a pull applying), or at the server's first write to the source (its push merged)
+                let watched: Store? = [nil, try Store(path: clients[c]), try Store(path: sourcePath)][Int(rng.next() % 3)]
+                let generation = watched?.commitGeneration()
                 let child = try CLIRunner.start(["sync", "--from", server.url, "--token", tokens[c], "--lists", "**", "--replica", clients[c]])
-                try await Task.sleep(for: .microseconds(Int(rng.next() % 200_000)))
+                if let watched, let generation {
+                    // Each wait ends at the store's next commit (another process's, heard through the
+                    // file's notifications); between waits, a child that has ended needs no kill.
+                    while child.isRunning, watched.commitGeneration() == generation {
+                        await watched.waitForCommit(after: generation, timeout: .milliseconds(100))
+                    }
+                }
                 kill(child.processIdentifier, SIGKILL)
                 child.waitUntilExit()
+                try watched?.close()
                 kills += 1
             default:  // the server stopped (or killed) and started again
                 try server.restart(killing: rng.next() % 2 == 0)

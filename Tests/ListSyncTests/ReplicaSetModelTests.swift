@@ -10,20 +10,27 @@ import Testing
 /// `ReplicaSetModel`: a set's lists for an app, each list's model publishing the staged changesets
 /// the set's background sync applies, lists appearing and leaving, edits pushed.
 @Suite @MainActor struct ReplicaSetModelTests {
-    /// Waits on the main actor until `condition` holds (checked every 10 ms, as
-    /// `ListStoreTestSupport.waitUntil` does; bounded only to report a hang).
-    static func until(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw WaitTimedOut(what: what) }
-            try await Task.sleep(for: .milliseconds(10))
+    /// Returns once `condition` holds: checked at once, then again at each change of the model
+    /// properties it reads (Observation), so that it waits for the change, not for time.
+    static func until(_ condition: @escaping @MainActor () -> Bool) async {
+        while !condition() {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                withObservationTracking { _ = condition() } onChange: { continuation.resume() }
+            }
         }
     }
 
-    struct WaitTimedOut: Error { var what: String }
+    /// Returns once `condition` holds: checked at once, then again at each commit to `store`.
+    static func until(_ store: Store, _ condition: () async throws -> Bool) async throws {
+        while true {
+            let generation = store.commitGeneration()
+            if try await condition() { return }
+            await store.waitForCommit(after: generation, timeout: .seconds(60))
+        }
+    }
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
-    @Test func theModelFollowsTheSetAndEachListPublishesItsChangesets() async throws {
+    @Test(.timeLimit(.minutes(2))) func theModelFollowsTheSetAndEachListPublishesItsChangesets() async throws {
         let directory = try TemporaryDirectory()
         let source = try Store(path: directory.file("source.liststore"))
         for list in ["team/a", "team/b"] { try await source.commit(linearList(3), to: list) }
@@ -47,11 +54,11 @@ import Testing
         // Lists come and go.
         try await source.commit(linearList(2), to: "team/c")
         _ = try await source.deleteList("team/b")
-        try await Self.until("the model's lists follow the source") { model.lists == ["team/a", "team/c"] }
+        await Self.until { model.lists == ["team/a", "team/c"] }
 
         // An edit through a list's model is pushed by the set.
         try listA.edit(author: "ana") { draft in try draft.append(ListItem(id: "mine", json: .string("x")), toSection: "s") }
-        try await Self.until("the edit reaches the source") {
+        try await Self.until(source) {
             try await source.snapshot(of: "team/a").sections[0].elements.contains { $0.id == "mine" }
         }
         #expect(model.status.isFollowing && model.status.lastError == nil)
