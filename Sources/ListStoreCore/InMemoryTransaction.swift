@@ -455,7 +455,7 @@ final class InMemoryTransaction: StoreTransaction {
         tables.sectionsOfList[info.id] = nil
         (tables.journal[info.id], tables.storedSnapshots[info.id], tables.consumers[info.id]) = (nil, nil, nil)
         (tables.pushes[info.id], tables.replicas[info.id], tables.outbox[info.id]) = (nil, nil, nil)
-        tables.feed.removeAll { $0.listID == info.id }
+        tables.feed.removeAll { $0.listID == info.id && !$0.deleted }
         tables.lists[info.name] = nil
         tables.names[info.id] = nil
         changed = true
@@ -480,10 +480,10 @@ final class InMemoryTransaction: StoreTransaction {
     }
 
     func forgetFeed(listID: Int64, through version: Int) throws {
-        for row in tables.feed where row.listID == listID && row.version <= version {
+        for row in tables.feed where row.listID == listID && row.version <= version && !row.deleted {
             tables.feedBase = max(tables.feedBase, row.position)
         }
-        tables.feed.removeAll { $0.listID == listID && $0.version <= version }
+        tables.feed.removeAll { $0.listID == listID && $0.version <= version && !$0.deleted }
     }
 
     // MARK: Internals

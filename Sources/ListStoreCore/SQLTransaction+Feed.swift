@@ -38,18 +38,20 @@ extension SQLTransaction {
         try run(
             """
             UPDATE store SET feed_base = \(greatest)(feed_base,
-                coalesce((SELECT max(position) FROM feed WHERE list_id = ? AND version <= ?), 0))
+                coalesce((SELECT max(position) FROM feed WHERE list_id = ? AND version <= ? AND deleted = 0), 0))
             WHERE id = 1
             """, [.integer(listID), SQLValue(version)])
-        try run("DELETE FROM feed WHERE list_id = ? AND version <= ?", [.integer(listID), SQLValue(version)])
+        try run("DELETE FROM feed WHERE list_id = ? AND version <= ? AND deleted = 0", [.integer(listID), SQLValue(version)])
     }
 
     package func deleteRows(of info: ListRow) throws {
         let id = [SQLValue.integer(info.id)]
         try run("DELETE FROM element WHERE section_id IN (SELECT id FROM section WHERE list_id = ?)", id)
-        for table in ["section", "journal", "stored_snapshot", "consumer", "push", "outbox", "replica_source", "feed"] {
+        for table in ["section", "journal", "stored_snapshot", "consumer", "push", "outbox", "replica_source"] {
             try run("DELETE FROM \(table) WHERE list_id = ?", id)
         }
+        // The list's commits; not the deletions of earlier lists whose row id SQLite gave it again.
+        try run("DELETE FROM feed WHERE list_id = ? AND deleted = 0", id)
         try run("DELETE FROM list WHERE id = ?", id)
     }
 }

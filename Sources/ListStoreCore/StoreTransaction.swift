@@ -259,7 +259,9 @@ package protocol StoreTransaction {
     func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent]
 
     /// Deletes every row of the list `info` names: its row, head, journal, stored snapshots,
-    /// consumers, recorded pushes, replica position and outbox, and its feed events.
+    /// consumers, recorded pushes, replica position and outbox, and the feed events of its commits
+    /// (not deletion events: SQLite gives a new list the row id of the last one deleted, and an
+    /// earlier list's deletion must stay in the feed).
     func deleteRows(of info: ListRow) throws
 
     /// Forgets the feed's events of the list's versions up to `version` (its journal up to there

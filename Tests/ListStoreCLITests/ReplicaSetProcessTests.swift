@@ -197,7 +197,8 @@ import Darwin
         for c in clients.indices {
             let store = try Store(path: clients[c])
             let expected = try await source.lists().filter { readable(c, $0.name) }
-            #expect(try await store.lists().map(\.name) == expected.map(\.name), "client \(c)")
+            let held = try await store.lists().map(\.name)
+            #expect(held == expected.map(\.name), "client \(c) holds \(held), the server \(expected.map(\.name))")
             for summary in expected {
                 #expect(try await store.summary(of: summary.name).digest == summary.digest, "client \(c), \(summary.name)")
                 #expect(try await store.outbox(of: summary.name).isEmpty, "client \(c), \(summary.name)")
@@ -215,7 +216,7 @@ import Darwin
                 let inSource = (try? await source.snapshot(of: edit.list).sections.flatMap(\.elements).contains { $0.id == edit.id }) ?? false
                 let wasReported = reported[c, default: []].contains(edit.list + "/" + edit.id)
                 let listWent = deleted.contains { $0.list == edit.list && $0.round > edit.round }
-                #expect(inSource || wasReported || listWent, "client \(c)'s edit \(edit.id) of \(edit.list) is lost")
+                #expect(inSource || wasReported || listWent, "client \(c)'s edit \(edit.id) of \(edit.list) is lost (deletions \(deleted.filter { $0.list == edit.list }.map(\.round)))")
             }
             try store.close()
         }

@@ -111,6 +111,25 @@ import Testing
         }
     }
 
+    /// A deletion stays in the feed whatever happens to the lists made after it. SQLite gives a new
+    /// list the row id of the last one deleted: deleting that new list must not take the old one's
+    /// deletion with it (a follower would keep the old list forever).
+    @Test(arguments: EngineKind.available)
+    func aDeletionOutlivesTheListsThatReuseItsRow(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = try #require(stores[0] as? any StoreDriver)
+            try await store.commit(linearList(3), to: "a", expectedVersion: nil, author: nil, message: nil)
+            _ = try await store.deleteList("a")
+            for version in 1...3 { try await store.commit(linearList(version), to: "b", expectedVersion: nil, author: nil, message: nil) }
+            _ = try await store.deleteList("b")
+            try await store.commit(linearList(2), to: "c", expectedVersion: nil, author: nil, message: nil)
+            _ = try await store.deleteList("c")
+            let all = try await store.feed()
+            #expect(all.events.map(\.list) == ["a", "b", "c"], "\(all.events.map(\.list))")
+            #expect(all.events.allSatisfy { $0.isDeletion })
+        }
+    }
+
     /// No gaps on PostgreSQL: a commit that has taken its position but not committed yet holds back
     /// a commit of another list through another handle (another server), so a follower never reads
     /// the later commit before the earlier one lands. With positions from a sequence, the second
