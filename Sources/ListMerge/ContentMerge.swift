@@ -38,41 +38,48 @@ public struct ContentMerge: Hashable, Sendable {
     public var clashes: [Clash]
 
     /// Merges `mine` and `theirs`, both changed from `base` (`nil` when both sides created the item).
-    /// - Complexity: O(size of the three contents), plus O(k log k) for k keys when merging objects.
+    /// - Complexity: O(size of `mine` and `base`, plus log of theirs' keys for each of their keys);
+    ///   the keys only theirs holds are not visited.
     public init(base: JSONValue?, mine: JSONValue, theirs: JSONValue) {
-        clashes = []
-        if mine == theirs {
-            value = mine
-            return
-        }
+        value = theirs
+        clashes = Self.merge(base: base, mine: mine, into: &value).clashes
+    }
+
+    /// Merges `mine` into `theirs` in place (see the type), and says whether theirs changed and where
+    /// both sides clashed. `theirs` is changed where it is stored when nothing else holds it, so that a
+    /// large content takes a few keys of mine in time proportional to those keys.
+    /// - Complexity: as `init(base:mine:theirs:)`.
+    @usableFromInline
+    static func merge(base: JSONValue?, mine: JSONValue, into theirs: inout JSONValue) -> (changed: Bool, clashes: [Clash]) {
+        if mine == theirs { return (false, []) }
         if let base {
             if theirs == base {
-                value = mine
-                return
+                theirs = mine
+                return (true, [])
             }
-            if mine == base {
-                value = theirs
-                return
-            }
+            if mine == base { return (false, []) }
         }
-        guard case .object(let mineObject) = mine, case .object(let theirsObject) = theirs else {
-            value = mine
-            clashes = [Clash(key: nil, mine: mine, theirs: theirs)]
-            return
+        guard case .object(let mineObject) = mine, case .object(var object) = theirs else {
+            let clash = Clash(key: nil, mine: mine, theirs: theirs)
+            theirs = mine
+            return (true, [clash])
         }
         let baseObject: JSONObject
         switch base {
         case nil: baseObject = JSONObject()
         case .object(let object)?: baseObject = object
         default:
-            value = mine
-            clashes = [Clash(key: nil, mine: mine, theirs: theirs)]
-            return
+            let clash = Clash(key: nil, mine: mine, theirs: theirs)
+            theirs = mine
+            return (true, [clash])
         }
-        var merged: [(String, JSONValue)] = []
-        var seen = Set<ExactString>()
-        for key in mineObject.keys + theirsObject.keys + baseObject.keys where seen.insert(ExactString(key)).inserted {
-            let (b, m, t) = (baseObject[key], mineObject[key], theirsObject[key])
+        // Theirs' object alone holds its members from here on, so that setting a key does not copy them.
+        theirs = .null
+        var changed = false
+        var clashes: [Clash] = []
+        // A key neither mine nor the base holds is theirs alone, and stays as it is.
+        func mergeKey(_ key: String, mine m: JSONValue?, base b: JSONValue?) {
+            let t = object[key]
             let kept: JSONValue?
             if m == t || t == b {
                 kept = m
@@ -82,9 +89,15 @@ public struct ContentMerge: Hashable, Sendable {
                 kept = m
                 clashes.append(Clash(key: key, mine: m, theirs: t))
             }
-            if let kept { merged.append((key, kept)) }
+            if kept != t {
+                object[key] = kept
+                changed = true
+            }
         }
+        for (key, m) in mineObject { mergeKey(key, mine: m, base: baseObject[key]) }
+        for (key, b) in baseObject where mineObject[key] == nil { mergeKey(key, mine: nil, base: b) }
         clashes.sort { ExactString($0.key ?? "") < ExactString($1.key ?? "") }
-        value = .object(JSONObject(uniqueKeysWithValues: merged))
+        theirs = .object(object)
+        return (changed, clashes)
     }
 }

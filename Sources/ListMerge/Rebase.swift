@@ -33,9 +33,12 @@ import ListJSON
 /// Rebase(intents, onto: base).snapshot == mine   // always
 /// ```
 ///
-/// - Complexity: O(n + m) for n sections and elements in theirs and m intents (plus the size of the
-///   contents they merge and of the sections they delete): one hash per identifier to index theirs,
-///   O(1) per intent to find, remove and place items in linked lists, one pass to build the result.
+/// - Complexity: O(n + m) for n sections and elements in theirs and m intents, plus the size of the
+///   intents' contents and of the sections they delete: one hash per identifier to index theirs, O(1)
+///   per intent to find, remove and place items in linked lists, one pass to build the result. An
+///   item's own content is read once and rebuilt once, however many intents merge into it, and a
+///   merge visits only the keys mine and the base hold (`ContentMerge`): a thousand one-key updates
+///   of an item with a thousand keys cost a thousand keys, not a million.
 public struct Rebase<Item: MergeableItem> {
     /// The merged snapshot: theirs with mine's intents applied.
     public var snapshot: [ArraySection<Item, Item>]
@@ -47,8 +50,27 @@ public struct Rebase<Item: MergeableItem> {
     @inlinable
     public init(_ intents: [Intent], onto theirs: [ArraySection<Item, Item>]) {
         var rebase = _Rebasing<Item>(state: _MergeState(theirs))
-        for intent in intents where intent.isSectionIntent { rebase.apply(intent) }
-        for intent in intents where !intent.isSectionIntent { rebase.apply(intent) }
+        rebase.apply(intents, checking: { () throws(Never) in })
+        snapshot = rebase.state.snapshot()
+        conflicts = rebase.conflicts
+    }
+
+    /// Applies `intents` to `theirs` as `init(_:onto:)` does, asking `isStopped` every 1,024 intents
+    /// whether to give up: a server merging a large push stops once its client has gone.
+    ///
+    /// ```swift
+    /// let merged = try Rebase(intents, onto: head, stoppingWhen: { Task.isCancelled })
+    /// ```
+    /// - Throws: `CancellationError` once `isStopped` returns `true`.
+    /// - Complexity: as `init(_:onto:)`, plus one call of `isStopped` per 1,024 intents.
+    @inlinable
+    public init(
+        _ intents: [Intent], onto theirs: [ArraySection<Item, Item>], stoppingWhen isStopped: () -> Bool
+    ) throws(CancellationError) {
+        var rebase = _Rebasing<Item>(state: _MergeState(theirs))
+        try rebase.apply(intents, checking: { () throws(CancellationError) in
+            if isStopped() { throw CancellationError() }
+        })
         snapshot = rebase.state.snapshot()
         conflicts = rebase.conflicts
     }
@@ -68,6 +90,18 @@ struct _Rebasing<Item: MergeableItem> {
         self.state = state
     }
 
+    /// Applies section intents, then element intents, each in order, calling `check` every 1,024.
+    @inlinable mutating func apply<E: Error>(_ intents: [Intent], checking check: () throws(E) -> Void) throws(E) {
+        var applied = 0
+        for sections in [true, false] {
+            for intent in intents where intent.isSectionIntent == sections {
+                applied += 1
+                if applied & 1023 == 0 { try check() }
+                apply(intent)
+            }
+        }
+    }
+
     /// Applies one intent.
     /// - Complexity: O(1) plus the contents it merges; a section delete O(elements of the section).
     @inlinable mutating func apply(_ intent: Intent) {
@@ -80,7 +114,7 @@ struct _Rebasing<Item: MergeableItem> {
                 let element = state.elementRef(e)
                 if !knownHere.contains(element) {
                     conflicts.append(Conflict(
-                        .removedWithSection, element, section: ref, theirs: state.elementItems[Int(e)].contentValue))
+                        .removedWithSection, element, section: ref, theirs: state.elementContent(e)))
                 }
                 state.removeElement(e)
             }
@@ -152,28 +186,20 @@ struct _Rebasing<Item: MergeableItem> {
     }
 
     @inlinable mutating func mergeSection(_ s: Int32, _ ref: ItemRef, base: JSONValue?, mine: JSONValue) {
-        let theirs = state.sectionItems[Int(s)].contentValue
-        if let merged = merge(ref, section: nil, base: base, mine: mine, theirs: theirs) {
-            state.setSectionContent(s, merged)
-        }
+        let clashes = state.mergeSectionContent(s) { ContentMerge.merge(base: base, mine: mine, into: &$0) }
+        report(clashes, ref, section: nil)
     }
 
     @inlinable mutating func mergeElement(_ e: Int32, _ ref: ItemRef, section: ItemRef, base: JSONValue?, mine: JSONValue) {
-        let theirs = state.elementItems[Int(e)].contentValue
-        if let merged = merge(ref, section: section, base: base, mine: mine, theirs: theirs) {
-            state.setElementContent(e, merged)
-        }
+        let clashes = state.mergeElementContent(e) { ContentMerge.merge(base: base, mine: mine, into: &$0) }
+        report(clashes, ref, section: section)
     }
 
-    /// The three-way merge of rule 4, its clashes reported; `nil` when theirs' content stays.
-    @inlinable mutating func merge(
-        _ ref: ItemRef, section: ItemRef?, base: JSONValue?, mine: JSONValue, theirs: JSONValue
-    ) -> JSONValue? {
-        let merge = ContentMerge(base: base, mine: mine, theirs: theirs)
-        for clash in merge.clashes {
+    /// Reports the clashes of rule 4's three-way merge.
+    @inlinable mutating func report(_ clashes: [ContentMerge.Clash], _ ref: ItemRef, section: ItemRef?) {
+        for clash in clashes {
             conflicts.append(Conflict(
                 .contentConflict, ref, section: section, key: clash.key, mine: clash.mine, theirs: clash.theirs))
         }
-        return merge.value == theirs ? nil : merge.value
     }
 }

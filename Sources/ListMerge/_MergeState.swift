@@ -29,6 +29,11 @@ struct _MergeState<Item: MergeableItem> {
     @usableFromInline var elementSection: [Int32] = []
     @usableFromInline var elementIndex: [ItemRef: Int32] = [:]
 
+    // Contents read (parsed once) or merged, by node; an item is rebuilt from its merged content only
+    // in `snapshot()`, once, however many intents merged into it.
+    @usableFromInline var sectionContents: [Int32: _MergedContent] = [:]
+    @usableFromInline var elementContents: [Int32: _MergedContent] = [:]
+
     /// The state of `snapshot`, every item named by its ordinal among the items with its id in
     /// document order (sections and elements counted apart).
     /// - Complexity: O(n), one hash per identifier (two for a repeated one).
@@ -137,10 +142,10 @@ struct _MergeState<Item: MergeableItem> {
             var elements: [Item] = []
             var e = firstElement[Int(s)]
             while e >= 0 {
-                elements.append(elementItems[Int(e)])
+                elements.append(item(e, elementItems, elementContents))
                 e = elementNext[Int(e)]
             }
-            result.append(ArraySection(model: sectionItems[Int(s)], elements: elements))
+            result.append(ArraySection(model: item(s, sectionItems, sectionContents), elements: elements))
             s = sectionNext[Int(s)]
         }
         return result
@@ -185,14 +190,39 @@ struct _MergeState<Item: MergeableItem> {
         return e
     }
 
-    /// Replaces a section's content.
-    @inlinable mutating func setSectionContent(_ s: Int32, _ content: JSONValue) {
-        sectionItems[Int(s)] = Item(documentID: sectionItems[Int(s)].documentID, content: content)
+    /// The item of node `n`, rebuilt when a merge changed its content.
+    @inlinable func item(_ n: Int32, _ items: [Item], _ contents: [Int32: _MergedContent]) -> Item {
+        guard let merged = contents[n], merged.changed else { return items[Int(n)] }
+        return Item(documentID: items[Int(n)].documentID, content: merged.value)
     }
 
-    /// Replaces an element's content.
-    @inlinable mutating func setElementContent(_ e: Int32, _ content: JSONValue) {
-        elementItems[Int(e)] = Item(documentID: elementItems[Int(e)].documentID, content: content)
+    /// A section's content as it stands.
+    @inlinable func sectionContent(_ s: Int32) -> JSONValue {
+        sectionContents[s]?.value ?? sectionItems[Int(s)].contentValue
+    }
+
+    /// An element's content as it stands.
+    @inlinable func elementContent(_ e: Int32) -> JSONValue {
+        elementContents[e]?.value ?? elementItems[Int(e)].contentValue
+    }
+
+    /// Merges into a section's content with `merge`, which changes it in place and says whether it did.
+    /// - Complexity: O(1) plus `merge`'s (and, the first time, reading the item's content).
+    @inlinable mutating func mergeSectionContent<T>(_ s: Int32, _ merge: (inout JSONValue) -> (changed: Bool, T)) -> T {
+        var content = sectionContents.removeValue(forKey: s) ?? _MergedContent(sectionItems[Int(s)].contentValue)
+        let (changed, result) = merge(&content.value)
+        content.changed = content.changed || changed
+        sectionContents[s] = content
+        return result
+    }
+
+    /// Merges into an element's content with `merge`, as `mergeSectionContent` does.
+    @inlinable mutating func mergeElementContent<T>(_ e: Int32, _ merge: (inout JSONValue) -> (changed: Bool, T)) -> T {
+        var content = elementContents.removeValue(forKey: e) ?? _MergedContent(elementItems[Int(e)].contentValue)
+        let (changed, result) = merge(&content.value)
+        content.changed = content.changed || changed
+        elementContents[e] = content
+        return result
     }
 
     /// Removes a section (not its elements) from the list and the index.
@@ -271,4 +301,14 @@ struct _MergeState<Item: MergeableItem> {
         elementNext[Int(e)] = -1
         elementSection[Int(e)] = -1
     }
+}
+
+/// A node's content during a merge: read from its item once, then merged in place.
+@usableFromInline
+struct _MergedContent {
+    @usableFromInline var value: JSONValue
+    /// Whether a merge changed it (the item is rebuilt from `value` then).
+    @usableFromInline var changed = false
+
+    @inlinable init(_ value: JSONValue) { self.value = value }
 }

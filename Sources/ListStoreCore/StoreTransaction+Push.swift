@@ -12,10 +12,18 @@ extension StoreTransaction {
     /// The journal records `author` (default: the push's own); the push is recorded, and known
     /// again, by its fingerprint as the client sent it.
     ///
+    /// `rebasedAhead` is the push rebased before this transaction (`rebaseAhead`): it is taken when
+    /// the head is still the one it was made on, and the push rebased again otherwise.
+    ///
     /// - Throws: `StoreError` `.invalidArgument` (an id no push may carry), `.listNotFound`,
-    ///   `.pushMismatch` or `.pushOutOfOrder` (by `PushRule`), `.damaged`; what `commit` throws.
-    /// - Complexity: that of `Rebase` for the push's intents, plus that of `commit`.
-    package func merge(_ push: Push, into list: String, authoredBy author: String?? = nil) throws -> PushAnswer {
+    ///   `.pushMismatch` or `.pushOutOfOrder` (by `PushRule`), `.damaged`; what `commit` throws;
+    ///   `CancellationError` once `isStopped` says so.
+    /// - Complexity: that of `Rebase` for the push's intents (none with a usable `rebasedAhead`),
+    ///   plus that of `commit`.
+    package func merge(
+        _ push: Push, into list: String, authoredBy author: String?? = nil, rebasedAhead: RebasedPush? = nil,
+        stoppingWhen isStopped: @escaping () -> Bool = { false }
+    ) throws -> PushAnswer {
         let id = push.id
         if let problem = PushRule.problem(with: id) { throw StoreError(.invalidArgument, problem) }
         let fingerprint = push.fingerprint
@@ -33,7 +41,8 @@ extension StoreTransaction {
                     answer = recorded
                     return nil
                 }
-                return Rebase(push.intents, onto: head.sections)
+                if let rebasedAhead, rebasedAhead.isOnto(head) { return rebasedAhead.rebase }
+                return try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
             },
             alsoWrite: { listID, result in
                 guard answer == nil, let conflicts = result.mergeConflicts else { return }
@@ -49,5 +58,35 @@ extension StoreTransaction {
             })
         guard let answer else { throw StoreError(.damaged, "the push \(id) to list '\(list)' was neither merged nor recorded") }
         return answer
+    }
+
+    /// Rebases `push` onto the head of `list` as this (read) transaction sees it, so that a large
+    /// push's merge is made before the write that commits it and the writers of other lists do not
+    /// wait on it; `nil` when the list has no head yet or already recorded the push.
+    /// - Throws: `StoreError` `.listNotFound`, `.damaged`; `CancellationError` once `isStopped` says so.
+    /// - Complexity: O(n) to read the head's n items, plus that of `Rebase`.
+    package func rebaseAhead(_ push: Push, into list: String, stoppingWhen isStopped: () -> Bool) throws -> RebasedPush? {
+        let info = try listRow(list, locking: false)
+        let recorded = try recordedPushes(listID: info.id, list: list, client: push.id.client, seqs: push.id.seq...push.id.seq)
+        guard recorded.isEmpty else { return nil }
+        let head = try head(of: info)
+        return RebasedPush(
+            listID: head.listID, version: head.version, digest: head.digest,
+            rebase: try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped))
+    }
+}
+
+/// A push rebased before the transaction that commits it, with the head it was made on.
+///
+/// Not API: package-visible for the store's logic.
+package struct RebasedPush: Sendable {
+    let listID: Int64
+    let version: Int
+    let digest: ListDigest
+    let rebase: Rebase<ListItem>
+
+    /// Whether `head` is the head the push was rebased onto.
+    func isOnto(_ head: StoredHead) -> Bool {
+        head.listID == listID && head.version == version && head.digest == digest
     }
 }

@@ -101,6 +101,10 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as CancellationError {
+            // A request stopped because its client hung up: there is nobody to answer, and nothing
+            // to log as a failure (the metrics count it as 499).
+            throw error
         } catch {
             if let http = error as? HTTPError, http.status == .notFound {
                 return APIError(.notFound, "notFound", "no such endpoint: \(request.method) \(request.uri.path)").response

@@ -42,4 +42,15 @@ final class HangUpWatch: Sendable {
         }
         return closed ? nil : value
     }
+
+    /// Runs `work` until it ends, cancelling it when the client hangs up: a push's merge, which
+    /// nobody would hear the answer of, stops and writes nothing.
+    /// - Throws: what `work` throws; `CancellationError` when the client hung up.
+    func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = await wait { () async -> Result<T, any Error> in
+            do { return .success(try await work()) } catch { return .failure(error) }
+        }
+        guard let outcome else { throw CancellationError() }
+        return try outcome.get()
+    }
 }

@@ -251,7 +251,14 @@ struct JournalRoutes: Sendable {
         // A user's push is recorded as theirs in the journal, whatever the push says; the push
         // itself is recorded as sent, so that its retries are known.
         let author = Self.userToken(context).map { $0.subject } ?? push.author
-        let answer = try await metrics.timing(metrics.mergeDuration) { try await store.merge(push, into: list, authoredBy: author) }
+        // A client that hangs up stops its merge: nobody would hear the answer, and a large push
+        // would go on taking a core for nothing (the replica pushes again, exactly once).
+        let store = store
+        let answer = try await state.countingMerge {
+            try await metrics.timing(metrics.mergeDuration) {
+                try await HangUpWatch(context.channel).run { try await store.merge(push, into: list, authoredBy: author) }
+            }
+        }
         return Self.json(WireDocument.pushAnswer(answer))
     }
 

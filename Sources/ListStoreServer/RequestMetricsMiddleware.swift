@@ -6,7 +6,7 @@ import Hummingbird
 /// handed over, since wrapping their one buffer in a body that writes it costs a long poll more
 /// writes to its connection). It sits outside the middleware
 /// that turns errors into answers, so it sees the status clients see; an error that escapes counts
-/// as what it would be answered with.
+/// as what it would be answered with, a request stopped because its client hung up as 499.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
@@ -28,7 +28,9 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             return response
         } catch {
-            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            // A request whose client hung up, and that stopped for it, is counted as 499 (nginx's
+            // "client closed request"): nobody was answered, and it is no failure of the server's.
+            let status = error is CancellationError ? 499 : (error as? any HTTPResponseError)?.status.code ?? 500
             metrics.recordRequest(method: method, route: Self.route(context), status: status, duration: ContinuousClock.now - start)
             throw error
         }

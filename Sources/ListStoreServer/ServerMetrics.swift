@@ -92,6 +92,7 @@ final class ServerMetrics: Sendable {
         gauge("liststore_open_connections").record(state.connections.current)
         gauge("liststore_waiting_followers").record(state.streams.current)
         gauge("liststore_event_streams_at_head").record(fanout.waitingCount)
+        gauge("liststore_merges_in_progress").record(state.mergesInProgress)
         do {
             gauge("liststore_store_size_bytes").record(try await store.sizeInBytes())
             let lists = try await store.lists()

@@ -11,6 +11,7 @@ final class ServerState: Sendable {
     let streams: ConnectionLimiter
     private let boundPort = _Locked(Int?.none)
     private let streamedBytes = _Locked(0)
+    private let merging = _Locked(0)
     private let currentAccess: _Locked<AccessConfiguration?>
 
     init(_ configuration: JournalServer.Configuration) {
@@ -31,6 +32,16 @@ final class ServerState: Sendable {
     /// Counts `count` bytes written to an event stream.
     func addEventBytes(_ count: Int) {
         streamedBytes.withLock { $0 += count }
+    }
+
+    /// The pushes being merged now.
+    var mergesInProgress: Int { merging.withLock { $0 } }
+
+    /// Runs `body`, a push's merge, counted among `mergesInProgress` while it runs.
+    func countingMerge<T>(_ body: () async throws -> T) async rethrows -> T {
+        merging.withLock { $0 += 1 }
+        defer { merging.withLock { $0 -= 1 } }
+        return try await body()
     }
 
     /// The access configuration in force (`nil`: the service token alone); replaced whole when the

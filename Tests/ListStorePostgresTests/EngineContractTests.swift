@@ -194,6 +194,50 @@ import Testing
         }
     }
 
+    /// A large push is rebased before the write that commits it (off the write lock); commits to
+    /// its list racing it, through another handle, never make it commit a rebase onto another head:
+    /// whatever the interleaving, its version is its intents rebased onto the version before.
+    @Test(arguments: EngineKind.available)
+    func aLargePushCommitsItsRebaseOntoTheVersionBeforeWhateverRacesIt(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            let base = (0..<3).map { s in
+                ListSection(model: ListItem("s\(s)"), elements: (0..<1_500).map { ListItem("e\(s)-\($0)", 0) })
+            }
+            try await stores[0].commit(base, to: "l", expectedVersion: 0, author: nil, message: nil)
+            var rng = SplitMix64(seed: 0xB16_9005)
+            for round in 1...4 {
+                let head = try await stores[0].snapshot(of: "l", at: nil).sections
+                // Every element's content changed (4,500 intents), and a few elements moved.
+                var mine = head.map { section in
+                    ListSection(model: section.model, elements: section.elements.map { ListItem($0.id, round * 10) })
+                }
+                for _ in 0..<20 {
+                    let moved = mine[0].elements.remove(at: Int.random(in: 0..<mine[0].elements.count, using: &rng))
+                    mine[2].elements.insert(moved, at: Int.random(in: 0...mine[2].elements.count, using: &rng))
+                }
+                let push = Push(id: PushID(client: "big", seq: round), intents: Intent.changes(from: head, to: mine))
+                #expect(push.intents.count > 4_096)
+                let racers = (0..<3).map { _ in
+                    (s: Int.random(in: 0..<3, using: &rng), e: Int.random(in: 0..<1_400, using: &rng), value: Int.random(in: 1...9, using: &rng))
+                }
+                async let answer = stores[0].merge(push, into: "l")
+                for racer in racers {
+                    _ = try await stores[1].edit("l", expectedVersion: nil, author: nil, message: nil) { draft in
+                        var sections = draft.sections
+                        let id = sections[racer.s].elements[racer.e].id
+                        sections[racer.s].elements[racer.e] = ListItem(id, racer.value)
+                        draft.sections = sections
+                    }
+                }
+                let merged = try await answer
+                let before = try await stores[0].snapshot(of: "l", at: merged.version - 1).sections
+                let rebase = Rebase(push.intents, onto: before)
+                #expect(try await stores[0].snapshot(of: "l", at: merged.version).sections == rebase.snapshot, "round \(round)")
+                #expect(merged.conflicts == rebase.conflicts, "round \(round)")
+            }
+        }
+    }
+
     /// Replicas' offline changes merged in any order: each push lands once (a repeat is answered
     /// from the record, applies nothing), its journal entry names it, and the head is what the
     /// merge rules give for that order.

@@ -221,6 +221,53 @@ import Testing
         }
     }
 
+    /// A push whose client hangs up while it merges is stopped and writes nothing (before, it went
+    /// on after the client left, and the server's shutdown waited for it). The store's writer is
+    /// held meanwhile, so that the push can only be waiting when its client leaves.
+    @Test func aPushWhoseClientHangsUpIsStoppedAndWritesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        try await store.commit(linearList(1), to: "other")
+        try await ServerHarness.with(store, .init(port: 0)) { server in
+            let (port, state) = (server.port, server.server.state)
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let release = DispatchSemaphore(value: 0)
+            let holder = Task {
+                try await RawConnection.run {
+                    _ = try store.edit("other") { _ in
+                        holding.yield()
+                        holding.finish()
+                        release.wait()
+                    }
+                }
+            }
+            for await _ in held {}
+            do {
+                let body = PushRouteTests.document(seq: 1, PushRouteTests.insert("x", after: "e0", before: "e1"))
+                var client: RawConnection? = try RawConnection(port: port)
+                client?.send(
+                    "POST /v1/lists/l/pushes HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                try await Self.waitUntil { state.mergesInProgress == 1 }
+                client = nil
+                // The server closes the connection at once, and the merge stops when it reaches the writer.
+                try await Self.waitUntil { state.connections.current == 0 }
+            } catch {
+                release.signal()
+                _ = await holder.result
+                throw error
+            }
+            release.signal()
+            try await holder.value
+            try await Self.waitUntil { state.mergesInProgress == 0 }
+            #expect(try await store.summary(of: "l").version == 1)
+            #expect(try await store.pushes(from: "c1", to: "l", seqs: 1...1).isEmpty)
+            let metrics = try await server.request("/metrics")
+            #expect(String(decoding: metrics.body, as: UTF8.self).contains(#"route="/v1/lists/{list}/pushes",status="499""#))
+        }
+    }
+
     /// Waits until `condition` holds (see `ListStoreTestSupport.waitUntil`); bounded (by `limit`)
     /// only so that a hang reports what it waited for before the test's time limit stops it.
     static func waitUntil(
