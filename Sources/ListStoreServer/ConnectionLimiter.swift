@@ -43,6 +43,15 @@ final class ConnectionLimiter: Sendable {
         return taken ? Slot(self) : nil
     }
 
+    /// A slot even when `maximum` are held: for a connection taken in place of one being closed
+    /// to make room (`IdleConnections.closeOldest()`), which gives its slot back once closed.
+    ///
+    /// - Complexity: O(1).
+    func slotInPlaceOfOneClosing() -> Slot {
+        held.withLock { $0 += 1 }
+        return Slot(self)
+    }
+
     /// How many slots are held now.
     var current: Int { held.withLock { $0 } }
 

@@ -5,9 +5,11 @@ import Logging
 import NIOCore
 import NIOSSL
 
-/// Hummingbird's HTTP channel behind two guards: a cap on open connections (a connection beyond
-/// it is answered 503 and closed at once, before it costs more than its descriptor) and a timeout
-/// on request heads (`HeaderTimeoutHandler`). Plain, it speaks HTTP/1.1; with TLS, HTTP/2 or
+/// Hummingbird's HTTP channel behind two guards: a cap on open connections and a timeout on request
+/// heads (`HeaderTimeoutHandler`). At the cap, a new connection takes the place of the connection
+/// idle longest (`IdleConnections`: no request in progress, or a head not yet whole), which is
+/// closed; when every connection holds a request, the new one is answered 503 and closed at once,
+/// before it costs more than its descriptor. Plain, it speaks HTTP/1.1; with TLS, HTTP/2 or
 /// HTTP/1.1 as the client's ALPN asks.
 struct GuardedHTTPChannel: ServerChildChannel {
     /// A connection: the HTTP channel's value, or `nil` when the connection was refused.
@@ -30,6 +32,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
 
     let protocols: Protocols
     let connections: ConnectionLimiter
+    let idleConnections: IdleConnections
     let headerTimeout: Duration
     let idleTimeout: Duration
 
@@ -38,7 +41,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
     /// - Throws: when `tls` is not a usable server configuration (NIOSSL's error).
     init(
         responder: @escaping HTTPChannelHandler.Responder, tls: TLSConfiguration?, idleTimeout: Duration, headerTimeout: Duration,
-        connections: ConnectionLimiter
+        connections: ConnectionLimiter, idleConnections: IdleConnections
     ) throws {
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [HeaderTimeoutHandler.Observer()], idleTimeout: TimeAmount(idleTimeout))
@@ -50,12 +53,14 @@ struct GuardedHTTPChannel: ServerChildChannel {
             protocols = .http1(HTTP1Channel(responder: responder, configuration: http1))
         }
         self.connections = connections
+        self.idleConnections = idleConnections
         self.headerTimeout = headerTimeout
         self.idleTimeout = idleTimeout
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        guard let slot = connections.slot() else {
+        let slot = connections.slot() ?? (idleConnections.closeOldest() ? connections.slotInPlaceOfOneClosing() : nil)
+        guard let slot else {
             logger.warning("refused a connection: \(connections.maximum) connections are open")
             return channel.eventLoop.makeCompletedFuture {
                 if case .http1 = protocols {
@@ -73,7 +78,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
         // channel's own idle timeout, which waits for the client to answer its goodbye.
         let guarding = HeaderTimeoutHandler(
             timeout: TimeAmount(headerTimeout), armedAtConnect: { if case .tls = protocols { true } else { false } }(),
-            multiplexedIdleTimeout: TimeAmount(idleTimeout + .seconds(5)))
+            multiplexedIdleTimeout: TimeAmount(idleTimeout + .seconds(5)), idleConnections: idleConnections)
         let guarded = channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(guarding)
         }

@@ -16,6 +16,10 @@ import NIOHTTPTypes
 /// Over HTTP/2 a connection carries many requests: once its first stream opens, the head timer
 /// stops for good, and the handler closes the connection when it has had no open stream for
 /// `multiplexedIdleTimeout`, whether or not the client answers the HTTP/2 channel's own goodbye.
+///
+/// It also tells `IdleConnections` when its connection holds no request (from its start, and after
+/// each answer) and when it holds one (a head came whole, an HTTP/2 stream opened), so that a
+/// server at its cap closes the connection idle longest to make room.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -49,19 +53,27 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Requests waiting for what to answer, and whether the client closed its side.
     private var waitingAnswers = 0
     private var inputClosed = false
+    private let idleConnections: IdleConnections?
 
-    init(timeout: TimeAmount, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60)) {
+    init(
+        timeout: TimeAmount, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
+        idleConnections: IdleConnections? = nil
+    ) {
         self.timeout = timeout
         self.armedAtConnect = armedAtConnect
         self.multiplexedIdleTimeout = multiplexedIdleTimeout
+        self.idleConnections = idleConnections
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if armedAtConnect, context.channel.isActive { arm(context, timeout) }
+        guard context.channel.isActive else { return }
+        if armedAtConnect { arm(context, timeout) }
+        idleConnections?.idle(context.channel)
     }
 
     func channelActive(context: ChannelHandlerContext) {
         if armedAtConnect { arm(context, timeout) }
+        idleConnections?.idle(context.channel)
         context.fireChannelActive()
     }
 
@@ -82,15 +94,21 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .headReceived:
             awaitingHead = false
             cancelTimer()
+            idleConnections?.busy(context.channel)
         case .awaitingHead:
             awaitingHead = true
+            if context.channel.isActive { idleConnections?.idle(context.channel) }
         case .streamOpened:
             multiplexed = true
             openStreams += 1
             cancelTimer()
+            idleConnections?.busy(context.channel)
         case .streamClosed:
             openStreams = max(0, openStreams - 1)
-            if openStreams == 0 { arm(context, multiplexedIdleTimeout) }
+            if openStreams == 0 {
+                arm(context, multiplexedIdleTimeout)
+                if context.channel.isActive { idleConnections?.idle(context.channel) }
+            }
         case .waitingAnswer:
             waitingAnswers += 1
             if inputClosed { context.close(promise: nil) }
@@ -116,6 +134,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimer()
+        idleConnections?.busy(context.channel)
         context.fireChannelInactive()
     }
 

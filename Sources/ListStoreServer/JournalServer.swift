@@ -286,7 +286,7 @@ public struct JournalServer: Sendable {
             server: HTTPServerBuilder { responder in
                 try GuardedHTTPChannel(
                     responder: responder, tls: tls, idleTimeout: idleTimeout, headerTimeout: headerTimeout,
-                    connections: state.connections)
+                    connections: state.connections, idleConnections: state.idleConnections)
             },
             configuration: .init(
                 address: .hostname(configuration.host, port: port), serverName: "liststore", backlog: configuration.backlog),

@@ -9,6 +9,9 @@ final class ServerState: Sendable {
     let connections: ConnectionLimiter
     /// Long polls that wait and event streams, at most `maxStreams`.
     let streams: ConnectionLimiter
+    /// The open connections that hold no request, oldest first: at the cap on connections, a new
+    /// one takes the place of the one idle longest.
+    let idleConnections = IdleConnections()
     private let boundPort = _Locked(Int?.none)
     private let streamedBytes = _Locked(0)
     private let merging = _Locked(0)

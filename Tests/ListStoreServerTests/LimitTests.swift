@@ -173,20 +173,94 @@ import Testing
             #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 200)
             #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists/l/journal?since=0&wait=5 HTTP/1.1\r\n" + host).status == 200)
 
-            // Connections up to the cap (two streams and four idle ones); the next is answered 503 and closed.
+            // Connections up to the cap (two streams and four idle ones): the next takes the place of
+            // the one idle longest, which is closed, and is served.
             try await Self.waitUntil { state.connections.current == 2 }
-            var idle: [RawConnection]? = try (0..<4).map { _ in try RawConnection(port: port) }
+            var idle: [RawConnection]? = []
+            for _ in 0..<4 {
+                idle?.append(try RawConnection(port: port))
+                try await Self.waitUntil { state.idleConnections.count == idle?.count }
+            }
             try await Self.waitUntil { state.connections.current == 6 }
+            #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 200)
+            let oldest = try #require(idle?.first)
+            #expect(try await RawConnection.run { oldest.receive(timeout: .seconds(20)).closed })
+            try await Self.waitUntil { state.connections.current == 5 }
+
+            // Connections that all hold a request (heads sent whole, bodies awaited): the next is
+            // answered 503 and closed.
+            idle = nil
+            try await Self.waitUntil { state.connections.current == 2 }
+            let busy = try (0..<4).map { _ in
+                let connection = try RawConnection(port: port)
+                connection.send("POST /v1/lists/l/commits HTTP/1.1\r\n\(host)Content-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+                return connection
+            }
+            try await Self.waitUntil { state.connections.current == 6 && state.idleConnections.count == 0 }
             let refused = try await RawConnection.run { try RawConnection(port: port).receive(timeout: .seconds(20)) }
             #expect(refused.closed && refused.text.hasPrefix("HTTP/1.1 503"), "\(refused.text)")
             #expect(RawAnswer(refused.text)?.errorCode == "serverBusy")
+            withExtendedLifetime(busy) {}
 
             // Once connections close, their places are free again.
-            #expect(idle?.count == 4)
-            idle = nil
-            try await Self.waitUntil { state.connections.current == 2 }
-            #expect(try await RawAnswer.exchange(port: port, "GET /v1/lists HTTP/1.1\r\n" + host).status == 200)
             withExtendedLifetime(streams) {}
+        }
+    }
+
+    /// A flood of idle and half-sent connections up to the cap gives way to rightful clients at
+    /// once: each new connection takes the place of the flood's connection idle longest, oldest
+    /// first, and no request in progress is ever closed for room (before, every request got 503
+    /// until the flood's connections timed out, 40 s and more).
+    @Test func aFloodOfIdleAndHalfSentConnectionsGivesWayToRightfulClients() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(120), maxConnections: 40, maxStreams: 4)) { server in
+            let (port, state) = (server.port, server.server.state)
+            let host = "Host: 127.0.0.1:\(port)\r\n"
+            // A follower's event stream holds a request all along.
+            let follower = try await RawConnection.run {
+                let connection = try RawConnection(port: port)
+                connection.send("GET /v1/lists/l/events HTTP/1.1\r\n\(host)\r\n")
+                _ = connection.receive(timeout: .seconds(20)) { $0.contains("text/event-stream") }
+                return connection
+            }
+            // The flood: 30 silent connections and 9 that send half a head, one after the other.
+            var flood: [RawConnection] = []
+            for k in 0..<39 {
+                let connection = try RawConnection(port: port)
+                if k >= 30 { connection.send("GET /v1/lists HTTP/1.1\r\nHo") }
+                flood.append(connection)
+                try await Self.waitUntil { state.idleConnections.count == flood.count }
+            }
+            #expect(state.connections.current == 40)
+            // Twenty rightful clients, each on a new connection that it keeps, are served; the flood's
+            // twenty oldest connections were closed for them, and only those.
+            let request = "GET /v1/lists/l HTTP/1.1\r\n\(host)\r\n"
+            var clients: [RawConnection] = []
+            for _ in 0..<20 {
+                let client = try RawConnection(port: port)
+                let answer = try await RawConnection.run {
+                    client.send(request)
+                    return client.receive(timeout: .seconds(20)) { $0.hasSuffix("}") }
+                }
+                #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+                clients.append(client)
+            }
+            let (floodConnections, rightful) = (flood, clients)
+            let closed = try await RawConnection.run { floodConnections.map { $0.receive(timeout: .milliseconds(1)).closed } }
+            #expect(closed == Array(repeating: true, count: 20) + Array(repeating: false, count: 19), "\(closed)")
+            // Their connections, idle since, are younger than the rest of the flood: they stay, and
+            // serve again.
+            let again = try await RawConnection.run {
+                rightful.map { client in
+                    client.send(request)
+                    return client.receive(timeout: .seconds(20)) { $0.hasSuffix("}") }.text.hasPrefix("HTTP/1.1 200")
+                }
+            }
+            #expect(again.allSatisfy { $0 })
+            let stream = try await RawConnection.run { follower.receive(timeout: .milliseconds(1)) }
+            #expect(!stream.closed, "the follower's stream was closed for room")
         }
     }
 

@@ -1,0 +1,78 @@
+import ListStoreCore
+import NIOCore
+
+/// The open connections that hold no request now — between requests, before a first request, or
+/// with a request head that has not come whole — oldest first, so that a server at its cap on
+/// connections closes the one idle longest to make room for a new one, instead of refusing the new
+/// one. A flood of idle or half-sent connections then pushes out itself, never a request in progress,
+/// and a client arriving during it is served at once.
+///
+/// `HeaderTimeoutHandler` says when its connection turns idle or busy, and when it closes.
+///
+/// ```swift
+/// let idle = IdleConnections()
+/// idle.idle(channel)          // no request in progress
+/// idle.busy(channel)          // a request head came whole
+/// idle.closeOldest()          // at the cap: true when a connection is being closed for room
+/// ```
+final class IdleConnections: Sendable {
+    private struct State {
+        var nextSeq: UInt64 = 0
+        /// Each idle connection with the sequence number of the moment it turned idle.
+        var idle: [ObjectIdentifier: (seq: UInt64, channel: any Channel)] = [:]
+        /// (seq, connection) in the order they turned idle; entries whose seq no longer matches
+        /// `idle` are stale and skipped.
+        var order: [(seq: UInt64, id: ObjectIdentifier)] = []
+        var start = 0
+    }
+
+    private let state = _Locked(State())
+
+    /// How many connections are idle now.
+    var count: Int { state.withLock { $0.idle.count } }
+
+    /// `channel` holds no request from now on.
+    /// - Complexity: O(1) amortized.
+    func idle(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        state.withLock { state in
+            state.nextSeq += 1
+            state.idle[id] = (state.nextSeq, channel)
+            state.order.append((state.nextSeq, id))
+            Self.compact(&state)
+        }
+    }
+
+    /// `channel` holds a request from now on (or has closed).
+    /// - Complexity: O(1).
+    func busy(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        _ = state.withLock { $0.idle.removeValue(forKey: id) }
+    }
+
+    /// Closes the connection idle longest, if any; `true` when one is being closed. It leaves the
+    /// idle connections at once, so that each call closes another.
+    /// - Complexity: O(1) amortized.
+    func closeOldest() -> Bool {
+        let victim: (any Channel)? = state.withLock { state in
+            while state.start < state.order.count {
+                let (seq, id) = state.order[state.start]
+                state.start += 1
+                if let entry = state.idle[id], entry.seq == seq {
+                    state.idle[id] = nil
+                    return entry.channel
+                }
+            }
+            return nil
+        }
+        victim?.close(promise: nil)
+        return victim != nil
+    }
+
+    /// Drops the stale entries once they are most of the order.
+    private static func compact(_ state: inout State) {
+        guard state.order.count - state.start > 2 * state.idle.count + 64 else { return }
+        state.order = state.idle.map { (seq: $0.value.seq, id: $0.key) }.sorted { $0.seq < $1.seq }
+        state.start = 0
+    }
+}
