@@ -209,7 +209,8 @@ extension BlockingStore {
     }
 
     /// Drops the journal entries of `list` before the base `rule` gives, unless a registered
-    /// consumer still needs them (or `force`).
+    /// consumer still needs them (or `force`), with the records of the pushes merged into those
+    /// versions but each client's latest.
     /// ```swift
     /// try store.prune("inbox", .keepLast(100))
     /// ```

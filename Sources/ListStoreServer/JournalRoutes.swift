@@ -29,6 +29,7 @@ struct JournalRoutes: Sendable {
         var list: String
         var since: Int?
         var limit: Int
+        var maxBytes: Int
     }
     let configuration: JournalServer.Configuration
     let state: ServerState
@@ -187,11 +188,14 @@ struct JournalRoutes: Sendable {
         guard Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
         }
-        let maxBytes = configuration.maxPageBytes
+        // A client may ask for smaller pages than the server's, so that its memory follows them.
+        let askedBytes = try Self.integer(query["maxBytes"], "maxBytes")
+        guard askedBytes != 0 else { throw APIError.invalidArgument("'maxBytes' must be at least 1") }
+        let maxBytes = min(askedBytes ?? .max, configuration.maxPageBytes)
         // Identical requests under way share one read and one encoding (long polls woken together).
         // `generation`: only the read of a woken long poll may get a page kept from another's.
         let read = { [store, pages] (generation: UInt64?) async throws -> (empty: Bool, body: ByteBuffer) in
-            try await pages.value(for: PageKey(list: list, since: since, limit: limit), generation: generation) {
+            try await pages.value(for: PageKey(list: list, since: since, limit: limit, maxBytes: maxBytes), generation: generation) {
                 let page = try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes)
                 return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: list)))
             }

@@ -258,6 +258,15 @@ public enum WireDocument {
         return JournalPage(entries: try commits.map { try entry($0, list: list) }, hasMore: hasMore)
     }
 
+    /// The list and `hasMore` of a journal page whose `commits` were read apart, as they arrived
+    /// (`StreamedArrayReader` leaves the array empty).
+    /// - Throws: `DecodingError`.
+    package static func decodeJournalFrame(_ bytes: [UInt8]) throws -> (list: String, hasMore: Bool) {
+        let object = try topLevel(bytes, "journal")
+        guard let hasMore = object["hasMore"]?.boolValue else { throw DecodingError(description: "journal: expected \"hasMore\"") }
+        return (try string(object, "list"), hasMore)
+    }
+
     /// A journal entry of a `commits` member (`list` names its list).
     /// - Throws: `DecodingError`.
     public static func decodeCommitObject(_ bytes: [UInt8], list: String) throws -> JournalEntry {

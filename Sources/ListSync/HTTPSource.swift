@@ -55,14 +55,27 @@ public struct HTTPSource: ListSource {
     public var idleTimeout: Duration = .seconds(30)
     /// The largest answer (body bytes) accepted; a request whose answer is larger fails as soon as
     /// it passes this, without reading the rest. A snapshot of a large list can take hundreds of MB.
+    /// A journal page is read entry by entry as it arrives, so this bounds each of its entries.
     public var maxAnswerBytes: Int = HTTPSource.defaultMaxAnswerBytes
+    /// The bytes of stages a journal page holds at most (past its first entry, which a page always
+    /// holds): asked of the server with each page, whose own page size applies when smaller, and
+    /// checked as the page arrives. A pull's memory follows this, not `maxAnswerBytes`.
+    public var maxPageBytes: Int = HTTPSource.defaultMaxPageBytes
 
     /// The certificate authorities an `https` server's certificate must be signed by, in place of
     /// the system's (`nil`: the system's); see `CertificateAuthorities`.
     public var certificateAuthorities: CertificateAuthorities?
 
-    /// The default `maxAnswerBytes`: 512 MiB.
+    /// The default `maxAnswerBytes`: 64 MiB on iOS, tvOS, watchOS and visionOS, whose apps are
+    /// stopped long before a larger answer fits; 512 MiB elsewhere.
+    #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+    public static let defaultMaxAnswerBytes = 64 << 20
+    #else
     public static let defaultMaxAnswerBytes = 512 << 20
+    #endif
+
+    /// The default `maxPageBytes`: 4 MiB.
+    public static let defaultMaxPageBytes = 4 << 20
 
     let serverOrigin: _HTTPOrigin
 
@@ -135,7 +148,7 @@ public struct HTTPSource: ListSource {
     }
 
     public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        try decode(try await get(path(list, "journal"), ["since": version, "limit": max(0, limit)]), WireDocument.decodeJournal)
+        try await streamedJournal(of: list, after: version, limit: max(0, limit))
     }
 
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
@@ -264,6 +277,8 @@ public struct HTTPSource: ListSource {
                 throw SyncError.transport("\(what): redirected to another origin (\(elsewhere)); not followed (only \(serverOrigin) gets the token)")
             case .tooManyRedirects:
                 throw SyncError.transport("\(what): redirected more than \(_HTTPTransfer.maxRedirects) times; not followed further")
+            case .refused(let why):
+                throw SyncError.transport("\(url.absoluteString) answered a document this client cannot read: \(why); not read further")
             }
         } catch is CancellationError {
             throw CancellationError()

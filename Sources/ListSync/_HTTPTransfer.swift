@@ -10,7 +10,8 @@ import FoundationNetworking
 /// `maxBytes` (an announced larger one is refused before its body; past it the request fails
 /// without reading the rest), a 2xx answer's body goes to `stream` as it arrives when there is one,
 /// a redirect is followed only within `origin` (so the token never leaves it) and at most
-/// `maxRedirects` times.
+/// `maxRedirects` times. A `stream` that throws stops the transfer there (`Stop.refused`): the rest
+/// of the answer is not read.
 struct _HTTPTransfer: Sendable {
     /// Why a transfer stopped before its answer was complete.
     enum Stop: Error, Sendable {
@@ -22,6 +23,8 @@ struct _HTTPTransfer: Sendable {
         case redirectElsewhere(target: String)
         /// The server redirected more than `maxRedirects` times.
         case tooManyRedirects
+        /// The `stream` refused the answer as it arrived (why, for people).
+        case refused(String)
     }
 
     /// The only origin requests may go to.
@@ -30,12 +33,17 @@ struct _HTTPTransfer: Sendable {
     let maxBytes: Int
     /// The most redirects followed for one request.
     static let maxRedirects = 10
-    /// Where the body of a 2xx answer goes as it arrives (`nil`: it is collected), one piece at a time.
-    let stream: (@Sendable (Data) -> Void)?
+    /// Where the body of a 2xx answer goes as it arrives (`nil`: it is collected), one piece at a
+    /// time; when it throws, the transfer stops.
+    let stream: (@Sendable (Data) throws -> Void)?
+    /// Whether the answer is an event stream, open for as long as the client follows: it takes a
+    /// connection of its own (see `_NIOHTTPClient`), not one that other requests share.
+    let isEventStream: Bool
 
-    init(origin: _HTTPOrigin, maxBytes: Int, stream: (@Sendable (Data) -> Void)? = nil) {
+    init(origin: _HTTPOrigin, maxBytes: Int, isEventStream: Bool = true, stream: (@Sendable (Data) throws -> Void)? = nil) {
         self.origin = origin
         self.maxBytes = maxBytes
+        self.isEventStream = stream != nil && isEventStream
         self.stream = stream
     }
 

@@ -62,7 +62,7 @@ enum _NIOHTTPClient {
     static func run(_ transfer: _HTTPTransfer, _ request: URLRequest, authorities: HTTPSource.CertificateAuthorities?, deadline: Duration?)
         async throws -> (HTTPURLResponse, Data)
     {
-        let client = client(for: authorities, streams: transfer.stream != nil)
+        let client = client(for: authorities, streams: transfer.isEventStream)
         let idle = Duration.milliseconds(Int64(request.timeoutInterval * 1000))
         let lastActivity = _Locked(ContinuousClock.now)
         let end = deadline.map { ContinuousClock.now + $0 }
@@ -163,7 +163,7 @@ enum _NIOHTTPClient {
         let lastActivity: _Locked<ContinuousClock.Instant>
         private var head: HTTPResponseHead?
         private var body = Data()
-        private var stream: (@Sendable (Data) -> Void)?
+        private var stream: (@Sendable (Data) throws -> Void)?
         private var discarding = false
 
         init(transfer: _HTTPTransfer, lastActivity: _Locked<ContinuousClock.Instant>) {
@@ -187,7 +187,13 @@ enum _NIOHTTPClient {
         func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
             lastActivity.withLock { $0 = .now }
             if let stream {
-                stream(Data(buffer.readableBytesView))
+                do {
+                    try stream(Data(buffer.readableBytesView))
+                } catch {
+                    self.stream = nil
+                    discarding = true
+                    task.fail(reason: _HTTPTransfer.Stop.refused(String(describing: error)))
+                }
             } else if !discarding {
                 if body.count + buffer.readableBytes > transfer.maxBytes {
                     discarding = true

@@ -59,7 +59,7 @@ enum _URLSessionClient {
     private static func exchange(
         _ transfer: _HTTPTransfer, _ first: URLRequest, authorities: HTTPSource.CertificateAuthorities?
     ) async throws -> (HTTPURLResponse, Data) {
-        let session = session(for: authorities, streams: transfer.stream != nil)
+        let session = session(for: authorities, streams: transfer.isEventStream)
         let delegate = TaskDelegate(authorities: authorities)
         var request = first
         for _ in 0..._HTTPTransfer.maxRedirects {
@@ -88,11 +88,11 @@ enum _URLSessionClient {
             for try await byte in bytes {
                 piece.append(byte)
                 if byte == UInt8(ascii: "\n") || piece.count >= 1 << 16 {
-                    stream(Data(piece))
+                    try refusing { try stream(Data(piece)) }
                     piece.removeAll(keepingCapacity: true)
                 }
             }
-            if !piece.isEmpty { stream(Data(piece)) }
+            if !piece.isEmpty { try refusing { try stream(Data(piece)) } }
             return Data()
         }
         if http.expectedContentLength > Int64(transfer.maxBytes) { throw _HTTPTransfer.Stop.tooLarge }
@@ -102,6 +102,15 @@ enum _URLSessionClient {
             body.append(byte)
         }
         return Data(body)
+    }
+
+    /// Runs `body`, a transfer's stream: what it throws stops the transfer as `Stop.refused`.
+    private static func refusing(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch {
+            throw _HTTPTransfer.Stop.refused(String(describing: error))
+        }
     }
 
     /// One request's task delegate: declines every redirect (the transfer follows it or not), and

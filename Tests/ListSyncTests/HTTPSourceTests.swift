@@ -1,6 +1,7 @@
 import Foundation
 import ListStore
 import ListStoreTestSupport
+import ListStoreWire
 import ListSync
 import Testing
 
@@ -83,6 +84,58 @@ import Testing
         source.maxAnswerBytes = 1 << 20
         let refused = await syncError { _ = try await source.identity() }
         #expect(refused?.description.contains("larger than the 1 MiB") == true, "\(String(describing: refused))")
+    }
+
+    /// A journal page is read entry by entry as it arrives, so an answer that never ends holds a
+    /// pull to what it asked for: the page's entries (`limit`, `maxPageBytes`) and one entry
+    /// (`maxAnswerBytes`), never the whole answer (before, an endless answer grew a client by 200 MB
+    /// in 0.6 s, up to the 512 MiB cap).
+    @Test(.timeLimit(.minutes(2))) func anEndlessJournalPageStopsAtWhatThePullAskedFor() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit([ListSection(model: ListItem(id: "s", json: .null), elements: [ListItem(id: "e", json: .string(String(repeating: "x", count: 50_000)))])], to: "l")
+        let entry = try #require(try await store.journal(of: "l", after: 0, limit: 1).entries.first)
+        let element = WireDocument.commitObject(entry)
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"commits\":["
+        func endless(_ body: @escaping @Sendable (CannedHTTPServer.Connection) -> Void) throws -> CannedHTTPServer {
+            try CannedHTTPServer { _, connection in
+                guard connection.send(head) else { return }
+                body(connection)
+            }
+        }
+        // Entries without end: refused past the entries asked for.
+        let entries = try endless { connection in
+            while connection.send(element + Array(",".utf8)) {}
+        }
+        var source = try HTTPSource(entries.url)
+        source.maxPageBytes = 100 << 20
+        var error = await syncError { _ = try await source.journal(of: "l", after: 0, limit: 10) }
+        #expect(error?.description.contains("more than the 10 entries asked for") == true, "\(String(describing: error))")
+        #expect(error?.isTransient == false)
+        try await entries.wait(until: "the client hangs up", within: .seconds(60)) { $0.clientsGone > 0 }
+        #expect(entries.requests.first?.contains("maxBytes=\(100 << 20)") == true, "\(entries.requests)")
+
+        // Entries past the bytes asked for (each holds about 50 KB of stages).
+        let large = try endless { connection in
+            while connection.send(element + Array(",".utf8)) {}
+        }
+        source = try HTTPSource(large.url)
+        source.maxPageBytes = 120_000
+        error = await syncError { _ = try await source.journal(of: "l", after: 0, limit: 1000) }
+        #expect(error?.description.contains("a page larger than the 120000 bytes asked for") == true, "\(String(describing: error))")
+        try await large.wait(until: "the client hangs up", within: .seconds(60)) { $0.clientsGone > 0 }
+
+        // One entry without end: refused at `maxAnswerBytes`.
+        let one = try endless { connection in
+            guard connection.send(#"{"stages":""#) else { return }
+            let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 10)
+            while connection.send(chunk) {}
+        }
+        source = try HTTPSource(one.url)
+        source.maxAnswerBytes = 1 << 20
+        error = await syncError { _ = try await source.journal(of: "l", after: 0, limit: 1000) }
+        #expect(error?.description.contains("larger than \(1 << 20) bytes") == true, "\(String(describing: error))")
+        try await one.wait(until: "the client hangs up", within: .seconds(60)) { $0.clientsGone > 0 }
     }
 
     @Test(.timeLimit(.minutes(3))) func anAnswerThatTricklesInFailsAtTheDeadline() async throws {
