@@ -209,19 +209,23 @@ struct _MergeState<Item: MergeableItem> {
     /// Merges into a section's content with `merge`, which changes it in place and says whether it did.
     /// - Complexity: O(1) plus `merge`'s (and, the first time, reading the item's content).
     @inlinable mutating func mergeSectionContent<T>(_ s: Int32, _ merge: (inout JSONValue) -> (changed: Bool, T)) -> T {
-        var content = sectionContents.removeValue(forKey: s) ?? _MergedContent(sectionItems[Int(s)].contentValue)
-        let (changed, result) = merge(&content.value)
-        content.changed = content.changed || changed
-        sectionContents[s] = content
-        return result
+        Self.merge(into: s, of: &sectionContents, sectionItems, merge)
     }
 
     /// Merges into an element's content with `merge`, as `mergeSectionContent` does.
     @inlinable mutating func mergeElementContent<T>(_ e: Int32, _ merge: (inout JSONValue) -> (changed: Bool, T)) -> T {
-        var content = elementContents.removeValue(forKey: e) ?? _MergedContent(elementItems[Int(e)].contentValue)
+        Self.merge(into: e, of: &elementContents, elementItems, merge)
+    }
+
+    /// Merges into node `n`'s content, taken out of `contents` (or read from its item the first time)
+    /// so that nothing else holds it while `merge` changes it.
+    @inlinable static func merge<T>(
+        into n: Int32, of contents: inout [Int32: _MergedContent], _ items: [Item], _ merge: (inout JSONValue) -> (changed: Bool, T)
+    ) -> T {
+        var content = contents.removeValue(forKey: n) ?? _MergedContent(items[Int(n)].contentValue)
         let (changed, result) = merge(&content.value)
         content.changed = content.changed || changed
-        elementContents[e] = content
+        contents[n] = content
         return result
     }
 

@@ -285,21 +285,39 @@ public enum WireDocument {
     /// - Throws: `DecodingError` (a cursor that is not one is one).
     public static func decodeChanges(_ bytes: [UInt8]) throws -> (events: [(event: FeedEvent, cursor: FeedCursor)], cursor: FeedCursor, hasMore: Bool) {
         let object = try topLevel(bytes, "changes")
-        guard let events = object["events"]?.arrayValue, let hasMore = object["hasMore"]?.boolValue else {
-            throw DecodingError(description: "changes: expected \"events\" and \"hasMore\"")
+        guard let events = object["events"]?.arrayValue else { throw DecodingError(description: "changes: expected \"events\"") }
+        let frame = try changesFrame(object)
+        return (try events.map(changesEvent), frame.cursor, frame.hasMore)
+    }
+
+    /// One member of a `changes` page's `events`: the event and the cursor just after it.
+    /// - Throws: `DecodingError`.
+    package static func decodeChangesEvent(_ bytes: [UInt8]) throws -> (event: FeedEvent, cursor: FeedCursor) {
+        try changesEvent(try parse(bytes, "feed event"))
+    }
+
+    /// The cursor and `hasMore` of a `changes` page whose `events` were read apart, as they arrived
+    /// (`StreamedArrayReader` leaves the array empty).
+    /// - Throws: `DecodingError`.
+    package static func decodeChangesFrame(_ bytes: [UInt8]) throws -> (cursor: FeedCursor, hasMore: Bool) {
+        try changesFrame(try topLevel(bytes, "changes"))
+    }
+
+    private static func changesFrame(_ object: JSONObject) throws -> (cursor: FeedCursor, hasMore: Bool) {
+        guard let hasMore = object["hasMore"]?.boolValue else { throw DecodingError(description: "changes: expected \"hasMore\"") }
+        return (try changesCursor(object), hasMore)
+    }
+
+    private static func changesEvent(_ value: JSONValue) throws -> (event: FeedEvent, cursor: FeedCursor) {
+        let at = try changesCursor(value.objectValue)
+        return (try feedEvent(value, position: at.position), at)
+    }
+
+    private static func changesCursor(_ object: JSONObject?) throws -> FeedCursor {
+        guard let text = object?["cursor"]?.stringValue, let cursor = try? FeedCursor(parsing: text) else {
+            throw DecodingError(description: "changes: expected a \"cursor\"")
         }
-        func cursor(_ object: JSONObject?) throws -> FeedCursor {
-            guard let text = object?["cursor"]?.stringValue, let cursor = try? FeedCursor(parsing: text) else {
-                throw DecodingError(description: "changes: expected a \"cursor\"")
-            }
-            return cursor
-        }
-        return (
-            try events.map { value in
-                let at = try cursor(value.objectValue)
-                return (try feedEvent(value, position: at.position), at)
-            }, try cursor(object), hasMore
-        )
+        return cursor
     }
 
     private static func feedEvent(_ value: JSONValue, position: Int) throws -> FeedEvent {

@@ -17,8 +17,16 @@ extension HTTPSource: FeedSource {
         let seconds = max(0, Int((wait + .milliseconds(999)).components.seconds))
         var query = "lists=\(PercentEncoding.encode(pattern.description))&limit=\(max(1, limit))&wait=\(seconds)"
         if let cursor { query += "&since=\(PercentEncoding.encode(cursor.description))" }
-        let page = try decode(try await send("GET", "v1/changes", query: query, extraTime: .seconds(seconds)), WireDocument.decodeChanges)
-        return FeedChanges(changes: page.events.map { FeedChange(event: $0.event, cursor: $0.cursor) }, cursor: page.cursor, hasMore: page.hasMore)
+        // Read event by event as the page arrives, as a journal page is.
+        return try await streamedPage(
+            "v1/changes", query: query, member: "events", limit: max(1, limit), maxPageBytes: nil, extraTime: .seconds(seconds)
+        ) { element in
+            let (event, cursor) = try WireDocument.decodeChangesEvent(element)
+            return (FeedChange(event: event, cursor: cursor), event.entry?.stagesJSON.count ?? 0)
+        } page: { changes, rest in
+            let frame = try WireDocument.decodeChangesFrame(rest)
+            return FeedChanges(changes: changes, cursor: frame.cursor, hasMore: frame.hasMore)
+        }
     }
 
     /// The server's event stream of the feed (`GET /v1/events?lists=`), or long polls of

@@ -1,4 +1,5 @@
 import Foundation
+import ListJSON
 import ListStore
 import ListStoreTestSupport
 import ListStoreWire
@@ -124,6 +125,18 @@ import Testing
         error = await syncError { _ = try await source.journal(of: "l", after: 0, limit: 1000) }
         #expect(error?.description.contains("a page larger than the 120000 bytes asked for") == true, "\(String(describing: error))")
         try await large.wait(until: "the client hangs up", within: .seconds(60)) { $0.clientsGone > 0 }
+
+        // A page of the store feed is read the same way.
+        let feedEvent = Array(#"{"cursor":"#.utf8) + Array(JSONValue.string(FeedCursor(store: StoreIdentity(uuid: "9b2d4c1e-5f6a-4e3b-8c7d-2a1f0e9d8c7b", epoch: 1), position: 1).description).serialized().utf8)
+            + Array(#","deleted":true,"list":"l"}"#.utf8)
+        let feed = try CannedHTTPServer { _, connection in
+            guard connection.send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"events\":[") else { return }
+            while connection.send(feedEvent + Array(",".utf8)) {}
+        }
+        source = try HTTPSource(feed.url)
+        error = await syncError { _ = try await source.changes(of: try ListPattern("**"), after: nil, limit: 5, wait: .zero) }
+        #expect(error?.description.contains("more than the 5 entries asked for") == true, "\(String(describing: error))")
+        try await feed.wait(until: "the client hangs up", within: .seconds(60)) { $0.clientsGone > 0 }
 
         // One entry without end: refused at `maxAnswerBytes`.
         let one = try endless { connection in
