@@ -209,8 +209,7 @@ extension BlockingStore {
     }
 
     /// Drops the journal entries of `list` before the base `rule` gives, unless a registered
-    /// consumer still needs them (or `force`), with the records of the pushes merged into those
-    /// versions but each client's latest.
+    /// consumer still needs them (or `force`).
     /// ```swift
     /// try store.prune("inbox", .keepLast(100))
     /// ```

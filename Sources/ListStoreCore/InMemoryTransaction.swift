@@ -392,18 +392,6 @@ final class InMemoryTransaction: StoreTransaction {
         tables.consumers[listID]?.removeValue(forKey: name) != nil
     }
 
-    func forgetPushes(listID: Int64, through version: Int) throws -> Int {
-        var removed = 0
-        for (client, records) in tables.pushes[listID] ?? [:] {
-            guard let latest = records.keys.max() else { continue }
-            for (seq, answer) in records where seq < latest && answer.version <= version {
-                tables.pushes[listID]![client]!.removeValue(forKey: seq)
-                removed += 1
-            }
-        }
-        return removed
-    }
-
     func deleteJournal(listID: Int64, through version: Int) throws -> Int {
         let removed = tables.journal[listID, default: [:]].keys.filter { $0 <= version }
         for key in removed { tables.journal[listID]!.removeValue(forKey: key) }

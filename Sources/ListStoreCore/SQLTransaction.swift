@@ -209,14 +209,6 @@ extension SQLTransaction {
         try run("DELETE FROM journal WHERE list_id = ? AND version <= ?", [.integer(listID), SQLValue(version)])
     }
 
-    package func forgetPushes(listID: Int64, through version: Int) throws -> Int {
-        try run(
-            """
-            DELETE FROM push WHERE list_id = ? AND version <= ?
-                AND seq < (SELECT max(latest.seq) FROM push latest WHERE latest.list_id = push.list_id AND latest.client_id = push.client_id)
-            """, [.integer(listID), SQLValue(version)])
-    }
-
     package func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws {
         try run("UPDATE list SET base_version = ?, base_snapshot = ? WHERE id = ?", [SQLValue(version), .bytes(snapshot), .integer(listID)])
     }

@@ -255,8 +255,7 @@ extension StoreDriver {
     }
 
     /// Drops the journal entries of `list` before the base `rule` gives, unless a registered
-    /// consumer still needs them (or `force`). The records of the pushes merged into those versions
-    /// go with them, but each client's latest, which answers its retry and orders its next push.
+    /// consumer still needs them (or `force`).
     ///
     /// ```swift
     /// try await store.prune("inbox", .keepLast(100))

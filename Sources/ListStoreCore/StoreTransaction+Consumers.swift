@@ -63,9 +63,6 @@ extension StoreTransaction {
         let snapshot = try self.snapshot(of: info, at: base).snapshot
         try snapshot.checkDigest()
         result.removedEntries = try deleteJournal(listID: info.id, through: base)
-        // The records of pushes merged into the versions it forgets go with them, but a client's
-        // latest: a replica retries only its latest push, and orders its next one after it.
-        _ = try forgetPushes(listID: info.id, through: base)
         try forgetFeed(listID: info.id, through: base)
         try setBase(listID: info.id, version: base, snapshot: snapshot.documentJSON)
         // The base is now the newest stored point at or before itself: stored snapshots up to it

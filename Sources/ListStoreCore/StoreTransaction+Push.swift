@@ -62,10 +62,12 @@ extension StoreTransaction {
 
     /// Rebases `push` onto the head of `list` as this (read) transaction sees it, so that a large
     /// push's merge is made before the write that commits it and the writers of other lists do not
-    /// wait on it; `nil` when the list has no head yet or already recorded the push.
+    /// wait on it; `nil` when the push carries an id no push may carry or the list already recorded
+    /// it (the write answers those).
     /// - Throws: `StoreError` `.listNotFound`, `.damaged`; `CancellationError` once `isStopped` says so.
     /// - Complexity: O(n) to read the head's n items, plus that of `Rebase`.
     package func rebaseAhead(_ push: Push, into list: String, stoppingWhen isStopped: () -> Bool) throws -> RebasedPush? {
+        guard PushRule.problem(with: push.id) == nil else { return nil }
         let info = try listRow(list, locking: false)
         let recorded = try recordedPushes(listID: info.id, list: list, client: push.id.client, seqs: push.id.seq...push.id.seq)
         guard recorded.isEmpty else { return nil }

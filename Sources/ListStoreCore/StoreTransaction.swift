@@ -215,10 +215,6 @@ package protocol StoreTransaction {
     /// Removes the journal entries up to `version`; how many.
     func deleteJournal(listID: Int64, through version: Int) throws -> Int
 
-    /// Removes the records of the pushes merged into versions up to `version`, except each client's
-    /// latest (which answers its retry and orders its next push); how many.
-    func forgetPushes(listID: Int64, through version: Int) throws -> Int
-
     /// Makes `version` the list's base, with the snapshot document at it.
     func setBase(listID: Int64, version: Int, snapshot: [UInt8]) throws
 

@@ -8,7 +8,9 @@ import NIOCore
 /// The connection's `HeaderTimeoutHandler` closes a connection whose client closes its side while
 /// a request waits (Hummingbird keeps half-closed connections open for the answers of the others);
 /// a closed channel (an HTTP/2 stream reset too) cancels the wait in progress. One watch serves
-/// every wait of a request, registered with the channel once.
+/// every wait of a request, registered with the channel once. A push's merge runs under one too
+/// (`run`): a client that hangs up, or closes its side, while its push merges stops the merge; it
+/// gets no answer either way, and its replica pushes again, merged once.
 final class HangUpWatch: Sendable {
     private let channel: any Channel
     /// Cancels the wait in progress; `closed` once the channel has closed.
@@ -27,30 +29,36 @@ final class HangUpWatch: Sendable {
 
     /// Runs `wait` until it returns, or until the client hangs up (`nil` then).
     func wait<T: Sendable>(_ wait: @escaping @Sendable () async -> T) async -> T? {
+        let (outcome, closed) = await watching(wait)
+        return closed ? nil : try? outcome.get()
+    }
+
+    /// Runs `work` until it ends, cancelling it when the client hangs up: a push's merge, which
+    /// nobody would hear the answer of, stops and writes nothing. Work that ended before the
+    /// hang-up was noticed keeps its result.
+    /// - Throws: what `work` throws (`CancellationError` when the hang-up stopped it).
+    func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await watching(work).outcome.get()
+    }
+
+    /// Runs `work` in a task of its own that the channel's closing cancels; its outcome, and
+    /// whether the channel closed meanwhile.
+    private func watching<T: Sendable>(
+        _ work: @escaping @Sendable () async throws -> T
+    ) async -> (outcome: Result<T, any Error>, closed: Bool) {
         channel.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.waitingAnswer, promise: nil)
         defer { channel.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.answerReady, promise: nil) }
-        let waiting = Task { await wait() }
+        let working = Task { try await work() }
         let registered = state.withLock { state in
-            if !state.closed { state.cancel = { waiting.cancel() } }
+            if !state.closed { state.cancel = { working.cancel() } }
             return !state.closed
         }
-        if !registered { waiting.cancel() }
-        let value = await withTaskCancellationHandler { await waiting.value } onCancel: { waiting.cancel() }
+        if !registered { working.cancel() }
+        let outcome = await withTaskCancellationHandler { await working.result } onCancel: { working.cancel() }
         let closed = state.withLock { state in
             state.cancel = nil
             return state.closed
         }
-        return closed ? nil : value
-    }
-
-    /// Runs `work` until it ends, cancelling it when the client hangs up: a push's merge, which
-    /// nobody would hear the answer of, stops and writes nothing.
-    /// - Throws: what `work` throws; `CancellationError` when the client hung up.
-    func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        let outcome = await wait { () async -> Result<T, any Error> in
-            do { return .success(try await work()) } catch { return .failure(error) }
-        }
-        guard let outcome else { throw CancellationError() }
-        return try outcome.get()
+        return (outcome, closed)
     }
 }

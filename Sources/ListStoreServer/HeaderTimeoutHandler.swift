@@ -54,6 +54,9 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var waitingAnswers = 0
     private var inputClosed = false
     private let idleConnections: IdleConnections?
+    /// Closes the connection from this handler, in front of TLS (a closing TLS connection would
+    /// wait for its peer's goodbye): how `idleConnections` makes room.
+    private var closeForRoom: (@Sendable () -> Void)?
 
     init(
         timeout: TimeAmount, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
@@ -68,13 +71,27 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func handlerAdded(context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }
         if armedAtConnect { arm(context, timeout) }
-        idleConnections?.idle(context.channel)
+        reportIdle(context)
     }
 
     func channelActive(context: ChannelHandlerContext) {
         if armedAtConnect { arm(context, timeout) }
-        idleConnections?.idle(context.channel)
+        reportIdle(context)
         context.fireChannelActive()
+    }
+
+    /// Tells `idleConnections` that the connection holds no request now.
+    private func reportIdle(_ context: ChannelHandlerContext) {
+        guard let idleConnections, context.channel.isActive else { return }
+        let close: @Sendable () -> Void
+        if let closeForRoom {
+            close = closeForRoom
+        } else {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            close = { bound.eventLoop.execute { bound.value.close(promise: nil) } }
+            closeForRoom = close
+        }
+        idleConnections.idle(context.channel, close: close)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -97,7 +114,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             idleConnections?.busy(context.channel)
         case .awaitingHead:
             awaitingHead = true
-            if context.channel.isActive { idleConnections?.idle(context.channel) }
+            reportIdle(context)
         case .streamOpened:
             multiplexed = true
             openStreams += 1
@@ -107,7 +124,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             openStreams = max(0, openStreams - 1)
             if openStreams == 0 {
                 arm(context, multiplexedIdleTimeout)
-                if context.channel.isActive { idleConnections?.idle(context.channel) }
+                reportIdle(context)
             }
         case .waitingAnswer:
             waitingAnswers += 1
@@ -135,11 +152,15 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimer()
         idleConnections?.busy(context.channel)
+        closeForRoom = nil
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
+        idleConnections?.busy(context.channel)
+        // It holds the context, which holds this handler.
+        closeForRoom = nil
     }
 
     /// Closes the connection after `delay`, unless the timer is cancelled first; a timer already

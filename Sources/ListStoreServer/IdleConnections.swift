@@ -11,15 +11,16 @@ import NIOCore
 ///
 /// ```swift
 /// let idle = IdleConnections()
-/// idle.idle(channel)          // no request in progress
+/// idle.idle(channel) { … }    // no request in progress; how to close it
 /// idle.busy(channel)          // a request head came whole
 /// idle.closeOldest()          // at the cap: true when a connection is being closed for room
 /// ```
 final class IdleConnections: Sendable {
     private struct State {
         var nextSeq: UInt64 = 0
-        /// Each idle connection with the sequence number of the moment it turned idle.
-        var idle: [ObjectIdentifier: (seq: UInt64, channel: any Channel)] = [:]
+        /// Each idle connection with the sequence number of the moment it turned idle, and how to
+        /// close it.
+        var idle: [ObjectIdentifier: (seq: UInt64, channel: any Channel, close: @Sendable () -> Void)] = [:]
         /// (seq, connection) in the order they turned idle; entries whose seq no longer matches
         /// `idle` are stale and skipped.
         var order: [(seq: UInt64, id: ObjectIdentifier)] = []
@@ -31,13 +32,13 @@ final class IdleConnections: Sendable {
     /// How many connections are idle now.
     var count: Int { state.withLock { $0.idle.count } }
 
-    /// `channel` holds no request from now on.
+    /// `channel` holds no request from now on; `close` closes it, to make room.
     /// - Complexity: O(1) amortized.
-    func idle(_ channel: any Channel) {
+    func idle(_ channel: any Channel, close: @escaping @Sendable () -> Void) {
         let id = ObjectIdentifier(channel)
         state.withLock { state in
             state.nextSeq += 1
-            state.idle[id] = (state.nextSeq, channel)
+            state.idle[id] = (state.nextSeq, channel, close)
             state.order.append((state.nextSeq, id))
             Self.compact(&state)
         }
@@ -54,19 +55,20 @@ final class IdleConnections: Sendable {
     /// idle connections at once, so that each call closes another.
     /// - Complexity: O(1) amortized.
     func closeOldest() -> Bool {
-        let victim: (any Channel)? = state.withLock { state in
+        let close: (@Sendable () -> Void)? = state.withLock { state in
             while state.start < state.order.count {
                 let (seq, id) = state.order[state.start]
                 state.start += 1
+                // A connection closed meanwhile frees its own place.
                 if let entry = state.idle[id], entry.seq == seq {
                     state.idle[id] = nil
-                    return entry.channel
+                    if entry.channel.isActive { return entry.close }
                 }
             }
             return nil
         }
-        victim?.close(promise: nil)
-        return victim != nil
+        close?()
+        return close != nil
     }
 
     /// Drops the stale entries once they are most of the order.

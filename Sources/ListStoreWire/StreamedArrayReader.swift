@@ -15,13 +15,18 @@ package struct StreamedArrayReader {
     /// Why an answer was refused.
     package struct Failure: Error, CustomStringConvertible {
         package var description: String
+        /// Whether an element was larger than `maxElementBytes`.
+        package var elementTooLarge = false
 
-        package init(description: String) {
+        package init(description: String, elementTooLarge: Bool = false) {
             self.description = description
+            self.elementTooLarge = elementTooLarge
         }
     }
 
     private let member: [UInt8]
+    /// `member`, for messages.
+    private let name: String
     private let maxElementBytes: Int
     private let maxOtherBytes: Int
 
@@ -37,12 +42,19 @@ package struct StreamedArrayReader {
     private var keyDone = false
     /// Whether the array being read is `member`'s (depth 2 is inside it).
     private var inMember = false
+    /// Where the member's array is between elements: just opened, after an element, after a comma.
+    private var between = Between.opened
+
+    private enum Between {
+        case opened, afterElement, afterComma
+    }
     private var started = false
 
     /// A reader of `member`'s elements, each at most `maxElementBytes`, the rest of the object at
     /// most `maxOtherBytes`.
     package init(member: String, maxElementBytes: Int, maxOtherBytes: Int) {
         self.member = Array(member.utf8)
+        name = member
         self.maxElementBytes = maxElementBytes
         self.maxOtherBytes = maxOtherBytes
     }
@@ -54,6 +66,7 @@ package struct StreamedArrayReader {
     package mutating func read(_ bytes: some Sequence<UInt8>, _ body: ([UInt8]) throws -> Void) throws {
         for byte in bytes {
             if inMember, depth >= 3 || (depth == 2 && byte == UInt8(ascii: "{")) {
+                if depth == 2, between == .afterElement { throw Failure(description: "two elements of \"\(name)\" without a comma") }
                 try elementByte(byte, body)
             } else {
                 try otherByte(byte)
@@ -71,7 +84,7 @@ package struct StreamedArrayReader {
     private mutating func elementByte(_ byte: UInt8, _ body: ([UInt8]) throws -> Void) throws {
         element.append(byte)
         guard element.count <= maxElementBytes else {
-            throw Failure(description: "an element of \"\(String(decoding: member, as: UTF8.self))\" is larger than \(maxElementBytes) bytes")
+            throw Failure(description: "an element of \"\(name)\" is larger than \(maxElementBytes) bytes", elementTooLarge: true)
         }
         if inString {
             if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
@@ -85,14 +98,29 @@ package struct StreamedArrayReader {
             if depth == 2 {
                 try body(element)
                 element.removeAll(keepingCapacity: true)
+                between = .afterElement
             }
         default: break
         }
     }
 
     private mutating func otherByte(_ byte: UInt8) throws {
-        // The commas between the array's elements go with them.
-        if depth == 2, inMember, !inString, byte == UInt8(ascii: ",") { return }
+        if depth == 2, inMember {
+            // Between the array's elements: blanks, one comma between two, the end. The commas go
+            // with the elements.
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                return
+            case UInt8(ascii: ","):
+                guard between == .afterElement else { throw Failure(description: "a comma out of place in \"\(name)\"") }
+                between = .afterComma
+                return
+            case UInt8(ascii: "]"):
+                guard between != .afterComma else { throw Failure(description: "a comma out of place in \"\(name)\"") }
+            default:
+                throw Failure(description: "an element of \"\(name)\" is not an object")
+            }
+        }
         rest.append(byte)
         guard rest.count <= maxOtherBytes else { throw Failure(description: "the answer's members are larger than \(maxOtherBytes) bytes") }
         if inString {
@@ -125,7 +153,10 @@ package struct StreamedArrayReader {
                 guard byte == UInt8(ascii: "{"), !started else { throw Failure(description: "the answer is not one JSON object") }
                 started = true
             }
-            if depth == 1, byte == UInt8(ascii: "["), keyDone, key == member { inMember = true }
+            if depth == 1, byte == UInt8(ascii: "["), keyDone, key == member {
+                inMember = true
+                between = .opened
+            }
             depth += 1
         case UInt8(ascii: "}"), UInt8(ascii: "]"):
             if depth == 2, inMember { inMember = false }
@@ -133,9 +164,6 @@ package struct StreamedArrayReader {
             guard depth >= 0 else { throw Failure(description: "the answer is not one JSON object") }
         default:
             if depth == 0 { throw Failure(description: "the answer is not one JSON object") }
-            if depth == 2, inMember {
-                throw Failure(description: "an element of \"\(String(decoding: member, as: UTF8.self))\" is not an object")
-            }
         }
         if depth == 1, byte == UInt8(ascii: ",") {
             key = []

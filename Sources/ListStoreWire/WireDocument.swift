@@ -263,7 +263,9 @@ public enum WireDocument {
     /// - Throws: `DecodingError`.
     package static func decodeJournalFrame(_ bytes: [UInt8]) throws -> (list: String, hasMore: Bool) {
         let object = try topLevel(bytes, "journal")
-        guard let hasMore = object["hasMore"]?.boolValue else { throw DecodingError(description: "journal: expected \"hasMore\"") }
+        guard object["commits"]?.arrayValue?.isEmpty == true, let hasMore = object["hasMore"]?.boolValue else {
+            throw DecodingError(description: "journal: expected \"commits\" and \"hasMore\"")
+        }
         return (try string(object, "list"), hasMore)
     }
 
@@ -300,7 +302,9 @@ public enum WireDocument {
     /// (`StreamedArrayReader` leaves the array empty).
     /// - Throws: `DecodingError`.
     package static func decodeChangesFrame(_ bytes: [UInt8]) throws -> (cursor: FeedCursor, hasMore: Bool) {
-        try changesFrame(try topLevel(bytes, "changes"))
+        let object = try topLevel(bytes, "changes")
+        guard object["events"]?.arrayValue?.isEmpty == true else { throw DecodingError(description: "changes: expected \"events\"") }
+        return try changesFrame(object)
     }
 
     private static func changesFrame(_ object: JSONObject) throws -> (cursor: FeedCursor, hasMore: Bool) {

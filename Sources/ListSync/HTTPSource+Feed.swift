@@ -18,11 +18,9 @@ extension HTTPSource: FeedSource {
         var query = "lists=\(PercentEncoding.encode(pattern.description))&limit=\(max(1, limit))&wait=\(seconds)"
         if let cursor { query += "&since=\(PercentEncoding.encode(cursor.description))" }
         // Read event by event as the page arrives, as a journal page is.
-        return try await streamedPage(
-            "v1/changes", query: query, member: "events", limit: max(1, limit), maxPageBytes: nil, extraTime: .seconds(seconds)
-        ) { element in
+        return try await streamedPage("v1/changes", query: query, member: "events", limit: max(1, limit), extraTime: .seconds(seconds)) { element in
             let (event, cursor) = try WireDocument.decodeChangesEvent(element)
-            return (FeedChange(event: event, cursor: cursor), event.entry?.stagesJSON.count ?? 0)
+            return FeedChange(event: event, cursor: cursor)
         } page: { changes, rest in
             let frame = try WireDocument.decodeChangesFrame(rest)
             return FeedChanges(changes: changes, cursor: frame.cursor, hasMore: frame.hasMore)

@@ -8,17 +8,14 @@ import FoundationNetworking
 
 extension HTTPSource {
     /// A page of `list`'s journal after `version`, read as it arrives (see `streamedPage`), asked for
-    /// with `maxPageBytes`: an answer with more entries than asked, or more bytes of stages than
-    /// asked past its first entry, is refused as soon as that shows.
+    /// with `maxPageBytes` of stages (a server honours it when its own page size is larger; one
+    /// built before it did not ask sends pages of its own size, which are read all the same).
     /// - Throws: as `journal(of:after:limit:)`.
     func streamedJournal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        let maxPageBytes = maxPageBytes
-        return try await streamedPage(
-            path(list, "journal"), query: "since=\(version)&limit=\(limit)&maxBytes=\(maxPageBytes)", member: "commits", limit: limit,
-            maxPageBytes: maxPageBytes
+        try await streamedPage(
+            path(list, "journal"), query: "since=\(version)&limit=\(limit)&maxBytes=\(maxPageBytes)", member: "commits", limit: limit
         ) { element in
-            let entry = try WireDocument.decodeCommitObject(element, list: list)
-            return (entry, entry.stagesJSON.count)
+            try WireDocument.decodeCommitObject(element, list: list)
         } page: { entries, rest in
             let frame = try WireDocument.decodeJournalFrame(rest)
             guard frame.list == list else { throw StreamedArrayReader.Failure(description: "a page of another list") }
@@ -28,25 +25,30 @@ extension HTTPSource {
 
     /// A page of a JSON answer read as it arrives: each element of its array `member` is decoded
     /// (`element`) as soon as it is whole and its bytes let go, so that a client holds the page's
-    /// elements and one element's bytes, never the whole answer's text. An answer with more than
-    /// `limit` elements, more than `maxPageBytes` (as `element` counts them) past its first, an
-    /// element over `maxAnswerBytes`, or that is not such a page, is refused as soon as that shows,
-    /// the rest unread. `page` makes the page of the elements and the answer's other members.
+    /// elements and one element's bytes, never the whole answer's text besides. An answer with more
+    /// than `limit` elements, larger than `maxAnswerBytes` in all, or that is not such a page, is
+    /// refused as soon as that shows, the rest unread. `page` makes the page of the elements and the
+    /// answer's other members.
     /// - Throws: `SyncError.transport` (transient for an answer cut short), the error another
     ///   answer names.
     func streamedPage<Element: Sendable, Page>(
-        _ path: String, query: String, member: String, limit: Int, maxPageBytes: Int?, extraTime: Duration = .zero,
-        element decode: @escaping @Sendable ([UInt8]) throws -> (Element, bytes: Int),
+        _ path: String, query: String, member: String, limit: Int, extraTime: Duration = .zero,
+        element decode: @escaping @Sendable ([UInt8]) throws -> Element,
         page: ([Element], [UInt8]) throws -> Page
     ) async throws -> Page {
         var refresh = false
         while true {
             let (request, what) = try request(
                 "GET", path, query: query, extraTime: extraTime, token: try await bearer(refresh: refresh))
-            let reading = _Locked(
-                _PageReading<Element>(member: member, limit: limit, maxPageBytes: maxPageBytes, maxElementBytes: maxAnswerBytes))
+            let reading = _Locked(_PageReading<Element>(member: member, limit: limit, maxBytes: maxAnswerBytes))
+            let tooLarge = "the answer is larger than the \(Self.size(maxAnswerBytes)) this client accepts"
+            // (`run` words a refusal of this kind as a cap reached, not as a document it cannot read.)
             let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes, isEventStream: false) { data in
-                try reading.withLock { try $0.read(data, decode) }
+                do {
+                    try reading.withLock { try $0.read(data, decode) }
+                } catch let failure as StreamedArrayReader.Failure where failure.elementTooLarge {
+                    throw StreamedArrayReader.Failure(description: tooLarge, elementTooLarge: true)
+                }
             }
             let (http, bytes) = try await run(transfer, request, what: what, deadline: requestTimeout + extraTime)
             // A refused token is asked for anew once, when a provider gives them.
@@ -74,23 +76,23 @@ extension HTTPSource {
 /// A page being read as it arrives (see `HTTPSource.streamedPage`).
 struct _PageReading<Element> {
     let limit: Int
-    let maxPageBytes: Int?
+    let maxBytes: Int
     private var reader: StreamedArrayReader
     private var elements: [Element] = []
-    /// The bytes of the elements so far, as the page's size counts them.
+    /// The bytes of the elements read so far, as they came.
     private var bytes = 0
 
-    init(member: String, limit: Int, maxPageBytes: Int?, maxElementBytes: Int) {
+    init(member: String, limit: Int, maxBytes: Int) {
         self.limit = limit
-        self.maxPageBytes = maxPageBytes
-        reader = StreamedArrayReader(member: member, maxElementBytes: maxElementBytes, maxOtherBytes: 64 << 10)
+        self.maxBytes = maxBytes
+        reader = StreamedArrayReader(member: member, maxElementBytes: maxBytes, maxOtherBytes: 64 << 10)
     }
 
     /// Reads a piece of the answer, decoding the elements it completes.
-    /// - Throws: `StreamedArrayReader.Failure`, or what `decode` throws, when the answer is not a
-    ///   page asked for.
-    mutating func read(_ data: Data, _ decode: ([UInt8]) throws -> (Element, bytes: Int)) throws {
-        let (limit, maxPageBytes) = (limit, maxPageBytes)
+    /// - Throws: `StreamedArrayReader.Failure` (`elementTooLarge` once the elements pass
+    ///   `maxBytes`), or what `decode` throws, when the answer is not a page asked for.
+    mutating func read(_ data: Data, _ decode: ([UInt8]) throws -> Element) throws {
+        let (limit, maxBytes) = (limit, maxBytes)
         var elements = self.elements
         var bytes = self.bytes
         self.elements = []
@@ -102,13 +104,11 @@ struct _PageReading<Element> {
             guard elements.count < limit else {
                 throw StreamedArrayReader.Failure(description: "more than the \(limit) entries asked for")
             }
-            let (element, size) = try decode(text)
-            bytes += size
-            // A page holds at least one element, and more only within the bytes asked for.
-            if let maxPageBytes, !elements.isEmpty, bytes > maxPageBytes {
-                throw StreamedArrayReader.Failure(description: "a page larger than the \(maxPageBytes) bytes asked for")
+            bytes += text.count
+            guard bytes <= maxBytes else {
+                throw StreamedArrayReader.Failure(description: "the page is larger than \(maxBytes) bytes", elementTooLarge: true)
             }
-            elements.append(element)
+            elements.append(try decode(text))
         }
     }
 

@@ -55,11 +55,12 @@ public struct HTTPSource: ListSource {
     public var idleTimeout: Duration = .seconds(30)
     /// The largest answer (body bytes) accepted; a request whose answer is larger fails as soon as
     /// it passes this, without reading the rest. A snapshot of a large list can take hundreds of MB.
-    /// A journal page is read entry by entry as it arrives, so this bounds each of its entries.
+    /// A journal or feed page is read entry by entry as it arrives; this bounds the whole page.
     public var maxAnswerBytes: Int = HTTPSource.defaultMaxAnswerBytes
     /// The bytes of stages a journal page holds at most (past its first entry, which a page always
-    /// holds): asked of the server with each page, whose own page size applies when smaller, and
-    /// checked as the page arrives. A pull's memory follows this, not `maxAnswerBytes`.
+    /// holds), asked of the server with each page (its own page size applies when smaller). Pages
+    /// are read entry by entry as they arrive, so a pull's memory follows this; `maxAnswerBytes`
+    /// still bounds what any page may bring.
     public var maxPageBytes: Int = HTTPSource.defaultMaxPageBytes
 
     /// The certificate authorities an `https` server's certificate must be signed by, in place of
@@ -277,6 +278,8 @@ public struct HTTPSource: ListSource {
                 throw SyncError.transport("\(what): redirected to another origin (\(elsewhere)); not followed (only \(serverOrigin) gets the token)")
             case .tooManyRedirects:
                 throw SyncError.transport("\(what): redirected more than \(_HTTPTransfer.maxRedirects) times; not followed further")
+            case .refused(let failure as StreamedArrayReader.Failure) where failure.elementTooLarge:
+                throw SyncError.transport("\(what): \(failure.description); not read further")
             case .refused(let why):
                 throw SyncError.transport("\(url.absoluteString) answered a document this client cannot read: \(why); not read further")
             }
@@ -363,7 +366,7 @@ public struct HTTPSource: ListSource {
     }
 
     /// `512 MiB`, `1.5 MiB`, `800 bytes`.
-    private static func size(_ bytes: Int) -> String {
+    static func size(_ bytes: Int) -> String {
         guard bytes >= 1 << 20 else { return "\(bytes) bytes" }
         let mib = Double(bytes) / Double(1 << 20)
         return mib == mib.rounded() ? "\(Int(mib)) MiB" : "\((mib * 10).rounded() / 10) MiB"

@@ -23,8 +23,8 @@ struct _HTTPTransfer: Sendable {
         case redirectElsewhere(target: String)
         /// The server redirected more than `maxRedirects` times.
         case tooManyRedirects
-        /// The `stream` refused the answer as it arrived (why, for people).
-        case refused(String)
+        /// The `stream` refused the answer as it arrived, with this error.
+        case refused(any Error)
     }
 
     /// The only origin requests may go to.

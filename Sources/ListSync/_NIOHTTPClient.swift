@@ -192,7 +192,7 @@ enum _NIOHTTPClient {
                 } catch {
                     self.stream = nil
                     discarding = true
-                    task.fail(reason: _HTTPTransfer.Stop.refused(String(describing: error)))
+                    task.fail(reason: _HTTPTransfer.Stop.refused(error))
                 }
             } else if !discarding {
                 if body.count + buffer.readableBytes > transfer.maxBytes {

@@ -109,7 +109,7 @@ enum _URLSessionClient {
         do {
             try body()
         } catch {
-            throw _HTTPTransfer.Stop.refused(String(describing: error))
+            throw _HTTPTransfer.Stop.refused(error)
         }
     }
 

@@ -194,37 +194,6 @@ import Testing
         }
     }
 
-    /// Pruning takes the records of the pushes merged into the versions it drops, but each
-    /// client's latest: that one still answers its retry and orders its next push (before, the
-    /// records were never pruned, one row per push for ever).
-    @Test(arguments: EngineKind.available)
-    func pruningForgetsOldPushRecordsButEachClientsLatest(_ engine: EngineKind) async throws {
-        try await engine.withStore { stores in
-            let store = stores[0]
-            try await store.commit(linearList(2), to: "l", expectedVersion: 0, author: nil, message: nil)
-            var pushes: [String: [Push]] = [:]
-            for seq in 1...4 {
-                for client in ["a", "b"] where client == "a" || seq <= 2 {
-                    let intent = Intent.updateElement("e0", section: "s", base: .null, content: .string("\(client)\(seq)"))
-                    let push = Push(id: PushID(client: client, seq: seq), intents: [intent])
-                    _ = try await store.merge(push, into: "l")
-                    pushes[client, default: []].append(push)
-                }
-            }
-            let head = try await store.summary(of: "l").version
-            _ = try await store.prune("l", .keepLast(1), force: false)
-            #expect(try await store.pushes(from: "a", to: "l", seqs: 1...9).map(\.seq) == [4])
-            #expect(try await store.pushes(from: "b", to: "l", seqs: 1...9).map(\.seq) == [2])
-            // The latest's retry is answered from its record; the next push merges; an older one is refused.
-            #expect(try await store.merge(pushes["a"]![3], into: "l").duplicate)
-            #expect(try await store.merge(pushes["b"]![1], into: "l").duplicate)
-            let next = Push(id: PushID(client: "b", seq: 3), intents: [.deleteElement("e1")])
-            #expect(!(try await store.merge(next, into: "l").duplicate))
-            #expect(await Self.code { _ = try await store.merge(pushes["a"]![0], into: "l") } == .pushOutOfOrder)
-            #expect(try await store.summary(of: "l").version == head + 1)
-        }
-    }
-
     /// A large push is rebased before the write that commits it (off the write lock); commits to
     /// its list racing it, through another handle, never make it commit a rebase onto another head:
     /// whatever the interleaving, its version is its intents rebased onto the version before.

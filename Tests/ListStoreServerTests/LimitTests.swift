@@ -215,7 +215,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
-        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(120), maxConnections: 40, maxStreams: 4)) { server in
+        // Timeouts of an hour: only room for new clients may close the flood's connections here.
+        let configuration = JournalServer.Configuration(
+            port: 0, keepAliveInterval: .seconds(120), maxConnections: 40, maxStreams: 4, idleTimeout: .seconds(3600), headerTimeout: .seconds(3600))
+        try await ServerHarness.with(store, configuration) { server in
             let (port, state) = (server.port, server.server.state)
             let host = "Host: 127.0.0.1:\(port)\r\n"
             // A follower's event stream holds a request all along.

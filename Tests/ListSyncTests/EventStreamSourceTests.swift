@@ -27,9 +27,16 @@ import Darwin
         CannedHTTPServer.answer(String(decoding: WireDocument.journal(JournalPage(entries: entries, hasMore: hasMore), list: "l"), as: UTF8.self))
     }
 
-    /// The request targets a canned server read.
+    /// The request targets a canned server read, without the page size a journal page is asked
+    /// for with (`&maxBytes=`, `HTTPSource.maxPageBytes`).
     private static func targets(_ server: CannedHTTPServer) -> [String] {
-        server.requests.map { $0.split(separator: " ").dropFirst().first.map(String.init) ?? "" }
+        server.requests.map { target(of: $0) }
+    }
+
+    /// A request head's target, without `&maxBytes=`.
+    private static func target(of head: String) -> String {
+        let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+        return target.replacingOccurrences(of: "&maxBytes=\(HTTPSource.defaultMaxPageBytes)", with: "")
     }
 
     private static func commitEvent(_ entry: JournalEntry) -> [UInt8] {
@@ -43,7 +50,7 @@ import Darwin
     @Test(.timeLimit(.minutes(1))) func commitsComeFromOneEventStream() async throws {
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
-            if head.hasPrefix("GET /v1/lists/l/journal?since=0&limit=100 ") {
+            if Self.target(of: head) == "/v1/lists/l/journal?since=0&limit=100" {
                 connection.send(Self.page([], hasMore: false))
                 return
             }
@@ -88,9 +95,9 @@ import Darwin
     @Test(.timeLimit(.minutes(1))) func theBacklogIsPagedThenTheStreamStartsAtItsEnd() async throws {
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
-            if head.hasPrefix("GET /v1/lists/l/journal?since=0&limit=2 ") {
+            if Self.target(of: head) == "/v1/lists/l/journal?since=0&limit=2" {
                 connection.send(Self.page(Array(entries[0...1]), hasMore: true))
-            } else if head.hasPrefix("GET /v1/lists/l/journal?since=2&limit=2 ") {
+            } else if Self.target(of: head) == "/v1/lists/l/journal?since=2&limit=2" {
                 connection.send(Self.page([], hasMore: false))
             } else if head.hasPrefix("GET /v1/lists/l/events?since=2 ") {
                 connection.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
@@ -152,7 +159,7 @@ import Darwin
     @Test(.timeLimit(.minutes(1))) func withoutEventStreamsTheJournalIsLongPolled() async throws {
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
-            let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            let target = Self.target(of: head)
             let page: JournalPage
             switch target {
             case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)

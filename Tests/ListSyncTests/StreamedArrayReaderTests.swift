@@ -61,6 +61,16 @@ import Testing
         #expect(failure(#"{"commits":[{"a":"\#(String(repeating: "x", count: 200))"}]}"#)?.contains("larger than 100 bytes") == true)
         #expect(failure(#"{"list":"\#(String(repeating: "x", count: 200))"}"#)?.contains("members are larger") == true)
         #expect(failure(#"{"commits":[1,2]}"#)?.contains("is not an object") == true)
+        #expect(failure(#"{"commits":["x"]}"#)?.contains("is not an object") == true)
+        #expect(failure(#"{"commits":["{"]}"#)?.contains("is not an object") == true)
+        #expect(failure(#"{"commits":[{}{}]}"#)?.contains("without a comma") == true)
+        #expect(failure(#"{"commits":[,{}]}"#)?.contains("comma out of place") == true)
+        #expect(failure(#"{"commits":[{},]}"#)?.contains("comma out of place") == true)
+        #expect(failure(#"{"commits":[{},,{}]}"#)?.contains("comma out of place") == true)
+        #expect(failure(#"{"commits":[ { } , {"a":[1,{"b":"]"}]} ] }"#) == nil)
+        // The rest must still be a page: its array there, left empty.
+        #expect(throws: (any Error).self) { try WireDocument.decodeJournalFrame(Array(#"{"hasMore":false,"list":"l"}"#.utf8)) }
+        #expect(throws: (any Error).self) { try WireDocument.decodeJournalFrame(Array(#"{"commits":{},"hasMore":false,"list":"l"}"#.utf8)) }
         #expect(failure(#"[{"commits":[]}]"#)?.contains("not one JSON object") == true)
         #expect(failure(#"{"commits":[{"a":1}"#)?.contains("ended before") == true)
         #expect(failure(#"{"commits":[]}{"#)?.contains("not one JSON object") == true)
