@@ -58,6 +58,40 @@ import Testing
         #expect(events.output.contains("id: 1\n") && events.output.contains("id: 2\n"), "\(events.output)")
     }
 
+    /// At the cap on connections, a TLS client is served in place of the connection idle longest:
+    /// here raw connections that never start their handshake, closed oldest first from in front of
+    /// TLS (`HeaderTimeoutHandler`), never through a goodbye the peer would have to answer.
+    @Test(.timeLimit(.minutes(2))) func aFloodOfSilentConnectionsGivesWayToTLSClients() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try TestCertificates(in: directory)
+        let store = try Store(path: directory.file("tls.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
+        // Timeouts of an hour: only room for new clients may close the flood's connections here.
+        let configuration = JournalServer.Configuration(
+            port: 0, maxConnections: 8, maxStreams: 2, idleTimeout: .seconds(3600), headerTimeout: .seconds(3600), tls: tls)
+        try await ServerHarness.with(store, configuration) { server in
+            let (port, state) = (server.port, server.server.state)
+            var flood: [RawConnection] = []
+            for _ in 0..<8 {
+                flood.append(try RawConnection(port: port))
+                try await LimitTests.waitUntil { state.idleConnections.count == flood.count }
+            }
+            for _ in 0..<3 {
+                let answer = try await Self.curl(
+                    ["--cacert", certificates.authority, "--http1.1", "-w", "\n%{http_code}", "https://127.0.0.1:\(port)/v1/lists"])
+                #expect(answer.status == 0 && answer.output.hasSuffix("\n200"), "\(answer)")
+            }
+            let connections = flood
+            let closed = try await RawConnection.run { connections.map { $0.receive(timeout: .milliseconds(1)).closed } }
+            // The oldest went first: closed ones, then open ones (a client's place is free again once
+            // its connection is counted out, so one to three were closed).
+            let count = closed.prefix { $0 }.count
+            #expect((1...3).contains(count) && closed.dropFirst(count).allSatisfy { !$0 }, "\(closed)")
+            try await LimitTests.waitUntil { state.connections.current == 8 - count }
+        }
+    }
+
     @Test func unusableCertificateFilesAreNamed() throws {
         let directory = try TemporaryDirectory()
         let certificates = try TestCertificates(in: directory)
