@@ -17,9 +17,9 @@ import NIOHTTPTypes
 /// stops for good, and the handler closes the connection when it has had no open stream for
 /// `multiplexedIdleTimeout`, whether or not the client answers the HTTP/2 channel's own goodbye.
 ///
-/// It also tells `IdleConnections` when its connection holds no request (from its start, and after
-/// each answer) and when it holds one (a head came whole, an HTTP/2 stream opened), so that a
-/// server at its cap closes the connection idle longest to make room.
+/// It also tells `IdleConnections` when its connection holds no request (from its start, and once
+/// each last answer's bytes are written to the socket) and when it holds one (a head came whole, an
+/// HTTP/2 stream opened), so that a server at its cap closes the connection idle longest to make room.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -32,6 +32,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case headReceived
         /// Every request so far is answered: the next byte starts a new head.
         case awaitingHead
+        /// The last answer's last bytes are written to the connection.
+        case answerWritten
         /// An HTTP/2 stream of the connection opened.
         case streamOpened
         /// An HTTP/2 stream of the connection closed.
@@ -114,7 +116,10 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             idleConnections?.busy(context.channel)
         case .awaitingHead:
             awaitingHead = true
-            reportIdle(context)
+        case .answerWritten:
+            // Idle, unless a next request's head came whole meanwhile (a head still coming counts
+            // as idle, as a connection's first does).
+            if awaitingHead { reportIdle(context) }
         case .streamOpened:
             multiplexed = true
             openStreams += 1
@@ -215,11 +220,19 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-            if case .end = unwrapOutboundIn(data), Self.multiplexingConnection(of: context.channel) == nil {
-                unanswered -= 1
-                if unanswered == 0 { context.triggerUserOutboundEvent(Event.awaitingHead, promise: nil) }
+            guard case .end = unwrapOutboundIn(data), Self.multiplexingConnection(of: context.channel) == nil else {
+                return context.write(data, promise: promise)
             }
-            context.write(data, promise: promise)
+            unanswered -= 1
+            guard unanswered == 0 else { return context.write(data, promise: promise) }
+            context.triggerUserOutboundEvent(Event.awaitingHead, promise: nil)
+            // Once the answer's last bytes are written to the socket, the connection holds nothing
+            // of a request any more (closed for room before that, a slow reader would lose them).
+            let written = promise ?? context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.assumeIsolated().whenComplete { _ in
+                context.triggerUserOutboundEvent(Event.answerWritten, promise: nil)
+            }
+            context.write(data, promise: written)
         }
     }
 }

@@ -2,6 +2,7 @@ import HTTPTypes
 @testable import ListStoreServer
 import NIOCore
 import NIOEmbedded
+import NIOHTTPTypes
 import Testing
 
 /// `HeaderTimeoutHandler` on an embedded channel, whose clock the tests move.
@@ -51,6 +52,32 @@ import Testing
         #expect(channel.isActive)
         loop.advanceTime(by: .seconds(2))
         #expect(!channel.isActive)
+    }
+
+    /// A connection counts as idle (to be closed for room at the cap) from its start, not while a
+    /// request is in progress, and again only once its answer's last bytes are written to the
+    /// socket: a slow reader of a large answer is not cut short for room.
+    @Test func aConnectionIsIdleOnlyOnceItsAnswerIsWritten() throws {
+        let idle = IdleConnections()
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(
+            handlers: [HeaderTimeoutHandler(timeout: .seconds(10), idleConnections: idle), HeaderTimeoutHandler.Observer()], loop: loop)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        #expect(idle.count == 1)
+        try channel.writeInbound(HTTPRequestPart.head(HTTPRequest(method: .get, scheme: nil, authority: "h", path: "/")))
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+        #expect(idle.count == 0)
+        channel.write(HTTPResponsePart.head(HTTPResponse(status: .ok)), promise: nil)
+        channel.write(HTTPResponsePart.end(nil), promise: nil)
+        // Answered, not yet written: still busy.
+        #expect(idle.count == 0)
+        channel.flush()
+        #expect(idle.count == 1)
+        // Closed for room, it is closed.
+        #expect(idle.closeOldest())
+        loop.run()
+        #expect(!channel.isActive)
+        #expect(idle.count == 0 && !idle.closeOldest())
     }
 
     /// Methods outside HTTP's own are one label, so clients cannot grow the metrics.
