@@ -37,8 +37,9 @@ extension JournalRoutes {
         guard pattern.claimNames.isEmpty else { throw APIError.invalidArgument("'lists' must not name claims ({…}): \(text)") }
         let identity = try await store.identity()
         var position: Int?
-        if let since = lastEventID ?? query["since"].map(String.init) {
-            let cursor = try FeedCursor(parsing: since)
+        // Both are checked, though a reconnecting client's Last-Event-ID wins.
+        let asked = try query["since"].map { try FeedCursor(parsing: String($0)) }
+        if let cursor = try lastEventID.map({ try FeedCursor(parsing: $0) }) ?? asked {
             guard cursor.store == identity else {
                 throw APIError(
                     .conflict, "cursorMismatch",

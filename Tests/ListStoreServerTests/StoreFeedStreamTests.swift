@@ -79,6 +79,14 @@ import Testing
             // A bad cursor or pattern is answered before the stream starts.
             let bad = try await server.request("/v1/events?lists=**&since=nonsense", token: ana)
             #expect(bad.status == 400 && StoreFeedRouteTests.code(bad) == "invalidArgument")
+            // Also beside a good Last-Event-ID, which wins but does not excuse a bad `since` (the
+            // API contract's fuzzing found it accepted).
+            let badBeside = try await RawSocket.exchange(
+                port: server.port,
+                "GET /v1/events?lists=**&since=nonsense HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Last-Event-ID: \(events[0].id)\r\nConnection: close\r\n\r\n",
+                timeout: .seconds(60)
+            ) { $0.contains("\r\n\r\n") && $0.contains("}") }
+            #expect(badBeside.hasPrefix("HTTP/1.1 400"), "\(badBeside)")
             let noLists = try await server.request("/v1/events", token: ana)
             #expect(noLists.status == 400 && StoreFeedRouteTests.code(noLists) == "invalidArgument")
         }
