@@ -28,6 +28,7 @@ package struct SchemaMigration: Sendable {
             formerChecksums: ["c440ffb0790d90651d4ccd297f21216c008395aaaa0adaa3f35a700d42cd1acf"]),
         SchemaMigration(version: 6, name: "v0006_store_feed.sql", bytes: PackageResources.v0006_store_feed_sql),
         SchemaMigration(version: 7, name: "v0007_replica_sets.sql", bytes: PackageResources.v0007_replica_sets_sql),
+        SchemaMigration(version: 8, name: "v0008_push_retention.sql", bytes: PackageResources.v0008_push_retention_sql),
     ]
 
     init(version: Int, name: String, bytes: [UInt8], formerChecksums: Set<String> = []) {

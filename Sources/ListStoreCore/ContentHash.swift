@@ -79,4 +79,14 @@ package enum _Hex {
         }
         return String(decoding: text, as: UTF8.self)
     }
+
+    /// The value of one hexadecimal digit (either case), or `nil`.
+    package static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
 }

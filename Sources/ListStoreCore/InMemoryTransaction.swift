@@ -41,7 +41,7 @@ struct InMemoryTables: Sendable {
     var storedSnapshots: [Int64: [Int: [UInt8]]] = [:]
     var consumers: [Int64: [String: ConsumerInfo]] = [:]
     /// Recorded pushes by list row, client, then sequence number.
-    var pushes: [Int64: [String: [Int: PushAnswer]]] = [:]
+    var pushes: [Int64: [String: [Int: PushRecord]]] = [:]
     var replicas: [Int64: Replica] = [:]
     var outbox: [Int64: [Int: OutboxEntry]] = [:]
     var nextListID: Int64 = 1
@@ -416,12 +416,20 @@ final class InMemoryTransaction: StoreTransaction {
 
     // MARK: Pushes
 
-    func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
-        tables.pushes[listID]?[client, default: [:]].filter { seqs.contains($0.key) }.sorted { $0.key < $1.key }.prefix(1000).map {
-            var answer = $0.value
-            answer.list = list
-            return answer
-        } ?? []
+    func pushRecords(listID: Int64, client: String, seqs: ClosedRange<Int>) throws -> [PushRecord] {
+        (tables.pushes[listID]?[client]?.values.filter { $0.seq >= seqs.lowerBound && $0.firstSeq <= seqs.upperBound } ?? [])
+            .sorted { $0.seq < $1.seq }.prefix(1000).map { $0 }
+    }
+
+    func pushRecords(listID: Int64, mergedThrough version: Int) throws -> [PushRecord] {
+        tables.pushes[listID]?.values.flatMap { $0.values.filter { $0.version <= version } } ?? []
+    }
+
+    func replacePushRecords(listID: Int64, with record: PushRecord) throws {
+        _ = try PushRecord.packed(record.fingerprints)  // what the SQL engines store must be storable
+        tables.pushes[listID, default: [:]][record.client, default: [:]] =
+            tables.pushes[listID]?[record.client]?.filter { $0.key > record.seq } ?? [:]
+        tables.pushes[listID]![record.client]![record.seq] = record
     }
 
     func latestPushSeq(listID: Int64, client: String) throws -> Int? {
@@ -430,8 +438,8 @@ final class InMemoryTransaction: StoreTransaction {
 
     func insertPush(listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String, fingerprint: String) throws {
         let conflicts = try Conflict.conflicts(decoding: try JSONParser().parse(conflictsJSON))
-        tables.pushes[listID, default: [:]][id.client, default: [:]][id.seq] = PushAnswer(
-            list: try name(of: listID), version: version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
+        tables.pushes[listID, default: [:]][id.client, default: [:]][id.seq] = PushRecord(
+            client: id.client, seq: id.seq, version: version, conflicts: conflicts, fingerprints: [fingerprint], pushedAt: pushedAt)
     }
 
     func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {

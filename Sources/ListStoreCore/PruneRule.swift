@@ -19,19 +19,24 @@ public struct PruneResult: Hashable, Sendable {
     public var removedEntries: Int
     /// Registered consumers whose acknowledged version held pruning back (empty when forced).
     public var heldBy: [String]
+    /// Rows of the record of pushes removed: each client's pushes merged up to the new base, but its
+    /// latest, are folded into one row that still answers a retry of any of them (their conflict
+    /// reports and fingerprints go with the journal).
+    public var removedPushRecords: Int
 
     /// A result (engines other than `Store` make theirs).
     ///
     /// ```swift
     /// PruneResult(list: "inbox", previousBase: 0, base: 40, head: 50, removedEntries: 40, heldBy: [])
     /// ```
-    public init(list: String, previousBase: Int, base: Int, head: Int, removedEntries: Int, heldBy: [String]) {
+    public init(list: String, previousBase: Int, base: Int, head: Int, removedEntries: Int, heldBy: [String], removedPushRecords: Int = 0) {
         self.list = list
         self.previousBase = previousBase
         self.base = base
         self.head = head
         self.removedEntries = removedEntries
         self.heldBy = heldBy
+        self.removedPushRecords = removedPushRecords
     }
 }
 

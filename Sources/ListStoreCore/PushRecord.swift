@@ -101,3 +101,119 @@ package enum PushRule {
         return .merge
     }
 }
+
+/// One row of a source's record of pushes to a list: one push, or a run of a client's pushes that
+/// pruning folded into one row (`coversFrom` its first sequence number, `seq` its last).
+///
+/// A folded run keeps what a retry of any of its pushes needs to be answered exactly once: that
+/// each was merged, a version that holds them all (the last one's), and each one's fingerprint, so
+/// that another change under a number already used (a replica restored in place from a backup, whose
+/// file looks unchanged) is still told apart from a retry. Their conflict reports go with the journal
+/// they were pruned with.
+///
+/// Not API: package-visible for the engines, which store it; the rules that read and fold it are
+/// written once here and in `StoreTransaction`.
+package struct PushRecord: Hashable, Sendable {
+    /// The client id.
+    package var client: String
+    /// The push's sequence number (a run's last).
+    package var seq: Int
+    /// A folded run's first sequence number; `nil` for one push.
+    package var coversFrom: Int?
+    /// The version holding the push (a run's last push).
+    package var version: Int
+    /// The merge's conflict report (none for a run).
+    package var conflicts: [Conflict]
+    /// The fingerprint of each push the row answers for, from `firstSeq` to `seq`; `nil` for a
+    /// push recorded before sources kept them.
+    package var fingerprints: [String?]
+    /// When the push (a run's last) was merged, ISO 8601.
+    package var pushedAt: String
+
+    package init(
+        client: String, seq: Int, coversFrom: Int? = nil, version: Int, conflicts: [Conflict], fingerprints: [String?],
+        pushedAt: String
+    ) {
+        self.client = client
+        self.seq = seq
+        self.coversFrom = coversFrom
+        self.version = version
+        self.conflicts = conflicts
+        self.fingerprints = fingerprints
+        self.pushedAt = pushedAt
+    }
+
+    /// The first sequence number this row answers for.
+    package var firstSeq: Int { coversFrom ?? seq }
+
+    /// The answers this row gives for the sequence numbers of `seqs` it covers, in order.
+    /// - Complexity: O(answers).
+    package func answers(for seqs: ClosedRange<Int>, list: String) -> [PushAnswer] {
+        let (from, through) = (max(firstSeq, seqs.lowerBound), min(seq, seqs.upperBound))
+        guard from <= through else { return [] }
+        return (from...through).map {
+            PushAnswer(
+                list: list, version: version, seq: $0, duplicate: false, conflicts: conflicts,
+                fingerprint: fingerprints.indices.contains($0 - firstSeq) ? fingerprints[$0 - firstSeq] : nil)
+        }
+    }
+
+    /// How pruning folds a client's records: `records`, the client's rows merged into versions up
+    /// to the list's new base, in any order, become one row for the whole run, except the client's
+    /// latest push (`latestSeq`), which keeps its own row (the next push must follow it, and a
+    /// replica may still be waiting for its report). `nil` when there is nothing to fold: no row
+    /// before the latest, or one row that is already a run.
+    ///
+    /// A client's pushes are recorded in order with no gap (`PushRule`), and versions grow with
+    /// their sequence numbers, so the rows merged up to a version are a run from the client's first.
+    /// - Throws: `StoreError` `.damaged` for rows that are not such a run.
+    /// - Complexity: O(r log r) for r rows, plus the pushes they answer for.
+    package static func fold(_ records: [PushRecord], latestSeq: Int) throws -> PushRecord? {
+        let foldable = records.filter { $0.seq < latestSeq }.sorted { $0.seq < $1.seq }
+        guard let first = foldable.first, let last = foldable.last else { return nil }
+        if foldable.count == 1, first.coversFrom != nil { return nil }
+        var fingerprints: [String?] = []
+        for (row, next) in zip(foldable, foldable.dropFirst().map(Optional.some) + [nil]) {
+            guard row.fingerprints.count == row.seq - row.firstSeq + 1, next.map({ $0.firstSeq == row.seq + 1 }) ?? true else {
+                throw StoreError(.damaged, "the record of pushes of client \(row.client) has a gap or overlap at push \(row.seq)")
+            }
+            fingerprints += row.fingerprints
+        }
+        return PushRecord(
+            client: last.client, seq: last.seq, coversFrom: first.firstSeq, version: foldable.map(\.version).max()!, conflicts: [],
+            fingerprints: fingerprints, pushedAt: last.pushedAt)
+    }
+
+    /// A run's fingerprints as stored: 32 bytes each, in order (all zero for a push recorded without
+    /// one).
+    /// - Throws: `StoreError` `.damaged` for a fingerprint that is not 64 hexadecimal digits.
+    package static func packed(_ fingerprints: [String?]) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 * fingerprints.count)
+        for fingerprint in fingerprints {
+            guard let fingerprint else {
+                bytes += repeatElement(0, count: 32)
+                continue
+            }
+            let digits = Array(fingerprint.utf8)
+            guard digits.count == 64 else { throw StoreError(.damaged, "a recorded push fingerprint is not 64 hexadecimal digits") }
+            for k in stride(from: 0, to: 64, by: 2) {
+                guard let high = _Hex.value(digits[k]), let low = _Hex.value(digits[k + 1]) else {
+                    throw StoreError(.damaged, "a recorded push fingerprint is not 64 hexadecimal digits")
+                }
+                bytes.append(high << 4 | low)
+            }
+        }
+        return bytes
+    }
+
+    /// The fingerprints `packed(_:)` stored.
+    /// - Throws: `StoreError` `.damaged` for bytes that are not whole fingerprints.
+    package static func unpacked(_ bytes: [UInt8]) throws -> [String?] {
+        guard bytes.count % 32 == 0 else { throw StoreError(.damaged, "a run of recorded push fingerprints is cut short") }
+        return stride(from: 0, to: bytes.count, by: 32).map { start in
+            let fingerprint = bytes[start..<start + 32]
+            return fingerprint.allSatisfy { $0 == 0 } ? nil : _Hex.string(fingerprint)
+        }
+    }
+}

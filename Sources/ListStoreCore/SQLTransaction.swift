@@ -226,21 +226,50 @@ extension SQLTransaction {
 
     // MARK: Pushes
 
-    package func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
+    package func pushRecords(listID: Int64, client: String, seqs: ClosedRange<Int>) throws -> [PushRecord] {
         // A client id no push may carry was never recorded.
         guard PushRule.problem(with: PushID(client: client, seq: 1)) == nil else { return [] }
         return try rows(
             """
-            SELECT seq, version, conflicts, fingerprint FROM push
-            WHERE list_id = ? AND client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT 1000
+            SELECT seq, covers_from, version, pushed_at, conflicts, fingerprint, fingerprints FROM push
+            WHERE list_id = ? AND client_id = ? AND seq >= ? AND coalesce(covers_from, seq) <= ? ORDER BY seq LIMIT 1000
             """, [.integer(listID), .text(client), SQLValue(seqs.lowerBound), SQLValue(seqs.upperBound)]
-        ).map { row in
-            let seq = try row.int(0)
-            return PushAnswer(
-                list: list, version: try row.int(1), seq: seq, duplicate: false,
-                conflicts: try Conflict.storedReport(try row.bytes(2), of: "push \(PushID(client: client, seq: seq)) of list '\(list)'"),
-                fingerprint: try row.optionalString(3))
-        }
+        ).map { try pushRecord($0, client: client, listID: listID) }
+    }
+
+    package func pushRecords(listID: Int64, mergedThrough version: Int) throws -> [PushRecord] {
+        try rows(
+            "SELECT seq, covers_from, version, pushed_at, NULL, fingerprint, fingerprints, client_id FROM push WHERE list_id = ? AND version <= ?",
+            [.integer(listID), SQLValue(version)]
+        ).map { try pushRecord($0, client: try $0.string(7), listID: listID) }
+    }
+
+    /// A row of `push` from its columns `seq, covers_from, version, pushed_at, conflicts,
+    /// fingerprint, fingerprints` (a NULL `conflicts`: not read).
+    private func pushRecord(_ row: SQLRow, client: String, listID: Int64) throws -> PushRecord {
+        let seq = try row.int(0)
+        let coversFrom = try row.optionalInt(1)
+        let fingerprints = try coversFrom == nil ? [try row.optionalString(5)] : PushRecord.unpacked(try row.optionalBytes(6) ?? [])
+        return PushRecord(
+            client: client, seq: seq, coversFrom: coversFrom, version: try row.int(2),
+            conflicts: try row.optionalBytes(4).map { try Conflict.storedReport($0, of: "push \(PushID(client: client, seq: seq)) of list row \(listID)") }
+                ?? [],
+            fingerprints: fingerprints, pushedAt: try row.string(3))
+    }
+
+    package func replacePushRecords(listID: Int64, with record: PushRecord) throws {
+        try run("DELETE FROM push WHERE list_id = ? AND client_id = ? AND seq <= ?", [.integer(listID), .text(record.client), SQLValue(record.seq)])
+        let single = record.coversFrom == nil
+        try run(
+            """
+            INSERT INTO push (list_id, client_id, seq, covers_from, version, conflicts, pushed_at, fingerprint, fingerprints)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .integer(listID), .text(record.client), SQLValue(record.seq), SQLValue(record.coversFrom), SQLValue(record.version),
+                .bytes(Array(Conflict.jsonValue(record.conflicts).serialized().utf8)), .text(record.pushedAt),
+                SQLValue(single ? record.fingerprints.first ?? nil : nil), SQLValue(single ? nil : try PushRecord.packed(record.fingerprints)),
+            ])
     }
 
     package func latestPushSeq(listID: Int64, client: String) throws -> Int? {

@@ -49,7 +49,8 @@ extension StoreTransaction {
 
     /// Drops the journal of `list` up to the base `rule` picks (held back by its consumers unless
     /// `force`): the snapshot at the new base is kept in the list's row, checked against its
-    /// journal digest first, and the stored snapshots up to it go.
+    /// journal digest first, and the stored snapshots up to it go. The record of pushes merged up
+    /// to the base is folded, client by client, into one row per run (`foldPushRecords`).
     ///
     /// - Throws: `StoreError` `.listNotFound`, `.invalidArgument` (by `PruneRule`), `.damaged`.
     /// - Complexity: O(n) to rebuild the snapshot at the new base, plus the entries removed.
@@ -64,6 +65,7 @@ extension StoreTransaction {
         try snapshot.checkDigest()
         result.removedEntries = try deleteJournal(listID: info.id, through: base)
         try forgetFeed(listID: info.id, through: base)
+        result.removedPushRecords = try foldPushRecords(listID: info.id, through: base)
         try setBase(listID: info.id, version: base, snapshot: snapshot.documentJSON)
         // The base is now the newest stored point at or before itself: stored snapshots up to it
         // go; the list keeps counting from its newest stored point.

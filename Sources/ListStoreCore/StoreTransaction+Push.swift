@@ -78,6 +78,39 @@ extension StoreTransaction {
     }
 }
 
+extension StoreTransaction {
+    /// What the record of pushes says of `client`'s pushes to the list with a sequence number in
+    /// `seqs`, in order, at most 1,000 (`duplicate` false): each push recorded on its own with its
+    /// version, report and fingerprint; each push of a run pruning folded with the run's version,
+    /// its fingerprint and no report.
+    /// - Throws: `StoreError` `.damaged`.
+    /// - Complexity: O(answers), plus the engine's lookup.
+    package func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
+        var answers: [PushAnswer] = []
+        for record in try pushRecords(listID: listID, client: client, seqs: seqs) where answers.count < 1000 {
+            answers += record.answers(for: seqs, list: list).prefix(1000 - answers.count)
+        }
+        return answers
+    }
+
+    /// Folds the list's record of pushes merged into versions up to `version` (the new base of a
+    /// prune), client by client, by `PushRecord.fold(_:latestSeq:)`; how many rows it removed.
+    /// - Throws: `StoreError` `.damaged`.
+    /// - Complexity: O(r log r) for the r rows merged up to `version`.
+    package func foldPushRecords(listID: Int64, through version: Int) throws -> Int {
+        var removed = 0
+        let byClient = Dictionary(grouping: try pushRecords(listID: listID, mergedThrough: version), by: \.client)
+        for client in byClient.keys.sorted() {
+            let records = byClient[client]!
+            guard let latest = try latestPushSeq(listID: listID, client: client), let folded = try PushRecord.fold(records, latestSeq: latest)
+            else { continue }
+            try replacePushRecords(listID: listID, with: folded)
+            removed += records.filter { $0.seq <= folded.seq }.count - 1
+        }
+        return removed
+    }
+}
+
 /// A push rebased before the transaction that commits it, with the head it was made on.
 ///
 /// Not API: package-visible for the store's logic.

@@ -224,12 +224,16 @@ package protocol StoreTransaction {
 
     // MARK: Pushes
 
-    /// The recorded pushes of `client` to the list with a sequence number in `seqs`, in order, at
-    /// most 1,000 (`duplicate` false).
-    func recordedPushes(
-        listID: Int64, list: String, client: String, seqs: ClosedRange<Int>
-    ) throws
-        -> [PushAnswer]
+    /// The rows of `client`'s record of pushes to the list that answer for a sequence number in
+    /// `seqs` (a folded run overlapping them included), in order, at most 1,000.
+    func pushRecords(listID: Int64, client: String, seqs: ClosedRange<Int>) throws -> [PushRecord]
+
+    /// Every row of the list's record of pushes whose version is at most `version`, without their
+    /// conflict reports (pruning reads them to fold them).
+    func pushRecords(listID: Int64, mergedThrough version: Int) throws -> [PushRecord]
+
+    /// Replaces `record.client`'s rows with a sequence number up to `record.seq` by `record`.
+    func replacePushRecords(listID: Int64, with record: PushRecord) throws
 
     /// The highest sequence number recorded for `client`'s pushes to the list.
     func latestPushSeq(listID: Int64, client: String) throws -> Int?

@@ -1,3 +1,5 @@
+import ListStoreCore
+
 /// Percent-encoding of URL path segments (RFC 3986): list and consumer names travel in paths.
 ///
 /// ```swift
@@ -38,18 +40,9 @@ public enum PercentEncoding {
                 bytes.append(byte)
                 continue
             }
-            guard input.count >= 2, let high = digit(input.removeFirst()), let low = digit(input.removeFirst()) else { return nil }
+            guard input.count >= 2, let high = _Hex.value(input.removeFirst()), let low = _Hex.value(input.removeFirst()) else { return nil }
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func digit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

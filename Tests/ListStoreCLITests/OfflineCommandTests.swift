@@ -153,6 +153,15 @@ import Darwin
         try await f.expectEqualToSource(replica)
         let again = try await CLIRunner.runOffPool(["sync", "--db", f.source, "--list", "inbox", "--replica", replica])
         #expect(again.stdout == "\(replica): inbox: nothing to push\n\(replica): inbox at source version 7 (up to date)\n")
+
+        // Pruning the source folds its record of the replica's three pushes, but the latest, into one row.
+        let pruned = try await CLIRunner.runOffPool(["prune", "--db", f.source, "--list", "inbox", "--keep-last", "0"])
+        #expect(pruned.stdout == """
+            'inbox': 7 journal entries removed; the history now starts at version 7 (was 0; head 7).
+            1 row of the record of pushes folded away.
+
+            """, "\(pruned.stdout)")
+        try await f.expectEqualToSource(replica)
     }
 
     /// The walk-through of Docs/CommandLine.md ("Offline writes from the command line"): two replicas pull from `liststore serve`, each commits offline,

@@ -162,7 +162,7 @@ import Testing
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: """
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
-                DROP TABLE replica_set;
+                DROP TABLE replica_set; ALTER TABLE push DROP COLUMN covers_from; ALTER TABLE push DROP COLUMN fingerprints;
                 DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
                 UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
                 UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'

@@ -37,8 +37,9 @@ struct NotingClients: _ForwardingSource {
     /// The same, with the faults that lost offline writes: a replica file copied mid-run
     /// (the copy joins as a fifth client), a replica restored in place from an earlier backup of its
     /// own, the source restored in place from a backup older than a push it answered (with its epoch
-    /// advanced on some seeds, as an operator would), and a rogue client that forges pushes under
-    /// the replicas' client ids and sends pushes that skip ahead. Still every replica converges, no
+    /// advanced on some seeds, as an operator would), a rogue client that forges pushes under
+    /// the replicas' client ids and sends pushes that skip ahead, and a source that prunes its
+    /// history and record of pushes now and then. Still every replica converges, no
     /// id doubles, every local change is applied exactly once, and nothing is lost without a report.
     @Test(arguments: [0xFA17 as UInt64, 0xC0C0A, 0x5EED])
     func replicasConvergeThroughCopiesRestoresAndForgedPushes(seed: UInt64) async throws {
@@ -62,6 +63,7 @@ struct NotingClients: _ForwardingSource {
         let clients = _Locked(Set<String>())
         var forged = 0
         var newClientIDs = 0
+        var prunedPushRecords = 0
         let (copyAt, restoreReplicaAt, restoreSourceAt) = (Self.rounds / 4, Self.rounds / 2, 3 * Self.rounds / 4)
 
         /// Closes replica `c`'s store, runs `body` on its path, and opens it again.
@@ -139,6 +141,10 @@ struct NotingClients: _ForwardingSource {
             if c == replicas.count {
                 // The source is edited directly (another writer on the server).
                 try await source.commit(serverEditor.edit(try await source.snapshot(of: "l").sections), to: "l")
+                if faults && rng.next() % 3 == 0 {
+                    // The source prunes its history, and with it folds its record of pushes.
+                    prunedPushRecords += try await source.prune("l", .keepLast(Int(rng.next() % 4)), force: true).removedPushRecords
+                }
                 continue
             }
             switch rng.next() % 3 {
@@ -191,7 +197,11 @@ struct NotingClients: _ForwardingSource {
         }
         #expect(localChanges.reduce(0, +) > Self.rounds / 10)
         #expect(lostAnswers > 0 || Self.rounds < 100)
-        if faults { #expect(newClientIDs > 0 && forged > 0, "the faults were met: \(newClientIDs) new client ids, \(forged) forged pushes") }
+        if faults {
+            #expect(
+                newClientIDs > 0 && forged > 0 && prunedPushRecords > 0,
+                "the faults were met: \(newClientIDs) new client ids, \(forged) forged pushes, \(prunedPushRecords) push records pruned")
+        }
     }
 
     /// Replays a store's journal, checking every changeset against the stage contract.

@@ -12,8 +12,10 @@ struct PruneCommand: AsyncParsableCommand {
             oldest version kept). Every version from the new base to the head can still be shown and \
             diffed. Pruning stops at the oldest version a registered consumer (see 'consumers' and \
             'pull --as') has not acknowledged past, unless --force is given; a replica whose version \
-            was pruned resyncs by diff on its next pull. --json prints {"schemaVersion":1,"list":…,\
-            "previousBase":…,"base":…,"head":…,"removed":…,"heldBy":[…]}.
+            was pruned resyncs by diff on its next pull. The record of pushes merged up to the new base \
+            is folded with it: each client's rows but its latest become one, which still answers a \
+            retry of any of them. --json prints {"schemaVersion":1,"list":…,"previousBase":…,"base":…,\
+            "head":…,"removed":…,"removedPushRecords":…,"heldBy":[…]}.
 
             \(ExitStatus.helpText)
             """
@@ -54,7 +56,8 @@ struct PruneCommand: AsyncParsableCommand {
                 Output.json([
                     "list": .string(result.list), "previousBase": JSONValue(result.previousBase),
                     "base": JSONValue(result.base), "head": JSONValue(result.head),
-                    "removed": JSONValue(result.removedEntries), "heldBy": .array(result.heldBy.map { .string($0) }),
+                    "removed": JSONValue(result.removedEntries), "removedPushRecords": JSONValue(result.removedPushRecords),
+                    "heldBy": .array(result.heldBy.map { .string($0) }),
                 ])
                 return
             }
@@ -64,6 +67,9 @@ struct PruneCommand: AsyncParsableCommand {
             text += result.base == result.previousBase
                 ? "the history still starts at version \(result.base) (head \(result.head)).\n"
                 : "the history now starts at version \(result.base) (was \(result.previousBase); head \(result.head)).\n"
+            if result.removedPushRecords > 0 {
+                text += "\(result.removedPushRecords) \(result.removedPushRecords == 1 ? "row" : "rows") of the record of pushes folded away.\n"
+            }
             if !result.heldBy.isEmpty {
                 text += "Held back by \(result.heldBy.count == 1 ? "consumer" : "consumers") "
                     + result.heldBy.map { "\(Output.quoted($0))" }.joined(separator: ", ") + " (--force prunes past them).\n"
