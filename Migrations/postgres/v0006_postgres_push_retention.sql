@@ -2,8 +2,8 @@
 -- with the journal. Pruning a list folds each client's records of pushes merged into versions up to
 -- the new base, all but the client's latest, into one row that stands for the whole run of sequence
 -- numbers: `covers_from` is the run's first sequence number, `seq` its last, `version` the version
--- holding its last, and `fingerprints` each push's fingerprint in order, 32 bytes each (all zero
--- for a push recorded without one). A run has no conflict report and no `fingerprint`. Both new
--- columns are NULL for a row that records its own push only.
+-- holding its last, and `fingerprints` each push's fingerprint in order, 64 lowercase hexadecimal
+-- digits each (64 zeros for a push recorded without one). A run has no conflict report and no
+-- `fingerprint`. Both new columns are NULL for a row that records its own push only.
 ALTER TABLE push ADD COLUMN covers_from BIGINT;
-ALTER TABLE push ADD COLUMN fingerprints BYTEA;
+ALTER TABLE push ADD COLUMN fingerprints TEXT;

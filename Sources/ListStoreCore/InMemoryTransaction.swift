@@ -41,7 +41,8 @@ struct InMemoryTables: Sendable {
     var storedSnapshots: [Int64: [Int: [UInt8]]] = [:]
     var consumers: [Int64: [String: ConsumerInfo]] = [:]
     /// Recorded pushes by list row, client, then sequence number.
-    var pushes: [Int64: [String: [Int: PushRecord]]] = [:]
+    /// (Client ids by their bytes, as the SQL engines' keys tell them apart.)
+    var pushes: [Int64: [[UInt8]: [Int: PushRecord]]] = [:]
     var replicas: [Int64: Replica] = [:]
     var outbox: [Int64: [Int: OutboxEntry]] = [:]
     var nextListID: Int64 = 1
@@ -417,7 +418,7 @@ final class InMemoryTransaction: StoreTransaction {
     // MARK: Pushes
 
     func pushRecords(listID: Int64, client: String, seqs: ClosedRange<Int>) throws -> [PushRecord] {
-        (tables.pushes[listID]?[client]?.values.filter { $0.seq >= seqs.lowerBound && $0.firstSeq <= seqs.upperBound } ?? [])
+        (tables.pushes[listID]?[Array(client.utf8)]?.values.filter { $0.seq >= seqs.lowerBound && $0.firstSeq <= seqs.upperBound } ?? [])
             .sorted { $0.seq < $1.seq }.prefix(1000).map { $0 }
     }
 
@@ -426,20 +427,19 @@ final class InMemoryTransaction: StoreTransaction {
     }
 
     func replacePushRecords(listID: Int64, with record: PushRecord) throws {
-        _ = try PushRecord.packed(record.fingerprints)  // what the SQL engines store must be storable
-        tables.pushes[listID, default: [:]][record.client, default: [:]] =
-            tables.pushes[listID]?[record.client]?.filter { $0.key > record.seq } ?? [:]
-        tables.pushes[listID]![record.client]![record.seq] = record
+        let client = Array(record.client.utf8)
+        tables.pushes[listID, default: [:]][client, default: [:]] = tables.pushes[listID]?[client]?.filter { $0.key > record.seq } ?? [:]
+        tables.pushes[listID]![client]![record.seq] = record
     }
 
     func latestPushSeq(listID: Int64, client: String) throws -> Int? {
-        tables.pushes[listID]?[client]?.keys.max()
+        tables.pushes[listID]?[Array(client.utf8)]?.keys.max()
     }
 
     func insertPush(listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String, fingerprint: String) throws {
         let conflicts = try Conflict.conflicts(decoding: try JSONParser().parse(conflictsJSON))
-        tables.pushes[listID, default: [:]][id.client, default: [:]][id.seq] = PushRecord(
-            client: id.client, seq: id.seq, version: version, conflicts: conflicts, fingerprints: [fingerprint], pushedAt: pushedAt)
+        tables.pushes[listID, default: [:]][Array(id.client.utf8), default: [:]][id.seq] = try PushRecord(
+            client: id.client, seq: id.seq, version: version, conflicts: conflicts, fingerprint: fingerprint, pushedAt: pushedAt)
     }
 
     func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {

@@ -20,8 +20,8 @@ public struct PruneResult: Hashable, Sendable {
     /// Registered consumers whose acknowledged version held pruning back (empty when forced).
     public var heldBy: [String]
     /// Rows of the record of pushes removed: each client's pushes merged up to the new base, but its
-    /// latest, are folded into one row that still answers a retry of any of them (their conflict
-    /// reports and fingerprints go with the journal).
+    /// latest, are folded into one row that still answers a retry of any of them, and keeps their
+    /// fingerprints (their conflict reports go with the journal).
     public var removedPushRecords: Int
 
     /// A result (engines other than `Store` make theirs).

@@ -114,6 +114,9 @@ package enum PushRule {
 /// Not API: package-visible for the engines, which store it; the rules that read and fold it are
 /// written once here and in `StoreTransaction`.
 package struct PushRecord: Hashable, Sendable {
+    /// What stands for "recorded without a fingerprint" among a run's fingerprints.
+    package static let noFingerprint = String(repeating: "0", count: 64)
+
     /// The client id.
     package var client: String
     /// The push's sequence number (a run's last).
@@ -124,16 +127,18 @@ package struct PushRecord: Hashable, Sendable {
     package var version: Int
     /// The merge's conflict report (none for a run).
     package var conflicts: [Conflict]
-    /// The fingerprint of each push the row answers for, from `firstSeq` to `seq`; `nil` for a
-    /// push recorded before sources kept them.
-    package var fingerprints: [String?]
+    /// The fingerprint of each push the row answers for, from `firstSeq` to `seq`, as the table
+    /// keeps a run's: 64 lowercase hexadecimal digits each, in order, `noFingerprint` for a push
+    /// recorded before sources kept them.
+    package var fingerprints: [UInt8]
     /// When the push (a run's last) was merged, ISO 8601.
     package var pushedAt: String
 
+    /// A row; `fingerprints` must hold 64 digits for each push it answers for.
+    /// - Throws: `StoreError` `.damaged` otherwise.
     package init(
-        client: String, seq: Int, coversFrom: Int? = nil, version: Int, conflicts: [Conflict], fingerprints: [String?],
-        pushedAt: String
-    ) {
+        client: String, seq: Int, coversFrom: Int? = nil, version: Int, conflicts: [Conflict], fingerprints: [UInt8], pushedAt: String
+    ) throws {
         self.client = client
         self.seq = seq
         self.coversFrom = coversFrom
@@ -141,20 +146,38 @@ package struct PushRecord: Hashable, Sendable {
         self.conflicts = conflicts
         self.fingerprints = fingerprints
         self.pushedAt = pushedAt
+        guard let first = coversFrom.map({ $0 }) ?? Optional(seq), first <= seq, fingerprints.count == 64 * (seq - first + 1),
+              fingerprints.allSatisfy({ _Hex.value($0) != nil })
+        else {
+            throw StoreError(.damaged, "the record of push \(seq) of client \(client) does not hold one fingerprint for each push it stands for")
+        }
+    }
+
+    /// One push's row.
+    package init(client: String, seq: Int, version: Int, conflicts: [Conflict], fingerprint: String?, pushedAt: String) throws {
+        try self.init(
+            client: client, seq: seq, version: version, conflicts: conflicts, fingerprints: Array((fingerprint ?? Self.noFingerprint).utf8),
+            pushedAt: pushedAt)
     }
 
     /// The first sequence number this row answers for.
     package var firstSeq: Int { coversFrom ?? seq }
 
-    /// The answers this row gives for the sequence numbers of `seqs` it covers, in order.
+    /// The fingerprint recorded for push `seq` of this row; `nil` for one recorded without.
+    package func fingerprint(of seq: Int) -> String? {
+        let start = 64 * (seq - firstSeq)
+        let digits = String(decoding: fingerprints[start..<start + 64], as: UTF8.self)
+        return digits == Self.noFingerprint ? nil : digits
+    }
+
+    /// The answers this row gives for the sequence numbers of `seqs` it covers, in order, at most
+    /// `limit`.
     /// - Complexity: O(answers).
-    package func answers(for seqs: ClosedRange<Int>, list: String) -> [PushAnswer] {
+    package func answers(for seqs: ClosedRange<Int>, list: String, limit: Int) -> [PushAnswer] {
         let (from, through) = (max(firstSeq, seqs.lowerBound), min(seq, seqs.upperBound))
-        guard from <= through else { return [] }
-        return (from...through).map {
-            PushAnswer(
-                list: list, version: version, seq: $0, duplicate: false, conflicts: conflicts,
-                fingerprint: fingerprints.indices.contains($0 - firstSeq) ? fingerprints[$0 - firstSeq] : nil)
+        guard from <= through, limit > 0 else { return [] }
+        return (from...min(through, from + (limit - 1))).map {
+            PushAnswer(list: list, version: version, seq: $0, duplicate: false, conflicts: conflicts, fingerprint: fingerprint(of: $0))
         }
     }
 
@@ -167,53 +190,21 @@ package struct PushRecord: Hashable, Sendable {
     /// A client's pushes are recorded in order with no gap (`PushRule`), and versions grow with
     /// their sequence numbers, so the rows merged up to a version are a run from the client's first.
     /// - Throws: `StoreError` `.damaged` for rows that are not such a run.
-    /// - Complexity: O(r log r) for r rows, plus the pushes they answer for.
+    /// - Complexity: O(r log r) for r rows, plus O(p) for the p pushes they stand for (a run is
+    ///   written again whole when rows join it).
     package static func fold(_ records: [PushRecord], latestSeq: Int) throws -> PushRecord? {
         let foldable = records.filter { $0.seq < latestSeq }.sorted { $0.seq < $1.seq }
         guard let first = foldable.first, let last = foldable.last else { return nil }
         if foldable.count == 1, first.coversFrom != nil { return nil }
-        var fingerprints: [String?] = []
+        var fingerprints: [UInt8] = []
         for (row, next) in zip(foldable, foldable.dropFirst().map(Optional.some) + [nil]) {
-            guard row.fingerprints.count == row.seq - row.firstSeq + 1, next.map({ $0.firstSeq == row.seq + 1 }) ?? true else {
+            guard next.map({ $0.firstSeq == row.seq + 1 }) ?? true else {
                 throw StoreError(.damaged, "the record of pushes of client \(row.client) has a gap or overlap at push \(row.seq)")
             }
             fingerprints += row.fingerprints
         }
-        return PushRecord(
+        return try PushRecord(
             client: last.client, seq: last.seq, coversFrom: first.firstSeq, version: foldable.map(\.version).max()!, conflicts: [],
             fingerprints: fingerprints, pushedAt: last.pushedAt)
-    }
-
-    /// A run's fingerprints as stored: 32 bytes each, in order (all zero for a push recorded without
-    /// one).
-    /// - Throws: `StoreError` `.damaged` for a fingerprint that is not 64 hexadecimal digits.
-    package static func packed(_ fingerprints: [String?]) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32 * fingerprints.count)
-        for fingerprint in fingerprints {
-            guard let fingerprint else {
-                bytes += repeatElement(0, count: 32)
-                continue
-            }
-            let digits = Array(fingerprint.utf8)
-            guard digits.count == 64 else { throw StoreError(.damaged, "a recorded push fingerprint is not 64 hexadecimal digits") }
-            for k in stride(from: 0, to: 64, by: 2) {
-                guard let high = _Hex.value(digits[k]), let low = _Hex.value(digits[k + 1]) else {
-                    throw StoreError(.damaged, "a recorded push fingerprint is not 64 hexadecimal digits")
-                }
-                bytes.append(high << 4 | low)
-            }
-        }
-        return bytes
-    }
-
-    /// The fingerprints `packed(_:)` stored.
-    /// - Throws: `StoreError` `.damaged` for bytes that are not whole fingerprints.
-    package static func unpacked(_ bytes: [UInt8]) throws -> [String?] {
-        guard bytes.count % 32 == 0 else { throw StoreError(.damaged, "a run of recorded push fingerprints is cut short") }
-        return stride(from: 0, to: bytes.count, by: 32).map { start in
-            let fingerprint = bytes[start..<start + 32]
-            return fingerprint.allSatisfy { $0 == 0 } ? nil : _Hex.string(fingerprint)
-        }
     }
 }

@@ -249,12 +249,15 @@ extension SQLTransaction {
     private func pushRecord(_ row: SQLRow, client: String, listID: Int64) throws -> PushRecord {
         let seq = try row.int(0)
         let coversFrom = try row.optionalInt(1)
-        let fingerprints = try coversFrom == nil ? [try row.optionalString(5)] : PushRecord.unpacked(try row.optionalBytes(6) ?? [])
-        return PushRecord(
-            client: client, seq: seq, coversFrom: coversFrom, version: try row.int(2),
-            conflicts: try row.optionalBytes(4).map { try Conflict.storedReport($0, of: "push \(PushID(client: client, seq: seq)) of list row \(listID)") }
-                ?? [],
-            fingerprints: fingerprints, pushedAt: try row.string(3))
+        let conflicts = try row.optionalBytes(4).map { try Conflict.storedReport($0, of: "push \(PushID(client: client, seq: seq)) of list row \(listID)") }
+        guard let coversFrom else {
+            return try PushRecord(
+                client: client, seq: seq, version: try row.int(2), conflicts: conflicts ?? [], fingerprint: try row.optionalString(5),
+                pushedAt: try row.string(3))
+        }
+        return try PushRecord(
+            client: client, seq: seq, coversFrom: coversFrom, version: try row.int(2), conflicts: conflicts ?? [],
+            fingerprints: try row.optionalBytes(6) ?? [], pushedAt: try row.string(3))
     }
 
     package func replacePushRecords(listID: Int64, with record: PushRecord) throws {
@@ -268,7 +271,7 @@ extension SQLTransaction {
             [
                 .integer(listID), .text(record.client), SQLValue(record.seq), SQLValue(record.coversFrom), SQLValue(record.version),
                 .bytes(Array(Conflict.jsonValue(record.conflicts).serialized().utf8)), .text(record.pushedAt),
-                SQLValue(single ? record.fingerprints.first ?? nil : nil), SQLValue(single ? nil : try PushRecord.packed(record.fingerprints)),
+                SQLValue(single ? record.fingerprint(of: record.seq) : nil), single ? .null : .text(String(decoding: record.fingerprints, as: UTF8.self)),
             ])
     }
 

@@ -88,7 +88,7 @@ extension StoreTransaction {
     package func recordedPushes(listID: Int64, list: String, client: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
         var answers: [PushAnswer] = []
         for record in try pushRecords(listID: listID, client: client, seqs: seqs) where answers.count < 1000 {
-            answers += record.answers(for: seqs, list: list).prefix(1000 - answers.count)
+            answers += record.answers(for: seqs, list: list, limit: 1000 - answers.count)
         }
         return answers
     }
@@ -96,13 +96,17 @@ extension StoreTransaction {
     /// Folds the list's record of pushes merged into versions up to `version` (the new base of a
     /// prune), client by client, by `PushRecord.fold(_:latestSeq:)`; how many rows it removed.
     /// - Throws: `StoreError` `.damaged`.
-    /// - Complexity: O(r log r) for the r rows merged up to `version`.
+    /// - Complexity: O(r log r) for the r rows merged up to `version`, plus the pushes of the runs
+    ///   rows join.
     package func foldPushRecords(listID: Int64, through version: Int) throws -> Int {
         var removed = 0
-        let byClient = Dictionary(grouping: try pushRecords(listID: listID, mergedThrough: version), by: \.client)
-        for client in byClient.keys.sorted() {
-            let records = byClient[client]!
-            guard let latest = try latestPushSeq(listID: listID, client: client), let folded = try PushRecord.fold(records, latestSeq: latest)
+        // Client ids are told apart by their bytes, as the table's key does (Swift's `==` would
+        // take two spellings of one character for one client).
+        let byClient = Dictionary(grouping: try pushRecords(listID: listID, mergedThrough: version)) { Array($0.client.utf8) }
+        for key in byClient.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let records = byClient[key]!
+            guard let latest = try latestPushSeq(listID: listID, client: records[0].client),
+                  let folded = try PushRecord.fold(records, latestSeq: latest)
             else { continue }
             try replacePushRecords(listID: listID, with: folded)
             removed += records.filter { $0.seq <= folded.seq }.count - 1
