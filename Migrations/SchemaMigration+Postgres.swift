@@ -1,7 +1,7 @@
 extension SchemaMigration {
     /// Every PostgreSQL migration (`Migrations/postgres/*.sql`), in the order they apply. Version 1
     /// is the schema that SQLite's versions 1 to 3 make, version 2 SQLite's version 4, version 3 its
-    /// version 5, version 4 its version 6, version 5 its version 7, version 6 its version 8, version 7 its version 9.
+    /// version 5, version 4 its version 6, version 5 its version 7, version 6 its version 8.
     package static let postgres: [SchemaMigration] = [
         SchemaMigration(
             version: 1, name: "v0001_postgres_initial.sql", bytes: PackageResources.v0001_postgres_initial_sql,
@@ -11,8 +11,6 @@ extension SchemaMigration {
         SchemaMigration(version: 4, name: "v0004_postgres_store_feed.sql", bytes: PackageResources.v0004_postgres_store_feed_sql),
         SchemaMigration(version: 5, name: "v0005_postgres_replica_sets.sql", bytes: PackageResources.v0005_postgres_replica_sets_sql),
         SchemaMigration(version: 6, name: "v0006_postgres_push_retention.sql", bytes: PackageResources.v0006_postgres_push_retention_sql),
-        SchemaMigration(
-            version: 7, name: "v0007_postgres_section_tombstones.sql", bytes: PackageResources.v0007_postgres_section_tombstones_sql),
     ]
 
     /// The SQL text's statements, in order: the text split after each semicolon that ends a line

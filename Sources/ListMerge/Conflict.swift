@@ -10,7 +10,6 @@ import ListJSON
 /// | `sectionDeleted` | mine inserts or moves an element into a section that theirs deleted; dropped | mine's content for an insert |
 /// | `removedWithSection` | mine deletes a section that holds an element mine did not know there (theirs put it there); it goes with the section | theirs' content |
 /// | `contentConflict` | both changed the content of the same item differently; mine wins (for JSON objects, on each key both changed, named in `key`) | both values (a side that removed the key has none) |
-/// | `unknownSection` | mine updates or moves a section, or inserts or moves an element into one, that the list never had (no replica of it can: a forged or broken change); dropped. A store reports it in place of `deleted` or `sectionDeleted` when it knows the list never had the section; `Rebase` alone cannot tell | mine's content for an insert |
 ///
 /// `section` names the element's section (mine's for intents, the deleted one for
 /// `removedWithSection`) and is absent for conflicts about a section itself.
@@ -34,8 +33,6 @@ public struct Conflict: Hashable, Sendable, CustomStringConvertible {
         /// Mine's change was to a list that theirs deleted: it was dropped with the list (`mine` is
         /// the change, an intent's JSON form).
         case listDeleted
-        /// Mine's change named a section the list never had; it was dropped.
-        case unknownSection
     }
 
     /// Why the conflict is reported.

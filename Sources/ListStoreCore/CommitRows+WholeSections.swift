@@ -20,8 +20,6 @@ extension CommitRows {
         package let sectionPairing: (targetOf: [Int], sourceOf: [Int])
         /// Rows of head sections without a partner in the target.
         package let deletedSectionRows: [Int64]
-        /// Their identifiers, in the same order.
-        package let deletedSectionIDs: [String]
         /// Target sections without a partner in the head, in target order.
         package let insertedSections: [Int]
         /// The first content of an inserted section that is not canonical JSON (flat target index);
@@ -41,9 +39,7 @@ extension CommitRows {
             let pairing = sectionPairing ?? DiffPairing.pairSections(source: head.sections, target: target)
             self.sectionPairing = pairing
             self.target = target
-            let deleted = head.sections.indices.filter { pairing.targetOf[$0] < 0 }
-            deletedSectionRows = deleted.map { head.sectionRows[$0] }
-            deletedSectionIDs = deleted.map { head.sections[$0].model.id }
+            deletedSectionRows = head.sections.indices.filter { pairing.targetOf[$0] < 0 }.map { head.sectionRows[$0] }
             let inserted = target.indices.filter { pairing.sourceOf[$0] < 0 }
             insertedSections = inserted
             var offset = [Int](repeating: -1, count: target.count)

@@ -43,8 +43,6 @@ struct InMemoryTables: Sendable {
     /// Recorded pushes by list row, client, then sequence number.
     /// (Client ids by their bytes, as the SQL engines' keys tell them apart.)
     var pushes: [Int64: [[UInt8]: [Int: PushRecord]]] = [:]
-    /// The identifiers (bytes) of the sections each list had and lost.
-    var deletedSections: [Int64: Set<[UInt8]>] = [:]
     var replicas: [Int64: Replica] = [:]
     var outbox: [Int64: [Int: OutboxEntry]] = [:]
     var nextListID: Int64 = 1
@@ -417,16 +415,6 @@ final class InMemoryTransaction: StoreTransaction {
         tables.lists[name]!.bytesSinceSnapshot = entries(listID: listID, after: version, through: .max).reduce(0) { $0 + $1.stagesJSON.count }
     }
 
-    // MARK: Sections a list lost
-
-    func recordDeletedSections(listID: Int64, ids: [String]) throws {
-        tables.deletedSections[listID, default: []].formUnion(ids.map { Array($0.utf8) })
-    }
-
-    func hadDeletedSection(listID: Int64, id: String) throws -> Bool? {
-        tables.deletedSections[listID]?.contains(Array(id.utf8)) ?? false
-    }
-
     // MARK: Pushes
 
     func pushRecords(listID: Int64, client: String, seqs: ClosedRange<Int>) throws -> [PushRecord] {
@@ -475,7 +463,6 @@ final class InMemoryTransaction: StoreTransaction {
         tables.sectionsOfList[info.id] = nil
         (tables.journal[info.id], tables.storedSnapshots[info.id], tables.consumers[info.id]) = (nil, nil, nil)
         (tables.pushes[info.id], tables.replicas[info.id], tables.outbox[info.id]) = (nil, nil, nil)
-        tables.deletedSections[info.id] = nil
         tables.feed.removeAll { $0.listID == info.id && !$0.deleted }
         tables.lists[info.name] = nil
         tables.names[info.id] = nil

@@ -224,21 +224,6 @@ extension SQLTransaction {
             """, [SQLValue(version), .integer(listID), SQLValue(version), .integer(listID), SQLValue(version)])
     }
 
-    // MARK: Sections a list lost
-
-    package func recordDeletedSections(listID: Int64, ids: [String]) throws {
-        for id in ids {
-            try run(
-                "INSERT INTO section_tombstone (list_id, identifier) VALUES (?, ?) ON CONFLICT (list_id, identifier) DO NOTHING",
-                [.integer(listID), .utf8(id)])
-        }
-    }
-
-    package func hadDeletedSection(listID: Int64, id: String) throws -> Bool? {
-        guard try row("SELECT tombstones_from FROM list WHERE id = ?", [.integer(listID)])?.int(0) == 0 else { return nil }
-        return try row("SELECT 1 FROM section_tombstone WHERE list_id = ? AND identifier = ?", [.integer(listID), .utf8(id)]) != nil
-    }
-
     // MARK: Pushes
 
     package func pushRecords(listID: Int64, client: String, seqs: ClosedRange<Int>) throws -> [PushRecord] {

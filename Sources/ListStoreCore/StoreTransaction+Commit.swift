@@ -99,7 +99,6 @@ extension StoreTransaction {
             written += 1
         }
         written += try write(rows, listID: listID)
-        if !whole.deletedSectionIDs.isEmpty { try recordDeletedSections(listID: listID, ids: whole.deletedSectionIDs) }
         let journal = rows.journal
         let (digest, stagesJSON) = (journal.digest, journal.stagesJSON)
         let point = try setHead(listID: listID, version: journal.version, digest: digest, journalBytes: stagesJSON.count)

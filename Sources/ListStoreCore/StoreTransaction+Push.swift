@@ -41,10 +41,8 @@ extension StoreTransaction {
                     answer = recorded
                     return nil
                 }
-                var rebase = try rebasedAhead.flatMap { $0.isOnto(head) ? $0.rebase : nil }
-                    ?? Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
-                try labelUnknownSections(&rebase.conflicts, head: head)
-                return rebase
+                if let rebasedAhead, rebasedAhead.isOnto(head) { return rebasedAhead.rebase }
+                return try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
             },
             alsoWrite: { listID, result in
                 guard answer == nil, let conflicts = result.mergeConflicts else { return }
@@ -81,36 +79,6 @@ extension StoreTransaction {
 }
 
 extension StoreTransaction {
-    /// Relabels the conflicts of a merge onto `head` that name a section the list never had: an
-    /// update or move of such a section (`deleted`), or an element put into one (`sectionDeleted`),
-    /// becomes `unknownSection`, when no section of `head` carries its id and the list's record of
-    /// lost sections (kept in full since the list's history began) does not hold it either.
-    /// - Throws: `StoreError` `.damaged`.
-    /// - Complexity: O(n) for n sections of `head`, plus a lookup per section named.
-    package func labelUnknownSections(_ conflicts: inout [Conflict], head: StoredHead) throws {
-        let named = conflicts.compactMap { conflict -> String? in
-            switch (conflict.kind, conflict.section) {
-            case (.sectionDeleted, let section?): section.id
-            case (.deleted, nil): conflict.item.id
-            default: nil
-            }
-        }
-        guard !named.isEmpty, head.listID != 0 else { return }
-        let present = Set(head.sections.map { Array($0.model.id.utf8) })
-        var unknown: [[UInt8]: Bool] = [:]
-        for id in named where unknown[Array(id.utf8)] == nil {
-            let bytes = Array(id.utf8)
-            unknown[bytes] = try !present.contains(bytes) && hadDeletedSection(listID: head.listID, id: id) == false
-        }
-        for k in conflicts.indices {
-            switch (conflicts[k].kind, conflicts[k].section) {
-            case (.sectionDeleted, let section?) where unknown[Array(section.id.utf8)] == true: conflicts[k].kind = .unknownSection
-            case (.deleted, nil) where unknown[Array(conflicts[k].item.id.utf8)] == true: conflicts[k].kind = .unknownSection
-            default: break
-            }
-        }
-    }
-
     /// What the record of pushes says of `client`'s pushes to the list with a sequence number in
     /// `seqs`, in order, at most 1,000 (`duplicate` false): each push recorded on its own with its
     /// version, report and fingerprint; each push of a run pruning folded with the run's version,

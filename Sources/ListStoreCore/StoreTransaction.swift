@@ -222,15 +222,6 @@ package protocol StoreTransaction {
     /// them, counts the journal's bytes since `version` anew.
     func dropStoredSnapshots(listID: Int64, through version: Int) throws
 
-    // MARK: Sections a list lost
-
-    /// Records that the list had, and lost, the sections named `ids` (each once).
-    func recordDeletedSections(listID: Int64, ids: [String]) throws
-
-    /// Whether the list had a section named `id` that a commit deleted; `nil` when the list's
-    /// deletions are not all recorded (its history began before the store recorded them).
-    func hadDeletedSection(listID: Int64, id: String) throws -> Bool?
-
     // MARK: Pushes
 
     /// The rows of `client`'s record of pushes to the list that answer for a sequence number in

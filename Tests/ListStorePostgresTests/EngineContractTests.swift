@@ -378,39 +378,6 @@ import Testing
         }
     }
 
-    /// A push naming a section the list never had is reported `unknownSection` (no replica of the
-    /// list can name one), not as if theirs had deleted it; one naming a section a commit deleted
-    /// is still `sectionDeleted` or `deleted`. The report is the answer's, the journal entry's and
-    /// the record's alike.
-    @Test(arguments: EngineKind.available)
-    func aSectionTheListNeverHadIsReportedUnknownNotDeleted(_ engine: EngineKind) async throws {
-        try await engine.withStore { stores in
-            let store = stores[0]
-            func section(_ id: String, _ elements: [String]) -> ListSection {
-                ListSection(model: ListItem(id: id, json: ["v": .string(id)]), elements: elements.map { ListItem(id: $0, json: ["v": .string($0)]) })
-            }
-            try await store.commit([section("a", ["x1"]), section("b", ["x2"])], to: "l", expectedVersion: 0, author: nil, message: nil)
-            try await store.commit([section("a", ["x1", "x2"])], to: "l", expectedVersion: 1, author: nil, message: nil)
-            let push = Push(
-                id: PushID(client: "c", seq: 1),
-                intents: [
-                    .updateSection("b", base: ["v": "b"], content: ["v": "B"]),
-                    .updateSection("ghost", base: .null, content: ["v": "G"]),
-                    .moveSection("ghost", after: "a", before: nil),
-                    .insertElement("e1", content: .null, section: "b", after: nil, before: nil),
-                    .insertElement("e2", content: .null, section: "never", after: nil, before: nil),
-                    .moveElement("x1", section: "never", after: nil, before: nil),
-                    .insertElement("e3", content: .null, section: "a", after: "x2", before: nil),
-                ])
-            let answer = try await store.merge(push, into: "l")
-            let kinds = answer.conflicts.map { "\($0.kind.rawValue) \($0.item.id)" }
-            #expect(kinds == ["deleted b", "unknownSection ghost", "unknownSection ghost", "sectionDeleted e1", "unknownSection e2", "unknownSection x1"], "\(kinds)")
-            #expect(try await store.journal(of: "l", after: 2, limit: 10, maxBytes: .max).entries.first?.conflicts == answer.conflicts)
-            #expect(try await store.pushes(from: "c", to: "l", seqs: 1...1).first?.conflicts == answer.conflicts)
-            #expect(try await store.snapshot(of: "l", at: nil).sections.map { [$0.model.id] + $0.elements.map(\.id) } == [["a", "x1", "x2", "e3"]])
-        }
-    }
-
     /// Consumers and the errors a server turns into statuses.
     @Test(arguments: EngineKind.available)
     func consumersAndErrors(_ engine: EngineKind) async throws {

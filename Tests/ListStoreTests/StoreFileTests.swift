@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import ListMerge
 import ListStore
 import ListStoreTestSupport
 import ListDiffTestSupport
@@ -70,10 +69,15 @@ import Testing
         try Store(path: path).commit(linearList(2), to: "l")
         // A later release adds a migration (and checkpoints, so the header says so).
         let future = Store.schemaVersion + 1
-        try Self.rewrite(path, """
-            INSERT INTO schema_migration VALUES (\(future), 'v9999_future.sql', 'x', '2030-01-01T00:00:00.000Z');
-            PRAGMA user_version = \(future);
-            """)
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                INSERT INTO schema_migration VALUES (\(future), 'v9999_future.sql', 'x', '2030-01-01T00:00:00.000Z');
+                PRAGMA user_version = \(future);
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
         try expectRefused(path, code: .unsupportedSchema, sidecars: true)
 
         // The same when only the migration record says so.
@@ -119,17 +123,22 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("old.liststore")
         try Store(path: path).commit(linearList(3), to: "l")
-        try Self.rewrite(path, """
-            DROP TABLE stored_snapshot; ALTER TABLE list DROP COLUMN snapshot_version;
-            ALTER TABLE list DROP COLUMN bytes_since_snapshot;
-            DROP TABLE outbox; DROP TABLE push; ALTER TABLE store DROP COLUMN client_id; ALTER TABLE store DROP COLUMN file_identity;
-            ALTER TABLE journal DROP COLUMN push_client; ALTER TABLE journal DROP COLUMN push_seq;
-            ALTER TABLE journal DROP COLUMN conflicts;
-            DROP TABLE consumer; DROP TABLE replica_source;
-            DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
-            DROP TABLE replica_set; DROP TABLE section_tombstone; ALTER TABLE list DROP COLUMN tombstones_from;
-            DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
-            """)
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TABLE stored_snapshot; ALTER TABLE list DROP COLUMN snapshot_version;
+                ALTER TABLE list DROP COLUMN bytes_since_snapshot;
+                DROP TABLE outbox; DROP TABLE push; ALTER TABLE store DROP COLUMN client_id; ALTER TABLE store DROP COLUMN file_identity;
+                ALTER TABLE journal DROP COLUMN push_client; ALTER TABLE journal DROP COLUMN push_seq;
+                ALTER TABLE journal DROP COLUMN conflicts;
+                DROP TABLE consumer; DROP TABLE replica_source;
+                DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
+                DROP TABLE replica_set;
+                DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
         let store = try Store(path: path)
         #expect(try store.snapshot(of: "l").sections == linearList(3))
         try store.registerConsumer("app", of: "l")
@@ -149,52 +158,25 @@ import Testing
         try store.commit(linearList(2), to: "a")
         try store.commit(linearList(3), to: "b")
         try store.close()
-        try Self.rewrite(path, """
-            DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
-            DROP TABLE replica_set; ALTER TABLE push DROP COLUMN covers_from; ALTER TABLE push DROP COLUMN fingerprints;
-            DROP TABLE section_tombstone; ALTER TABLE list DROP COLUMN tombstones_from;
-            DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
-            UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
-            UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'
-                WHERE version = 2 AND list_id = (SELECT id FROM list WHERE name = 'b');
-            """)
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
+                DROP TABLE replica_set; ALTER TABLE push DROP COLUMN covers_from; ALTER TABLE push DROP COLUMN fingerprints;
+                DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
+                UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
+                UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'
+                    WHERE version = 2 AND list_id = (SELECT id FROM list WHERE name = 'b');
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
         let migrated = try Store(path: path)
         try migrated.commit(linearList(4), to: "a")
         let feed = try migrated.feed()
         // Committed at the same millisecond: in the order of the lists' rows ("b" was made first).
         #expect(feed.events.map { "\($0.list)\($0.entry?.version ?? -1)" } == ["b1", "a1", "b2", "a2"])
         #expect(feed.events.map(\.position) == [1, 2, 3, 4] && !feed.hasMore)
-    }
-
-    /// A store written by the release before sections' tombstones keeps reporting a section missing
-    /// from an old list as deleted (its deletions before the upgrade are not known), and tells a
-    /// section a list never had only for lists whose whole history it recorded.
-    @Test func storeOfSchemaEightReportsUnknownSectionsOnlyWhereItKnows() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("eight.liststore")
-        try Store(path: path).commit(linearList(2), to: "old")
-        try Self.rewrite(path, """
-            DROP TABLE section_tombstone; ALTER TABLE list DROP COLUMN tombstones_from;
-            DELETE FROM schema_migration WHERE version > 8; PRAGMA user_version = 8;
-            """)
-        let store = try Store(path: path)
-        try store.commit(linearList(2), to: "new")
-        let intent = Intent.insertElement("e9", content: .null, section: "never", after: nil, before: nil)
-        let old = try store.merge(Push(id: PushID(client: "c", seq: 1), intents: [intent]), into: "old")
-        let new = try store.merge(Push(id: PushID(client: "c", seq: 1), intents: [intent]), into: "new")
-        let kinds: [Conflict.Kind] = (old.conflicts + new.conflicts).map(\.kind)
-        #expect(kinds == [.sectionDeleted, .unknownSection])
-    }
-
-    /// Runs `sql` on the store file at `path` outside the store (as an older or newer release left
-    /// it) and checkpoints, so that the file's header says what the SQL made.
-    static func rewrite(_ path: String, _ sql: String) throws {
-        let queue = try DatabaseQueue(path: path)
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: sql)
-            try db.checkpoint(.truncate)
-        }
-        try queue.close()
     }
 
     /// A creation killed midway leaves its temporary file; the next creation in the directory

@@ -23,7 +23,6 @@ enum ConflictSummary {
             case .removedWithSection: line += " (mine deleted its section)"
             case .contentConflict: break
             case .listDeleted: line += " (theirs deleted the list)"
-            case .unknownSection: line += " (the list never had the section)"
             }
             if let key = conflict.key { line += ", key " + StageSummary.id(key) }
             let values = [("mine", conflict.mine), ("theirs", conflict.theirs)].compactMap { name, value in
