@@ -26,15 +26,17 @@ final class ConnectionLimiter: Sendable {
     /// The most slots held at once.
     let maximum: Int
     private let held = _Locked(0)
+    private let closed = _Locked(false)
 
     init(maximum: Int) {
         self.maximum = max(0, maximum)
     }
 
-    /// A slot, or `nil` when `maximum` are held.
+    /// A slot, or `nil` when `maximum` are held or the limiter is closed.
     ///
     /// - Complexity: O(1).
     func slot() -> Slot? {
+        guard !isClosed else { return nil }
         let taken = held.withLock { held in
             guard held < maximum else { return false }
             held += 1
@@ -54,6 +56,19 @@ final class ConnectionLimiter: Sendable {
 
     /// How many slots are held now.
     var current: Int { held.withLock { $0 } }
+
+    /// Whether `close()` was called (and `open()` not since): no slot is given.
+    var isClosed: Bool { closed.withLock { $0 } }
+
+    /// Gives no slot from now on; the slots held stay until they are given back.
+    func close() {
+        closed.withLock { $0 = true }
+    }
+
+    /// Gives slots again.
+    func open() {
+        closed.withLock { $0 = false }
+    }
 
     private func release() {
         held.withLock { $0 -= 1 }

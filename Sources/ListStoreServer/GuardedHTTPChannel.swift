@@ -59,6 +59,12 @@ struct GuardedHTTPChannel: ServerChildChannel {
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        guard !connections.isClosed else {
+            // The server's task is cancelled: it serves no new connection, and one made ready to
+            // serve now might never be taken (NIO traps on a connection dropped so).
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(Value(channel: channel, http: nil))
+        }
         let slot = connections.slot() ?? (idleConnections.closeOldest() ? connections.slotInPlaceOfOneClosing() : nil)
         guard let slot else {
             logger.warning("refused a connection: \(connections.maximum) connections are open")

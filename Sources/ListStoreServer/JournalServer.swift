@@ -248,9 +248,10 @@ public struct JournalServer: Sendable {
         metrics = ServerMetrics()
     }
 
-    /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM: then
-    /// it stops accepting connections, ends long polls and event streams, and returns once the
-    /// requests under way are answered.
+    /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM. On a
+    /// signal it stops accepting connections, ends long polls and event streams, and returns once
+    /// the requests under way are answered; cancelled, it closes each connection accepted from
+    /// that moment at once and stops the requests under way.
     ///
     /// - Parameters:
     ///   - handlingSignals: whether SIGINT and SIGTERM shut the server down gracefully.
@@ -302,7 +303,14 @@ public struct JournalServer: Sendable {
             configuration: .init(
                 services: [app, WatcherService(watcher: watcher)],
                 gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger))
-        try await group.run()
+        // Cancelled, it takes no new connection from that moment (a graceful shutdown closes the
+        // listening socket first instead).
+        state.connections.open()
+        try await withTaskCancellationHandler {
+            try await group.run()
+        } onCancel: {
+            state.connections.close()
+        }
     }
 }
 
