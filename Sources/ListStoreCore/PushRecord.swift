@@ -176,7 +176,9 @@ package struct PushRecord: Hashable, Sendable {
     package func answers(for seqs: ClosedRange<Int>, list: String, limit: Int) -> [PushAnswer] {
         let (from, through) = (max(firstSeq, seqs.lowerBound), min(seq, seqs.upperBound))
         guard from <= through, limit > 0 else { return [] }
-        return (from...min(through, from + (limit - 1))).map {
+        // Sequence numbers go up to Int.max: the last one asked for is counted without overflow.
+        let (capped, overflow) = from.addingReportingOverflow(limit - 1)
+        return (from...(overflow ? through : min(through, capped))).map {
             PushAnswer(list: list, version: version, seq: $0, duplicate: false, conflicts: conflicts, fingerprint: fingerprint(of: $0))
         }
     }

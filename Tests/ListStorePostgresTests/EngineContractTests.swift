@@ -378,6 +378,26 @@ import Testing
         }
     }
 
+    /// A client's first push may carry any sequence number, the largest too: it is recorded, its
+    /// retry answered from the record, and the record read over any range that reaches it (the
+    /// count of answers a range may give once overflowed there and stopped the server).
+    @Test(arguments: EngineKind.available)
+    func aPushNumberedAtTheTopOfTheRangeIsAnsweredOnce(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            try await store.commit(linearList(2), to: "l", expectedVersion: 0, author: nil, message: nil)
+            let push = Push(id: PushID(client: "top", seq: .max), intents: [.deleteElement("e0")])
+            let answer = try await store.merge(push, into: "l")
+            let again = try await store.merge(push, into: "l")
+            #expect(!answer.duplicate && again.duplicate && again.version == answer.version)
+            for seqs in [Int.max...Int.max, (Int.max - 5)...Int.max, 1...Int.max] {
+                #expect(try await store.pushes(from: "top", to: "l", seqs: seqs).map(\.seq) == [.max], "\(seqs)")
+            }
+            try await store.prune("l", .keepLast(0), force: true)
+            #expect(try await store.merge(push, into: "l").duplicate)
+        }
+    }
+
     /// Consumers and the errors a server turns into statuses.
     @Test(arguments: EngineKind.available)
     func consumersAndErrors(_ engine: EngineKind) async throws {
