@@ -17,10 +17,21 @@ package struct CommitPlan: Sendable {
     /// The target's identifier hashes, when the diff computed them (kept in the new head for the
     /// next diff).
     package let targetIDHashes: [Int]?
-    /// The journal's JSON of the changeset.
-    package let stagesJSON: _Background<[UInt8]>
+    /// The journal's JSON of the changeset, when known already (a replayed entry's); `nil` until
+    /// `encodingStages()` writes it.
+    private let knownStagesJSON: [UInt8]?
 
-    /// Diffs `head` against `target`; the journal's JSON is then written on another thread.
+    /// The journal's JSON of the changeset: written on another thread, started when called (a
+    /// commit starts it once its rows are placed, so that it runs while they are written rather
+    /// than beside the hashing of the changed contents).
+    /// - Complexity: O(size of the changeset) on another thread; O(1) here.
+    package func encodingStages() -> _Background<[UInt8]> {
+        if let knownStagesJSON { return _Background(finished: knownStagesJSON) }
+        let changeset = self.changeset
+        return _Background { changeset.isEmpty ? [] : changeset.stagesJSON }
+    }
+
+    /// Diffs `head` against `target` (the journal's JSON is written later, by `encodingStages()`).
     /// - Complexity: O(n + k log k) for n items and k changes.
     package static func diffing(_ head: StoredHead, to target: [ListSection]) -> CommitPlan {
         let sourceIDHashes = head.elementIDHashes ?? _IdentifierHashes.of(head.sections)
@@ -29,7 +40,7 @@ package struct CommitPlan: Sendable {
             source: head.sections, target: target, identifierHashes: (sourceIDHashes, targetIDHashes))
         return CommitPlan(
             target: target, changeset: changeset, pairing: pairing, targetIDHashes: targetIDHashes,
-            stagesJSON: _Background { changeset.isEmpty ? [] : changeset.stagesJSON })
+            knownStagesJSON: nil)
     }
 
     /// Applies the stages of a journal entry (`stagesJSON`, as a store wrote them) to `head`; the
@@ -48,6 +59,6 @@ package struct CommitPlan: Sendable {
             throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
         }
         return CommitPlan(
-            target: replayed.result, changeset: replayed.changeset, pairing: replayed.pairing, targetIDHashes: nil, stagesJSON: _Background(finished: replayed.changeset.isEmpty ? [] : stagesJSON))
+            target: replayed.result, changeset: replayed.changeset, pairing: replayed.pairing, targetIDHashes: nil, knownStagesJSON: replayed.changeset.isEmpty ? [] : stagesJSON)
     }
 }

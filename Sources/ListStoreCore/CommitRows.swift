@@ -118,10 +118,23 @@ package struct CommitRows: Sendable {
             pairing.sectionTargetOf == whole.sectionPairing.targetOf && pairing.sectionSourceOf == whole.sectionPairing.sourceOf,
             "the plan pairs sections as the whole sections were")
         self.target = target
-        let (sectionHashes, elementHashes) = try whole.hashContents(pairing, head: head)
+        // Inserted sections whose contents failed have no rows or element positions: their failure
+        // (or an earlier one in document order) is thrown before anything is placed.
+        if whole.failure != nil { _ = try whole.hashContents(pairing, head: head) }
         precondition(reservedRows.count == whole.insertedSections.count, "one row per inserted section")
-        self.sectionHashes = sectionHashes
-        self.elementHashes = elementHashes
+        // The changed contents are checked and hashed (on other threads when there are many), then
+        // the target's digest is made from the hashes on another thread, while the rows are placed
+        // (which needs neither) and written.
+        let counts = plan.changeset.counts
+        let hashing =
+            counts.elementInserted + counts.elementUpdated + counts.elementMoved < _ContentHashing.parallelThreshold
+            ? _Background(finished: Result { try whole.hashContents(pairing, head: head) })
+            : _Background { Result { try whole.hashContents(pairing, head: head) } }
+        let digesting = _Background {
+            // A target whose check fails is not committed: its digest is never read.
+            (try? hashing.wait().get()).map { ListDigest(target, sectionHashes: $0.sections, elementHashes: $0.elements) }
+                ?? ListDigest(hex: "")
+        }
         let targetStart = pairing.targetStart
         let version = head.version + 1
 
@@ -129,8 +142,6 @@ package struct CommitRows: Sendable {
         newHead.listID = head.listID
         newHead.version = version
         newHead.sections = target
-        newHead.sectionHashes = sectionHashes
-        newHead.elementHashes = elementHashes
         newHead.elementIDHashes = plan.targetIDHashes
 
         // 1. Unpaired elements of paired sections (whole sections are in `whole`).
@@ -217,10 +228,14 @@ package struct CommitRows: Sendable {
             }
         }
 
-        let digesting = _Background { ListDigest(target, sectionHashes: sectionHashes, elementHashes: elementHashes) }
+        let (sectionHashes, elementHashes) = try hashing.wait().get()
+        self.sectionHashes = sectionHashes
+        self.elementHashes = elementHashes
+        newHead.sectionHashes = sectionHashes
+        newHead.elementHashes = elementHashes
         journal = Journal(
             list: list, version: version, parentVersion: head.version, committedAt: committedAt, author: author,
-            message: message, sectionCount: target.count, elementCount: targetStart.last ?? 0, stages: plan.stagesJSON,
+            message: message, sectionCount: target.count, elementCount: targetStart.last ?? 0, stages: plan.encodingStages(),
             digesting: digesting)
         self.newHead = newHead
     }

@@ -2,8 +2,11 @@ import ListJSON
 
 /// Checks and hashes contents, on two threads when there are many.
 package enum _ContentHashing {
+    /// From how many contents hashing pays for a second thread.
+    package static let parallelThreshold = 256
+
     /// The content hashes of `count` elements of `target`, `locate(k)` giving where the k-th is, each
-    /// checked to be canonical JSON first. The elements are split between two threads from 256 on.
+    /// checked to be canonical JSON first. The elements are split between two threads from `parallelThreshold` on.
     ///
     /// - Returns: the hashes, or the error of the smallest `k` whose content is not canonical JSON.
     /// - Complexity: O(total content size).
@@ -12,7 +15,7 @@ package enum _ContentHashing {
     ) -> (hashes: [ContentHash], failure: (index: Int, error: StoreError)?) {
         let failures = _Locked([Int: StoreError]())
         let placeholder = ContentHash(of: [])
-        let hashes = _TwoThreads.array(count: count, threshold: 256) { (range, base: UnsafeMutablePointer<ContentHash>) in
+        let hashes = _TwoThreads.array(count: count, threshold: parallelThreshold) { (range, base: UnsafeMutablePointer<ContentHash>) in
             for k in range {
                 let (t, e) = locate(k)
                 do throws(StoreError) {

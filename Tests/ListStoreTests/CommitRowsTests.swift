@@ -48,6 +48,8 @@ import Testing
                 writes += 1
             }
             var rows: [Int64] = []
+            // As the engines: nothing inserted once a content failed (the commit fails next).
+            guard whole.failure == nil else { return rows }
             for (k, t) in whole.insertedSections.enumerated() {
                 let row = nextRow
                 nextRow += 1
@@ -159,6 +161,57 @@ import Testing
         let (_, rows) = try #require(try commit(second, onto: head, table: &table))
         #expect(rows.movedElements.count == 1 && rows.movedElements[0].contentChanged == false)
         #expect(table.writes == 1)
+    }
+
+    /// From `_ContentHashing.parallelThreshold` changed contents on, they are hashed on other
+    /// threads while the rows are placed, and the digest made from them there: the rows, the head
+    /// and the digest are the same as for a few changes, and the first content that is not
+    /// canonical JSON in document order is still the one reported.
+    @Test func manyChangedContentsGiveTheSameRowsAndDigestAndTheFirstFailure() throws {
+        for seed in UInt64(1)...6 {
+            var random = SplitMix64(seed: seed)
+            var table = Table()
+            let first = [linearList(700)[0], ListSection(model: ListItem(id: "s2"), elements: linearList(500, prefix: "t")[0].elements)]
+            let (head, _) = try #require(try commit(first, onto: .empty, table: &table))
+            var target = first
+            // Updates in both sections, a move, and inserts: more changed contents than the threshold.
+            for _ in 0..<400 {
+                let s = Int(random.next() % 2)
+                let e = Int(random.next() % UInt64(target[s].elements.count))
+                target[s].elements[e] = ListItem(id: target[s].elements[e].id, json: JSONValue(Int(random.next() % 1_000_000)))
+            }
+            let moved = target[0].elements.remove(at: 3)
+            target[1].elements.insert(moved, at: 7)
+            for k in 0..<30 { target[1].elements.insert(ListItem(id: "new\(k)", json: JSONValue(k)), at: Int(random.next() % 400)) }
+            #expect(CommitPlan.diffing(head, to: target).changeset.counts.elementUpdated >= _ContentHashing.parallelThreshold)
+
+            // Two failures among the changed contents, and (once) one in a section inserted whole,
+            // which comes last in document order.
+            for withWhole in [false, true] {
+                var failing = target
+                failing[1].elements[450] = ListItem(id: failing[1].elements[450].id, content: Array("{ }".utf8))
+                failing[0].elements[600] = ListItem(id: failing[0].elements[600].id, content: Array("[1 ]".utf8))
+                if withWhole {
+                    failing.append(ListSection(model: ListItem(id: "whole"), elements: [ListItem(id: "w", content: Array(" 1".utf8))]))
+                }
+                var untouched = table
+                do {
+                    _ = try commit(failing, onto: head, table: &untouched)
+                    Issue.record("seed \(seed): a non-canonical content was accepted")
+                } catch let error as StoreError {
+                    #expect(
+                        error.code == .invalidSnapshot && error.message.contains("sections[0].elements[600]"),
+                        "seed \(seed), whole \(withWhole): \(error)")
+                }
+            }
+
+            let (predicted, _) = try #require(try commit(target, onto: head, table: &table))
+            let read = table.head(version: predicted.version, digest: predicted.digest)
+            #expect(read.sections == target, "seed \(seed)")
+            #expect(predicted.digest == ListDigest.of(target), "seed \(seed)")
+            #expect(read.elementHashes == predicted.elementHashes, "seed \(seed)")
+            #expect(read.elementPositions == predicted.elementPositions, "seed \(seed)")
+        }
     }
 
     @Test func contentThatIsNotCanonicalJSONIsRejectedInDocumentOrder() throws {
