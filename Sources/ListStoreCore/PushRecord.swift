@@ -146,7 +146,11 @@ package struct PushRecord: Hashable, Sendable {
         self.conflicts = conflicts
         self.fingerprints = fingerprints
         self.pushedAt = pushedAt
-        guard let first = coversFrom.map({ $0 }) ?? Optional(seq), first <= seq, fingerprints.count == 64 * (seq - first + 1),
+        // A damaged row may hold any numbers: the count of pushes it stands for is computed without
+        // overflowing.
+        let first = coversFrom ?? seq
+        let (span, overflow) = seq.subtractingReportingOverflow(first)
+        guard first <= seq, !overflow, span < Int.max / 64 - 1, fingerprints.count == 64 * (span + 1),
               fingerprints.allSatisfy({ _Hex.value($0) != nil })
         else {
             throw StoreError(.damaged, "the record of push \(seq) of client \(client) does not hold one fingerprint for each push it stands for")
