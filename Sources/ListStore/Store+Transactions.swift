@@ -130,11 +130,19 @@ extension Store {
         return result!
     }
 
+    /// From how many elements a head the store stops keeping is released on another thread.
+    private static let largeHead = 4_096
+
     /// After a committed transaction: keeps the heads it wrote, and when it changed a list, tells
     /// of the commit and checkpoints a large write-ahead log.
     private func committed(_ outcome: SQLiteTransaction.Outcome) {
-        state.withLock { state in
-            for (list, head) in outcome.newHeads { state.heads[list] = head }
+        let replaced = state.withLock { state in
+            outcome.newHeads.compactMap { list, head in state.heads.updateValue(head, forKey: list) }
+        }
+        // The heads replaced are let go of on another thread when they are large: releasing a
+        // head's items one by one would hold up the writer (and the next commit) on its own.
+        if replaced.contains(where: { $0.elementPositions.count >= Self.largeHead }) {
+            _BlockingThreads.shared.submit { withExtendedLifetime(replaced) {} }
         }
         if outcome.changed {
             CommitSignal.shared.notify(path: path)

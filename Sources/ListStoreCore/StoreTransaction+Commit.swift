@@ -25,12 +25,17 @@ extension StoreTransaction {
     /// new head. `checkFirst` runs once the head is locked, before anything is written. An error
     /// thrown anywhere leaves the transaction to be rolled back.
     ///
+    /// `recordedDigest`, when given (a source's journal entry replayed on a replica), is the digest
+    /// the new version must have: it is written with the head and the journal entry while the
+    /// target's own digest is still being made, and the result carries the digest made, which
+    /// `alsoWrite` compares; a commit whose digest differs throws `.damaged` if `alsoWrite` did not.
+    ///
     /// - Throws: `StoreError` `.invalidListName`, `.versionConflict`, `.invalidSnapshot`,
     ///   `.invalidEdit` (stages that do not apply), `.damaged`; what the closures throw.
     /// - Complexity: O(n + k log k) for n items and k changes, plus the rows of the c changed items.
     package func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?, target making: CommitTarget,
-        queueLocalChange: Bool = true, checkFirst: ((StoredHead) throws -> Void)? = nil,
+        queueLocalChange: Bool = true, recordedDigest: ListDigest? = nil, checkFirst: ((StoredHead) throws -> Void)? = nil,
         alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil
     ) throws -> CommitResult {
         try _Names.checkList(list)
@@ -100,19 +105,22 @@ extension StoreTransaction {
         }
         written += try write(rows, listID: listID)
         let journal = rows.journal
-        let (digest, stagesJSON) = (journal.digest, journal.stagesJSON)
-        let point = try setHead(listID: listID, version: journal.version, digest: digest, journalBytes: stagesJSON.count)
+        let stagesJSON = journal.stagesJSON
+        // A replayed entry's digest is known: the rows take it while the target's is made.
+        let recorded = recordedDigest ?? journal.digest
+        let point = try setHead(listID: listID, version: journal.version, digest: recorded, journalBytes: stagesJSON.count)
         written += 1
         if _StoredSnapshotPolicy.isDue(
             version: journal.version, pointVersion: point.snapshotVersion, bytesSince: point.bytesSinceSnapshot,
             elementCount: journal.elementCount)
         {
-            let snapshot = ListSnapshot(list: list, version: journal.version, digest: digest, sections: rows.target)
+            let snapshot = ListSnapshot(list: list, version: journal.version, digest: recorded, sections: rows.target)
             try insertStoredSnapshot(snapshot, listID: listID)
             written += 2
         }
-        try insertJournal(journal, listID: listID, stagesJSON: stagesJSON, digest: digest)
+        try insertJournal(journal, listID: listID, stagesJSON: stagesJSON, digest: recorded)
         written += 1
+        let digest = journal.digest
         var result = CommitResult(
             list: list, version: journal.version, parentVersion: head.version, changed: true, digest: digest,
             stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset, rowsWritten: written,
@@ -122,6 +130,10 @@ extension StoreTransaction {
                 listID: listID, base: head, target: target, version: result.version, author: author, message: message)
         }
         try alsoWrite?(listID, result)
+        if let recordedDigest, recordedDigest != digest {
+            throw StoreError(
+                .damaged, "version \(journal.version) of list '\(list)' has digest \(digest), not the \(recordedDigest) it was to have")
+        }
         try appendFeed(listID: listID, list: list, version: journal.version, deleted: false)
         try announce(rows.head(listID: listID), of: list)
         return result

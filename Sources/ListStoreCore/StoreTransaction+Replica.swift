@@ -22,7 +22,7 @@ extension StoreTransaction {
         try withoutActuallyEscaping(check) { check in try withoutActuallyEscaping(then) { then in
             try commit(
                 to: list, expectedVersion: nil, author: author, message: message, target: target,
-                queueLocalChange: false,
+                queueLocalChange: false, recordedDigest: entry?.digest,
                 checkFirst: { head in
                     guard head.listID != 0 else { return }
                     let state = try replicaState(listID: head.listID)

@@ -16,6 +16,60 @@ import Testing
     /// Pulls apply the source's commits one by one with their stages, author and message, record the
     /// position in the same transaction, and reproduce every digest; a catch-up applies one
     /// changeset; a source that advanced its epoch is resynced by diff; the replica verifies.
+    /// A source's journal entry carries the digest its version must have; a replica records it with
+    /// the new head while it makes its own, and compares the two before it commits. An entry whose
+    /// stages do not make that digest (a source that changed under its replicas, or a forged
+    /// answer) is refused, by the caller's check or else by the store, and writes nothing.
+    @Test(arguments: EngineKind.available)
+    func anEntryWhoseStagesDoNotMakeItsDigestWritesNothing(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in try await Self.refuseForgedDigest(into: stores[0]) }
+    }
+
+    private struct Diverged: Error {}
+
+    private static func refuseForgedDigest(into replicaStore: some ReplicaStore) async throws {
+        do {
+            let directory = try TemporaryDirectory()
+            let source = try Store(path: directory.file("source.liststore"))
+            try await source.commit(linearList(6), to: "l")
+            let replica = Replica(store: replicaStore, list: "l")
+            _ = try await replica.pull(from: LocalSource(source))
+            let before = try #require(try await replica.position())
+            var changed = linearList(6)
+            changed[0].elements.swapAt(1, 4)
+            changed[0].elements[2] = ListItem(id: changed[0].elements[2].id, json: JSONValue("new"))
+            try await source.commit(changed, to: "l")
+            let entry = try #require(try await source.journal(of: "l", after: before.version, limit: 1, maxBytes: .max).entries.first)
+            let forged = {
+                var forged = entry
+                forged.digest = ListDigest.of(linearList(7))
+                return forged
+            }()
+            let position = ReplicaSource(store: before.store, list: "l", version: entry.version, digest: forged.digest)
+
+            await #expect(throws: Diverged.self) {
+                try await replicaStore.commitReplica(forged, to: "l", source: position) { committed in
+                    if committed.digest != forged.digest { throw Diverged() }
+                }
+            }
+            let unchecked = await #expect(throws: StoreError.self) {
+                try await replicaStore.commitReplica(forged, to: "l", source: position, check: { _ in })
+            }
+            #expect(unchecked?.code == .damaged)
+            let held = try await replicaStore.snapshot(of: "l", at: nil)
+            #expect(held.version == before.version && held.digest == before.digest && held.sections == linearList(6))
+            #expect(try await replica.position() == before)
+            #expect(try await replicaStore.journal(of: "l", after: before.version, limit: 10, maxBytes: .max).entries.isEmpty)
+
+            // The entry as the source wrote it applies, with its digest.
+            let applied = try await replicaStore.commitReplica(
+                entry, to: "l", source: ReplicaSource(store: before.store, list: "l", version: entry.version, digest: entry.digest)
+            ) { committed in #expect(committed.digest == entry.digest) }
+            #expect(applied.digest == entry.digest && applied.version == entry.version)
+            #expect(try await replicaStore.snapshot(of: "l", at: nil).sections == changed)
+        }
+    }
+
     @Test(arguments: EngineKind.available)
     func pullsFollowTheSourceCommitByCommit(_ engine: EngineKind) async throws {
         try await engine.withStore { stores in try await Self.follow(into: stores[0]) }
