@@ -47,6 +47,12 @@ public struct ListDigest: Hashable, Sendable, CustomStringConvertible {
 
     /// `hex`.
     public var description: String { hex }
+
+    /// Whether `hex` is what a digest is, 64 lowercase hexadecimal digits (a digest from elsewhere,
+    /// such as a source's answer, may be anything).
+    package var isWellFormed: Bool {
+        hex.utf8.count == 64 && hex.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+    }
 }
 
 /// Feeds digest records to SHA-256 through a 64 KiB buffer.

@@ -26,9 +26,10 @@ extension StoreTransaction {
     /// thrown anywhere leaves the transaction to be rolled back.
     ///
     /// `recordedDigest`, when given (a source's journal entry replayed on a replica), is the digest
-    /// the new version must have: it is written with the head and the journal entry while the
-    /// target's own digest is still being made, and the result carries the digest made, which
-    /// `alsoWrite` compares; a commit whose digest differs throws `.damaged` if `alsoWrite` did not.
+    /// the new version must have: when it is a well-formed digest it is written with the head and
+    /// the journal entry while the target's own digest is still being made. The result carries the
+    /// digest made, which `alsoWrite` compares; a commit (or an entry that changes nothing) whose
+    /// digest differs throws `.damaged` if `alsoWrite` did not.
     ///
     /// - Throws: `StoreError` `.invalidListName`, `.versionConflict`, `.invalidSnapshot`,
     ///   `.invalidEdit` (stages that do not apply), `.damaged`; what the closures throw.
@@ -89,6 +90,7 @@ extension StoreTransaction {
                 list: list, version: head.version, parentVersion: head.version, changed: false, digest: head.digest,
                 stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0, mergeConflicts: mergeConflicts)
             try alsoWrite?(head.listID, unchanged)
+            try Self.refuse(recordedDigest, unless: head.digest, version: head.version, of: list)
             return unchanged
         }
         let rows = try CommitRows(
@@ -106,8 +108,9 @@ extension StoreTransaction {
         written += try write(rows, listID: listID)
         let journal = rows.journal
         let stagesJSON = journal.stagesJSON
-        // A replayed entry's digest is known: the rows take it while the target's is made.
-        let recorded = recordedDigest ?? journal.digest
+        // A replayed entry's digest is known: the rows take it while the target's is made (one that
+        // is not a digest at all waits for the target's, and is then refused as not the same).
+        let recorded = recordedDigest.flatMap { $0.isWellFormed ? $0 : nil } ?? journal.digest
         let point = try setHead(listID: listID, version: journal.version, digest: recorded, journalBytes: stagesJSON.count)
         written += 1
         if _StoredSnapshotPolicy.isDue(
@@ -130,13 +133,17 @@ extension StoreTransaction {
                 listID: listID, base: head, target: target, version: result.version, author: author, message: message)
         }
         try alsoWrite?(listID, result)
-        if let recordedDigest, recordedDigest != digest {
-            throw StoreError(
-                .damaged, "version \(journal.version) of list '\(list)' has digest \(digest), not the \(recordedDigest) it was to have")
-        }
+        try Self.refuse(recordedDigest, unless: digest, version: journal.version, of: list)
         try appendFeed(listID: listID, list: list, version: journal.version, deleted: false)
         try announce(rows.head(listID: listID), of: list)
         return result
+    }
+
+    /// Throws `.damaged` when a replayed entry was to make version `version` with digest `recorded`
+    /// and its target has `made`.
+    private static func refuse(_ recorded: ListDigest?, unless made: ListDigest, version: Int, of list: String) throws {
+        guard let recorded, recorded != made else { return }
+        throw StoreError(.damaged, "version \(version) of list '\(list)' has digest \(made), not the \(recorded) it was to have")
     }
 
     /// Queues a change of the list `listID` in its outbox when it is a replica list, and returns its

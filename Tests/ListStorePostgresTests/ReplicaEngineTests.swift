@@ -56,6 +56,35 @@ import Testing
                 try await replicaStore.commitReplica(forged, to: "l", source: position, check: { _ in })
             }
             #expect(unchecked?.code == .damaged)
+            // An entry whose stages change nothing, and one whose digest is not a digest at all (on
+            // PostgreSQL, text holding U+0000 cannot even be written): refused the same way.
+            let empty = {
+                var empty = forged
+                empty.stagesJSON = Array("[]".utf8)
+                return empty
+            }()
+            let emptyRefused = await #expect(throws: StoreError.self) {
+                try await replicaStore.commitReplica(empty, to: "l", source: position, check: { _ in })
+            }
+            #expect(emptyRefused?.code == .damaged)
+            let garbled = {
+                var garbled = entry
+                garbled.digest = ListDigest(hex: "\u{0}" + String(entry.digest.hex.dropFirst()))
+                return garbled
+            }()
+            let garbledPosition = ReplicaSource(store: before.store, list: "l", version: entry.version, digest: garbled.digest)
+            await #expect(throws: Diverged.self) {
+                try await replicaStore.commitReplica(garbled, to: "l", source: garbledPosition) { committed in
+                    if committed.digest != garbled.digest { throw Diverged() }
+                }
+            }
+            // Unchecked, it is refused too: as damaged, or on PostgreSQL already by the database,
+            // which cannot store the position's digest.
+            let garbledUnchecked = await #expect(throws: StoreError.self) {
+                try await replicaStore.commitReplica(garbled, to: "l", source: garbledPosition, check: { _ in })
+            }
+            #expect(garbledUnchecked?.code == .damaged || garbledUnchecked?.code == .io)
+
             let held = try await replicaStore.snapshot(of: "l", at: nil)
             #expect(held.version == before.version && held.digest == before.digest && held.sections == linearList(6))
             #expect(try await replica.position() == before)
