@@ -29,7 +29,7 @@ import ListSync
 struct ReplayScenario {
     static let name = "replay-1k"
     static let baselineName = "raw SQLite write of the same rows, 1 transaction per commit (WAL, synchronous FULL)"
-    static let target = Target(minRatio: 0.4)
+    static let target = Target(minRatio: 0.5)
     static let listName = "list"
     /// Timed runs of each side, alternating; no warm-up (each run is 1,000 flushed transactions).
     static let runs = 3
