@@ -17,7 +17,7 @@ struct _MergeState<Item: MergeableItem> {
     @usableFromInline var lastElement: [Int32] = []
     @usableFromInline var firstSection: Int32 = -1
     @usableFromInline var lastSection: Int32 = -1
-    @usableFromInline var sectionIndex: [ItemRef: Int32] = [:]
+    @usableFromInline var sectionIndex = _RefIndex(expected: 0)
     @usableFromInline var liveSections = 0
 
     // Elements.
@@ -27,7 +27,7 @@ struct _MergeState<Item: MergeableItem> {
     @usableFromInline var elementNext: [Int32] = []
     /// The section holding each element, -1 once removed.
     @usableFromInline var elementSection: [Int32] = []
-    @usableFromInline var elementIndex: [ItemRef: Int32] = [:]
+    @usableFromInline var elementIndex = _RefIndex(expected: 0)
 
     // Contents read (parsed once) or merged, by node; an item is rebuilt from its merged content only
     // in `snapshot()`, once, however many intents merged into it.
@@ -39,17 +39,6 @@ struct _MergeState<Item: MergeableItem> {
     /// - Complexity: O(n), one hash per identifier (two for a repeated one).
     @inlinable init(_ snapshot: [ArraySection<Item, Item>]) {
         precondition(snapshot.count < Int(Int32.max), "a snapshot holds fewer than 2^31 sections")
-        var repeats: [ExactString: Int] = [:]
-        func ordinal(_ id: String, _ node: Int32, in index: inout [ItemRef: Int32], counts: inout [ExactString: Int]) -> Int {
-            guard let first = index.updateValue(node, forKey: ItemRef(id)) else { return 0 }
-            // A repeated id: put the first occurrence back and count on.
-            index[ItemRef(id)] = first
-            let key = ExactString(id)
-            let ordinal = counts[key, default: 1]
-            counts[key] = ordinal + 1
-            index[ItemRef(id, ordinal: ordinal)] = node
-            return ordinal
-        }
         var elementCount = 0
         for section in snapshot { elementCount += section.elements.count }
         precondition(elementCount < Int(Int32.max), "a snapshot holds fewer than 2^31 elements")
@@ -67,19 +56,15 @@ struct _MergeState<Item: MergeableItem> {
         liveSections = sectionCount
         firstElement.reserveCapacity(sectionCount)
         lastElement.reserveCapacity(sectionCount)
-        sectionIndex.reserveCapacity(sectionCount)
         elementItems.reserveCapacity(elementCount)
         elementOrdinals = Array(repeating: 0, count: elementCount)
         elementPrevious.reserveCapacity(elementCount)
         elementNext.reserveCapacity(elementCount)
         elementSection.reserveCapacity(elementCount)
-        elementIndex.reserveCapacity(elementCount)
-        var elementRepeats: [ExactString: Int] = [:]
         var e: Int32 = 0
         for (k, section) in snapshot.enumerated() {
             let s = Int32(truncatingIfNeeded: k)
             sectionItems.append(section.model)
-            sectionOrdinals[k] = ordinal(section.model.documentID, s, in: &sectionIndex, counts: &repeats)
             let elements = section.elements
             guard !elements.isEmpty else {
                 firstElement.append(-1)
@@ -91,33 +76,53 @@ struct _MergeState<Item: MergeableItem> {
             firstElement.append(first)
             lastElement.append(last)
             elementItems.append(contentsOf: elements)
-            for element in elements {
+            for _ in elements.indices {
                 elementPrevious.append(e == first ? -1 : e - 1)
                 elementNext.append(e == last ? -1 : e + 1)
                 elementSection.append(s)
-                let o = ordinal(element.documentID, e, in: &elementIndex, counts: &elementRepeats)
-                if o != 0 { elementOrdinals[Int(e)] = o }
                 e += 1
             }
+        }
+        Self.index(sectionItems, into: &sectionIndex, ordinals: &sectionOrdinals)
+        Self.index(elementItems, into: &elementIndex, ordinals: &elementOrdinals)
+    }
+
+    /// Indexes `items`, node `n` being `items[n]`, and sets their ordinals: the first occurrence of
+    /// an id keeps ordinal 0, the next ones count on.
+    /// - Complexity: O(n), one hash per identifier (two for a repeated one).
+    @inlinable static func index(_ items: [Item], into index: inout _RefIndex, ordinals: inout [Int]) {
+        index = _RefIndex(expected: items.count)
+        var repeats: [ExactString: Int] = [:]
+        for n in items.indices {
+            let id = items[n].documentID
+            let node = Int32(truncatingIfNeeded: n)
+            let key = { (m: Int32) in Self.ref(m, items, ordinals) }
+            guard index.insert(node, for: ItemRef(id), key: key) != nil else { continue }
+            let counted = ExactString(id)
+            let ordinal = repeats[counted, default: 1]
+            repeats[counted] = ordinal + 1
+            ordinals[n] = ordinal
+            _ = index.insert(node, for: ItemRef(id, ordinal: ordinal), key: key)
         }
     }
 
     // MARK: Reading
 
     /// The live section named `ref`, if any.
-    @inlinable func section(_ ref: ItemRef) -> Int32? { sectionIndex[ref] }
+    @inlinable func section(_ ref: ItemRef) -> Int32? { sectionIndex.node(for: ref) { sectionRef($0) } }
 
     /// The live element named `ref`, if any.
-    @inlinable func element(_ ref: ItemRef) -> Int32? { elementIndex[ref] }
+    @inlinable func element(_ ref: ItemRef) -> Int32? { elementIndex.node(for: ref) { elementRef($0) } }
 
     /// The reference of a section node.
-    @inlinable func sectionRef(_ s: Int32) -> ItemRef {
-        ItemRef(sectionItems[Int(s)].documentID, ordinal: sectionOrdinals[Int(s)])
-    }
+    @inlinable func sectionRef(_ s: Int32) -> ItemRef { Self.ref(s, sectionItems, sectionOrdinals) }
 
     /// The reference of an element node.
-    @inlinable func elementRef(_ e: Int32) -> ItemRef {
-        ItemRef(elementItems[Int(e)].documentID, ordinal: elementOrdinals[Int(e)])
+    @inlinable func elementRef(_ e: Int32) -> ItemRef { Self.ref(e, elementItems, elementOrdinals) }
+
+    /// The reference of node `n` of `items`, whose ordinals are `ordinals`.
+    @inlinable static func ref(_ n: Int32, _ items: [Item], _ ordinals: [Int]) -> ItemRef {
+        ItemRef(items[Int(n)].documentID, ordinal: ordinals[Int(n)])
     }
 
     /// The elements of a section, in order.
@@ -165,10 +170,12 @@ struct _MergeState<Item: MergeableItem> {
         return s
     }
 
-    /// A new section named `ref`, registered in the index, in no list yet.
+    /// A new section named `ref` (which no live section has), registered in the index, in no list yet.
     @inlinable mutating func addSection(_ ref: ItemRef, content: JSONValue) -> Int32 {
         let s = newSection(Item(documentID: ref.id, content: content), ordinal: ref.ordinal)
-        sectionIndex[ref] = s
+        let (items, ordinals) = (sectionItems, sectionOrdinals)
+        let had = sectionIndex.insert(s, for: ref) { Self.ref($0, items, ordinals) }
+        assert(had == nil, "addSection: \(ref) is indexed already")
         return s
     }
 
@@ -183,10 +190,12 @@ struct _MergeState<Item: MergeableItem> {
         return e
     }
 
-    /// A new element named `ref`, registered in the index, in no list yet.
+    /// A new element named `ref` (which no live element has), registered in the index, in no list yet.
     @inlinable mutating func addElement(_ ref: ItemRef, content: JSONValue) -> Int32 {
         let e = newElement(Item(documentID: ref.id, content: content), ordinal: ref.ordinal)
-        elementIndex[ref] = e
+        let (items, ordinals) = (elementItems, elementOrdinals)
+        let had = elementIndex.insert(e, for: ref) { Self.ref($0, items, ordinals) }
+        assert(had == nil, "addElement: \(ref) is indexed already")
         return e
     }
 
@@ -232,13 +241,15 @@ struct _MergeState<Item: MergeableItem> {
     /// Removes a section (not its elements) from the list and the index.
     @inlinable mutating func removeSection(_ s: Int32) {
         unlinkSection(s)
-        sectionIndex[sectionRef(s)] = nil
+        let (items, ordinals) = (sectionItems, sectionOrdinals)
+        sectionIndex.remove(sectionRef(s)) { Self.ref($0, items, ordinals) }
     }
 
     /// Removes an element from its section and the index.
     @inlinable mutating func removeElement(_ e: Int32) {
         unlinkElement(e)
-        elementIndex[elementRef(e)] = nil
+        let (items, ordinals) = (elementItems, elementOrdinals)
+        elementIndex.remove(elementRef(e)) { Self.ref($0, items, ordinals) }
     }
 
     // MARK: Placement (rule 1 of `Rebase`)
@@ -247,8 +258,8 @@ struct _MergeState<Item: MergeableItem> {
     /// before `before` (the end when `nil`) if it is; else at the end.
     @inlinable mutating func placeSection(_ s: Int32, after: ItemRef?, before: ItemRef?) {
         guard let after else { return linkSection(s, after: -1) }
-        if let a = sectionIndex[after], a != s { return linkSection(s, after: a) }
-        if let before, let b = sectionIndex[before], b != s { return linkSection(s, after: sectionPrevious[Int(b)]) }
+        if let a = section(after), a != s { return linkSection(s, after: a) }
+        if let before, let b = section(before), b != s { return linkSection(s, after: sectionPrevious[Int(b)]) }
         linkSection(s, after: lastSection)
     }
 
@@ -256,8 +267,8 @@ struct _MergeState<Item: MergeableItem> {
     /// `s`; else right before `before` (the end when `nil`) if it is; else at the end of `s`.
     @inlinable mutating func placeElement(_ e: Int32, in s: Int32, after: ItemRef?, before: ItemRef?) {
         guard let after else { return linkElement(e, in: s, after: -1) }
-        if let a = elementIndex[after], a != e, elementSection[Int(a)] == s { return linkElement(e, in: s, after: a) }
-        if let before, let b = elementIndex[before], b != e, elementSection[Int(b)] == s {
+        if let a = element(after), a != e, elementSection[Int(a)] == s { return linkElement(e, in: s, after: a) }
+        if let before, let b = element(before), b != e, elementSection[Int(b)] == s {
             return linkElement(e, in: s, after: elementPrevious[Int(b)])
         }
         linkElement(e, in: s, after: lastElement[Int(s)])
