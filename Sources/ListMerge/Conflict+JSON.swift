@@ -3,7 +3,8 @@ import ListJSON
 /// The JSON form of a conflict report: an array of
 /// `{"kind","id","ordinal"?,"section"?,"sectionOrdinal"?,"key"?,"mine"?,"theirs"?}`.
 ///
-/// `kind` is one of `deleted`, `sectionDeleted`, `removedWithSection`, `contentConflict`, `listDeleted`; `id` and
+/// `kind` is one of `deleted`, `sectionDeleted`, `removedWithSection`, `contentConflict`, `listDeleted`,
+/// `unknownSection`; `id` and
 /// `section` are strings with their ordinals only when above 0 (see `ItemRef`); keys with nothing to say
 /// are left out (`"mine": null` is a `null` value, not a missing one). Unknown keys are ignored on input.
 ///

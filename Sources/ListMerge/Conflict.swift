@@ -10,6 +10,8 @@ import ListJSON
 /// | `sectionDeleted` | mine inserts or moves an element into a section that theirs deleted; dropped | mine's content for an insert |
 /// | `removedWithSection` | mine deletes a section that holds an element mine did not know there (theirs put it there); it goes with the section | theirs' content |
 /// | `contentConflict` | both changed the content of the same item differently; mine wins (for JSON objects, on each key both changed, named in `key`) | both values (a side that removed the key has none) |
+/// | `listDeleted` | mine's change was to a list theirs deleted; dropped with the list (reported by clients) | the change |
+/// | `unknownSection` | mine names a section the list never had (a source that keeps the sections deleted from its lists reports it instead of `deleted` or `sectionDeleted`); dropped | mine's content when the intent carries one |
 ///
 /// `section` names the element's section (mine's for intents, the deleted one for
 /// `removedWithSection`) and is absent for conflicts about a section itself.
@@ -33,6 +35,12 @@ public struct Conflict: Hashable, Sendable, CustomStringConvertible {
         /// Mine's change was to a list that theirs deleted: it was dropped with the list (`mine` is
         /// the change, an intent's JSON form).
         case listDeleted
+        /// Mine's intent named a section the list never had: an insert or move of an element into
+        /// it, or a move or update of it (then `item` is the section). It was dropped. A rebase
+        /// alone cannot tell this from a section theirs deleted; a store that keeps the sections
+        /// deleted from a list (every store does for lists created with schema 9 or later) reports
+        /// it in place of `sectionDeleted` or `deleted`.
+        case unknownSection
     }
 
     /// Why the conflict is reported.

@@ -43,6 +43,8 @@ struct InMemoryTables: Sendable {
     /// Recorded pushes by list row, client, then sequence number.
     /// (Client ids by their bytes, as the SQL engines' keys tell them apart.)
     var pushes: [Int64: [[UInt8]: [Int: PushRecord]]] = [:]
+    /// The ids of the sections deleted from each list (every list's: none is older than its record).
+    var deletedSections: [Int64: Set<ExactString>] = [:]
     var replicas: [Int64: Replica] = [:]
     var outbox: [Int64: [Int: OutboxEntry]] = [:]
     var nextListID: Int64 = 1
@@ -442,6 +444,14 @@ final class InMemoryTransaction: StoreTransaction {
             client: id.client, seq: id.seq, version: version, conflicts: conflicts, fingerprint: fingerprint, pushedAt: pushedAt)
     }
 
+    func insertDeletedSections(listID: Int64, ids: [String]) throws {
+        tables.deletedSections[listID, default: []].formUnion(ids.map { ExactString($0) })
+    }
+
+    func deletedSections(listID: Int64, among ids: Set<ExactString>) throws -> Set<ExactString>? {
+        ids.intersection(tables.deletedSections[listID] ?? [])
+    }
+
     func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {
         guard tables.journal[listID]?[version] != nil else { throw damaged("version \(version) is missing from the journal") }
         tables.journal[listID]![version]!.pushID = id
@@ -463,6 +473,7 @@ final class InMemoryTransaction: StoreTransaction {
         tables.sectionsOfList[info.id] = nil
         (tables.journal[info.id], tables.storedSnapshots[info.id], tables.consumers[info.id]) = (nil, nil, nil)
         (tables.pushes[info.id], tables.replicas[info.id], tables.outbox[info.id]) = (nil, nil, nil)
+        tables.deletedSections[info.id] = nil
         tables.feed.removeAll { $0.listID == info.id && !$0.deleted }
         tables.lists[info.name] = nil
         tables.names[info.id] = nil

@@ -34,7 +34,7 @@ extension SQLTransaction {
     package func insertList(_ name: String, createdAt: String) throws -> Int64 {
         guard
             let row = try row(
-                "INSERT INTO list (name, head_version, head_digest, base_version, created_at) VALUES (?, 0, '', 0, ?) RETURNING id",
+                "INSERT INTO list (name, head_version, head_digest, base_version, created_at, deleted_sections_kept) VALUES (?, 0, '', 0, ?, 1) RETURNING id",
                 [.text(name), .text(createdAt)])
         else { throw damaged("list '\(name)' was not inserted") }
         return try row.int64(0)

@@ -47,7 +47,7 @@ extension SQLTransaction {
     package func deleteRows(of info: ListRow) throws {
         let id = [SQLValue.integer(info.id)]
         try run("DELETE FROM element WHERE section_id IN (SELECT id FROM section WHERE list_id = ?)", id)
-        for table in ["section", "journal", "stored_snapshot", "consumer", "push", "outbox", "replica_source"] {
+        for table in ["section", "journal", "stored_snapshot", "consumer", "push", "outbox", "replica_source", "deleted_section"] {
             try run("DELETE FROM \(table) WHERE list_id = ?", id)
         }
         // The list's commits; not the deletions of earlier lists whose row id SQLite gave it again.

@@ -1,3 +1,4 @@
+import ListJSON
 import ListMerge
 
 /// A `StoreTransaction` of an SQL engine: the row steps whose statements are the same on SQLite
@@ -283,6 +284,30 @@ extension SQLTransaction {
         try run(
             "INSERT INTO push (list_id, client_id, seq, version, conflicts, pushed_at, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [.integer(listID), .text(id.client), SQLValue(id.seq), SQLValue(version), .bytes(conflictsJSON), .text(pushedAt), .text(fingerprint)])
+    }
+
+    package func insertDeletedSections(listID: Int64, ids: [String]) throws {
+        var batch = SQLBatch.insert(into: "deleted_section", ["list_id", "identifier"])
+        for id in ids { batch.append([.integer(listID), .utf8(id)]) }
+        _ = try run(batch)
+    }
+
+    package func deletedSections(listID: Int64, among ids: Set<ExactString>) throws -> Set<ExactString>? {
+        guard try row("SELECT deleted_sections_kept FROM list WHERE id = ?", [.integer(listID)])?.optionalInt(0) == 1 else { return nil }
+        var found = Set<ExactString>()
+        // A few hundred at a time: a statement takes a bounded number of values.
+        let all = Array(ids)
+        for start in stride(from: 0, to: all.count, by: 256) {
+            let chunk = all[start..<min(start + 256, all.count)]
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for row in try rows(
+                "SELECT DISTINCT identifier FROM deleted_section WHERE list_id = ? AND identifier IN (\(marks))",
+                [.integer(listID)] + chunk.map { .utf8($0.string) })
+            {
+                found.insert(ExactString(try row.string(0)))
+            }
+        }
+        return found
     }
 
     package func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {

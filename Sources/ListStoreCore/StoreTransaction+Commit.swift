@@ -106,6 +106,9 @@ extension StoreTransaction {
             written += 1
         }
         written += try write(rows, listID: listID)
+        // The sections it deletes are kept by id: a merge tells them from sections the list never had.
+        let deletedSections = head.sections.indices.filter { whole.sectionPairing.targetOf[$0] < 0 }.map { head.sections[$0].model.id }
+        if !deletedSections.isEmpty { try insertDeletedSections(listID: listID, ids: deletedSections) }
         let journal = rows.journal
         let stagesJSON = journal.stagesJSON
         // A replayed entry's digest is known: the rows take it while the target's is made (one that

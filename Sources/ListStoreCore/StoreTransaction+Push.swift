@@ -1,4 +1,5 @@
 import Foundation
+import ListJSON
 import ListMerge
 
 extension StoreTransaction {
@@ -41,8 +42,9 @@ extension StoreTransaction {
                     answer = recorded
                     return nil
                 }
-                if let rebasedAhead, rebasedAhead.isOnto(head) { return rebasedAhead.rebase }
-                return try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
+                var rebase = rebasedAhead?.isOnto(head) == true ? rebasedAhead!.rebase : try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
+                rebase.conflicts = try reportingUnknownSections(in: rebase.conflicts, of: push, onto: head)
+                return rebase
             },
             alsoWrite: { listID, result in
                 guard answer == nil, let conflicts = result.mergeConflicts else { return }
@@ -58,6 +60,34 @@ extension StoreTransaction {
             })
         guard let answer else { throw StoreError(.damaged, "the push \(id) to list '\(list)' was neither merged nor recorded") }
         return answer
+    }
+
+    /// `conflicts` with those that blame a missing section on theirs (`sectionDeleted`, and
+    /// `deleted` for a section) made `unknownSection` when the list never had a section of that id:
+    /// none in `head`, none inserted by the push, none among the sections the list deleted (when it
+    /// keeps them: `deletedSections`; otherwise `conflicts` as they are).
+    /// - Complexity: O(sections of the head + intents), and one read of the deleted sections per
+    ///   256 candidates, only when a conflict names a missing section.
+    private func reportingUnknownSections(in conflicts: [Conflict], of push: Push, onto head: StoredHead) throws -> [Conflict] {
+        func missingSection(_ conflict: Conflict) -> ExactString? {
+            switch conflict.kind {
+            case .sectionDeleted: conflict.section.map { ExactString($0.id) }
+            case .deleted where conflict.section == nil: ExactString(conflict.item.id)
+            default: nil
+            }
+        }
+        var candidates = Set(conflicts.compactMap(missingSection))
+        guard !candidates.isEmpty else { return conflicts }
+        for section in head.sections { candidates.remove(ExactString(section.model.id)) }
+        for case .insertSection(let ref, _, _, _, _) in push.intents { candidates.remove(ExactString(ref.id)) }
+        guard !candidates.isEmpty, let deleted = try deletedSections(listID: head.listID, among: candidates) else { return conflicts }
+        let never = candidates.subtracting(deleted)
+        return conflicts.map { conflict in
+            guard let id = missingSection(conflict), never.contains(id) else { return conflict }
+            var unknown = conflict
+            unknown.kind = .unknownSection
+            return unknown
+        }
     }
 
     /// Rebases `push` onto the head of `list` as this (read) transaction sees it, so that a large

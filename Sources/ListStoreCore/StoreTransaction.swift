@@ -1,3 +1,4 @@
+import ListJSON
 import ListMerge
 
 /// One write transaction of a store engine, seen as the row reads and writes that the store's
@@ -243,6 +244,14 @@ package protocol StoreTransaction {
         listID: Int64, id: PushID, version: Int, conflictsJSON: [UInt8], pushedAt: String,
         fingerprint: String
     ) throws
+
+    /// Records that the list had sections with these ids, which a commit deletes.
+    func insertDeletedSections(listID: Int64, ids: [String]) throws
+
+    /// Of `ids`, those the list deleted a section of (`insertDeletedSections`); `nil` when the
+    /// list's deleted sections are not all recorded (a list made before schema 9 on SQLite, 7 on
+    /// PostgreSQL).
+    func deletedSections(listID: Int64, among ids: Set<ExactString>) throws -> Set<ExactString>?
 
     /// Marks a journal entry as the merge of push `id`, with its conflict report (`nil` for none).
     func markJournal(

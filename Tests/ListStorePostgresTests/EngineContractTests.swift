@@ -238,6 +238,59 @@ import Testing
         }
     }
 
+    /// A merge tells a section the list deleted from one it never had: intents into or about a
+    /// section a commit deleted are reported as the rebase says (`sectionDeleted`, `deleted`), those
+    /// naming a section the list never had as `unknownSection`; the head is the rebase's either
+    /// way, and a retry is answered with the same report. A list deleted and made again never had
+    /// the sections of the one before.
+    @Test(arguments: EngineKind.available)
+    func aSectionTheListNeverHadIsToldFromOneItDeleted(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            func section(_ id: String, _ elements: [String]) -> ListSection {
+                ListSection(model: ListItem(id), elements: elements.map { ListItem($0, 0) })
+            }
+            let before = [section("a", ["x"]), section("b", ["y"]), section("c", [])]
+            try await store.commit(before, to: "l", expectedVersion: 0, author: nil, message: nil)
+            let head = [section("a", ["x"]), section("c", [])]
+            try await store.commit(head, to: "l", expectedVersion: 1, author: nil, message: nil)
+            let intents: [Intent] = [
+                .insertSection("m", content: .null, elements: [], after: "c", before: nil),
+                .updateSection("b", base: .null, content: 1),
+                .updateSection("q", base: .null, content: 2),
+                .moveSection("w", after: nil, before: nil),
+                .insertElement("n1", content: 1, section: "b", after: nil, before: nil),
+                .insertElement("n2", content: 2, section: "z", after: nil, before: nil),
+                .moveElement("x", section: "z", after: nil, before: nil),
+                .insertElement("n3", content: 3, section: "m", after: nil, before: nil),
+            ]
+            let push = Push(id: PushID(client: "client-1", seq: 1), intents: intents)
+            let answer = try await store.merge(push, into: "l")
+            let rebase = Rebase(intents, onto: head)
+            #expect(rebase.conflicts.map(\.kind) == [.deleted, .deleted, .deleted, .sectionDeleted, .sectionDeleted, .sectionDeleted])
+            #expect(answer.conflicts == [
+                Conflict(.deleted, "b", mine: 1),
+                Conflict(.unknownSection, "q", mine: 2),
+                Conflict(.unknownSection, "w"),
+                Conflict(.sectionDeleted, "n1", section: "b", mine: 1),
+                Conflict(.unknownSection, "n2", section: "z", mine: 2),
+                Conflict(.unknownSection, "x", section: "z"),
+            ])
+            #expect(try await store.snapshot(of: "l", at: nil).sections == rebase.snapshot)
+            let again = try await store.merge(push, into: "l")
+            #expect(again.duplicate && again.conflicts == answer.conflicts)
+            #expect(try await store.journal(of: "l", after: 2, limit: 1, maxBytes: .max).entries.first?.conflicts == answer.conflicts)
+
+            // Made again after its deletion: "b" is a section this list never had.
+            _ = try await store.deleteList("l")
+            try await store.commit([section("a", ["x"])], to: "l", expectedVersion: 0, author: nil, message: nil)
+            let later = try await store.merge(
+                Push(id: PushID(client: "client-1", seq: 2), intents: [.insertElement("n1", content: 1, section: "b", after: nil, before: nil)]),
+                into: "l")
+            #expect(later.conflicts == [Conflict(.unknownSection, "n1", section: "b", mine: 1)])
+        }
+    }
+
     /// Replicas' offline changes merged in any order: each push lands once (a repeat is answered
     /// from the record, applies nothing), its journal entry names it, and the head is what the
     /// merge rules give for that order.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ListMerge
 import ListStore
 import ListStoreTestSupport
 import ListDiffTestSupport
@@ -133,7 +134,7 @@ import Testing
                 ALTER TABLE journal DROP COLUMN conflicts;
                 DROP TABLE consumer; DROP TABLE replica_source;
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
-                DROP TABLE replica_set;
+                DROP TABLE replica_set; DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
             try db.checkpoint(.truncate)
@@ -163,6 +164,7 @@ import Testing
             try db.execute(sql: """
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
                 DROP TABLE replica_set; ALTER TABLE push DROP COLUMN covers_from; ALTER TABLE push DROP COLUMN fingerprints;
+                DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
                 DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
                 UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
                 UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'
@@ -177,6 +179,35 @@ import Testing
         // Committed at the same millisecond: in the order of the lists' rows ("b" was made first).
         #expect(feed.events.map { "\($0.list)\($0.entry?.version ?? -1)" } == ["b1", "a1", "b2", "a2"])
         #expect(feed.events.map(\.position) == [1, 2, 3, 4] && !feed.hasMore)
+    }
+
+    /// A list made before the store kept the sections deleted from its lists (schema 8) cannot tell
+    /// a section it deleted from one it never had: its merges report both as the rebase does
+    /// (`sectionDeleted`). A list made after the migration tells them apart (`unknownSection`).
+    @Test func listOfSchemaEightReportsMissingSectionsAsTheRebaseDoes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("eight.liststore")
+        let store = try Store(path: path)
+        try store.commit([ListSection(model: ListItem("a"), elements: []), ListSection(model: ListItem("b"), elements: [])], to: "old")
+        try store.commit([ListSection(model: ListItem("a"), elements: [])], to: "old")
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
+                DELETE FROM schema_migration WHERE version > 8; PRAGMA user_version = 8;
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
+        let migrated = try Store(path: path)
+        try migrated.commit([ListSection(model: ListItem("a"), elements: [])], to: "new")
+        let intents: [Intent] = [.insertElement("n", content: 1, section: "z", after: nil, before: nil)]
+        let old = try migrated.merge(Push(id: PushID(client: "client-1", seq: 1), intents: intents), into: "old")
+        #expect(old.conflicts == [Conflict(.sectionDeleted, "n", section: "z", mine: 1)])
+        let new = try migrated.merge(Push(id: PushID(client: "client-1", seq: 1), intents: intents), into: "new")
+        #expect(new.conflicts == [Conflict(.unknownSection, "n", section: "z", mine: 1)])
+        #expect(try migrated.verify().isValid)
     }
 
     /// A creation killed midway leaves its temporary file; the next creation in the directory

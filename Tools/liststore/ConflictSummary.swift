@@ -23,6 +23,7 @@ enum ConflictSummary {
             case .removedWithSection: line += " (mine deleted its section)"
             case .contentConflict: break
             case .listDeleted: line += " (theirs deleted the list)"
+            case .unknownSection: line += conflict.section == nil ? " (the list never had it)" : " (the list never had the section)"
             }
             if let key = conflict.key { line += ", key " + StageSummary.id(key) }
             let values = [("mine", conflict.mine), ("theirs", conflict.theirs)].compactMap { name, value in

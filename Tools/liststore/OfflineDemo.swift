@@ -65,6 +65,9 @@ struct OfflineDemo {
         case .sectionDeleted: "\(conflict.item) went into section \(conflict.section?.description ?? "?"), which the server deleted"
         case .removedWithSection: "\(conflict.item) went with the section the laptop deleted"
         case .listDeleted: "\(conflict.item) was changed in a list the server deleted; the change was dropped with the list"
+        case .unknownSection:
+            conflict.section.map { "\(conflict.item) went into section \($0), which the server's list never had" }
+                ?? "\(conflict.item) is a section the server's list never had; the change to it was dropped"
         }
     }
 
