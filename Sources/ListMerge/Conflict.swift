@@ -39,7 +39,8 @@ public struct Conflict: Hashable, Sendable, CustomStringConvertible {
         /// it, or a move or update of it (then `item` is the section). It was dropped. A rebase
         /// alone cannot tell this from a section theirs deleted; a store that keeps the sections
         /// deleted from a list (every store does for lists created with schema 9 or later) reports
-        /// it in place of `sectionDeleted` or `deleted`.
+        /// it in place of `sectionDeleted` or `deleted`. Its JSON form is theirs with
+        /// `"unknownSection": true` (see `jsonValue`), which earlier releases read as before.
         case unknownSection
     }
 

@@ -1,4 +1,5 @@
 import ListDiff
+import ListJSON
 
 /// The index of `_MergeState` from item reference to node: open addressing with linear probing over
 /// two flat arrays, a 32-bit tag of each reference's hash and its node, the references themselves
@@ -6,9 +7,11 @@ import ListDiff
 /// touches about one megabyte at random, where a `[ItemRef: Int32]` touches four and hashes each
 /// identifier with SipHash.
 ///
-/// Hashes are the diff's (`PairingHashSeed.process`, drawn at random once per process), so no one
-/// can choose identifiers that collide in advance; a collision costs a comparison, never a wrong
-/// answer (references are compared byte for byte, as `ItemRef`'s `==` does).
+/// Hashes are the diff's wyhash of the identifier's UTF-8 bytes (`ExactString`'s, under
+/// `PairingHashSeed.process`, drawn at random once per process), so identifiers that differ in
+/// their bytes (canonically equivalent ones included) hash apart and no one can choose identifiers
+/// that collide in advance; a collision costs a comparison, never a wrong answer (references are
+/// compared byte for byte, as `ItemRef`'s `==` does).
 ///
 /// ```swift
 /// var index = _RefIndex(expected: items.count)
@@ -43,7 +46,7 @@ struct _RefIndex {
 
     /// The hash of a reference.
     @inlinable static func hash(_ ref: ItemRef) -> UInt64 {
-        let hash = ref.id.pairingHash(seed: .process)
+        let hash = ExactString(ref.id).pairingHash(seed: .process)
         return ref.ordinal == 0 ? hash : (hash ^ UInt64(truncatingIfNeeded: ref.ordinal)) &* 0x9E37_79B9_7F4A_7C15
     }
 

@@ -287,9 +287,17 @@ extension SQLTransaction {
     }
 
     package func insertDeletedSections(listID: Int64, ids: [String]) throws {
-        var batch = SQLBatch.insert(into: "deleted_section", ["list_id", "identifier"])
-        for id in ids { batch.append([.integer(listID), .utf8(id)]) }
-        _ = try run(batch)
+        // One row per identifier: those the list deleted before are left as they are.
+        var seen = Set<ExactString>()
+        let distinct = ids.filter { seen.insert(ExactString($0)).inserted }
+        for start in stride(from: 0, to: distinct.count, by: 256) {
+            let chunk = distinct[start..<min(start + 256, distinct.count)]
+            _ = try run(
+                "INSERT INTO deleted_section (list_id, identifier) VALUES "
+                    + Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
+                    + " ON CONFLICT (list_id, identifier) DO NOTHING",
+                chunk.flatMap { [.integer(listID), .utf8($0)] })
+        }
     }
 
     package func deletedSections(listID: Int64, among ids: Set<ExactString>) throws -> Set<ExactString>? {

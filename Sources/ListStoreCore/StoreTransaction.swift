@@ -245,7 +245,8 @@ package protocol StoreTransaction {
         fingerprint: String
     ) throws
 
-    /// Records that the list had sections with these ids, which a commit deletes.
+    /// Records that the list had sections with these ids, which a commit deletes (once per id,
+    /// however often).
     func insertDeletedSections(listID: Int64, ids: [String]) throws
 
     /// Of `ids`, those the list deleted a section of (`insertDeletedSections`); `nil` when the

@@ -104,4 +104,35 @@ import Testing
             #expect(error.description == #"[1].kind: unknown conflict kind "oops""#)
         }
     }
+
+    /// An `unknownSection` conflict is written as the kind a rebase reports for it, with a flag, so
+    /// that readers that do not know the kind (earlier releases, which refuse unknown kinds) read
+    /// what they read before; it reads back as `unknownSection`.
+    @Test func anUnknownSectionIsWrittenAsTheRebasesKindWithAFlag() throws {
+        let report = [
+            Conflict(.unknownSection, "n", section: ItemRef("z", ordinal: 1), mine: 2),
+            Conflict(.unknownSection, "q", mine: 1),
+        ]
+        #expect(report.map(\.description) == [
+            #"{"id":"n","kind":"sectionDeleted","mine":2,"section":"z","sectionOrdinal":1,"unknownSection":true}"#,
+            #"{"id":"q","kind":"deleted","mine":1,"unknownSection":true}"#,
+        ])
+        #expect(try Conflict.conflicts(decoding: JSONValue(parsing: Conflict.jsonValue(report).serialized())) == report)
+        // A reader that ignores the flag (as earlier releases do) sees the rebase's kinds.
+        #expect(try Conflict.conflicts(decoding: JSONValue(parsing: #"[{"id":"q","kind":"deleted"}]"#)) == [Conflict(.deleted, "q")])
+        func error(_ text: String) throws -> String? {
+            let value = try JSONValue(parsing: text)
+            do {
+                _ = try Conflict.conflicts(decoding: value)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(try error(#"[{"id":"q","kind":"unknownSection"}]"#) == #"[0].kind: unknown conflict kind "unknownSection""#)
+        let misplaced = "[0].unknownSection: 'unknownSection' must be true, with kind sectionDeleted or deleted (of a section)"
+        #expect(try error(#"[{"id":"q","kind":"contentConflict","unknownSection":true}]"#) == misplaced)
+        #expect(try error(#"[{"id":"q","kind":"deleted","section":"s","unknownSection":true}]"#) == misplaced)
+        #expect(try error(#"[{"id":"q","kind":"deleted","unknownSection":false}]"#) == misplaced)
+    }
 }

@@ -44,7 +44,9 @@ struct PushCommand: AsyncParsableCommand {
             its record; "newClientIDs": how often the replica took a new client id; \
             "version": the source version holding the last change pushed, null when there was \
             nothing to push; "conflicts": {"kind","id","section"?,"key"?,"mine"?,"theirs"?} with \
-            kinds deleted, sectionDeleted, removedWithSection, contentConflict).
+            kinds deleted, sectionDeleted, removedWithSection, contentConflict, listDeleted; \
+            "unknownSection": true on a sectionDeleted or deleted whose section the list never \
+            had).
 
             \(ExitStatus.helpText)
             """
