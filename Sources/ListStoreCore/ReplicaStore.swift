@@ -66,9 +66,11 @@ public protocol ReplicaStore: ListStoreEngine {
     /// `list` and records `source` as its position, in one transaction, keeping the entry's stages,
     /// author, message, push id and conflicts. Refused (`.versionConflict`) while the list has local
     /// changes or when its position is not the entry's parent; `.invalidEdit` when the stages do not
-    /// apply to the head.
+    /// apply to the head. `next`, the entry a pull applies after this one when it has it, is
+    /// replayed on the new head while this transaction is flushed, for its own commit to take.
     @_spi(Replication) func commitReplica(
-        _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
+        _ entry: JournalEntry, to list: String, source: ReplicaSource, next: JournalEntry?,
+        check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult
 
     /// Applies the source's journal entry to the replica list `list` as
@@ -119,4 +121,14 @@ public protocol ReplicaStore: ListStoreEngine {
     /// Returns at this process's next commit to this store after `generation`, at once when
     /// the generation is not `generation` any more, or after `timeout`.
     @_spi(Replication) func waitForLocalCommit(unlessGenerationIsNot generation: UInt64, timeout: Duration) async
+}
+
+extension ReplicaStore {
+    /// Applies the source's journal entry `entry` as `commitReplica(_:to:source:next:check:)` does,
+    /// with no next entry.
+    @_spi(Replication) public func commitReplica(
+        _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult {
+        try await commitReplica(entry, to: list, source: source, next: nil, check: check)
+    }
 }

@@ -80,14 +80,15 @@ extension StoreDriver {
     }
 
     @_spi(Replication) public func commitReplica(
-        _ entry: JournalEntry, to list: String, source: ReplicaSource, check: @escaping @Sendable (CommitResult) throws -> Void
+        _ entry: JournalEntry, to list: String, source: ReplicaSource, next: JournalEntry?,
+        check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
         try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.commitReplica(
                 to: list, source: source, author: entry.author, message: entry.message, entry: entry,
                 target: .stages(json: entry.stagesJSON, what: "the stages of source version \(entry.version) of list '\(entry.list)'"),
-                check: { result in try CallerError.passing { try check(result) } })
+                check: { result in try CallerError.passing { try check(result) } }, replayNext: next?.stagesJSON)
         }
     }
 

@@ -31,13 +31,17 @@ extension StoreTransaction {
     /// digest made, which `alsoWrite` compares; a commit (or an entry that changes nothing) whose
     /// digest differs throws `.damaged` if `alsoWrite` did not.
     ///
+    /// `replayNext`, when given (the stages of a replica's next entry), starts their replay on the
+    /// new head on another thread before the transaction commits, for the next commit that replays
+    /// them on that head (`_PreparedReplay`): it overlaps this transaction's flush.
+    ///
     /// - Throws: `StoreError` `.invalidListName`, `.versionConflict`, `.invalidSnapshot`,
     ///   `.invalidEdit` (stages that do not apply), `.damaged`; what the closures throw.
     /// - Complexity: O(n + k log k) for n items and k changes, plus the rows of the c changed items.
     package func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?, target making: CommitTarget,
         queueLocalChange: Bool = true, recordedDigest: ListDigest? = nil, checkFirst: ((StoredHead) throws -> Void)? = nil,
-        alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil
+        alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil, replayNext: [UInt8]? = nil
     ) throws -> CommitResult {
         try _Names.checkList(list)
         let head = try lockedHead(of: list)
@@ -54,7 +58,7 @@ extension StoreTransaction {
         var target: [ListSection]?
         var mergeConflicts: [Conflict]?
         if case .stages(let json, let what) = making {
-            plan = try CommitPlan.replaying(json, on: head) { what }
+            plan = try _PreparedReplay.take(json, on: head, at: location) ?? CommitPlan.replaying(json, on: head) { what }
             // A task cancelled before the first write writes nothing (the async SQLite store runs
             // its transactions in the caller's task; elsewhere there is no task to cancel).
             try Task.checkCancellation()
@@ -138,7 +142,9 @@ extension StoreTransaction {
         try alsoWrite?(listID, result)
         try Self.refuse(recordedDigest, unless: digest, version: journal.version, of: list)
         try appendFeed(listID: listID, list: list, version: journal.version, deleted: false)
-        try announce(rows.head(listID: listID), of: list)
+        let newHead = rows.head(listID: listID)
+        if let replayNext { _PreparedReplay.prepare(replayNext, on: newHead, at: location) }
+        try announce(newHead, of: list)
         return result
     }
 

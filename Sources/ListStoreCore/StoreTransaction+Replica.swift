@@ -9,7 +9,7 @@ extension StoreTransaction {
     /// change is not a local change; a source entry that merged a push keeps that push's id and
     /// conflicts in this journal too. `check` runs with the result before anything else is
     /// written for the position, and may throw to write nothing; `then` writes last, in the same
-    /// transaction (a replica set's cursor).
+    /// transaction (a replica set's cursor). `replayNext`: see `commit`.
     ///
     /// - Throws: `StoreError` `.versionConflict`, `.invalidListName`, `.invalidEdit`; what `commit`
     ///   and `check` throw.
@@ -17,7 +17,7 @@ extension StoreTransaction {
     package func commitReplica(
         to list: String, source: ReplicaSource, author: String?, message: String?, entry: JournalEntry?,
         target: CommitTarget,
-        check: (CommitResult) throws -> Void, then: () throws -> Void = {}
+        check: (CommitResult) throws -> Void, then: () throws -> Void = {}, replayNext: [UInt8]? = nil
     ) throws -> CommitResult {
         try withoutActuallyEscaping(check) { check in try withoutActuallyEscaping(then) { then in
             try commit(
@@ -64,7 +64,7 @@ extension StoreTransaction {
                     }
                     try setReplicaSource(source, listID: listID, updatedAt: now)
                     try then()
-                })
+                }, replayNext: replayNext)
         } }
     }
 

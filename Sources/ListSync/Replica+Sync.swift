@@ -241,7 +241,7 @@ extension Replica {
         from source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions
     ) async throws {
         try await checkFollowable(position, in: source, sourceList: sourceList, identity: identity)
-        try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry in
+        try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry, _ in
             let next: [ListSection]
             do {
                 next = try entry.changeset(applyingTo: confirmed).result

@@ -243,11 +243,11 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             current.digest == position.digest
         else { return nil }
         var result = PullResult(list: list, version: position.version, digest: position.digest.hex, applied: 0, resynced: false, reason: nil)
-        for entry in entries {
+        for (k, entry) in entries.enumerated() {
             guard entry.parentVersion == result.version else { return (result, false) }
             let next = ReplicaSource(store: feed.identity, list: sourceList, version: entry.version, digest: entry.digest)
             do {
-                try await commit(entry, at: next)
+                try await commit(entry, at: next, next: k + 1 < entries.count ? entries[k + 1] : nil)
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
@@ -326,10 +326,10 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             return
         }
 
-        try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry in
+        try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry, next in
             position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
             do {
-                try await commit(entry, at: position)
+                try await commit(entry, at: position, next: next)
             } catch let error as StoreError where error.code == .invalidEdit {
                 throw SyncError.resyncRequired(.digestMismatch, message: error.message)
             }
@@ -405,20 +405,20 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     }
 
     /// Calls `body` with each journal entry of the source after `version`, page by page, checking that
-    /// each follows the one before.
+    /// each follows the one before, and with the entry after it in the page when there is one.
     func forEachEntry(
         of source: some ListSource, sourceList: String, after version: Int, pageSize: Int,
-        _ body: (JournalEntry) async throws -> Void
+        _ body: (_ entry: JournalEntry, _ next: JournalEntry?) async throws -> Void
     ) async throws {
         var version = version
         while true {
             let page = try await source.journal(of: sourceList, after: version, limit: pageSize)
-            for entry in page.entries {
+            for (k, entry) in page.entries.enumerated() {
                 guard entry.parentVersion == version else {
                     throw SyncError.resyncRequired(
                         .digestMismatch, message: "source version \(entry.version) follows \(entry.parentVersion), not \(version)")
                 }
-                try await body(entry)
+                try await body(entry, k + 1 < page.entries.count ? page.entries[k + 1] : nil)
                 version = entry.version
             }
             if !page.hasMore { return }
@@ -439,9 +439,10 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         result.reason = reason
     }
 
-    /// Applies the source's journal entry with `position`, rolling back unless it reproduces its digest.
-    private func commit(_ entry: JournalEntry, at position: ReplicaSource) async throws {
-        _ = try await store.commitReplica(entry, to: list, source: position) { committed in
+    /// Applies the source's journal entry with `position`, rolling back unless it reproduces its
+    /// digest; `next`, the entry to apply after it, is replayed meanwhile (see `ReplicaStore`).
+    private func commit(_ entry: JournalEntry, at position: ReplicaSource, next: JournalEntry? = nil) async throws {
+        _ = try await store.commitReplica(entry, to: list, source: position, next: next) { committed in
             guard committed.digest == position.digest else {
                 throw SyncError.diverged(version: position.version, expected: position.digest, actual: committed.digest)
             }
