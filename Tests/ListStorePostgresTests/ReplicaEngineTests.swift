@@ -46,12 +46,16 @@ import Testing
                 return forged
             }()
             let position = ReplicaSource(store: before.store, list: "l", version: entry.version, digest: forged.digest)
-
-            await #expect(throws: Diverged.self) {
-                try await replicaStore.commitReplica(forged, to: "l", source: position) { committed in
-                    if committed.digest != forged.digest { throw Diverged() }
+            // With the caller's check, the replica reports its divergence.
+            func expectDiverged(_ entry: JournalEntry, at position: ReplicaSource) async {
+                await #expect(throws: Diverged.self) {
+                    try await replicaStore.commitReplica(entry, to: "l", source: position) { committed in
+                        if committed.digest != entry.digest { throw Diverged() }
+                    }
                 }
             }
+
+            await expectDiverged(forged, at: position)
             let unchecked = await #expect(throws: StoreError.self) {
                 try await replicaStore.commitReplica(forged, to: "l", source: position, check: { _ in })
             }
@@ -73,11 +77,7 @@ import Testing
                 return garbled
             }()
             let garbledPosition = ReplicaSource(store: before.store, list: "l", version: entry.version, digest: garbled.digest)
-            await #expect(throws: Diverged.self) {
-                try await replicaStore.commitReplica(garbled, to: "l", source: garbledPosition) { committed in
-                    if committed.digest != garbled.digest { throw Diverged() }
-                }
-            }
+            await expectDiverged(garbled, at: garbledPosition)
             // Unchecked, it is refused too: as damaged, or on PostgreSQL already by the database,
             // which cannot store the position's digest.
             let garbledUnchecked = await #expect(throws: StoreError.self) {
