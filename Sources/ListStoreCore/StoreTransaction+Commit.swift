@@ -58,7 +58,7 @@ extension StoreTransaction {
         var target: [ListSection]?
         var mergeConflicts: [Conflict]?
         if case .stages(let json, let what) = making {
-            plan = try _PreparedReplay.take(json, on: head, at: location) ?? CommitPlan.replaying(json, on: head) { what }
+            plan = try _PreparedReplay.shared.take(json, on: head, at: location) ?? CommitPlan.replaying(json, on: head) { what }
             // A task cancelled before the first write writes nothing (the async SQLite store runs
             // its transactions in the caller's task; elsewhere there is no task to cancel).
             try Task.checkCancellation()
@@ -143,7 +143,7 @@ extension StoreTransaction {
         try Self.refuse(recordedDigest, unless: digest, version: journal.version, of: list)
         try appendFeed(listID: listID, list: list, version: journal.version, deleted: false)
         let newHead = rows.head(listID: listID)
-        if let replayNext { _PreparedReplay.prepare(replayNext, on: newHead, at: location) }
+        if let replayNext { _PreparedReplay.shared.prepare(replayNext, on: newHead, at: location) }
         try announce(newHead, of: list)
         return result
     }

@@ -5,7 +5,8 @@ import Testing
 
 /// A replica's next entry, replayed while the entry before it is flushed (`_PreparedReplay`), is
 /// taken only by a commit that replays the same stages on the same head (store, list row, version,
-/// digest), and only once; stages that do not apply leave nothing to take.
+/// digest), and only once; stages that do not apply leave nothing to take; a plan made later takes
+/// its place.
 struct PreparedReplayTests {
     @Test func aPreparedReplayIsTakenOnlyForItsHeadAndStagesAndOnce() throws {
         let directory = try TemporaryDirectory()
@@ -17,21 +18,30 @@ struct PreparedReplayTests {
         var head = StoredHead.empty
         (head.listID, head.version, head.digest, head.sections) = (1, 1, ListDigest.of(versions[0]), versions[0])
         let stages = entries[1].stagesJSON
+        // A place of its own: the process's (`shared`) is used by every pull of the tests running
+        // meanwhile.
+        let prepared = _PreparedReplay()
 
-        _PreparedReplay.prepare(stages, on: head, at: location)
+        prepared.prepare(stages, on: head, at: location)
         var others = [head, head, head]
         others[0].listID = 2
         others[1].version = 2
         others[2].digest = ListDigest.of(versions[1])
-        for other in others { #expect(_PreparedReplay.take(stages, on: other, at: location) == nil) }
-        #expect(_PreparedReplay.take(stages, on: head, at: location + "-other") == nil)
-        #expect(_PreparedReplay.take(entries[2].stagesJSON, on: head, at: location) == nil)
-        #expect(_PreparedReplay.take(stages, on: head, at: location)?.target == versions[1])
-        #expect(_PreparedReplay.take(stages, on: head, at: location) == nil)
+        for other in others { #expect(prepared.take(stages, on: other, at: location) == nil) }
+        #expect(prepared.take(stages, on: head, at: location + "-other") == nil)
+        #expect(prepared.take(entries[2].stagesJSON, on: head, at: location) == nil)
+        #expect(prepared.take(stages, on: head, at: location)?.target == versions[1])
+        #expect(prepared.take(stages, on: head, at: location) == nil)
+
+        // A later plan replaces the one kept.
+        prepared.prepare(stages, on: head, at: location)
+        prepared.prepare(stages, on: head, at: location + "-other")
+        #expect(prepared.take(stages, on: head, at: location) == nil)
+        #expect(prepared.take(stages, on: head, at: location + "-other")?.target == versions[1])
 
         // Stages that do not apply to the head: nothing to take (the commit replays them itself and
         // reports why).
-        _PreparedReplay.prepare(entries[2].stagesJSON, on: StoredHead.empty, at: location)
-        #expect(_PreparedReplay.take(entries[2].stagesJSON, on: StoredHead.empty, at: location) == nil)
+        prepared.prepare(entries[2].stagesJSON, on: StoredHead.empty, at: location)
+        #expect(prepared.take(entries[2].stagesJSON, on: StoredHead.empty, at: location) == nil)
     }
 }
