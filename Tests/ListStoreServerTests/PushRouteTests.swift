@@ -147,6 +147,32 @@ import Testing
         }
     }
 
+    /// A hand-written push into a section the list never had is answered as such (the rebase's
+    /// kind with `"unknownSection": true`, which the client reads as `unknownSection`); into a
+    /// section the list deleted, as `sectionDeleted`.
+    @Test(arguments: ServerAccess.withToken)
+    func aPushIntoASectionTheListNeverHadIsToldFromOneItDeleted(_ access: ServerAccess) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3) + [ListSection(model: ListItem("t"), elements: [])], to: "l")
+        try await store.commit(linearList(3), to: "l")  // "t" deleted
+        try await ServerHarness.with(store, access) { server in
+            let intents = [("nowhere", 1), ("t", 2)].map { section, seq in
+                "{\"op\":\"insertElement\",\"id\":\"x\(seq)\",\"content\":7,\"section\":\"\(section)\",\"after\":null,\"before\":null}"
+            }
+            let raw = try await server.request("/v1/lists/l/pushes", method: "POST", body: Self.document(seq: 1, intents.joined(separator: ",")))
+            #expect(raw.status == 200)
+            let report = try JSONValue(parsing: raw.body)["conflicts"]?.arrayValue
+            #expect(report == [
+                ["kind": "sectionDeleted", "id": "x1", "section": "nowhere", "mine": 7, "unknownSection": true],
+                ["kind": "sectionDeleted", "id": "x2", "section": "t", "mine": 7],
+            ])
+            let answer = try WireDocument.decodePushAnswer(raw.body)
+            #expect(answer.conflicts.map(\.kind) == [.unknownSection, .sectionDeleted])
+            #expect(try Self.ids(store) == ["e0", "e1", "e2"])
+        }
+    }
+
     @Test(arguments: ServerAccess.withToken)
     func badPushesAreRefusedWithTheirStatusAndChangeNothing(_ access: ServerAccess) async throws {
         let directory = try TemporaryDirectory()
