@@ -35,8 +35,8 @@ extension Conflict {
     /// Decodes one conflict object.
     /// - Throws: `DocumentError` with a path relative to `value`: not an object, `kind` missing or
     ///   unknown, `id` missing or not a string, `section` or `key` not a string, a bad ordinal,
-    ///   `unknownSection` not `true` or with a kind other than `sectionDeleted` or `deleted` (of a
-    ///   section).
+    ///   `unknownSection` not `true` or with a kind other than `sectionDeleted` (with a `section`) or
+    ///   `deleted` (without one).
     /// - Complexity: O(size of the values).
     public init(decoding value: JSONValue) throws(DocumentError) {
         let object = try _Decode.object(value)
@@ -46,9 +46,9 @@ extension Conflict {
         }
         let section = try _JSONFields.optionalRef(object, "section")
         if let flag = object["unknownSection"] {
-            guard flag == true, kind == .sectionDeleted || (kind == .deleted && section == nil) else {
+            guard flag == true, section != nil ? kind == .sectionDeleted : kind == .deleted else {
                 throw DocumentError(
-                    .invalidValue("'unknownSection' must be true, with kind sectionDeleted or deleted (of a section)"),
+                    .invalidValue("'unknownSection' must be true, with kind sectionDeleted (an element's, with its section) or deleted (a section's)"),
                     path: [.key("unknownSection")])
             }
             kind = .unknownSection

@@ -38,9 +38,10 @@ public struct Conflict: Hashable, Sendable, CustomStringConvertible {
         /// Mine's intent named a section the list never had: an insert or move of an element into
         /// it, or a move or update of it (then `item` is the section). It was dropped. A rebase
         /// alone cannot tell this from a section theirs deleted; a store that keeps the sections
-        /// deleted from a list (every store does for lists created with schema 9 or later) reports
-        /// it in place of `sectionDeleted` or `deleted`. Its JSON form is theirs with
-        /// `"unknownSection": true` (see `jsonValue`), which earlier releases read as before.
+        /// deleted from a list (every store does for lists created with SQLite schema 9 or PostgreSQL
+        /// schema 7 or later, replica lists excepted) reports it in place of `sectionDeleted` or
+        /// `deleted`. Its JSON form is the rebase's kind with `"unknownSection": true` (see
+        /// `jsonValue`), which earlier releases read as before.
         case unknownSection
     }
 

@@ -7,6 +7,8 @@ struct InMemoryTables: Sendable {
         var row: ListRow
         var snapshotVersion = 0
         var bytesSinceSnapshot = 0
+        /// Whether every section the list deleted is in `deletedSections` (not for a replica list).
+        var keepsDeletedSections = true
     }
 
     struct Section: Sendable {
@@ -62,6 +64,7 @@ struct InMemoryTables: Sendable {
 /// throws.
 final class InMemoryTransaction: StoreTransaction {
     let location: String
+    let waitsToCommit = false
     private(set) var tables: InMemoryTables
     /// Whether this transaction changed a list (its head, or what readers keep of it).
     private(set) var changed = false
@@ -180,11 +183,12 @@ final class InMemoryTransaction: StoreTransaction {
         return (reserved, written)
     }
 
-    func insertList(_ name: String, createdAt: String) throws -> Int64 {
+    func insertList(_ name: String, createdAt: String, keepsDeletedSections: Bool) throws -> Int64 {
         let id = tables.nextListID
         tables.nextListID += 1
         tables.lists[name] = InMemoryTables.List(
-            row: ListRow(id: id, name: name, headVersion: 0, headDigest: ListDigest(hex: ""), baseVersion: 0, baseSnapshot: nil))
+            row: ListRow(id: id, name: name, headVersion: 0, headDigest: ListDigest(hex: ""), baseVersion: 0, baseSnapshot: nil),
+            keepsDeletedSections: keepsDeletedSections)
         tables.names[id] = name
         return id
     }
@@ -449,7 +453,8 @@ final class InMemoryTransaction: StoreTransaction {
     }
 
     func deletedSections(listID: Int64, among ids: Set<ExactString>) throws -> Set<ExactString>? {
-        ids.intersection(tables.deletedSections[listID] ?? [])
+        guard let name = tables.names[listID], tables.lists[name]?.keepsDeletedSections == true else { return nil }
+        return ids.intersection(tables.deletedSections[listID] ?? [])
     }
 
     func markJournal(listID: Int64, version: Int, pushedAs id: PushID?, conflictsJSON: [UInt8]?) throws {

@@ -286,6 +286,8 @@ extension SQLTransaction {
             [.integer(listID), .text(id.client), SQLValue(id.seq), SQLValue(version), .bytes(conflictsJSON), .text(pushedAt), .text(fingerprint)])
     }
 
+    package var waitsToCommit: Bool { true }
+
     package func insertDeletedSections(listID: Int64, ids: [String]) throws {
         // One row per identifier: those the list deleted before are left as they are.
         var seen = Set<ExactString>()

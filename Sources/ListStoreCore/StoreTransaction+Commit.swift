@@ -33,7 +33,9 @@ extension StoreTransaction {
     ///
     /// `replayNext`, when given (the stages of a replica's next entry), starts their replay on the
     /// new head on another thread before the transaction commits, for the next commit that replays
-    /// them on that head (`_PreparedReplay`): it overlaps this transaction's flush.
+    /// them on that head (`_PreparedReplay`): it overlaps this transaction's flush (on engines
+    /// whose commit `waitsToCommit`). `replica`: the commit makes a replica list when the list is
+    /// new (its deleted sections are not all known: `insertList`).
     ///
     /// - Throws: `StoreError` `.invalidListName`, `.versionConflict`, `.invalidSnapshot`,
     ///   `.invalidEdit` (stages that do not apply), `.damaged`; what the closures throw.
@@ -41,7 +43,8 @@ extension StoreTransaction {
     package func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?, target making: CommitTarget,
         queueLocalChange: Bool = true, recordedDigest: ListDigest? = nil, checkFirst: ((StoredHead) throws -> Void)? = nil,
-        alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil, replayNext: [UInt8]? = nil
+        alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil, replayNext: [UInt8]? = nil,
+        replica: Bool = false
     ) throws -> CommitResult {
         try _Names.checkList(list)
         let head = try lockedHead(of: list)
@@ -106,7 +109,7 @@ extension StoreTransaction {
         var written = reserved.written
         var listID = head.listID
         if listID == 0 {
-            listID = try insertList(list, createdAt: rows.journal.committedAt)
+            listID = try insertList(list, createdAt: rows.journal.committedAt, keepsDeletedSections: !replica)
             written += 1
         }
         written += try write(rows, listID: listID)
@@ -143,7 +146,7 @@ extension StoreTransaction {
         try Self.refuse(recordedDigest, unless: digest, version: journal.version, of: list)
         try appendFeed(listID: listID, list: list, version: journal.version, deleted: false)
         let newHead = rows.head(listID: listID)
-        if let replayNext { _PreparedReplay.shared.prepare(replayNext, on: newHead, at: location) }
+        if let replayNext, waitsToCommit { _PreparedReplay.shared.prepare(replayNext, on: newHead, at: location) }
         try announce(newHead, of: list)
         return result
     }

@@ -59,12 +59,12 @@ extension StoreTransaction {
                         if let problem = _Names.problem(withNew: list, "list") {
                             throw StoreError(.invalidListName, problem)
                         }
-                        listID = try insertList(list, createdAt: now)
+                        listID = try insertList(list, createdAt: now, keepsDeletedSections: false)
                         _ = try setHead(listID: listID, version: 0, digest: result.digest, journalBytes: 0)
                     }
                     try setReplicaSource(source, listID: listID, updatedAt: now)
                     try then()
-                }, replayNext: replayNext)
+                }, replayNext: replayNext, replica: true)
         } }
     }
 

@@ -17,6 +17,12 @@ package protocol StoreTransaction {
     /// Where the store is, for messages.
     var location: String { get }
 
+    /// Whether committing the transaction waits for the disk or the network (SQLite's flush,
+    /// PostgreSQL's answer), so that work started just before runs meanwhile. The in-memory store's
+    /// does not, and it runs its transactions on Swift's cooperative pool, where nothing may wait for
+    /// work on another thread: a replica's next entry is replayed ahead only when this is true.
+    var waitsToCommit: Bool { get }
+
     // MARK: The store
 
     /// The store's identity.
@@ -90,8 +96,10 @@ package protocol StoreTransaction {
     /// - Returns: the reserved row ids, one per `whole.insertedSections`, and the rows written.
     func write(_ whole: CommitRows.WholeSections) throws -> (reservedRows: [Int64], written: Int)
 
-    /// Inserts the row of a new list (version 0) and returns its id.
-    func insertList(_ name: String, createdAt: String) throws -> Int64
+    /// Inserts the row of a new list (version 0) and returns its id. `keepsDeletedSections`: whether
+    /// every section it will ever have deleted is recorded (`insertDeletedSections`); not for a
+    /// replica list, whose history starts at its source's version, after deletions it never saw.
+    func insertList(_ name: String, createdAt: String, keepsDeletedSections: Bool) throws -> Int64
 
     /// Writes the rest of a commit's rows: element deletes, section rows, element rows (inserted,
     /// updated, moved). Returns the rows written, a move counted once.

@@ -119,7 +119,12 @@ import Testing
         ])
         #expect(try Conflict.conflicts(decoding: JSONValue(parsing: Conflict.jsonValue(report).serialized())) == report)
         // A reader that ignores the flag (as earlier releases do) sees the rebase's kinds.
-        #expect(try Conflict.conflicts(decoding: JSONValue(parsing: #"[{"id":"q","kind":"deleted"}]"#)) == [Conflict(.deleted, "q")])
+        let withoutFlag = report.map { conflict -> JSONValue in
+            var object = conflict.jsonValue.objectValue!
+            object["unknownSection"] = nil
+            return .object(object)
+        }
+        #expect(try Conflict.conflicts(decoding: .array(withoutFlag)).map(\.kind) == [.sectionDeleted, .deleted])
         func error(_ text: String) throws -> String? {
             let value = try JSONValue(parsing: text)
             do {
@@ -130,9 +135,10 @@ import Testing
             }
         }
         #expect(try error(#"[{"id":"q","kind":"unknownSection"}]"#) == #"[0].kind: unknown conflict kind "unknownSection""#)
-        let misplaced = "[0].unknownSection: 'unknownSection' must be true, with kind sectionDeleted or deleted (of a section)"
+        let misplaced = "[0].unknownSection: 'unknownSection' must be true, with kind sectionDeleted (an element's, with its section) or deleted (a section's)"
         #expect(try error(#"[{"id":"q","kind":"contentConflict","unknownSection":true}]"#) == misplaced)
         #expect(try error(#"[{"id":"q","kind":"deleted","section":"s","unknownSection":true}]"#) == misplaced)
         #expect(try error(#"[{"id":"q","kind":"deleted","unknownSection":false}]"#) == misplaced)
+        #expect(try error(#"[{"id":"q","kind":"sectionDeleted","unknownSection":true}]"#) == misplaced)
     }
 }

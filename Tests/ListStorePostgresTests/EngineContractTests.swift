@@ -3,7 +3,7 @@ import ListDiff
 import ListDiffTestSupport
 import ListJSON
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 import ListStorePostgres
 import ListStorePostgresTestSupport
 import ListStoreTestSupport
@@ -290,6 +290,15 @@ import Testing
                 Push(id: PushID(client: "client-1", seq: 2), intents: [.insertElement("n1", content: 1, section: "b", after: nil, before: nil)]),
                 into: "l")
             #expect(later.conflicts == [Conflict(.unknownSection, "n1", section: "b", mine: 1)])
+
+            // A replica list's history starts at its source's version, after deletions it never
+            // saw: its merges report as the rebase does.
+            let source = ReplicaSource(store: try await store.identity(), list: "l", version: 1, digest: ListDigest.of([section("a", ["x"])]))
+            _ = try await store.commitReplica([section("a", ["x"])], to: "r", source: source, author: nil, message: nil) { _ in }
+            let replicated = try await store.merge(
+                Push(id: PushID(client: "client-1", seq: 1), intents: [.insertElement("n1", content: 1, section: "b", after: nil, before: nil)]),
+                into: "r")
+            #expect(replicated.conflicts == [Conflict(.sectionDeleted, "n1", section: "b", mine: 1)])
         }
     }
 

@@ -47,8 +47,10 @@ import Testing
             }()
             let position = ReplicaSource(store: before.store, list: "l", version: entry.version, digest: forged.digest)
             // With the caller's check, the replica reports its divergence.
-            func expectDiverged(_ entry: JournalEntry, at position: ReplicaSource) async {
-                await #expect(throws: Diverged.self) {
+            func expectDiverged(
+                _ entry: JournalEntry, at position: ReplicaSource, sourceLocation: SourceLocation = #_sourceLocation
+            ) async {
+                await #expect(throws: Diverged.self, sourceLocation: sourceLocation) {
                     try await replicaStore.commitReplica(entry, to: "l", source: position) { committed in
                         if committed.digest != entry.digest { throw Diverged() }
                     }

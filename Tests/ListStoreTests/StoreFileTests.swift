@@ -201,12 +201,17 @@ import Testing
         }
         try queue.close()
         let migrated = try Store(path: path)
+        try migrated.commit([ListSection(model: ListItem("a"), elements: []), ListSection(model: ListItem("b"), elements: [])], to: "new")
         try migrated.commit([ListSection(model: ListItem("a"), elements: [])], to: "new")
-        let intents: [Intent] = [.insertElement("n", content: 1, section: "z", after: nil, before: nil)]
+        // Into "b", which both lists deleted, and "z", which neither ever had.
+        let intents: [Intent] = [
+            .insertElement("n", content: 1, section: "b", after: nil, before: nil),
+            .insertElement("m", content: 2, section: "z", after: nil, before: nil),
+        ]
         let old = try migrated.merge(Push(id: PushID(client: "client-1", seq: 1), intents: intents), into: "old")
-        #expect(old.conflicts == [Conflict(.sectionDeleted, "n", section: "z", mine: 1)])
+        #expect(old.conflicts == [Conflict(.sectionDeleted, "n", section: "b", mine: 1), Conflict(.sectionDeleted, "m", section: "z", mine: 2)])
         let new = try migrated.merge(Push(id: PushID(client: "client-1", seq: 1), intents: intents), into: "new")
-        #expect(new.conflicts == [Conflict(.unknownSection, "n", section: "z", mine: 1)])
+        #expect(new.conflicts == [Conflict(.sectionDeleted, "n", section: "b", mine: 1), Conflict(.unknownSection, "m", section: "z", mine: 2)])
         #expect(try migrated.verify().isValid)
     }
 
