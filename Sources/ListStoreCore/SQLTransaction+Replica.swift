@@ -52,10 +52,7 @@ extension SQLTransaction {
     }
 
     package func deleteOutbox(listID: Int64, seqs: [Int]) throws {
-        // At most 500 a statement: far below either engine's limit on arguments.
-        for start in stride(from: 0, to: seqs.count, by: 500) {
-            let chunk = seqs[start..<min(start + 500, seqs.count)]
-            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+        try inRuns(of: seqs) { chunk, placeholders in
             try run("DELETE FROM outbox WHERE list_id = ? AND seq IN (\(placeholders))", [.integer(listID)] + chunk.map(SQLValue.init))
         }
     }

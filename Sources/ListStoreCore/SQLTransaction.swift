@@ -56,6 +56,17 @@ extension SQLTransaction {
         try rows(sql, arguments).first
     }
 
+    /// Calls `body` with `values` in runs of at most 500 (far below either engine's limit on a
+    /// statement's arguments), each with its placeholders: `mark` once per value, separated by
+    /// commas (`?, ?, ?` for an `IN` list, `(?, ?), (?, ?)` for rows).
+    /// - Complexity: O(values).
+    package func inRuns<T>(of values: [T], mark: String = "?", _ body: (ArraySlice<T>, _ placeholders: String) throws -> Void) rethrows {
+        for start in stride(from: 0, to: values.count, by: 500) {
+            let chunk = values[start..<min(start + 500, values.count)]
+            try body(chunk, Array(repeating: mark, count: chunk.count).joined(separator: ", "))
+        }
+    }
+
     // MARK: The store
 
     package func identity() throws -> StoreIdentity {
@@ -292,12 +303,9 @@ extension SQLTransaction {
         // One row per identifier: those the list deleted before are left as they are.
         var seen = Set<ExactString>()
         let distinct = ids.filter { seen.insert(ExactString($0)).inserted }
-        for start in stride(from: 0, to: distinct.count, by: 256) {
-            let chunk = distinct[start..<min(start + 256, distinct.count)]
+        try inRuns(of: distinct, mark: "(?, ?)") { chunk, rows in
             _ = try run(
-                "INSERT INTO deleted_section (list_id, identifier) VALUES "
-                    + Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
-                    + " ON CONFLICT (list_id, identifier) DO NOTHING",
+                "INSERT INTO deleted_section (list_id, identifier) VALUES \(rows) ON CONFLICT (list_id, identifier) DO NOTHING",
                 chunk.flatMap { [.integer(listID), .utf8($0)] })
         }
     }
@@ -305,11 +313,7 @@ extension SQLTransaction {
     package func deletedSections(listID: Int64, among ids: Set<ExactString>) throws -> Set<ExactString>? {
         guard try row("SELECT deleted_sections_kept FROM list WHERE id = ?", [.integer(listID)])?.optionalInt(0) == 1 else { return nil }
         var found = Set<ExactString>()
-        // A few hundred at a time: a statement takes a bounded number of values.
-        let all = Array(ids)
-        for start in stride(from: 0, to: all.count, by: 256) {
-            let chunk = all[start..<min(start + 256, all.count)]
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+        try inRuns(of: Array(ids)) { chunk, marks in
             for row in try rows(
                 "SELECT DISTINCT identifier FROM deleted_section WHERE list_id = ? AND identifier IN (\(marks))",
                 [.integer(listID)] + chunk.map { .utf8($0.string) })

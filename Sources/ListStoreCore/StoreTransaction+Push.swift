@@ -42,7 +42,12 @@ extension StoreTransaction {
                     answer = recorded
                     return nil
                 }
-                var rebase = rebasedAhead?.isOnto(head) == true ? rebasedAhead!.rebase : try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
+                var rebase: Rebase<ListItem>
+                if let rebasedAhead, rebasedAhead.isOnto(head) {
+                    rebase = rebasedAhead.rebase
+                } else {
+                    rebase = try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
+                }
                 rebase.conflicts = try reportingUnknownSections(in: rebase.conflicts, of: push, onto: head)
                 return rebase
             },
