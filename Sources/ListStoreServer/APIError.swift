@@ -86,9 +86,12 @@ struct APIError: Error {
     var response: Response {
         var headers = self.headers
         headers[.contentType] = "application/json"
-        let body = WireDocument.error(
-            code: code, message: message, expectedVersion: expectedVersion, currentVersion: currentVersion)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The answer's JSON body: `{"error":{"code":…,"message":…}}`, with the versions of a conflict.
+    var body: [UInt8] {
+        WireDocument.error(code: code, message: message, expectedVersion: expectedVersion, currentVersion: currentVersion)
     }
 }
 

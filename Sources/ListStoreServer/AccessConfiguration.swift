@@ -107,6 +107,16 @@ public struct AccessConfiguration: Sendable {
         }
     }
 
+    /// The token `token` when this configuration verified it already and it has not expired at
+    /// `now`; `nil` when it must be verified (`verify(_:now:)` does that, or says why not). What
+    /// `verify` answers at once, without waiting: the server's long polls are taken with it
+    /// beneath the HTTP framework (`LongPollHandler`).
+    /// - Complexity: O(size of the token).
+    func knownToken(_ token: String, now: Date = Date()) -> AccessToken? {
+        guard let known = verified.token(token), known.expiresAt > now else { return nil }
+        return known
+    }
+
     /// Verifies a bearer token: its signature with the key its `kid` names, then `exp` (required),
     /// `nbf`, `iss` and `aud`, at `now`.
     ///

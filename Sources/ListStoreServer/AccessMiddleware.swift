@@ -22,23 +22,51 @@ struct AccessMiddleware: AuthenticatorMiddleware {
     }
 
     func authenticate(request: Request, context: ServerRequestContext) async throws -> AccessIdentity? {
+        switch identify(request.headers[.authorization]) {
+        case .known(let identity):
+            return identity
+        case .refused(let error):
+            throw error
+        case .toVerify(let bearer, let access):
+            do {
+                return .user(try await access.verify(bearer))
+            } catch let refusal as AccessRefusal {
+                throw Self.unauthorized(refusal.description, invalidToken: true)
+            }
+        }
+    }
+
+    /// What the `Authorization` header says of a request, before a user's token is verified.
+    enum Identification {
+        /// The identity, known at once.
+        case known(AccessIdentity)
+        /// The request is refused (401).
+        case refused(APIError)
+        /// A user's token, to verify with the server's access configuration.
+        case toVerify(String, AccessConfiguration)
+    }
+
+    /// Identifies the bearer of `header` as far as it can without waiting: the service token, any
+    /// request on a server without tokens, and a user's token already verified (and not expired)
+    /// are `known`; a missing or wrong token is `refused`; another user's token is `toVerify`.
+    /// The one place the rules of tokens are read: `authenticate` and the long polls taken
+    /// beneath Hummingbird (`LongPollHandler`) both go through it.
+    /// - Complexity: O(size of the header).
+    func identify(_ header: String?) -> Identification {
         let access = state.access
         // Every route after this middleware needs a token (those that need none come before it):
         // a request without one is refused here, before anything looks at its body.
-        guard let bearer = Self.bearerToken(request.headers[.authorization]) else {
-            if service == nil && access == nil { return .service }
-            throw Self.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false)
+        guard let bearer = Self.bearerToken(header) else {
+            if service == nil && access == nil { return .known(.service) }
+            return .refused(Self.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false))
         }
-        if let service, SHA256.hash(data: Array(bearer.utf8)) == service { return .service }
+        if let service, SHA256.hash(data: Array(bearer.utf8)) == service { return .known(.service) }
         guard let access else {
-            if service == nil { return .service }
-            throw Self.unauthorized("this server needs 'Authorization: Bearer <token>' with its token", invalidToken: true)
+            if service == nil { return .known(.service) }
+            return .refused(Self.unauthorized("this server needs 'Authorization: Bearer <token>' with its token", invalidToken: true))
         }
-        do {
-            return .user(try await access.verify(bearer))
-        } catch let refusal as AccessRefusal {
-            throw Self.unauthorized(refusal.description, invalidToken: true)
-        }
+        if let token = access.knownToken(bearer) { return .known(.user(token)) }
+        return .toVerify(bearer, access)
     }
 
     /// 401 `unauthorized` with `WWW-Authenticate`: `Bearer`, with `error="invalid_token"` for a

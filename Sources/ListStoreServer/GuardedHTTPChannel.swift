@@ -35,13 +35,15 @@ struct GuardedHTTPChannel: ServerChildChannel {
     let idleConnections: IdleConnections
     let headerTimeout: Duration
     let idleTimeout: Duration
+    let longPolls: LongPollHandler.Intake?
 
     /// Hummingbird's channel with `HeaderTimeoutHandler.Observer` added to its handlers (to each
-    /// HTTP/2 stream's, over TLS).
+    /// HTTP/2 stream's, over TLS); plain HTTP/1.1 connections take the long polls at the heads
+    /// beneath Hummingbird when `longPolls` is given (`LongPollHandler`).
     /// - Throws: when `tls` is not a usable server configuration (NIOSSL's error).
     init(
         responder: @escaping HTTPChannelHandler.Responder, tls: TLSConfiguration?, idleTimeout: Duration, headerTimeout: Duration,
-        connections: ConnectionLimiter, idleConnections: IdleConnections
+        connections: ConnectionLimiter, idleConnections: IdleConnections, longPolls: LongPollHandler.Intake? = nil
     ) throws {
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [HeaderTimeoutHandler.Observer()], idleTimeout: TimeAmount(idleTimeout))
@@ -56,6 +58,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
         self.idleConnections = idleConnections
         self.headerTimeout = headerTimeout
         self.idleTimeout = idleTimeout
+        self.longPolls = longPolls
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -90,7 +93,15 @@ struct GuardedHTTPChannel: ServerChildChannel {
         }
         switch protocols {
         case .http1(let http1):
-            return guarded.flatMap { http1.setup(channel: channel, logger: logger) }.map { Value(channel: channel, http: .http1($0)) }
+            return guarded.flatMap { http1.setup(channel: channel, logger: logger) }.flatMapThrowing { connection in
+                // Behind Hummingbird's connection state (which keeps the idle timeout and the
+                // graceful shutdown's closing for the polls taken, as for its own requests).
+                if let longPolls {
+                    let operations = channel.pipeline.syncOperations
+                    try operations.addHandler(LongPollHandler(longPolls), position: .after(try operations.handler(type: HTTPConnectionStateHandler.self)))
+                }
+                return Value(channel: channel, http: .http1(connection))
+            }
         case .tls(let upgrade):
             return guarded.flatMap { upgrade.setup(channel: channel, logger: logger) }.map { Value(channel: channel, http: .tls($0)) }
         }

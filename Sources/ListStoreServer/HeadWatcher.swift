@@ -33,13 +33,19 @@ final class HeadWatcher: Sendable {
     let fanout: EventFanout?
     /// The feed event streams at the feed's head, written to when the store may have a new commit.
     let feedFanout: FeedFanout?
+    /// The long polls taken beneath Hummingbird, woken from each read of the heads.
+    let longPolls: LongPollFanout?
     private let state = _Locked(State())
 
-    init(store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil, feedFanout: FeedFanout? = nil) {
+    init(
+        store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil, feedFanout: FeedFanout? = nil,
+        longPolls: LongPollFanout? = nil
+    ) {
         self.store = store
         self.pollInterval = pollInterval
         self.fanout = fanout
         self.feedFanout = feedFanout
+        self.longPolls = longPolls
     }
 
     private func withState<T>(_ body: (inout State) -> T) -> T {
@@ -74,7 +80,7 @@ final class HeadWatcher: Sendable {
             let generation = store.commitGeneration()
             // The feed's followers read the feed themselves, once for all of them.
             feedFanout?.poke()
-            let waiting = withState { !$0.waiters.isEmpty } || fanout?.isFollowing == true
+            let waiting = withState { !$0.waiters.isEmpty } || fanout?.isFollowing == true || longPolls?.isWaiting == true
             if waiting || (generation != readAt && fanout?.hasStreams == true), let lists = try? await store.lists() {
                 readAt = generation
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
@@ -85,6 +91,7 @@ final class HeadWatcher: Sendable {
                 }
                 for continuation in woken { continuation.resume(returning: true) }
                 fanout?.headsRead(heads)
+                longPolls?.headsRead(heads)
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
@@ -93,7 +100,10 @@ final class HeadWatcher: Sendable {
     /// Ends each wait at its deadline (at most `pollInterval` late).
     private func endWaitsOnTime() async {
         while !Task.isCancelled, !isClosed {
-            try? await Task.sleep(for: min(pollInterval, expire(), fanout?.expire() ?? pollInterval, feedFanout?.expire() ?? pollInterval))
+            try? await Task.sleep(
+                for: min(
+                    pollInterval, expire(), fanout?.expire() ?? pollInterval, feedFanout?.expire() ?? pollInterval,
+                    longPolls?.expire() ?? pollInterval))
         }
     }
 
@@ -153,6 +163,7 @@ final class HeadWatcher: Sendable {
     func close() {
         fanout?.close()
         feedFanout?.close()
+        longPolls?.close()
         let all = withState { state -> [CheckedContinuation<Bool, Never>] in
             state.closed = true
             defer { state.waiters = [:] }

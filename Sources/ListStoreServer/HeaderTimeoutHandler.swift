@@ -51,7 +51,13 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var awaitingHead = true
     private var multiplexed = false
     private var openStreams = 0
+    /// When the connection is closed unless the timer is cancelled first (`nil`: not armed), and
+    /// the task that checks it. Cancelling clears the deadline only: the task, if it runs, finds
+    /// nothing due, so a head costs no removal from the event loop's timers (a linear search
+    /// among every connection's), only a task once per timeout while heads keep coming.
+    private var deadline: NIODeadline?
     private var timer: Scheduled<Void>?
+    private var timerAt: NIODeadline?
     /// Requests waiting for what to answer, and whether the client closed its side.
     private var waitingAnswers = 0
     private var inputClosed = false
@@ -155,14 +161,14 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        cancelTimer()
+        stopTimer()
         idleConnections?.busy(context.channel)
         closeForRoom = nil
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        cancelTimer()
+        stopTimer()
         idleConnections?.busy(context.channel)
         // It holds the context, which holds this handler.
         closeForRoom = nil
@@ -171,15 +177,40 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Closes the connection after `delay`, unless the timer is cancelled first; a timer already
     /// running is left as it is.
     private func arm(_ context: ChannelHandlerContext, _ delay: TimeAmount) {
-        guard timer == nil else { return }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
-            context.close(promise: nil)
+        guard deadline == nil else { return }
+        deadline = context.eventLoop.now + delay
+        scheduleCheck(context)
+    }
+
+    /// Schedules the task that closes the connection at `deadline` (unless one is scheduled for
+    /// that time or sooner).
+    private func scheduleCheck(_ context: ChannelHandlerContext) {
+        guard let deadline else { return }
+        if timer != nil, let timerAt, timerAt <= deadline { return }
+        timer?.cancel()
+        timerAt = deadline
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.timer = nil
+            self.timerAt = nil
+            guard let due = self.deadline else { return }
+            if due <= context.eventLoop.now {
+                context.close(promise: nil)
+            } else {
+                self.scheduleCheck(context)
+            }
         }
     }
 
     private func cancelTimer() {
+        deadline = nil
+    }
+
+    /// Cancels the scheduled task too (the connection is gone: its task must not keep it).
+    private func stopTimer() {
+        deadline = nil
         timer?.cancel()
         timer = nil
+        timerAt = nil
     }
 
     /// Behind the HTTP decoder: reports complete heads and answered requests to the

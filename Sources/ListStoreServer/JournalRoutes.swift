@@ -17,20 +17,9 @@ struct JournalRoutes: Sendable {
     let feedFanout: FeedFanout
     /// What `GET /metrics` shows; commits and merges are timed into it.
     let metrics: ServerMetrics
-    /// The journal pages being read, shared by identical requests under way, and the last 16 that
-    /// were not empty (up to 1 MiB each), for a second or until the store learns of a commit, for the
-    /// long polls a commit wakes (10,000 of them come over longer than a read takes). The body is one
-    /// buffer that every answer sharing it sends.
-    let pages = SharedReads<PageKey, (empty: Bool, body: ByteBuffer)>(keeping: 16, for: .seconds(1)) {
-        !$0.empty && $0.body.readableBytes <= 1 << 20
-    }
-    /// What identifies a journal page request (the byte budget is the server's).
-    struct PageKey: Hashable, Sendable {
-        var list: String
-        var since: Int?
-        var limit: Int
-        var maxBytes: Int
-    }
+    /// The journal pages being read, shared by identical requests under way and the long polls
+    /// taken beneath Hummingbird.
+    let pages: JournalPages
     let configuration: JournalServer.Configuration
     let state: ServerState
 
@@ -121,7 +110,7 @@ struct JournalRoutes: Sendable {
         guard let identity = context.identity else {
             throw AccessMiddleware.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false)
         }
-        guard case .user(let token) = identity else { return }
+        guard case .user = identity else { return }
         switch need {
         case .anyToken:
             return
@@ -129,10 +118,20 @@ struct JournalRoutes: Sendable {
             throw APIError(.forbidden, "forbidden", "only the service token may read this")
         case .list(let needed):
             let list = try Self.list(context)
-            guard let grant = state.access?.grant(on: list, to: token) else { throw StoreError.listNotFound(list, in: store.location) }
+            guard let grant = Self.grant(on: list, to: identity, access: state.access) else { throw StoreError.listNotFound(list, in: store.location) }
             guard grant >= needed else {
                 throw APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(needed) it")
             }
+        }
+    }
+
+    /// What `identity` may do with `list`: everything with the service token, what the access
+    /// rules grant a user's token (`nil`: nothing, not even knowing the list exists).
+    /// - Complexity: O(rules).
+    static func grant(on list: String, to identity: AccessIdentity, access: AccessConfiguration?) -> AccessGrant? {
+        switch identity {
+        case .service: .admin
+        case .user(let token): access?.grant(on: list, to: token)
         }
     }
 
@@ -178,28 +177,14 @@ struct JournalRoutes: Sendable {
     /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
     private func journal(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
-        let query = request.uri.queryParameters  // parsed anew on each access
-        let since = try Self.integer(query["since"], "since")
-        let limit = try Self.integer(query["limit"], "limit") ?? 100
-        guard limit <= configuration.maxLimit else {
-            throw APIError.invalidArgument("'limit' must be at most \(configuration.maxLimit)")
-        }
-        let wait = try Self.integer(query["wait"], "wait") ?? 0
-        guard Duration.seconds(wait) <= configuration.maxWait else {
-            throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
-        }
-        // A client may ask for smaller pages than the server's, so that its memory follows them.
-        let askedBytes = try Self.integer(query["maxBytes"], "maxBytes")
-        guard askedBytes != 0 else { throw APIError.invalidArgument("'maxBytes' must be at least 1") }
-        let maxBytes = min(askedBytes ?? .max, configuration.maxPageBytes)
+        let parameters = request.uri.queryParameters  // parsed anew on each access
+        let query = try JournalQuery(
+            since: parameters["since"], limit: parameters["limit"], wait: parameters["wait"], maxBytes: parameters["maxBytes"],
+            configuration: configuration)
+        let (since, wait, key) = (query.since, query.wait, query.page(of: list))
         // Identical requests under way share one read and one encoding (long polls woken together).
         // `generation`: only the read of a woken long poll may get a page kept from another's.
-        let read = { [store, pages] (generation: UInt64?) async throws -> (empty: Bool, body: ByteBuffer) in
-            try await pages.value(for: PageKey(list: list, since: since, limit: limit, maxBytes: maxBytes), generation: generation) {
-                let page = try await store.journal(of: list, after: since, limit: limit, maxBytes: maxBytes)
-                return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: list)))
-            }
-        }
+        let read = { [pages] (generation: UInt64?) in try await pages.page(key, generation: generation) }
         var (empty, body) = try await read(nil)
         if wait > 0, empty {
             let slot = try streamSlot()

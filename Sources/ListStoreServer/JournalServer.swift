@@ -228,6 +228,9 @@ public struct JournalServer: Sendable {
     /// Where requests and errors are logged.
     public var logger: Logger
 
+    /// The `Server` header of its answers.
+    static let serverName = "liststore"
+
     /// What the server holds while it runs: connections, waiting requests, bytes being streamed.
     let state: ServerState
     /// Writes new commits to the event streams at the heads.
@@ -261,7 +264,10 @@ public struct JournalServer: Sendable {
         let (state, fanout) = (state, fanout)
         fanout.open()
         feedFanout.open()
-        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, fanout: fanout, feedFanout: feedFanout)
+        let pages = JournalPages(store: store)
+        let longPolls = LongPollFanout(pages: pages, slots: state.streams, logger: logger)
+        let watcher = HeadWatcher(
+            store: store, pollInterval: configuration.pollInterval, fanout: fanout, feedFanout: feedFanout, longPolls: longPolls)
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).
         state.port = configuration.port != 0 ? configuration.port : nil
         let router = Router(context: ServerRequestContext.self)
@@ -270,27 +276,34 @@ public struct JournalServer: Sendable {
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: CORSMiddleware(configuration: configuration))
         router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
-        router.add(middleware: OriginPolicyMiddleware(configuration: configuration) { state.port })
+        let origins = OriginPolicyMiddleware<ServerRequestContext>(configuration: configuration) { state.port }
+        router.add(middleware: origins)
         let routes = JournalRoutes(
-            store: store, watcher: watcher, fanout: fanout, feedFanout: feedFanout, metrics: metrics, configuration: configuration, state: state)
+            store: store, watcher: watcher, fanout: fanout, feedFanout: feedFanout, metrics: metrics, pages: pages,
+            configuration: configuration, state: state)
         // Routes take the middlewares added before them: the health check and the API's document
         // need no token.
         routes.addUnauthenticated(to: router)
-        router.add(middleware: AccessMiddleware(token: configuration.token, state: state))
+        let access = AccessMiddleware(token: configuration.token, state: state)
+        router.add(middleware: access)
         router.add(middleware: JSONContentTypeMiddleware())
         routes.add(to: router)
         let port = configuration.port
         let (idleTimeout, headerTimeout, tls) = (configuration.idleTimeout, configuration.headerTimeout, configuration.tls)
+        // Long polls at the heads are taken beneath Hummingbird, on their connections' event loops.
+        let intake = LongPollHandler.Intake(
+            fanout: longPolls, configuration: configuration, access: access, origins: origins, metrics: metrics, logger: logger,
+            serverName: Self.serverName)
         if let tls, let warning = Self.certificateWarning(tls, at: Date()) { logger.warning("\(warning)") }
         let app = Application(
             responder: HeadResponder(responder: router.buildResponder()),
             server: HTTPServerBuilder { responder in
                 try GuardedHTTPChannel(
                     responder: responder, tls: tls, idleTimeout: idleTimeout, headerTimeout: headerTimeout,
-                    connections: state.connections, idleConnections: state.idleConnections)
+                    connections: state.connections, idleConnections: state.idleConnections, longPolls: intake)
             },
             configuration: .init(
-                address: .hostname(configuration.host, port: port), serverName: "liststore", backlog: configuration.backlog),
+                address: .hostname(configuration.host, port: port), serverName: Self.serverName, backlog: configuration.backlog),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port
                 state.port = bound

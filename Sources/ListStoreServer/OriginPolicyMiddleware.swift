@@ -54,7 +54,7 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// `isAllowed(host:)`, answered from the hosts found allowed before when it is one of them.
     /// Only allowed hosts are remembered, and only the first few: a client cannot grow the set.
-    private func isAllowedRemembering(host authority: String) -> Bool {
+    func isAllowedRemembering(host authority: String) -> Bool {
         if allowedSeen.withLock({ $0.contains(authority) }) { return true }
         guard isAllowed(host: authority) else { return false }
         allowedSeen.withLock { if $0.count < Self.rememberedHostLimit { $0.insert(authority) } }

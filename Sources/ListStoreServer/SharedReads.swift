@@ -43,13 +43,7 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     ///   cancelled, the others read again instead of getting its failure (on PostgreSQL a cancelled
     ///   read fails with `.io`, not `CancellationError`).
     func value(for key: Key, generation: UInt64? = nil, _ read: () async throws -> Value) async throws -> Value {
-        if capacity > 0, let generation {
-            let now = ContinuousClock.now
-            let value = kept.withLock { kept in
-                kept.last { $0.key == key && $0.generation == generation && now - $0.at < maxAge }?.value
-            }
-            if let value { return value }
-        }
+        if let generation, let value = keptValue(for: key, generation: generation) { return value }
         let reads = running.withLock { running -> Bool in
             guard running[key] == nil else { return false }
             running[key] = []
@@ -95,6 +89,17 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// How many callers wait for the read under way of `key` (for tests).
+    /// The value of `key` kept from a read at `generation` (not older than the age given to
+    /// `init`), if any: what `value(for:generation:_:)` answers without reading.
+    /// - Complexity: O(capacity).
+    func keptValue(for key: Key, generation: UInt64) -> Value? {
+        guard capacity > 0 else { return nil }
+        let now = ContinuousClock.now
+        return kept.withLock { kept in
+            kept.last { $0.key == key && $0.generation == generation && now - $0.at < maxAge }?.value
+        }
+    }
+
     func waitingCount(for key: Key) -> Int {
         running.withLock { $0[key]?.count ?? 0 }
     }

@@ -62,7 +62,7 @@ import Testing
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: MarkingMiddleware())
         router.add(middleware: AccessMiddleware(token: nil, state: state))
-        JournalRoutes(store: store, watcher: watcher, fanout: fanout, feedFanout: FeedFanout(store: store, state: state), metrics: ServerMetrics(), configuration: configuration, state: state)
+        JournalRoutes(store: store, watcher: watcher, fanout: fanout, feedFanout: FeedFanout(store: store, state: state), metrics: ServerMetrics(), pages: JournalPages(store: store), configuration: configuration, state: state)
             .add(to: router)
         let (ports, bound) = AsyncStream.makeStream(of: Int.self)
         var quiet = Logger(label: "test.server")

@@ -1,0 +1,51 @@
+import ListStoreCore
+import ListStoreWire
+import NIOCore
+
+/// The pages of list journals being read, as answers' bodies: shared by identical requests under
+/// way (the journal route's and the long polls taken beneath Hummingbird, `LongPollFanout`), and
+/// the last 16 that were not empty (up to 1 MiB each), kept for a second or until the store learns
+/// of a commit, for the long polls a commit wakes (10,000 of them come over longer than a read
+/// takes). The body is one buffer that every answer sharing it sends.
+///
+/// ```swift
+/// let (empty, body) = try await pages.page(Key(list: "inbox", since: 41, limit: 100, maxBytes: 1 << 20), generation: nil)
+/// ```
+struct JournalPages: Sendable {
+    /// What identifies a page (the byte budget is the server's, or the client's when smaller).
+    struct Key: Hashable, Sendable {
+        var list: String
+        var since: Int?
+        var limit: Int
+        var maxBytes: Int
+    }
+
+    let store: any ListStoreEngine
+    private let reads = SharedReads<Key, (empty: Bool, body: ByteBuffer)>(keeping: 16, for: .seconds(1)) {
+        !$0.empty && $0.body.readableBytes <= 1 << 20
+    }
+
+    init(store: any ListStoreEngine) {
+        self.store = store
+    }
+
+    /// The body of the page `key` kept from a read at `generation` (see `page(_:generation:)`),
+    /// if any: a page that is not empty, read since the store last learned of a commit.
+    /// - Complexity: O(pages kept).
+    func kept(_ key: Key, generation: UInt64) -> ByteBuffer? {
+        reads.keptValue(for: key, generation: generation)?.body
+    }
+
+    /// The body of the page `key` (and whether it is empty), read once for the identical requests
+    /// under way; with `generation` (the store's commit generation when a commit woke the reader),
+    /// a page kept from another's read at that generation may answer.
+    /// - Throws: `StoreError` of the read.
+    /// - Complexity: one read of the journal, or none when shared.
+    func page(_ key: Key, generation: UInt64?) async throws -> (empty: Bool, body: ByteBuffer) {
+        let store = store
+        return try await reads.value(for: key, generation: generation) {
+            let page = try await store.journal(of: key.list, after: key.since, limit: key.limit, maxBytes: key.maxBytes)
+            return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: key.list)))
+        }
+    }
+}

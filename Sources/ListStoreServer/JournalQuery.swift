@@ -1,0 +1,45 @@
+import Hummingbird
+
+/// What a request for a list's journal asks (`GET /v1/lists/{list}/journal`): `since`, `limit`,
+/// `wait` and `maxBytes`, checked against the server's limits. Read once for the route and for the
+/// long polls taken beneath Hummingbird (`LongPollHandler`), so both take the same requests.
+///
+/// ```swift
+/// let query = try JournalQuery(since: "41", limit: nil, wait: "30", maxBytes: nil, configuration: configuration)
+/// query.wait  // 30
+/// ```
+struct JournalQuery: Sendable, Equatable {
+    /// The version after which the page starts (`nil`: from the list's first retained entry).
+    var since: Int?
+    /// The most entries of the page.
+    var limit: Int
+    /// How many seconds an empty answer may be held for a commit (0: none).
+    var wait: Int
+    /// The most bytes of stages of the page: the client's, when smaller than the server's.
+    var maxBytes: Int
+
+    /// The query of the parameters' texts (`nil` when absent).
+    /// - Throws: `APIError` (400 `invalidArgument`) for a value that is not a non-negative
+    ///   integer, a `limit` or `wait` beyond the server's, or a `maxBytes` of 0.
+    /// - Complexity: O(length of the texts).
+    init(since: Substring?, limit: Substring?, wait: Substring?, maxBytes: Substring?, configuration: JournalServer.Configuration) throws {
+        self.since = try JournalRoutes.integer(since, "since")
+        self.limit = try JournalRoutes.integer(limit, "limit") ?? 100
+        guard self.limit <= configuration.maxLimit else {
+            throw APIError.invalidArgument("'limit' must be at most \(configuration.maxLimit)")
+        }
+        self.wait = try JournalRoutes.integer(wait, "wait") ?? 0
+        guard Duration.seconds(self.wait) <= configuration.maxWait else {
+            throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
+        }
+        // A client may ask for smaller pages than the server's, so that its memory follows them.
+        let askedBytes = try JournalRoutes.integer(maxBytes, "maxBytes")
+        guard askedBytes != 0 else { throw APIError.invalidArgument("'maxBytes' must be at least 1") }
+        self.maxBytes = min(askedBytes ?? .max, configuration.maxPageBytes)
+    }
+
+    /// The page this query reads of `list`.
+    func page(of list: String) -> JournalPages.Key {
+        JournalPages.Key(list: list, since: since, limit: limit, maxBytes: maxBytes)
+    }
+}

@@ -1,0 +1,249 @@
+import HTTPTypes
+import ListStoreCore
+import ListStoreWire
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// Takes the long polls at the head of their list beneath Hummingbird, on the connection's event
+/// loop, and hands them to `LongPollFanout`, which answers them when a commit passes them or their
+/// time is up; every other request goes on to Hummingbird untouched.
+///
+/// A poll is taken only when the route would hold it too and answer it the same way: a plain
+/// `GET /v1/lists/{list}/journal` of HTTP/1.1 (not an HTTP/2 stream), whose query holds only
+/// `since`, `limit`, `wait` and `maxBytes`, plainly written and valid (`JournalQuery`), with `since`
+/// at the list's head as the last read of the heads found it, a `wait`, a `Host` the server allows
+/// and no `Origin` (`OriginPolicyMiddleware`), no `Connection` header, and a token known at once
+/// that may read the list (`AccessMiddleware.identify(_:)`; a user's token verified before). When
+/// any of that does not hold, or a request of the connection is still being answered by
+/// Hummingbird, the request goes on and Hummingbird answers it (with the same page, or the error).
+/// Its answer is the route's: 200, `Content-Type: application/json`, the page's body, `Date`,
+/// `Server`, `Vary: Origin` when the server allows origins. Metrics and the request log count it
+/// as the route would (`RequestMetricsMiddleware`).
+///
+/// Requests the client sends behind a poll taken (HTTP/1.1 pipelining) wait for its answer, in
+/// order; while any does, the handler stops reading from the connection. A client that hangs up
+/// frees its poll's place at once, and a client that closes its side while its poll waits has hung
+/// up (`HeaderTimeoutHandler`). On a graceful shutdown a poll held is answered with the empty page
+/// and `Connection: close`.
+///
+/// It sits behind `HeaderTimeoutHandler.Observer`, which counts the requests it takes as it counts
+/// Hummingbird's.
+///
+/// ```swift
+/// HTTP1Channel.Configuration(additionalChannelHandlers: [HeaderTimeoutHandler.Observer(), LongPollHandler(intake)])
+/// ```
+final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What the handlers of every connection share: the server's rules and the fan-out.
+    struct Intake: Sendable {
+        let fanout: LongPollFanout
+        let configuration: JournalServer.Configuration
+        let access: AccessMiddleware
+        let origins: OriginPolicyMiddleware<ServerRequestContext>
+        let metrics: ServerMetrics
+        let logger: Logger
+        /// The `Server` header of every answer.
+        let serverName: String
+    }
+
+    /// The route's label in the metrics.
+    static let route = "/v1/lists/{list}/journal"
+
+    private let intake: Intake
+    /// Requests handed to Hummingbird and not answered yet.
+    private var forwarded = 0
+    /// The poll taken: its id in the fan-out (`nil` once answered), its list, when it came, and
+    /// whether its request's parts are still coming.
+    private var held: UInt64?
+        private var heldSince = ContinuousClock.now
+    private var requestOpen = false
+    /// Parts that came behind the poll, and whether a read was asked for meanwhile.
+    private var backlog: [HTTPRequestPart] = []
+    private var readPending = false
+    private var context: ChannelHandlerContext?
+
+    init(_ intake: Intake) {
+        self.intake = intake
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        release()
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        if requestOpen {
+            // The rest of the poll's request (a GET's body is not read).
+            if case .end = part { requestOpen = false }
+            return
+        }
+        if held != nil || !backlog.isEmpty {
+            backlog.append(part)
+            return
+        }
+        take(part, context: context)
+    }
+
+    /// Takes the poll `part` begins, or hands `part` on to Hummingbird.
+    private func take(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        guard case .head(let head) = part else { return context.fireChannelRead(wrapInboundOut(part)) }
+        if forwarded == 0, let (key, deadline) = poll(head) {
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, answer: { bound.value.answer($0) }) {
+                heldSince = .now
+                requestOpen = true
+                if intake.logger.logLevel <= .info {
+                    intake.logger.info("Request", metadata: ["hb.request.path": "\(head.path ?? "")", "hb.request.method": "GET"])
+                }
+                switch taken {
+                case .answer(let page):
+                    write(.page(page), context: context)
+                case .held(let id):
+                    held = id
+                    context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.waitingAnswer, promise: nil)
+                }
+                return
+            }
+        }
+        forwarded += 1
+        context.fireChannelRead(wrapInboundOut(part))
+    }
+
+    /// The page a request asks and when its wait ends, when it is a long poll this handler may
+    /// take (see the type's overview); `nil` otherwise.
+    private func poll(_ head: HTTPRequest) -> (JournalPages.Key, ContinuousClock.Instant)? {
+        guard head.method == .get, let target = head.path, let authority = head.authority, head.headerFields[.origin] == nil,
+            head.headerFields[.connection] == nil, let (segment, query) = Self.journalTarget(target[...].utf8)
+        else { return nil }
+        guard let list = PercentEncoding.decode(String(Substring(segment))), (try? _Names.checkList(list)) != nil else { return nil }
+        // Only plainly written parameters (digits, nothing to decode), each once, and no others.
+        var values: [Substring?] = [nil, nil, nil, nil]
+        for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false) {
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { return nil }
+            let value = pair[pair.index(after: equals)...]
+            guard let slot = Self.parameters.firstIndex(where: { $0.elementsEqual(pair[..<equals]) }), values[slot] == nil,
+                !value.isEmpty, value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
+            values[slot] = Substring(value)
+        }
+        guard let query = try? JournalQuery(
+            since: values[0], limit: values[1], wait: values[2], maxBytes: values[3], configuration: intake.configuration),
+            query.since != nil, query.wait > 0
+        else { return nil }
+        guard intake.origins.isAllowedRemembering(host: authority),
+            case .known(let identity) = intake.access.identify(head.headerFields[.authorization]),
+            let grant = JournalRoutes.grant(on: list, to: identity, access: intake.access.state.access), grant >= .read
+        else { return nil }
+        // A user's long poll ends when its token does: the client asks again with a fresh one.
+        var wait = Duration.seconds(query.wait)
+        if case .user(let token) = identity { wait = min(wait, .seconds(max(0, token.expiresAt.timeIntervalSinceNow))) }
+        return (query.page(of: list), .now + wait)
+    }
+
+    /// The query parameters a poll taken may have, in the order of `poll`'s values.
+    private static let parameters = ["since", "limit", "wait", "maxBytes"].map { Array($0.utf8) }
+
+    /// The list's segment and the query of a request target `/v1/lists/{segment}/journal?{query}`
+    /// (`nil` for any other target).
+    /// - Complexity: O(length of the target).
+    static func journalTarget(_ target: Substring.UTF8View) -> (segment: Substring.UTF8View, query: Substring.UTF8View)? {
+        let prefix = "/v1/lists/".utf8, suffix = "/journal".utf8
+        let question = target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
+        let path = target[..<question]
+        guard path.starts(with: prefix), path.count > prefix.count + suffix.count, path.reversed().starts(with: suffix.reversed()) else { return nil }
+        let segment = path.dropFirst(prefix.count).dropLast(suffix.count)
+        guard !segment.contains(UInt8(ascii: "/")) else { return nil }
+        let query = question == target.endIndex ? target[target.endIndex...] : target[target.index(after: question)...]
+        return (segment, query)
+    }
+
+    /// Writes the answer of the poll held (on the event loop), then goes on with the requests that
+    /// came behind it.
+    private func answer(_ answer: LongPollFanout.Answer) {
+        guard let context, held != nil else { return }
+        held = nil
+        context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.answerReady, promise: nil)
+        write(answer, context: context)
+        drainBacklog(context: context)
+    }
+
+    /// Writes `answer` as the route would: 200 and the page, or the error.
+    private func write(_ answer: LongPollFanout.Answer, context: ChannelHandlerContext) {
+        var fields = HTTPFields()
+        let status: HTTPResponse.Status
+        let body: ByteBuffer
+        switch answer {
+        case .page(let page):
+            (status, body) = (.ok, page)
+        case .error(let error):
+            fields = error.headers
+            (status, body) = (error.status, ByteBuffer(bytes: error.body))
+        }
+        fields[.contentType] = "application/json"
+        fields[.contentLength] = String(body.readableBytes)
+        if !intake.configuration.allowedOrigins.isEmpty { fields[.vary] = "Origin" }
+        fields[.date] = HTTPDate.now()
+        fields[.server] = intake.serverName
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        intake.metrics.recordRequest(method: "GET", route: Self.route, status: Int(status.code), duration: .now - heldSince)
+    }
+
+    /// Hands on, in order, the parts that came behind the poll (taking the next poll among them,
+    /// if any), and reads again if a read was held back.
+    private func drainBacklog(context: ChannelHandlerContext) {
+        while held == nil, !backlog.isEmpty {
+            let part = backlog.removeFirst()
+            if requestOpen {
+                if case .end = part { requestOpen = false }
+                continue
+            }
+            take(part, context: context)
+        }
+        if held == nil, readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Behind a poll, requests wait for its answer: read no more of them meanwhile.
+        if held != nil && !backlog.isEmpty {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { forwarded = max(0, forwarded - 1) }
+        context.write(data, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    /// Frees the poll held, if any (its connection is gone).
+    private func release() {
+        if let id = held { intake.fanout.release(id) }
+        held = nil
+        backlog = []
+        readPending = false
+    }
+}
+
+@available(*, unavailable)
+extension LongPollHandler: Sendable {}
