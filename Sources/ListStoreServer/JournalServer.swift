@@ -239,6 +239,10 @@ public struct JournalServer: Sendable {
     let feedFanout: FeedFanout
     /// What `GET /metrics` shows.
     let metrics: ServerMetrics
+    /// The journal pages being read, shared by the route and the long polls taken beneath it.
+    let pages: JournalPages
+    /// The long polls taken beneath Hummingbird.
+    let longPolls: LongPollFanout
 
     /// A server of `store`.
     public init(store: any ListStoreEngine, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
@@ -249,6 +253,8 @@ public struct JournalServer: Sendable {
         fanout = EventFanout(store: store, state: state)
         feedFanout = FeedFanout(store: store, state: state)
         metrics = ServerMetrics()
+        pages = JournalPages(store: store)
+        longPolls = LongPollFanout(pages: pages, slots: state.streams, logger: logger)
     }
 
     /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM. On a
@@ -264,8 +270,8 @@ public struct JournalServer: Sendable {
         let (state, fanout) = (state, fanout)
         fanout.open()
         feedFanout.open()
-        let pages = JournalPages(store: store)
-        let longPolls = LongPollFanout(pages: pages, slots: state.streams, logger: logger)
+        let (pages, longPolls) = (pages, longPolls)
+        longPolls.open()
         let watcher = HeadWatcher(
             store: store, pollInterval: configuration.pollInterval, fanout: fanout, feedFanout: feedFanout, longPolls: longPolls)
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).

@@ -215,6 +215,14 @@ final class LongPollFanout: Sendable {
         return next.map { max(.milliseconds(1), $0 - now) }
     }
 
+    /// Takes polls again after `close()` (a server run again), from the next read of the heads.
+    func open() {
+        state.withLock { state in
+            state.closed = false
+            state.heads = [:]
+        }
+    }
+
     /// Answers every waiting poll with the empty page, and takes no more (the server is shutting
     /// down: Hummingbird answers the later ones, as it answers any request then). Polls answered
     /// from a read under way get its page.

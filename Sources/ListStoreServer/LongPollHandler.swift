@@ -94,9 +94,13 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         take(part, context: context)
     }
 
-    /// Takes the poll `part` begins, or hands `part` on to Hummingbird.
-    private func take(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
-        guard case .head(let head) = part else { return context.fireChannelRead(wrapInboundOut(part)) }
+    /// Takes the poll `part` begins, or hands `part` on to Hummingbird (and returns `true`).
+    @discardableResult
+    private func take(_ part: HTTPRequestPart, context: ChannelHandlerContext) -> Bool {
+        guard case .head(let head) = part else {
+            context.fireChannelRead(wrapInboundOut(part))
+            return true
+        }
         if forwarded == 0, let (key, deadline) = poll(head) {
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, answer: { bound.value.answer($0) }) {
@@ -112,11 +116,12 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     held = id
                     context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.waitingAnswer, promise: nil)
                 }
-                return
+                return false
             }
         }
         forwarded += 1
         context.fireChannelRead(wrapInboundOut(part))
+        return true
     }
 
     /// The page a request asks and when its wait ends, when it is a long poll this handler may
@@ -203,14 +208,17 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Hands on, in order, the parts that came behind the poll (taking the next poll among them,
     /// if any), and reads again if a read was held back.
     private func drainBacklog(context: ChannelHandlerContext) {
+        var handedOn = false
         while held == nil, !backlog.isEmpty {
             let part = backlog.removeFirst()
             if requestOpen {
                 if case .end = part { requestOpen = false }
                 continue
             }
-            take(part, context: context)
+            if take(part, context: context) { handedOn = true }
         }
+        // Hummingbird takes what it was handed at the end of a read.
+        if handedOn { context.fireChannelReadComplete() }
         if held == nil, readPending {
             readPending = false
             context.read()

@@ -1,0 +1,173 @@
+import Foundation
+import ListStore
+@testable import ListStoreServer
+import ListStoreTestSupport
+import Testing
+
+/// Long polls taken beneath Hummingbird (`LongPollHandler`, `LongPollFanout`), over raw HTTP/1.1
+/// connections: answered as the route answers, in order with the requests behind them, and handed
+/// to the route whenever it must answer.
+@Suite(.timeLimit(.minutes(3))) struct LongPollHandlerTests {
+    /// The request head of a poll of list `l` with `query` (and the harness's token), ready to send.
+    static func poll(_ server: ServerHarness, _ query: String, extra: String = "") -> String {
+        "GET /v1/lists/l/journal?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(server.authorization)\(extra)\r\n"
+    }
+
+    /// A store with list `l` at version 1, and a server of it whose heads have been read once: a
+    /// first poll (which the route answers, `Connection: close`) waited for a commit.
+    static func primed<T>(
+        _ access: ServerAccess = .open, _ configuration: JournalServer.Configuration = .init(port: 0, keepAliveInterval: .seconds(10)),
+        _ body: (ServerHarness, Store) async throws -> T
+    ) async throws -> T {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        return try await ServerHarness.with(store, access, configuration) { server in
+            let first = try await RawAnswer.exchange(port: server.port, String(poll(server, "since=1&wait=1").dropLast()))
+            #expect(first.status == 200)
+            #expect(server.server.longPolls.takenCount == 0, "a request with Connection: close goes to the route")
+            return try await body(server, store)
+        }
+    }
+
+    /// Reads until `count` whole answers came on `connection`, and parses them.
+    static func read(_ count: Int, from connection: RawConnection) async throws -> [RawAnswer] {
+        let text = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { Self.answers(in: $0).count >= count }.text }
+        let answers = Self.answers(in: text)
+        #expect(answers.count == count, "\(text)")
+        return answers
+    }
+
+    /// The whole answers (each with a Content-Length body) at the start of `text`, one after another.
+    static func answers(in text: String) -> [RawAnswer] {
+        var answers = [RawAnswer]()
+        var rest = Substring(text)
+        while let split = rest.range(of: "\r\n\r\n") {
+            let head = rest[..<split.lowerBound].lowercased()
+            guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+                let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            else { break }
+            let body = rest[split.upperBound...].utf8
+            guard body.count >= length else { break }
+            let end = body.index(body.startIndex, offsetBy: length)
+            guard let answer = RawAnswer(String(rest[..<end])) else { break }
+            answers.append(answer)
+            rest = rest[end...]
+        }
+        return answers
+    }
+
+    /// A poll at the head waits beneath Hummingbird and is answered by the next commit with the
+    /// route's page; one behind the head is answered at once; one whose wait ends, past the
+    /// connection's idle timeout, gets the empty page on a connection kept open; one of a list
+    /// deleted meanwhile gets the route's 404. Every mode of access: a user's token is taken
+    /// beneath once the route verified it.
+    @Test(arguments: ServerAccess.allCases) func aPollIsTakenBeneathAndAnsweredAsTheRouteAnswers(_ access: ServerAccess) async throws {
+        try await Self.primed(access, .init(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(1))) { server, store in
+            let polls = server.server.longPolls
+            let connection = try RawConnection(port: server.port)
+            #expect(connection.send(Self.poll(server, "since=1&wait=30")))
+            try await LimitTests.waitUntil { polls.heldCount == 1 }
+            try await store.commit(linearList(4), to: "l")
+            let woken = try await Self.read(1, from: connection)[0]
+            let route = try await server.request("/v1/lists/l/journal?since=1")
+            #expect(woken.status == 200 && woken.body == String(decoding: route.body, as: UTF8.self) && woken.body.contains("\"version\":2"))
+            #expect(woken.headers["content-type"] == "application/json" && woken.headers["server"] == "liststore")
+            #expect(woken.headers["date"]?.hasSuffix(" GMT") == true)
+
+            #expect(connection.send(Self.poll(server, "since=1&limit=100&wait=30")))
+            let behind = try await Self.read(1, from: connection)[0]
+            #expect(behind.status == 200 && behind.body == woken.body)
+
+            #expect(connection.send(Self.poll(server, "since=2&wait=2")))
+            let quiet = try await Self.read(1, from: connection)[0]
+            let empty = try await server.request("/v1/lists/l/journal?since=2")
+            #expect(quiet.status == 200 && quiet.body == String(decoding: empty.body, as: UTF8.self))
+            #expect(polls.takenCount == 3)
+
+            #expect(connection.send(Self.poll(server, "since=2&wait=30")))
+            try await LimitTests.waitUntil { polls.heldCount == 1 }
+            _ = try await store.deleteList("l")
+            let gone = try await Self.read(1, from: connection)[0]
+            #expect(gone.status == 404 && gone.errorCode == "listNotFound")
+            #expect(polls.takenCount == 4 && polls.heldCount == 0)
+
+            let metrics = try await server.request("/metrics", token: access == .open ? nil : ServerAccess.serviceToken)
+            let text = String(decoding: metrics.body, as: UTF8.self)
+            #expect(text.contains(#"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="404"} 1"#), "\(text)")
+        }
+    }
+
+    /// Requests a client sends behind a poll it holds (HTTP/1.1 pipelining) are answered after it,
+    /// in order; a poll behind a request the route answers goes to the route too.
+    @Test func requestsBehindAPollAreAnsweredAfterItInOrder() async throws {
+        try await Self.primed { server, store in
+            let connection = try RawConnection(port: server.port)
+            let summary = "GET /v1/lists/l HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"
+            #expect(connection.send(Self.poll(server, "since=1&wait=30") + summary + Self.poll(server, "since=1&wait=30")))
+            try await LimitTests.waitUntil { server.server.longPolls.heldCount == 1 }
+            try await store.commit(linearList(4), to: "l")
+            let answers = try await Self.read(3, from: connection)
+            #expect(answers.map(\.status) == [200, 200, 200])
+            #expect(answers[0].body.contains("\"version\":2") && answers[0].body.contains("\"commits\""))
+            #expect(!answers[1].body.contains("\"commits\"") && answers[1].body.contains("\"l\""), "the summary")
+            #expect(answers[2].body == answers[0].body)
+            #expect(server.server.longPolls.takenCount == 1)
+        }
+    }
+
+    /// What the route must answer goes on to it: a request from a browser (an `Origin`, for CORS),
+    /// a query the handler does not read plainly, a version past the head, a request without the
+    /// server's token. Their answers are the route's, and no poll is taken.
+    @Test func requestsTheRouteMustAnswerGoOnToIt() async throws {
+        let configuration = JournalServer.Configuration(
+            port: 0, token: ServerAccess.serviceToken, keepAliveInterval: .seconds(10), allowedOrigins: ["https://app.example"])
+        try await Self.primed(.service, configuration) { server, _ in
+            let polls = server.server.longPolls
+            let connection = try RawConnection(port: server.port)
+            #expect(connection.send(Self.poll(server, "since=1&wait=1", extra: "Origin: https://app.example\r\n")))
+            let browser = try await Self.read(1, from: connection)[0]
+            #expect(browser.status == 200 && browser.headers["access-control-allow-origin"] == "https://app.example")
+            #expect(connection.send(Self.poll(server, "since=%31&wait=1")))
+            #expect(try await Self.read(1, from: connection)[0].status == 200)
+            #expect(connection.send(Self.poll(server, "since=1&wait=1&limit=0x10")))
+            #expect(try await Self.read(1, from: connection)[0].errorCode == "invalidArgument")
+            #expect(connection.send("GET /v1/lists/l/journal?since=1&wait=1 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"))
+            #expect(try await Self.read(1, from: connection)[0].status == 401)
+            #expect(polls.takenCount == 0)
+            // Past the head: taken, and answered with the route's error once the heads are read.
+            #expect(connection.send(Self.poll(server, "since=9&wait=30")))
+            let past = try await Self.read(1, from: connection)[0]
+            #expect(past.status == 404 && past.errorCode == "versionNotFound")
+            // Every answer carries Vary: Origin when the server allows origins, as the route's.
+            #expect(connection.send(Self.poll(server, "since=1&wait=1")))
+            let plain = try await Self.read(1, from: connection)[0]
+            #expect(plain.status == 200 && plain.headers["vary"] == "Origin")
+        }
+    }
+
+    /// A client that hangs up while its poll waits (closing its side, or its connection) frees the
+    /// poll's place at once: with one place, the next poll waits too instead of being refused.
+    @Test func aHangUpFreesThePollsPlace() async throws {
+        try await Self.primed(.open, .init(port: 0, keepAliveInterval: .seconds(10), maxStreams: 1)) { server, store in
+            let polls = server.server.longPolls
+            let first = try RawConnection(port: server.port)
+            #expect(first.send(Self.poll(server, "since=1&wait=30")))
+            try await LimitTests.waitUntil { polls.heldCount == 1 && server.server.state.streams.current == 1 }
+            first.shutdownWrite()
+            try await LimitTests.waitUntil { polls.heldCount == 0 && server.server.state.streams.current == 0 }
+            var second: RawConnection? = try RawConnection(port: server.port)
+            #expect(second?.send(Self.poll(server, "since=1&wait=30")) == true)
+            try await LimitTests.waitUntil { polls.heldCount == 1 }
+            second = nil
+            try await LimitTests.waitUntil { polls.heldCount == 0 && server.server.state.streams.current == 0 }
+            let third = try RawConnection(port: server.port)
+            #expect(third.send(Self.poll(server, "since=1&wait=30")))
+            try await LimitTests.waitUntil { polls.heldCount == 1 }
+            try await store.commit(linearList(4), to: "l")
+            #expect(try await Self.read(1, from: third)[0].status == 200)
+            #expect(polls.takenCount == 3)
+        }
+    }
+}
