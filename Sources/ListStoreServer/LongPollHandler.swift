@@ -5,33 +5,36 @@ import Logging
 import NIOCore
 import NIOHTTPTypes
 
-/// Takes the long polls at the head of their list beneath Hummingbird, on the connection's event
-/// loop, and hands them to `LongPollFanout`, which answers them when a commit passes them or their
-/// time is up; every other request goes on to Hummingbird untouched.
+/// Takes the long polls of plain HTTP/1.1 connections beneath Hummingbird, on the connection's
+/// event loop, and hands them to `LongPollFanout`, which answers them: at once when the list is
+/// past their version (from the page the polls of that version share), when a commit passes them,
+/// or when their time is up. Every other request goes on to Hummingbird untouched.
 ///
-/// A poll is taken only when the route would hold it too and answer it the same way: a plain
-/// `GET /v1/lists/{list}/journal` of HTTP/1.1 (not an HTTP/2 stream), whose query holds only
-/// `since`, `limit`, `wait` and `maxBytes`, plainly written and valid (`JournalQuery`), with `since`
-/// at the list's head as the last read of the heads found it, a `wait`, a `Host` the server allows
-/// and no `Origin` (`OriginPolicyMiddleware`), no `Connection` header, and a token known at once
-/// that may read the list (`AccessMiddleware.identify(_:)`; a user's token verified before). When
-/// any of that does not hold, or a request of the connection is still being answered by
-/// Hummingbird, the request goes on and Hummingbird answers it (with the same page, or the error).
-/// Its answer is the route's: 200, `Content-Type: application/json`, the page's body, `Date`,
-/// `Server`, `Vary: Origin` when the server allows origins. Metrics and the request log count it
-/// as the route would (`RequestMetricsMiddleware`).
+/// A poll is taken only when the route would answer it the same way: a `GET
+/// /v1/lists/{list}/journal` whose query holds only `since`, `limit`, `wait` and `maxBytes`, each
+/// once, in plain digits, and valid (`JournalQuery`), with a `since` and a `wait`; a `Host` the
+/// server allows and no `Origin` (`OriginPolicyMiddleware`); no `Connection` header; a token known
+/// at once that may read the list (`AccessMiddleware.identify(_:)`: the service token, or a
+/// user's token the route verified before); a list the last read of the heads found. When any of
+/// that does not hold, or an earlier request of the connection is still Hummingbird's, the request
+/// goes on and the route answers it. The answer is the route's: its status and body,
+/// `Content-Type: application/json`, `Date`, `Server`, and `Vary: Origin` when the server allows
+/// origins; the metrics and the request log count it under the route
+/// (`RequestMetricsMiddleware`).
 ///
 /// Requests the client sends behind a poll taken (HTTP/1.1 pipelining) wait for its answer, in
-/// order; while any does, the handler stops reading from the connection. A client that hangs up
-/// frees its poll's place at once, and a client that closes its side while its poll waits has hung
-/// up (`HeaderTimeoutHandler`). On a graceful shutdown a poll held is answered with the empty page
-/// and `Connection: close`.
+/// order; while any does, the handler reads no more of the connection. A client that hangs up
+/// frees its poll's place at once; one that closes its side while its poll waits has hung up
+/// (`HeaderTimeoutHandler`). It sits behind Hummingbird's `HTTPConnectionStateHandler`, which so
+/// sees the polls as requests in progress: the idle timeout does not close a connection whose poll
+/// waits, and a graceful shutdown closes the connection once its poll is answered (the fan-out
+/// answers every poll with the empty page then).
 ///
-/// It sits behind `HeaderTimeoutHandler.Observer`, which counts the requests it takes as it counts
-/// Hummingbird's.
+/// TLS connections (HTTP/2, or HTTP/1.1 chosen by ALPN) are not taken: Hummingbird answers all
+/// their requests.
 ///
 /// ```swift
-/// HTTP1Channel.Configuration(additionalChannelHandlers: [HeaderTimeoutHandler.Observer(), LongPollHandler(intake)])
+/// try channel.pipeline.syncOperations.addHandler(LongPollHandler(intake), position: .after(connectionState))
 /// ```
 final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
