@@ -81,7 +81,11 @@ final class HeadWatcher: Sendable {
             // The feed's followers read the feed themselves, once for all of them.
             feedFanout?.poke()
             let waiting = withState { !$0.waiters.isEmpty } || fanout?.isFollowing == true || longPolls?.isWaiting == true
-            if waiting || (generation != readAt && fanout?.hasStreams == true), let lists = try? await store.lists() {
+            let reads = waiting || (generation != readAt && fanout?.hasStreams == true)
+            let lists = reads ? try? await store.lists() : nil
+            // A store that does not answer leaves the polls at the heads to the route, which reports it.
+            if reads && lists == nil { longPolls?.headsUnknown() }
+            if let lists {
                 readAt = generation
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
@@ -91,7 +95,7 @@ final class HeadWatcher: Sendable {
                 }
                 for continuation in woken { continuation.resume(returning: true) }
                 fanout?.headsRead(heads)
-                longPolls?.headsRead(heads)
+                longPolls?.headsRead(heads, generation: generation)
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }

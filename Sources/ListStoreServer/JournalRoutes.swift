@@ -361,7 +361,7 @@ struct JournalRoutes: Sendable {
     /// A place among the long polls and event streams, or 503 when they are all taken.
     func streamSlot() throws -> ConnectionLimiter.Slot {
         guard let slot = state.streams.slot() else {
-            throw APIError.serverBusy("the server holds as many long polls and event streams as it may; try again later")
+            throw APIError.noPlaceToWait
         }
         return slot
     }

@@ -7,15 +7,16 @@ import NIOCore
 /// of its list at once, from the page the polls of the same version share (kept, or read once for
 /// all of them); a poll at the head when a read of the heads finds the list past it (one read of
 /// the page for all the polls woken at that version, one task per event loop to answer them), or
-/// with the empty page when its time is up or the server shuts down.
+/// with the empty page when its time is up or the server shuts down. Polls past the head go to
+/// the route (see `take(_:deadline:on:answer:)`).
 ///
 /// A poll costs an entry in a table while it waits, and nothing of Hummingbird's: at 10,000 long
 /// polls woken by each commit, a request through Hummingbird (its task, its middlewares, its
 /// writer) cost the server about 50 µs of CPU, and the answers of one commit took longer than the
 /// commits were apart (`http-followers-10k`).
 ///
-/// `HeadWatcher` drives it: each read of the heads (`headsRead(_:)`) wakes the polls a head has
-/// passed, and its timer ends the others on time (`expire()`).
+/// `HeadWatcher` drives it: each read of the heads (`headsRead(_:generation:)`) wakes the polls a
+/// head has passed, and its timer ends the others on time (`expire()`).
 ///
 /// ```swift
 /// // on the connection's event loop, a request `LongPollHandler` may take:
@@ -63,10 +64,14 @@ final class LongPollFanout: Sendable {
     private struct State {
         var held: [UInt64: Held] = [:]
         var nextID: UInt64 = 0
-        /// The polls waiting for each read of a page under way.
+        /// The polls waiting for each read of a page under way, and for each read of polls at a
+        /// head the store may have moved past (see `check(_:)`).
         var reading: [JournalPages.Key: [UInt64]] = [:]
-        /// The heads the last read found.
+        var checking: [JournalPages.Key: [UInt64]] = [:]
+        /// The heads the last read found, and the store's commit generation before it (`nil`
+        /// when the last read failed).
         var heads: [String: Int] = [:]
+        var headsGeneration: UInt64?
         var closed = false
         /// How many polls were taken so far (for tests).
         var taken = 0
@@ -89,44 +94,110 @@ final class LongPollFanout: Sendable {
 
     /// Takes a poll of the page `key` (its `wait` ending at `deadline`), to be answered on `loop`
     /// with `answer` (once; never after `release(_:)`), or answered now (`Taken.answer`). Returns
-    /// `nil` when it is not for this fan-out to take: the last read of the heads did not find the
-    /// list, every place for long polls is taken (the route answers 503), or the server is
-    /// shutting down.
+    /// `nil` when it is not for this fan-out to take, and the route answers it.
     ///
-    /// A poll behind the list's head as the last read of the heads found it is answered at once:
-    /// from the page kept, or from a read of it under way, or from a read it starts. A poll at or
-    /// past that head waits, until a read of the heads finds the list's head elsewhere than its
-    /// version, or until `deadline`. The heads may be older than a commit or than the poll's
-    /// version (the client read a page after the last read of the heads): holding a poll makes
-    /// the head watcher read the heads within its poll interval (at once when the store learned
-    /// of a commit), and that read wakes it if the head is not at its version, as it wakes the
-    /// long polls the route holds. A version past the list's head is so answered after that
-    /// read, with the route's error.
+    /// - A poll behind the list's head (as the last read of the heads found it; a head only
+    ///   grows) is answered at once: from the page kept since the store last learned of a commit
+    ///   (it may lack a commit of another process the store has not heard of yet; the client's
+    ///   next poll gets it), or from a read of the page under way or one it starts.
+    /// - A poll at the head waits for a read of the heads that finds the list past it, or for its
+    ///   `deadline`, as the route's long polls do. When the store learned of a commit since the
+    ///   last read of the heads began, it first reads the page, as the route does before it
+    ///   waits (`check(_:)`). (A commit of another process the store has not heard of wakes it at
+    ///   the head watcher's next read, within its poll interval: holding a poll makes it read the
+    ///   heads that often.)
+    /// - A poll past the head, of a list the heads do not hold, at the head when the last read of
+    ///   the heads failed (the route reports the store's error), beyond the places for long polls,
+    ///   or while the server shuts down, is not taken.
     /// - Complexity: O(pages kept).
     func take(
         _ key: JournalPages.Key, deadline: ContinuousClock.Instant, on loop: any EventLoop,
         answer: @escaping @Sendable (Answer) -> Void
     ) -> Taken? {
         let generation = store.commitGeneration()
-        let (taken, startRead) = state.withLock { state -> (Taken?, Bool) in
-            guard !state.closed, let since = key.since, let head = state.heads[key.list] else { return (nil, false) }
+        let (taken, start) = state.withLock { state -> (Taken?, Start?) in
+            guard !state.closed, let since = key.since, let head = state.heads[key.list], since <= head else { return (nil, nil) }
             let behind = since < head
-            if behind, let page = pages.kept(key, generation: generation) { return (.answer(page), false) }
-            var held = Held(key: key, deadline: deadline, loop: loop, answer: answer, slot: nil, reading: behind)
-            if !behind {
-                guard let slot = slots.slot() else { return (nil, false) }
+            if behind, let page = pages.kept(key, generation: generation) { return (.answer(page), nil) }
+            // At a head the store may have moved past: read first, and wait if the page is empty.
+            let checking = !behind && state.headsGeneration != generation
+            var held = Held(key: key, deadline: deadline, loop: loop, answer: answer, slot: nil, reading: behind || checking)
+            if !behind && !checking {
+                guard let slot = slots.slot() else { return (nil, nil) }
                 held.slot = slot
             }
+            if checking && state.headsGeneration == nil { return (nil, nil) }  // the last read of the heads failed
             state.nextID &+= 1
             state.taken += 1
             state.held[state.nextID] = held
-            guard behind else { return (.held(state.nextID), false) }
-            let first = state.reading[key] == nil
-            state.reading[key, default: []].append(state.nextID)
-            return (.held(state.nextID), first)
+            if behind {
+                let first = state.reading[key] == nil
+                state.reading[key, default: []].append(state.nextID)
+                return (.held(state.nextID), first ? .read : nil)
+            }
+            if checking {
+                let first = state.checking[key] == nil
+                state.checking[key, default: []].append(state.nextID)
+                return (.held(state.nextID), first ? .check : nil)
+            }
+            return (.held(state.nextID), nil)
         }
-        if startRead { Task { await self.read(key) } }
+        switch start {
+        case .read?: Task { await self.read(key) }
+        case .check?: Task { await self.check(key) }
+        case nil: break
+        }
         return taken
+    }
+
+    /// A read `take` starts.
+    private enum Start { case read, check }
+
+    /// Reads the page `key` for the polls that came at a head the store may have moved past (see
+    /// `take`), as the route reads before it waits: a page that is not empty (or an error) answers
+    /// them; an empty one makes them wait for a commit (each with a place among the long polls, or
+    /// the route's 503 when there is none), or wakes them at once if a read of the heads found
+    /// the list past them meanwhile.
+    private func check(_ key: JournalPages.Key) async {
+        let result: Result<(empty: Bool, body: ByteBuffer), any Error>
+        do {
+            result = .success(try await pages.page(key, generation: nil))
+        } catch {
+            result = .failure(error)
+        }
+        let (polls, wake) = state.withLock { state -> ([Held], Bool) in
+            let ids = state.checking.removeValue(forKey: key) ?? []
+            guard case .success(let page) = result, page.empty else {
+                return (ids.compactMap { state.held.removeValue(forKey: $0) }, false)
+            }
+            var refused = [Held]()
+            let passed = (state.heads[key.list] ?? -1) > (key.since ?? .max)
+            let readUnderWay = state.reading[key] != nil
+            var woken = 0
+            for id in ids {
+                guard state.held[id] != nil else { continue }
+                if passed {
+                    state.reading[key, default: []].append(id)
+                    woken += 1
+                } else if let slot = slots.slot() {
+                    state.held[id]?.slot = slot
+                    state.held[id]?.reading = false
+                } else if let poll = state.held.removeValue(forKey: id) {
+                    refused.append(poll)
+                }
+            }
+            return (refused, woken > 0 && !readUnderWay)
+        }
+        switch result {
+        case .success(let page) where !page.empty:
+            Self.answer(polls) { _ in .page(page.body) }
+        case .success:
+            Self.answer(polls) { _ in .error(APIError.noPlaceToWait) }
+        case .failure(let error):
+            let api = APIError.from(error, logger: logger, storeLocation: store.location)
+            Self.answer(polls) { _ in .error(api) }
+        }
+        if wake { await read(key) }
     }
 
     /// Forgets the poll `id` (its connection closed): it is not answered, and its place is free.
@@ -141,19 +212,26 @@ final class LongPollFanout: Sendable {
     /// How many polls are held now (waiting, or answered from a read under way).
     var heldCount: Int { state.withLock { $0.held.count } }
 
+    /// Whether a poll at a head the last read of the heads found would be held: that read did
+    /// not fail, and the store learned of no commit since it began (for tests).
+    var headsAreCurrent: Bool {
+        let generation = store.commitGeneration()
+        return state.withLock { $0.headsGeneration == generation }
+    }
+
     /// How many polls were taken since the server started (for tests).
     var takenCount: Int { state.withLock { $0.taken } }
 
-    /// Takes the heads a read found: wakes the polls whose list's head is elsewhere than their
-    /// version (past it, or gone: the route's read tells what), one read of the page for those
-    /// that wait on the same page.
-    func headsRead(_ heads: [String: Int]) {
+    /// Takes the heads a read found, begun at the store's commit generation `generation`: wakes
+    /// the polls whose list's head is past their version (as the route's long polls are woken),
+    /// one read of the page for those that wait on the same page.
+    func headsRead(_ heads: [String: Int], generation: UInt64) {
         let reads = state.withLock { state -> [JournalPages.Key] in
             state.heads = heads
+            state.headsGeneration = generation
             var reads = [JournalPages.Key]()
-            for (id, held) in state.held where !held.reading && heads[held.key.list] != held.key.since {
+            for (id, held) in state.held where !held.reading && (heads[held.key.list] ?? -1) > (held.key.since ?? .max) {
                 state.held[id]?.reading = true
-                state.held[id]?.slot = nil
                 if state.reading[held.key] == nil { reads.append(held.key) }
                 state.reading[held.key, default: []].append(id)
             }
@@ -164,19 +242,33 @@ final class LongPollFanout: Sendable {
         }
     }
 
+    /// Takes a read of the heads that failed: polls at the heads go to the route until a read
+    /// succeeds.
+    func headsUnknown() {
+        state.withLock { $0.headsGeneration = nil }
+    }
+
     /// Reads the page `key` once and answers the polls waiting for it with it (or with the read's
-    /// error), those that joined while it was read too.
+    /// error), those that joined while it was read too. Every such poll is behind the head, so an
+    /// empty page is a read that began before the commit (one it joined): it reads again, a few
+    /// times, as the route reads again once the heads are past its version.
     private func read(_ key: JournalPages.Key) async {
-        let answer: Answer
-        do {
-            answer = .page(try await pages.page(key, generation: store.commitGeneration()).body)
-        } catch {
-            answer = .error(APIError.from(error, logger: logger, storeLocation: store.location))
+        var answer = Answer.error(.internal)
+        for attempt in 0..<3 {
+            do {
+                let (empty, body) = try await pages.page(key, generation: attempt == 0 ? store.commitGeneration() : nil)
+                answer = .page(body)
+                if !empty { break }
+            } catch {
+                answer = .error(APIError.from(error, logger: logger, storeLocation: store.location))
+                break
+            }
         }
         let polls = state.withLock { state -> [Held] in
             (state.reading.removeValue(forKey: key) ?? []).compactMap { state.held.removeValue(forKey: $0) }
         }
-        Self.answer(polls) { _ in answer }
+        let final = answer
+        Self.answer(polls) { _ in final }
     }
 
     /// Answers each of `polls` with `answer(poll)`, from one task per event loop.
@@ -220,6 +312,7 @@ final class LongPollFanout: Sendable {
         state.withLock { state in
             state.closed = false
             state.heads = [:]
+            state.headsGeneration = nil
         }
     }
 

@@ -15,12 +15,14 @@ import NIOHTTPTypes
 /// once, in plain digits, and valid (`JournalQuery`), with a `since` and a `wait`; a `Host` the
 /// server allows and no `Origin` (`OriginPolicyMiddleware`); no `Connection` header; a token known
 /// at once that may read the list (`AccessMiddleware.identify(_:)`: the service token, or a
-/// user's token the route verified before); a list the last read of the heads found. When any of
-/// that does not hold, or an earlier request of the connection is still Hummingbird's, the request
-/// goes on and the route answers it. The answer is the route's: its status and body,
-/// `Content-Type: application/json`, `Date`, `Server`, and `Vary: Origin` when the server allows
-/// origins; the metrics and the request log count it under the route
-/// (`RequestMetricsMiddleware`).
+/// user's token the route verified before); a version at or behind the list's head as the last
+/// read of the heads found it (see `LongPollFanout.take(_:deadline:on:answer:)`). When any of that
+/// does not hold, or an earlier request of the connection is still Hummingbird's, the request goes
+/// on and the route answers it. The answer is the route's: its status and body (a poll behind the
+/// head may get a page kept since the store last learned of a commit), `Content-Type:
+/// application/json`, `Date`, `Server`, and `Vary: Origin` when the server allows origins; the
+/// metrics and the request log count it under the route (`RequestMetricsMiddleware`; a poll whose
+/// client hung up as 499).
 ///
 /// Requests the client sends behind a poll taken (HTTP/1.1 pipelining) wait for its answer, in
 /// order; while any does, the handler reads no more of the connection. A client that hangs up
@@ -60,14 +62,16 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let intake: Intake
     /// Requests handed to Hummingbird and not answered yet.
     private var forwarded = 0
-    /// The poll taken: its id in the fan-out (`nil` once answered), its list, when it came, and
+    /// The poll taken: its id in the fan-out while it waits for its answer, when it came, and
     /// whether its request's parts are still coming.
     private var held: UInt64?
-        private var heldSince = ContinuousClock.now
+    private var heldSince = ContinuousClock.now
     private var requestOpen = false
-    /// Parts that came behind the poll, and whether a read was asked for meanwhile.
+    /// Parts that came behind the poll, whether a read was asked for meanwhile, and an error of
+    /// the connection (the decoder's) that came behind it.
     private var backlog: [HTTPRequestPart] = []
     private var readPending = false
+    private var pendingError: (any Error)?
     private var context: ChannelHandlerContext?
 
     init(_ intake: Intake) {
@@ -85,7 +89,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if requestOpen {
+        if requestOpen && backlog.isEmpty {
             // The rest of the poll's request (a GET's body is not read).
             if case .end = part { requestOpen = false }
             return
@@ -95,6 +99,13 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         take(part, context: context)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Behind a poll, an error (Hummingbird answers a parse error with 400 and closes) waits
+        // for the poll's answer, as the requests before it do.
+        guard held != nil || !backlog.isEmpty else { return context.fireErrorCaught(error) }
+        if pendingError == nil { pendingError = error }
     }
 
     /// Takes the poll `part` begins, or hands `part` on to Hummingbird (and returns `true`).
@@ -212,7 +223,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// if any), and reads again if a read was held back.
     private func drainBacklog(context: ChannelHandlerContext) {
         var handedOn = false
-        while held == nil, !backlog.isEmpty {
+        while !backlog.isEmpty, held == nil || requestOpen {
             let part = backlog.removeFirst()
             if requestOpen {
                 if case .end = part { requestOpen = false }
@@ -222,6 +233,10 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         // Hummingbird takes what it was handed at the end of a read.
         if handedOn { context.fireChannelReadComplete() }
+        if held == nil, backlog.isEmpty, let error = pendingError {
+            pendingError = nil
+            context.fireErrorCaught(error)
+        }
         if held == nil, readPending {
             readPending = false
             context.read()
@@ -247,12 +262,17 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    /// Frees the poll held, if any (its connection is gone).
+    /// Frees the poll held, if any (its connection is gone): counted as 499, a request whose
+    /// client hung up (`RequestMetricsMiddleware`).
     private func release() {
-        if let id = held { intake.fanout.release(id) }
+        if let id = held {
+            intake.fanout.release(id)
+            intake.metrics.recordRequest(method: "GET", route: Self.route, status: 499, duration: .now - heldSince)
+        }
         held = nil
         backlog = []
         readPending = false
+        pendingError = nil
     }
 }
 

@@ -88,7 +88,6 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return try result.get()
     }
 
-    /// How many callers wait for the read under way of `key` (for tests).
     /// The value of `key` kept from a read at `generation` (not older than the age given to
     /// `init`), if any: what `value(for:generation:_:)` answers without reading.
     /// - Complexity: O(capacity).
@@ -100,6 +99,7 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
+    /// How many callers wait for the read under way of `key` (for tests).
     func waitingCount(for key: Key) -> Int {
         running.withLock { $0[key]?.count ?? 0 }
     }

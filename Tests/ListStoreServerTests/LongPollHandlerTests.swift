@@ -14,7 +14,9 @@ import Testing
     }
 
     /// A store with list `l` at version 1, and a server of it whose heads have been read once: a
-    /// first poll (which the route answers, `Connection: close`) waited for a commit.
+    /// first poll (which the route answers, `Connection: close`) waited for a commit. An event
+    /// stream of `l` stays open meanwhile, so that the server reads the heads again each time the
+    /// store learns of a commit (see `current(_:)`).
     static func primed<T>(
         _ access: ServerAccess = .open, _ configuration: JournalServer.Configuration = .init(port: 0, keepAliveInterval: .seconds(10)),
         _ body: (ServerHarness, Store) async throws -> T
@@ -27,8 +29,19 @@ import Testing
             let first = try await RawAnswer.exchange(port: server.port, String(poll(server, "since=1&wait=1").dropLast()))
             #expect(first.status == 200)
             #expect(server.server.longPolls.takenCount == 0, "a request with Connection: close goes to the route")
+            let stream = try RawConnection(port: server.port)
+            #expect(stream.send("GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(server.authorization)\r\n"))
+            try await current(server)
+            defer { withExtendedLifetime(stream) {} }
             return try await body(server, store)
         }
+    }
+
+    /// Waits until the server's heads are current (a poll at a head is held, not the route's):
+    /// the store may learn of a commit more than once (a commit of this process, then the file's
+    /// change), and a poll at the head goes to the route until the heads are read again.
+    static func current(_ server: ServerHarness) async throws {
+        try await LimitTests.waitUntil { server.server.longPolls.headsAreCurrent }
     }
 
     /// Reads until `count` whole answers came on `connection`, and parses them.
@@ -63,8 +76,9 @@ import Testing
 
     /// A poll at the head waits beneath Hummingbird and is answered by the next commit with the
     /// route's page; one behind the head is answered at once; one whose wait ends gets the empty
-    /// page; one of a list deleted meanwhile gets the route's 404. Every mode of access: a user's
-    /// token is taken beneath once the route verified it.
+    /// page, also when its list is deleted meanwhile (as the route's long polls); a poll of the
+    /// deleted list is the route's 404. Every mode of access: a user's token is taken beneath once
+    /// the route verified it.
     @Test(arguments: ServerAccess.allCases) func aPollIsTakenBeneathAndAnsweredAsTheRouteAnswers(_ access: ServerAccess) async throws {
         try await Self.primed(access) { server, store in
             let polls = server.server.longPolls
@@ -82,15 +96,20 @@ import Testing
             let behind = try await Self.read(1, from: connection)[0]
             #expect(behind.status == 200 && behind.body == woken.body)
 
+            try await Self.current(server)
             #expect(connection.send(Self.poll(server, "since=2&wait=1")))
             let quiet = try await Self.read(1, from: connection)[0]
             let empty = try await server.request("/v1/lists/l/journal?since=2")
             #expect(quiet.status == 200 && quiet.body == String(decoding: empty.body, as: UTF8.self))
             #expect(polls.takenCount == 3)
 
-            #expect(connection.send(Self.poll(server, "since=2&wait=30")))
+            try await Self.current(server)
+            #expect(connection.send(Self.poll(server, "since=2&wait=1")))
             try await LimitTests.waitUntil { polls.heldCount == 1 }
             _ = try await store.deleteList("l")
+            let deleted = try await Self.read(1, from: connection)[0]
+            #expect(deleted.status == 200 && deleted.body == quiet.body)
+            #expect(connection.send(Self.poll(server, "since=2&wait=30")))
             let gone = try await Self.read(1, from: connection)[0]
             #expect(gone.status == 404 && gone.errorCode == "listNotFound")
             #expect(polls.takenCount == 4 && polls.heldCount == 0)
@@ -98,6 +117,7 @@ import Testing
             let metrics = try await server.request("/metrics", token: access == .open ? nil : ServerAccess.serviceToken)
             let text = String(decoding: metrics.body, as: UTF8.self)
             #expect(text.contains(#"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="404"} 1"#), "\(text)")
+            #expect(text.contains(#"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="200"} "#))
         }
     }
 
@@ -133,8 +153,8 @@ import Testing
     }
 
     /// What the route must answer goes on to it: a request from a browser (an `Origin`, for CORS),
-    /// a query the handler does not read plainly, a version past the head, a request without the
-    /// server's token. Their answers are the route's, and no poll is taken.
+    /// a query the handler does not read plainly, a request without the server's token, a version
+    /// past the head. Their answers are the route's, and no poll is taken.
     @Test func requestsTheRouteMustAnswerGoOnToIt() async throws {
         let configuration = JournalServer.Configuration(
             port: 0, token: ServerAccess.serviceToken, keepAliveInterval: .seconds(10), allowedOrigins: ["https://app.example"])
@@ -151,10 +171,11 @@ import Testing
             #expect(connection.send("GET /v1/lists/l/journal?since=1&wait=1 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"))
             #expect(try await Self.read(1, from: connection)[0].status == 401)
             #expect(polls.takenCount == 0)
-            // Past the head: taken, and answered with the route's error once the heads are read.
+            // Past the head: the route's error, at once.
             #expect(connection.send(Self.poll(server, "since=9&wait=30")))
             let past = try await Self.read(1, from: connection)[0]
             #expect(past.status == 404 && past.errorCode == "versionNotFound")
+            #expect(polls.takenCount == 0)
             // Every answer carries Vary: Origin when the server allows origins, as the route's.
             #expect(connection.send(Self.poll(server, "since=1&wait=1")))
             let plain = try await Self.read(1, from: connection)[0]
@@ -163,20 +184,21 @@ import Testing
     }
 
     /// A client that hangs up while its poll waits (closing its side, or its connection) frees the
-    /// poll's place at once: with one place, the next poll waits too instead of being refused.
+    /// poll's place at once: with one place left (the other is the event stream's), the next poll
+    /// waits too instead of being refused.
     @Test func aHangUpFreesThePollsPlace() async throws {
-        try await Self.primed(.open, .init(port: 0, keepAliveInterval: .seconds(10), maxStreams: 1)) { server, store in
+        try await Self.primed(.open, .init(port: 0, keepAliveInterval: .seconds(10), maxStreams: 2)) { server, store in
             let polls = server.server.longPolls
             let first = try RawConnection(port: server.port)
             #expect(first.send(Self.poll(server, "since=1&wait=30")))
-            try await LimitTests.waitUntil { polls.heldCount == 1 && server.server.state.streams.current == 1 }
+            try await LimitTests.waitUntil { polls.heldCount == 1 && server.server.state.streams.current == 2 }
             first.shutdownWrite()
-            try await LimitTests.waitUntil { polls.heldCount == 0 && server.server.state.streams.current == 0 }
+            try await LimitTests.waitUntil { polls.heldCount == 0 && server.server.state.streams.current == 1 }
             var second: RawConnection? = try RawConnection(port: server.port)
             #expect(second?.send(Self.poll(server, "since=1&wait=30")) == true)
             try await LimitTests.waitUntil { polls.heldCount == 1 }
             second = nil
-            try await LimitTests.waitUntil { polls.heldCount == 0 && server.server.state.streams.current == 0 }
+            try await LimitTests.waitUntil { polls.heldCount == 0 && server.server.state.streams.current == 1 }
             let third = try RawConnection(port: server.port)
             #expect(third.send(Self.poll(server, "since=1&wait=30")))
             try await LimitTests.waitUntil { polls.heldCount == 1 }
