@@ -197,7 +197,9 @@ struct JournalRoutes: Sendable {
             let woken = await HangUpWatch(context.channel).wait { [watcher, version] in
                 await watcher.wait(for: list, after: version, timeout: timeout)
             }
-            if woken ?? false {
+            // Nobody hears an answer now: counted as a request whose client hung up (499).
+            guard let woken else { throw CancellationError() }
+            if woken {
                 (empty, body) = try await read(store.commitGeneration())
             }
         }

@@ -118,7 +118,10 @@ final class LongPollFanout: Sendable {
         let (taken, start) = state.withLock { state -> (Taken?, Start?) in
             guard !state.closed, let since = key.since, let head = state.heads[key.list], since <= head else { return (nil, nil) }
             let behind = since < head
-            if behind, let page = pages.kept(key, generation: generation) { return (.answer(page), nil) }
+            if behind, let page = pages.kept(key, generation: generation) {
+                state.taken += 1
+                return (.answer(page), nil)
+            }
             // At a head the store may have moved past: read first, and wait if the page is empty.
             let checking = !behind && state.headsGeneration != generation
             var held = Held(key: key, deadline: deadline, loop: loop, answer: answer, slot: nil, reading: behind || checking)
@@ -217,6 +220,11 @@ final class LongPollFanout: Sendable {
     var headsAreCurrent: Bool {
         let generation = store.commitGeneration()
         return state.withLock { $0.headsGeneration == generation }
+    }
+
+    /// The head of `list` the last read of the heads found (for tests).
+    func knownHead(of list: String) -> Int? {
+        state.withLock { $0.heads[list] }
     }
 
     /// How many polls were taken since the server started (for tests).

@@ -31,7 +31,7 @@ import Testing
             #expect(server.server.longPolls.takenCount == 0, "a request with Connection: close goes to the route")
             let stream = try RawConnection(port: server.port)
             #expect(stream.send("GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(server.authorization)\r\n"))
-            try await current(server)
+            try await current(server, head: 1)
             defer { withExtendedLifetime(stream) {} }
             return try await body(server, store)
         }
@@ -40,8 +40,9 @@ import Testing
     /// Waits until the server's heads are current (a poll at a head is held, not the route's):
     /// the store may learn of a commit more than once (a commit of this process, then the file's
     /// change), and a poll at the head goes to the route until the heads are read again.
-    static func current(_ server: ServerHarness) async throws {
-        try await LimitTests.waitUntil { server.server.longPolls.headsAreCurrent }
+    static func current(_ server: ServerHarness, head: Int? = nil) async throws {
+        let polls = server.server.longPolls
+        try await LimitTests.waitUntil { polls.headsAreCurrent && (head == nil || polls.knownHead(of: "l") == head) }
     }
 
     /// Reads until `count` whole answers came on `connection`, and parses them.
@@ -95,15 +96,16 @@ import Testing
             #expect(connection.send(Self.poll(server, "since=1&limit=100&wait=30")))
             let behind = try await Self.read(1, from: connection)[0]
             #expect(behind.status == 200 && behind.body == woken.body)
+            #expect(polls.takenCount == 2)
 
-            try await Self.current(server)
+            try await Self.current(server, head: 2)
             #expect(connection.send(Self.poll(server, "since=2&wait=1")))
             let quiet = try await Self.read(1, from: connection)[0]
             let empty = try await server.request("/v1/lists/l/journal?since=2")
             #expect(quiet.status == 200 && quiet.body == String(decoding: empty.body, as: UTF8.self))
             #expect(polls.takenCount == 3)
 
-            try await Self.current(server)
+            try await Self.current(server, head: 2)
             #expect(connection.send(Self.poll(server, "since=2&wait=1")))
             try await LimitTests.waitUntil { polls.heldCount == 1 }
             _ = try await store.deleteList("l")
@@ -185,7 +187,8 @@ import Testing
 
     /// A client that hangs up while its poll waits (closing its side, or its connection) frees the
     /// poll's place at once: with one place left (the other is the event stream's), the next poll
-    /// waits too instead of being refused.
+    /// waits too instead of being refused. A poll whose client hung up counts as 499, taken beneath
+    /// or answered by the route.
     @Test func aHangUpFreesThePollsPlace() async throws {
         try await Self.primed(.open, .init(port: 0, keepAliveInterval: .seconds(10), maxStreams: 2)) { server, store in
             let polls = server.server.longPolls
@@ -204,6 +207,18 @@ import Testing
             try await LimitTests.waitUntil { polls.heldCount == 1 }
             try await store.commit(linearList(4), to: "l")
             #expect(try await Self.read(1, from: third)[0].status == 200)
+            #expect(polls.takenCount == 3)
+            // The route's poll (a Connection header), hung up.
+            var routed: RawConnection? = try RawConnection(port: server.port)
+            #expect(routed?.send(Self.poll(server, "since=2&wait=30", extra: "Connection: keep-alive\r\n")) == true)
+            try await LimitTests.waitUntil { server.server.state.streams.current == 2 }
+            routed = nil
+            try await LimitTests.waitUntil { server.server.state.streams.current == 1 }
+            // The route counts its request once its task ends, just after the place is free.
+            let hungUp = #"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="499"} 3"#
+            try await waitUntil("three polls counted as 499") {
+                String(decoding: try await server.request("/metrics").body, as: UTF8.self).contains(hungUp)
+            }
             #expect(polls.takenCount == 3)
         }
     }
