@@ -158,9 +158,9 @@ final class LongPollFanout: Sendable {
 
     /// Reads the page `key` for the polls that came at a head the store may have moved past (see
     /// `take`), as the route reads before it waits: a page that is not empty (or an error) answers
-    /// them; an empty one makes them wait for a commit (each with a place among the long polls, or
-    /// the route's 503 when there is none), or wakes them at once if a read of the heads found
-    /// the list past them meanwhile.
+    /// them; after an empty one each takes a place among the long polls (the route's 503 when there
+    /// is none) and waits for a commit, or is woken at once if a read of the heads found the list
+    /// past it meanwhile, or gets the empty page if the server is shutting down.
     private func check(_ key: JournalPages.Key) async {
         let result: Result<(empty: Bool, body: ByteBuffer), any Error>
         do {
@@ -168,34 +168,42 @@ final class LongPollFanout: Sendable {
         } catch {
             result = .failure(error)
         }
-        let (polls, wake) = state.withLock { state -> ([Held], Bool) in
+        let (polls, ended, wake) = state.withLock { state -> ([Held], [Held], Bool) in
             let ids = state.checking.removeValue(forKey: key) ?? []
             guard case .success(let page) = result, page.empty else {
-                return (ids.compactMap { state.held.removeValue(forKey: $0) }, false)
+                return (ids.compactMap { state.held.removeValue(forKey: $0) }, [], false)
             }
             var refused = [Held]()
+            var ended = [Held]()
             let passed = (state.heads[key.list] ?? -1) > (key.since ?? .max)
             let readUnderWay = state.reading[key] != nil
             var woken = 0
             for id in ids {
                 guard state.held[id] != nil else { continue }
+                // As the route: a place to wait first (503 without), then the wait, which ends at
+                // once when the heads passed the poll, or the server is shutting down.
+                guard let slot = slots.slot() else {
+                    if let poll = state.held.removeValue(forKey: id) { refused.append(poll) }
+                    continue
+                }
+                state.held[id]?.slot = slot
                 if passed {
                     state.reading[key, default: []].append(id)
                     woken += 1
-                } else if let slot = slots.slot() {
-                    state.held[id]?.slot = slot
+                } else if state.closed {
+                    if let poll = state.held.removeValue(forKey: id) { ended.append(poll) }
+                } else {
                     state.held[id]?.reading = false
-                } else if let poll = state.held.removeValue(forKey: id) {
-                    refused.append(poll)
                 }
             }
-            return (refused, woken > 0 && !readUnderWay)
+            return (refused, ended, woken > 0 && !readUnderWay)
         }
         switch result {
         case .success(let page) where !page.empty:
             Self.answer(polls) { _ in .page(page.body) }
-        case .success:
+        case .success(let page):
             Self.answer(polls) { _ in .error(APIError.noPlaceToWait) }
+            Self.answer(ended) { _ in .page(page.body) }
         case .failure(let error):
             let api = APIError.from(error, logger: logger, storeLocation: store.location)
             Self.answer(polls) { _ in .error(api) }

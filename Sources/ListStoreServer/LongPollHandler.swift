@@ -237,7 +237,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             pendingError = nil
             context.fireErrorCaught(error)
         }
-        if held == nil, readPending {
+        if readPending, held == nil || backlog.isEmpty {
             readPending = false
             context.read()
         }

@@ -26,6 +26,39 @@ final class CountingEngine: ListStoreEngine {
     var identityReads: Int { identities.withLock { $0 } }
 
     var location: String { store.location }
+    /// Journal reads wait at it while it is closed (for tests of what happens meanwhile).
+    let journalGate = Gate()
+
+    /// A gate tasks pass while it is open, and wait at while it is closed.
+    final class Gate: Sendable {
+        private let state = _Locked<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((true, []))
+
+        /// Returns at once while the gate is open, else when it opens.
+        func pass() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let open = state.withLock { state -> Bool in
+                    if !state.open { state.waiting.append(continuation) }
+                    return state.open
+                }
+                if open { continuation.resume() }
+            }
+        }
+
+        func close() { state.withLock { $0.open = false } }
+
+        func open() {
+            let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.open = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+
+        /// How many tasks wait at the gate.
+        var waitingCount: Int { state.withLock { $0.waiting.count } }
+    }
+
     /// When set, `identity()` fails as a store that does not answer.
     let identityFails = _Locked(false)
 
@@ -53,6 +86,7 @@ final class CountingEngine: ListStoreEngine {
 
     func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage {
         reads.withLock { $0 += 1 }
+        await journalGate.pass()
         return try await store.journal(of: list, after: version, limit: limit, maxBytes: maxBytes)
     }
 

@@ -1,0 +1,75 @@
+import ListStore
+@testable import ListStoreServer
+import ListStoreTestSupport
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+
+/// `LongPollFanout` on its own: a poll at a head the store may have moved past reads the page
+/// first, as the route does, and then waits, or ends with the server.
+@Suite(.timeLimit(.minutes(2))) struct LongPollFanoutTests {
+    /// A fan-out of a store holding list `l` at version 1, whose heads were read before the store
+    /// learned of its last commit (so a poll at the head is checked first).
+    static func fanout() async throws -> (LongPollFanout, CountingEngine, TemporaryDirectory) {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let engine = CountingEngine(store)
+        let fanout = LongPollFanout(pages: JournalPages(store: engine), slots: ConnectionLimiter(maximum: 4), logger: Logger(label: "test"))
+        fanout.headsRead(["l": 1], generation: engine.commitGeneration() &- 1)
+        #expect(!fanout.headsAreCurrent)
+        return (fanout, engine, directory)
+    }
+
+    /// The answers a poll gets, as they come.
+    final class Answers: Sendable {
+        let received = _Locked([LongPollFanout.Answer]())
+        var count: Int { received.withLock { $0.count } }
+        var first: LongPollFanout.Answer? { received.withLock { $0.first } }
+        func take(_ answer: LongPollFanout.Answer) { received.withLock { $0.append(answer) } }
+    }
+
+    static let key = JournalPages.Key(list: "l", since: 1, limit: 100, maxBytes: 1 << 20)
+
+    /// Checked, the poll reads an empty page and waits; the next read of the heads past it
+    /// answers it with the commit.
+    @Test func aPollAtAHeadNotCurrentReadsFirstThenWaits() async throws {
+        let (fanout, engine, directory) = try await Self.fanout()
+        defer { withExtendedLifetime(directory) {} }
+        let answers = Answers()
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        guard case .held = fanout.take(Self.key, deadline: .now + .seconds(60), on: loop, answer: answers.take) else {
+            Issue.record("not held")
+            return
+        }
+        try await waitUntil("the check read the page") { engine.journalReads == 1 && fanout.isWaiting && answers.count == 0 }
+        try await engine.store.commit(linearList(4), to: "l")
+        fanout.headsRead(["l": 2], generation: engine.commitGeneration())
+        try await waitUntil("the answer") { answers.count == 1 }
+        guard case .page(let body) = answers.first else { Issue.record("\(String(describing: answers.first))"); return }
+        #expect(String(buffer: body).contains("\"version\":2"))
+        #expect(fanout.heldCount == 0)
+    }
+
+    /// A poll whose first read is under way when the server shuts down is answered with the empty
+    /// page once the read comes back empty, as the route's wait ends at once then.
+    @Test func aPollCheckedWhileTheServerShutsDownIsAnswered() async throws {
+        let (fanout, engine, directory) = try await Self.fanout()
+        defer { withExtendedLifetime(directory) {} }
+        let answers = Answers()
+        engine.journalGate.close()
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        guard case .held = fanout.take(Self.key, deadline: .now + .seconds(60), on: loop, answer: answers.take) else {
+            Issue.record("not held")
+            return
+        }
+        try await waitUntil("the check's read at the gate") { engine.journalGate.waitingCount == 1 }
+        fanout.close()
+        engine.journalGate.open()
+        try await waitUntil("the answer") { answers.count == 1 }
+        guard case .page(let body) = answers.first else { Issue.record("\(String(describing: answers.first))"); return }
+        #expect(body == LongPollFanout.emptyPage(of: "l"))
+        #expect(fanout.heldCount == 0)
+    }
+}
