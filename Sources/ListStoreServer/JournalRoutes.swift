@@ -304,7 +304,10 @@ struct JournalRoutes: Sendable {
             // Whether the client has every event up to the head the stream last saw (after a
             // keep-alive: the stream follows again without reading).
             var atHead = false
-            following: while !Task.isCancelled && !fanout.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
+            // The first page, read while the token was valid, is the request's answer and is
+            // written even when the token expires before the stream starts (a loaded server);
+            // the stream then ends.
+            following: while !Task.isCancelled && !fanout.isClosed && (page != nil || expiry.map({ ContinuousClock.now < $0 }) ?? true) {
                 // The waits at the head end at the token's expiry at the latest.
                 let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
                 if !atHead {
@@ -327,6 +330,7 @@ struct JournalRoutes: Sendable {
                     }
                     if current.hasMore { continue }
                 }
+                if let expiry, ContinuousClock.now >= expiry { break following }
                 atHead = false
                 guard let connection else {
                     let cursor = cursor
