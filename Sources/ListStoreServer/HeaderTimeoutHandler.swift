@@ -56,8 +56,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// nothing due, so a head costs no removal from the event loop's timers (a linear search
     /// among every connection's), only a task once per timeout while heads keep coming.
     private var deadline: NIODeadline?
-    private var timer: Scheduled<Void>?
-    private var timerAt: NIODeadline?
+    private var timer: (task: Scheduled<Void>, at: NIODeadline)?
     /// Requests waiting for what to answer, and whether the client closed its side.
     private var waitingAnswers = 0
     private var inputClosed = false
@@ -186,12 +185,10 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// that time or sooner).
     private func scheduleCheck(_ context: ChannelHandlerContext) {
         guard let deadline else { return }
-        if timer != nil, let timerAt, timerAt <= deadline { return }
-        timer?.cancel()
-        timerAt = deadline
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+        if let timer, timer.at <= deadline { return }
+        timer?.task.cancel()
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.timer = nil
-            self.timerAt = nil
             guard let due = self.deadline else { return }
             if due <= context.eventLoop.now {
                 context.close(promise: nil)
@@ -199,6 +196,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 self.scheduleCheck(context)
             }
         }
+        timer = (task, deadline)
     }
 
     private func cancelTimer() {
@@ -208,9 +206,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Cancels the scheduled task too (the connection is gone: its task must not keep it).
     private func stopTimer() {
         deadline = nil
-        timer?.cancel()
+        timer?.task.cancel()
         timer = nil
-        timerAt = nil
     }
 
     /// Behind the HTTP decoder: reports complete heads and answered requests to the

@@ -298,8 +298,7 @@ public struct JournalServer: Sendable {
         let (idleTimeout, headerTimeout, tls) = (configuration.idleTimeout, configuration.headerTimeout, configuration.tls)
         // Long polls at the heads are taken beneath Hummingbird, on their connections' event loops.
         let intake = LongPollHandler.Intake(
-            fanout: longPolls, configuration: configuration, access: access, origins: origins, metrics: metrics, logger: logger,
-            serverName: Self.serverName)
+            fanout: longPolls, configuration: configuration, access: access, origins: origins, metrics: metrics, logger: logger)
         if let tls, let warning = Self.certificateWarning(tls, at: Date()) { logger.warning("\(warning)") }
         let app = Application(
             responder: HeadResponder(responder: router.buildResponder()),

@@ -124,12 +124,12 @@ final class LongPollFanout: Sendable {
             }
             // At a head the store may have moved past: read first, and wait if the page is empty.
             let checking = !behind && state.headsGeneration != generation
+            if checking && state.headsGeneration == nil { return (nil, nil) }  // the last read of the heads failed
             var held = Held(key: key, deadline: deadline, loop: loop, answer: answer, slot: nil, reading: behind || checking)
             if !behind && !checking {
                 guard let slot = slots.slot() else { return (nil, nil) }
                 held.slot = slot
             }
-            if checking && state.headsGeneration == nil { return (nil, nil) }  // the last read of the heads failed
             state.nextID &+= 1
             state.taken += 1
             state.held[state.nextID] = held
@@ -303,6 +303,14 @@ final class LongPollFanout: Sendable {
         ByteBuffer(bytes: WireDocument.journal(JournalPage(entries: [], hasMore: false), list: list))
     }
 
+    /// Answers `polls` with the empty page of each one's list, made once per list.
+    private static func answerEmpty(_ polls: [Held]) {
+        var pages = [String: ByteBuffer]()
+        for poll in polls where pages[poll.key.list] == nil { pages[poll.key.list] = emptyPage(of: poll.key.list) }
+        let made = pages
+        answer(polls) { .page(made[$0.key.list]!) }
+    }
+
     /// Answers the waiting polls whose time is up with the empty page; returns how long until the
     /// next one's (`nil` when none waits).
     func expire() -> Duration? {
@@ -319,7 +327,7 @@ final class LongPollFanout: Sendable {
             }
             return (due.compactMap { state.held.removeValue(forKey: $0) }, next)
         }
-        Self.answer(due) { .page(Self.emptyPage(of: $0.key.list)) }
+        Self.answerEmpty(due)
         return next.map { max(.milliseconds(1), $0 - now) }
     }
 
@@ -342,6 +350,6 @@ final class LongPollFanout: Sendable {
             for id in waiting.keys { state.held[id] = nil }
             return Array(waiting.values)
         }
-        Self.answer(all) { .page(Self.emptyPage(of: $0.key.list)) }
+        Self.answerEmpty(all)
     }
 }

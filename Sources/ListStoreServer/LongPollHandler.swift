@@ -52,8 +52,6 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let origins: OriginPolicyMiddleware<ServerRequestContext>
         let metrics: ServerMetrics
         let logger: Logger
-        /// The `Server` header of every answer.
-        let serverName: String
     }
 
     /// The route's label in the metrics.
@@ -212,7 +210,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.contentLength] = String(body.readableBytes)
         if !intake.configuration.allowedOrigins.isEmpty { fields[.vary] = "Origin" }
         fields[.date] = HTTPDate.now()
-        fields[.server] = intake.serverName
+        fields[.server] = JournalServer.serverName
         context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
