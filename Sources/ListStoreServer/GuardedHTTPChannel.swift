@@ -45,13 +45,16 @@ struct GuardedHTTPChannel: ServerChildChannel {
         responder: @escaping HTTPChannelHandler.Responder, tls: TLSConfiguration?, idleTimeout: Duration, headerTimeout: Duration,
         connections: ConnectionLimiter, idleConnections: IdleConnections, longPolls: LongPollHandler.Intake? = nil
     ) throws {
-        let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [HeaderTimeoutHandler.Observer()], idleTimeout: TimeAmount(idleTimeout))
         if let tls {
+            let http1 = HTTP1Channel.Configuration(
+                additionalChannelHandlers: [HeaderTimeoutHandler.Observer()], idleTimeout: TimeAmount(idleTimeout))
             protocols = .tls(
                 try HTTP2UpgradeChannel(
                     tlsConfiguration: tls, configuration: .init(idleTimeout: idleTimeout, streamConfiguration: http1), responder: responder))
         } else {
+            // The idle timeout of a plain connection is the `HeaderTimeoutHandler`'s, which sees the
+            // polls `LongPollHandler` takes in front of Hummingbird.
+            let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [HeaderTimeoutHandler.Observer()], idleTimeout: nil)
             protocols = .http1(HTTP1Channel(responder: responder, configuration: http1))
         }
         self.connections = connections
@@ -85,8 +88,9 @@ struct GuardedHTTPChannel: ServerChildChannel {
         // In front of TLS, if any: a handshake that trickles in, or never comes, counts against the
         // head's time. An HTTP/2 connection without streams is closed a little after the HTTP/2
         // channel's own idle timeout, which waits for the client to answer its goodbye.
+        let plain = { if case .http1 = protocols { true } else { false } }()
         let guarding = HeaderTimeoutHandler(
-            timeout: TimeAmount(headerTimeout), armedAtConnect: { if case .tls = protocols { true } else { false } }(),
+            timeout: TimeAmount(headerTimeout), idleTimeout: plain ? TimeAmount(idleTimeout) : nil, armedAtConnect: !plain,
             multiplexedIdleTimeout: TimeAmount(idleTimeout + .seconds(5)), idleConnections: idleConnections)
         let guarded = channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(guarding)
@@ -94,11 +98,11 @@ struct GuardedHTTPChannel: ServerChildChannel {
         switch protocols {
         case .http1(let http1):
             return guarded.flatMap { http1.setup(channel: channel, logger: logger) }.flatMapThrowing { connection in
-                // Behind Hummingbird's connection state (which keeps the idle timeout and the
-                // graceful shutdown's closing for the polls taken, as for its own requests).
+                // In front of the HTTP decoder, right behind the header timeout, which it tells of
+                // the polls it takes.
                 if let longPolls {
                     let operations = channel.pipeline.syncOperations
-                    try operations.addHandler(LongPollHandler(longPolls), position: .after(try operations.handler(type: HTTPConnectionStateHandler.self)))
+                    try operations.addHandler(LongPollHandler(longPolls), position: .after(try operations.handler(type: HeaderTimeoutHandler.self)))
                 }
                 return Value(channel: channel, http: .http1(connection))
             }

@@ -13,6 +13,12 @@ import NIOHTTPTypes
 /// timeout is only set up once the handshake has chosen the protocol, so a handshake that never
 /// comes counts as a head that never ends.
 ///
+/// On a plain connection (`idleTimeout` given) it also keeps the idle timeout: a connection that
+/// holds no request for `idleTimeout` is closed, and so is one whose request's body stops coming
+/// for as long. (Over TLS, Hummingbird keeps it: the handler sees only encrypted bytes.) It keeps
+/// it rather than Hummingbird because `LongPollHandler` answers long polls in front of Hummingbird,
+/// which never sees them.
+///
 /// Over HTTP/2 a connection carries many requests: once its first stream opens, the head timer
 /// stops for good, and the handler closes the connection when it has had no open stream for
 /// `multiplexedIdleTimeout`, whether or not the client answers the HTTP/2 channel's own goodbye.
@@ -30,6 +36,14 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     enum Event {
         /// A request head is complete: stop the timer.
         case headReceived
+        /// The bytes of a head are there, not all of them yet (`LongPollHandler`, which tells
+        /// when it answered a request during the read that brought them).
+        case headIncomplete
+        /// A request is read whole (its body, if any, came to its end).
+        case requestRead
+        /// A request without a body is read whole (`LongPollHandler`'s polls): `headReceived` and
+        /// `requestRead` at once.
+        case requestReceived
         /// Every request so far is answered: the next byte starts a new head.
         case awaitingHead
         /// The last answer's last bytes are written to the connection.
@@ -46,9 +60,16 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     private let timeout: TimeAmount
+    private let idleTimeout: TimeAmount?
     private let armedAtConnect: Bool
     private let multiplexedIdleTimeout: TimeAmount
     private var awaitingHead = true
+    /// Between a head and the end of its request's body.
+    private var bodyComing = false
+    /// While a read goes through the handlers behind, and whether a request was answered meanwhile
+    /// (what is left of the read is then not known to be a head: `headIncomplete` says so).
+    private var reading = false
+    private var answeredInRead = false
     private var multiplexed = false
     private var openStreams = 0
     /// When the connection is closed unless the timer is cancelled first (`nil`: not armed), and
@@ -56,6 +77,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// nothing due, so a head costs no removal from the event loop's timers (a linear search
     /// among every connection's), only a task once per timeout while heads keep coming.
     private var deadline: NIODeadline?
+    /// Whether `deadline` is the idle timeout's (the head's otherwise).
+    private var deadlineIsIdle = false
     private var timer: (task: Scheduled<Void>, at: NIODeadline)?
     /// Requests waiting for what to answer, and whether the client closed its side.
     private var waitingAnswers = 0
@@ -66,10 +89,11 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var closeForRoom: (@Sendable () -> Void)?
 
     init(
-        timeout: TimeAmount, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
+        timeout: TimeAmount, idleTimeout: TimeAmount? = nil, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
         idleConnections: IdleConnections? = nil
     ) {
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
         self.armedAtConnect = armedAtConnect
         self.multiplexedIdleTimeout = multiplexedIdleTimeout
         self.idleConnections = idleConnections
@@ -77,14 +101,22 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func handlerAdded(context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }
-        if armedAtConnect { arm(context, timeout) }
+        armAtConnect(context)
         reportIdle(context)
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        if armedAtConnect { arm(context, timeout) }
+        armAtConnect(context)
         reportIdle(context)
         context.fireChannelActive()
+    }
+
+    private func armAtConnect(_ context: ChannelHandlerContext) {
+        if armedAtConnect {
+            arm(context, timeout)
+        } else if let idleTimeout {
+            armIdle(context, idleTimeout)
+        }
     }
 
     /// Tells `idleConnections` that the connection holds no request now.
@@ -105,8 +137,17 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // The decoder behind reports a complete head while it reads these bytes (`headReceived`),
         // so the timer is armed only when they leave a head incomplete: a request whose head comes
         // in one read, as nearly all do, costs no timer.
+        reading = true
+        answeredInRead = false
         context.fireChannelRead(data)
-        if awaitingHead, !multiplexed, context.channel.isActive { arm(context, timeout) }
+        reading = false
+        guard context.channel.isActive else { return }
+        if awaitingHead, !multiplexed, !answeredInRead {
+            armHead(context)
+        } else if bodyComing, let idleTimeout {
+            deadline = nil
+            armIdle(context, idleTimeout)
+        }
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
@@ -115,12 +156,24 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return
         }
         switch event {
-        case .headReceived:
+        case .headReceived, .requestReceived:
             awaitingHead = false
+            bodyComing = event == .headReceived
             cancelTimer()
+            if bodyComing, let idleTimeout { armIdle(context, idleTimeout) }
             idleConnections?.busy(context.channel)
+        case .headIncomplete:
+            if awaitingHead, !multiplexed { armHead(context) }
+        case .requestRead:
+            bodyComing = false
+            if deadlineIsIdle { cancelTimer() }
         case .awaitingHead:
             awaitingHead = true
+            if reading { answeredInRead = true }
+            if let idleTimeout, !multiplexed {
+                cancelTimer()
+                armIdle(context, idleTimeout)
+            }
         case .answerWritten:
             // Idle, unless a next request's head came whole meanwhile (a head still coming counts
             // as idle, as a connection's first does).
@@ -178,7 +231,21 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func arm(_ context: ChannelHandlerContext, _ delay: TimeAmount) {
         guard deadline == nil else { return }
         deadline = context.eventLoop.now + delay
+        deadlineIsIdle = false
         scheduleCheck(context)
+    }
+
+    /// Starts the head's timer: the first bytes of a head end the idle time.
+    private func armHead(_ context: ChannelHandlerContext) {
+        if deadlineIsIdle { deadline = nil }
+        arm(context, timeout)
+    }
+
+    /// Closes the connection after `delay` of idleness, unless the timer is cancelled first; a
+    /// timer already running is left as it is.
+    private func armIdle(_ context: ChannelHandlerContext, _ delay: TimeAmount) {
+        arm(context, delay)
+        deadlineIsIdle = true
     }
 
     /// Schedules the task that closes the connection at `deadline` (unless one is scheduled for
@@ -243,6 +310,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 }
                 unanswered += 1
                 context.triggerUserOutboundEvent(Event.headReceived, promise: nil)
+            } else if case .end = unwrapInboundIn(data), Self.multiplexingConnection(of: context.channel) == nil {
+                context.triggerUserOutboundEvent(Event.requestRead, promise: nil)
             }
             context.fireChannelRead(data)
         }

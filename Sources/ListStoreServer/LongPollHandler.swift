@@ -5,44 +5,50 @@ import Logging
 import NIOCore
 import NIOHTTPTypes
 
-/// Takes the long polls of plain HTTP/1.1 connections beneath Hummingbird, on the connection's
-/// event loop, and hands them to `LongPollFanout`, which answers them: at once when the list is
-/// past their version (from the page the polls of that version share), when a commit passes them,
-/// or when their time is up. Every other request goes on to Hummingbird untouched.
+/// Takes the long polls of plain HTTP/1.1 connections in front of the HTTP decoder, on the
+/// connection's event loop, and hands them to `LongPollFanout`, which answers them: at once when
+/// the list is past their version (from the page the polls of that version share), when a commit
+/// passes them, or when their time is up. Every other request goes on to Hummingbird.
 ///
-/// A poll is taken only when the route would answer it the same way: a `GET
-/// /v1/lists/{list}/journal` whose query holds only `since`, `limit`, `wait` and `maxBytes`, each
-/// once, in plain digits, and valid (`JournalQuery`), with a `since` and a `wait`; a `Host` the
-/// server allows and no `Origin` (`OriginPolicyMiddleware`); no `Connection` header; a token known
-/// at once that may read the list (`AccessMiddleware.identify(_:)`: the service token, or a
-/// user's token the route verified before); a version at or behind the list's head as the last
-/// read of the heads found it (see `LongPollFanout.take(_:deadline:on:answer:)`). When any of that
-/// does not hold, or an earlier request of the connection is still Hummingbird's, the request goes
-/// on and the route answers it. The answer is the route's: its status and body (a poll behind the
-/// head may get a page kept since the store last learned of a commit), `Content-Type:
-/// application/json`, `Date`, `Server`, and `Vary: Origin` when the server allows origins; the
-/// metrics and the request log count it under the route (`RequestMetricsMiddleware`; a poll whose
-/// client hung up as 499).
+/// The handler reads each request head from the connection's bytes (`PlainRequestHead`) and takes
+/// a poll only when the route would answer it the same way: a `GET /v1/lists/{list}/journal` whose
+/// query holds only `since`, `limit`, `wait` and `maxBytes`, each once, in plain digits, and valid
+/// (`JournalQuery`), with a `since` and a `wait`; one `Host`, which the server allows, and no
+/// `Origin` (`OriginPolicyMiddleware`); no `Connection` header; a token known at once that may read
+/// the list (`AccessMiddleware.identify(_:)`: the service token, or a user's token the route
+/// verified before); a version at or behind the list's head as the last read of the heads found it
+/// (see `LongPollFanout.take(_:deadline:on:answer:)`). Its answer is written as the route's is,
+/// byte for byte: its status and body (a poll behind the head may get a page kept since the store
+/// last learned of a commit), `Content-Type: application/json`, `Date`, `Server`, and
+/// `Vary: Origin` when the server allows origins; the metrics and the request log count it under
+/// the route (`RequestMetricsMiddleware`; a poll whose client hung up as 499).
 ///
-/// Requests the client sends behind a poll taken (HTTP/1.1 pipelining) wait for its answer, in
-/// order; while any does, the handler reads no more of the connection. A client that hangs up
-/// frees its poll's place at once; one that closes its side while its poll waits has hung up
-/// (`HeaderTimeoutHandler`). It sits behind Hummingbird's `HTTPConnectionStateHandler`, which so
-/// sees the polls as requests in progress: the idle timeout does not close a connection whose poll
-/// waits, and a graceful shutdown closes the connection once its poll is answered (the fan-out
-/// answers every poll with the empty page then).
+/// Any other whole head without a body goes on to the decoder, its bytes alone, and the handler
+/// waits for Hummingbird's answer (`HeaderTimeoutHandler.Event.awaitingHead`) before it reads the
+/// next request. A head that is not plainly written, or that has a body or changes the protocol,
+/// goes on with everything behind it, and the connection is Hummingbird's from then on. So the
+/// decoder only ever sees whole requests from their first byte, and the answers keep the requests'
+/// order (HTTP/1.1 pipelining); while a request waits for its answer with others behind it, the
+/// handler reads no more of the connection.
+///
+/// The handler keeps the connection's other rules for the polls it takes: it tells the
+/// `HeaderTimeoutHandler` in front of it when a head is whole, when a poll waits, and when its
+/// answer is written, so the header and idle timeouts, a client that hangs up (its poll's place is
+/// freed at once), and `IdleConnections` treat the poll as a request in progress; a graceful
+/// shutdown (`ChannelShouldQuiesceEvent`) reaches Hummingbird, which closes the connection, once the
+/// poll waiting is answered (the fan-out answers every poll with the empty page then).
 ///
 /// TLS connections (HTTP/2, or HTTP/1.1 chosen by ALPN) are not taken: Hummingbird answers all
 /// their requests.
 ///
 /// ```swift
-/// try channel.pipeline.syncOperations.addHandler(LongPollHandler(intake), position: .after(connectionState))
+/// try channel.pipeline.syncOperations.addHandler(LongPollHandler(intake), position: .after(headerTimeout))
 /// ```
 final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
 
     /// What the handlers of every connection share: the server's rules and the fan-out.
     struct Intake: Sendable {
@@ -56,20 +62,30 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The route's label in the metrics.
     static let route = "/v1/lists/{list}/journal"
+    /// The longest head the handler reads; a longer one goes on to the decoder.
+    static let headLimit = 16_384
+
+    /// Who reads the connection's requests.
+    private enum Reader {
+        /// This handler, one request at a time.
+        case handler
+        /// Hummingbird, for the request handed on last, until it is answered.
+        case route
+        /// Hummingbird, for good.
+        case hummingbird
+    }
 
     private let intake: Intake
-    /// Requests handed to Hummingbird and not answered yet.
-    private var forwarded = 0
-    /// The poll taken: its id in the fan-out while it waits for its answer, when it came, and
-    /// whether its request's parts are still coming.
+    private var reader = Reader.handler
+    /// The bytes read and not yet taken or handed on.
+    private var pending: ByteBuffer?
+    /// The poll taken: its id in the fan-out while it waits for its answer, and when it came.
     private var held: UInt64?
     private var heldSince = ContinuousClock.now
-    private var requestOpen = false
-    /// Parts that came behind the poll, whether a read was asked for meanwhile, and an error of
-    /// the connection (the decoder's) that came behind it.
-    private var backlog: [HTTPRequestPart] = []
+    /// Whether a read was held back, and a graceful shutdown held back while a poll waits.
     private var readPending = false
-    private var pendingError: (any Error)?
+    private var quiescing = false
+    private var heldQuiesce: Any?
     private var context: ChannelHandlerContext?
 
     init(_ intake: Intake) {
@@ -86,61 +102,81 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        if requestOpen && backlog.isEmpty {
-            // The rest of the poll's request (a GET's body is not read).
-            if case .end = part { requestOpen = false }
-            return
+        guard reader != .hummingbird else { return context.fireChannelRead(data) }
+        var bytes = unwrapInboundIn(data)
+        if pending == nil {
+            pending = bytes
+        } else {
+            pending!.writeBuffer(&bytes)
         }
-        if held != nil || !backlog.isEmpty {
-            backlog.append(part)
-            return
-        }
-        take(part, context: context)
+        takeRequests(context: context, reading: true)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Behind a poll, an error (Hummingbird answers a parse error with 400 and closes) waits
-        // for the poll's answer, as the requests before it do.
-        guard held != nil || !backlog.isEmpty else { return context.fireErrorCaught(error) }
-        if pendingError == nil { pendingError = error }
-    }
-
-    /// Takes the poll `part` begins, or hands `part` on to Hummingbird (and returns `true`).
-    @discardableResult
-    private func take(_ part: HTTPRequestPart, context: ChannelHandlerContext) -> Bool {
-        guard case .head(let head) = part else {
-            context.fireChannelRead(wrapInboundOut(part))
-            return true
-        }
-        if forwarded == 0, let (key, deadline) = poll(head) {
-            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, answer: { bound.value.answer($0) }) {
-                heldSince = .now
-                requestOpen = true
-                if intake.logger.logLevel <= .info {
-                    intake.logger.info("Request", metadata: ["hb.request.path": "\(head.path ?? "")", "hb.request.method": "GET"])
+    /// Takes the polls among the pending requests, one after another, until one waits, one goes
+    /// to Hummingbird, or the rest is not a whole head yet.
+    private func takeRequests(context: ChannelHandlerContext, reading: Bool) {
+        while reader == .handler, held == nil, let buffer = pending, buffer.readableBytes > 0 {
+            switch buffer.withUnsafeReadableBytes({ PlainRequestHead.parse($0, limit: Self.headLimit) }) {
+            case .incomplete:
+                // More is to come: the header timeout times it.
+                context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.headIncomplete, promise: nil)
+                return
+            case .unsupported:
+                return handOnEverything(context: context, reading: reading)
+            case .head(let head):
+                if head.mayHaveBody { return handOnEverything(context: context, reading: reading) }
+                if !quiescing, let (key, deadline) = poll(head) {
+                    let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                    if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, answer: { bound.value.answer($0) }) {
+                        pending!.moveReaderIndex(forwardBy: head.length)
+                        heldSince = .now
+                        context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.requestReceived, promise: nil)
+                        if intake.logger.logLevel <= .info {
+                            intake.logger.info("Request", metadata: ["hb.request.path": "\(head.target)", "hb.request.method": "GET"])
+                        }
+                        switch taken {
+                        case .answer(let page):
+                            write(.page(page), context: context)
+                        case .held(let id):
+                            held = id
+                            context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.waitingAnswer, promise: nil)
+                        }
+                        continue
+                    }
                 }
-                switch taken {
-                case .answer(let page):
-                    write(.page(page), context: context)
-                case .held(let id):
-                    held = id
-                    context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.waitingAnswer, promise: nil)
-                }
-                return false
+                // The route answers it; what follows waits for its answer.
+                let request = pending!.readSlice(length: head.length)!
+                reader = .route
+                context.fireChannelRead(wrapInboundOut(request))
+                if !reading { context.fireChannelReadComplete() }
             }
         }
-        forwarded += 1
-        context.fireChannelRead(wrapInboundOut(part))
-        return true
+        if pending?.readableBytes == 0 { pending = nil }
+        if readPending, !holdsReads {
+            readPending = false
+            context.read()
+        }
+    }
+
+    /// Hands every pending byte on to Hummingbird, which reads the connection from now on.
+    private func handOnEverything(context: ChannelHandlerContext, reading: Bool) {
+        reader = .hummingbird
+        if let bytes = pending {
+            pending = nil
+            context.fireChannelRead(wrapInboundOut(bytes))
+            if !reading { context.fireChannelReadComplete() }
+        }
+        if readPending {
+            readPending = false
+            context.read()
+        }
     }
 
     /// The page a request asks and when its wait ends, when it is a long poll this handler may
     /// take (see the type's overview); `nil` otherwise.
-    private func poll(_ head: HTTPRequest) -> (JournalPages.Key, ContinuousClock.Instant)? {
-        guard head.method == .get, let target = head.path, let authority = head.authority, head.headerFields[.origin] == nil,
-            head.headerFields[.connection] == nil, let (segment, query) = Self.journalTarget(target[...].utf8)
+    private func poll(_ head: PlainRequestHead) -> (JournalPages.Key, ContinuousClock.Instant)? {
+        guard head.method == "GET", !head.hasRouteFields, let authority = head.host,
+            let (segment, query) = Self.journalTarget(head.target[...].utf8)
         else { return nil }
         guard let list = PercentEncoding.decode(String(Substring(segment))), (try? _Names.checkList(list)) != nil else { return nil }
         // Only plainly written parameters (digits, nothing to decode), each once, and no others.
@@ -158,7 +194,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             query.since != nil, query.wait > 0
         else { return nil }
         guard intake.origins.isAllowedRemembering(host: authority),
-            case .known(let identity) = intake.access.identify(head.headerFields[.authorization]),
+            case .known(let identity) = intake.access.identify(head.authorization),
             let grant = JournalRoutes.grant(on: list, to: identity, access: intake.access.state.access), grant >= .read
         else { return nil }
         // A user's long poll ends when its token does: the client asks again with a fresh one.
@@ -191,68 +227,90 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         held = nil
         context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.answerReady, promise: nil)
         write(answer, context: context)
-        drainBacklog(context: context)
+        if let event = heldQuiesce {
+            // The shutdown's turn: Hummingbird closes the connection, which holds no request now.
+            heldQuiesce = nil
+            pending = nil
+            return context.fireUserInboundEventTriggered(event)
+        }
+        takeRequests(context: context, reading: false)
     }
 
-    /// Writes `answer` as the route would: 200 and the page, or the error.
+    /// Writes `answer` as the route would, in one write: the head, `200` and the page or the
+    /// error, then the body.
     private func write(_ answer: LongPollFanout.Answer, context: ChannelHandlerContext) {
-        var fields = HTTPFields()
         let status: HTTPResponse.Status
         let body: ByteBuffer
+        var head = context.channel.allocator.buffer(capacity: 192)
         switch answer {
         case .page(let page):
             (status, body) = (.ok, page)
+            head.writeStaticString("HTTP/1.1 200 OK\r\n")
         case .error(let error):
-            fields = error.headers
             (status, body) = (error.status, ByteBuffer(bytes: error.body))
+            head.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+            for field in error.headers where field.name != .contentType {
+                head.writeString("\(field.name.rawName): \(field.value)\r\n")
+            }
         }
-        fields[.contentType] = "application/json"
-        fields[.contentLength] = String(body.readableBytes)
-        if !intake.configuration.allowedOrigins.isEmpty { fields[.vary] = "Origin" }
-        fields[.date] = HTTPDate.now()
-        fields[.server] = JournalServer.serverName
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        head.writeStaticString("Content-Type: application/json\r\nContent-Length: ")
+        head.writeString(String(body.readableBytes))
+        if !intake.configuration.allowedOrigins.isEmpty { head.writeStaticString("\r\nVary: Origin") }
+        head.writeStaticString("\r\nDate: ")
+        head.writeString(HTTPDate.now())
+        head.writeStaticString("\r\nServer: ")
+        head.writeString(JournalServer.serverName)
+        head.writeStaticString("\r\n\r\n")
+        // The connection holds no request once the answer's bytes are written (`IdleConnections`).
+        context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.awaitingHead, promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.answerWritten, promise: nil)
+        }
+        context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(body)), promise: written)
         intake.metrics.recordRequest(method: "GET", route: Self.route, status: Int(status.code), duration: .now - heldSince)
     }
 
-    /// Hands on, in order, the parts that came behind the poll (taking the next poll among them,
-    /// if any), and reads again if a read was held back.
-    private func drainBacklog(context: ChannelHandlerContext) {
-        var handedOn = false
-        while !backlog.isEmpty, held == nil || requestOpen {
-            let part = backlog.removeFirst()
-            if requestOpen {
-                if case .end = part { requestOpen = false }
-                continue
-            }
-            if take(part, context: context) { handedOn = true }
-        }
-        // Hummingbird takes what it was handed at the end of a read.
-        if handedOn { context.fireChannelReadComplete() }
-        if held == nil, backlog.isEmpty, let error = pendingError {
-            pendingError = nil
-            context.fireErrorCaught(error)
-        }
-        if readPending, held == nil || backlog.isEmpty {
-            readPending = false
-            context.read()
-        }
+    /// Whether reads wait: a request waits for its answer with others behind it.
+    private var holdsReads: Bool {
+        (held != nil || reader == .route) && (pending?.readableBytes ?? 0) > 0
     }
 
     func read(context: ChannelHandlerContext) {
-        // Behind a poll, requests wait for its answer: read no more of them meanwhile.
-        if held != nil && !backlog.isEmpty {
+        if holdsReads {
             readPending = true
         } else {
             context.read()
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { forwarded = max(0, forwarded - 1) }
-        context.write(data, promise: promise)
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if reader == .route, case .awaitingHead? = event as? HeaderTimeoutHandler.Event {
+            // Hummingbird answered the request handed on: the rest of its answer is written right
+            // after this event, and the handler reads the next request once it is.
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.execute { bound.value.routeAnswered() }
+        }
+        context.triggerUserOutboundEvent(event, promise: promise)
+    }
+
+    private func routeAnswered() {
+        guard let context, reader == .route else { return }
+        reader = .handler
+        takeRequests(context: context, reading: false)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            // No poll is taken from now on; one that waits is answered first.
+            quiescing = true
+            if held != nil {
+                heldQuiesce = event
+                return
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -268,9 +326,9 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             intake.metrics.recordRequest(method: "GET", route: Self.route, status: 499, duration: .now - heldSince)
         }
         held = nil
-        backlog = []
+        pending = nil
         readPending = false
-        pendingError = nil
+        heldQuiesce = nil
     }
 }
 
