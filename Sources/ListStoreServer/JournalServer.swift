@@ -243,6 +243,8 @@ public struct JournalServer: Sendable {
     let pages: JournalPages
     /// The long polls taken beneath Hummingbird.
     let longPolls: LongPollFanout
+    /// The services of the run under way, which a graceful shutdown stops (`shutDownGracefully()`).
+    private let services = _Locked<ServiceGroup?>(nil)
 
     /// A server of `store`.
     public init(store: any ListStoreEngine, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
@@ -324,11 +326,18 @@ public struct JournalServer: Sendable {
         // Cancelled, it takes no new connection from that moment (a graceful shutdown closes the
         // listening socket first instead).
         state.connections.open()
+        services.withLock { $0 = group }
+        defer { services.withLock { $0 = nil } }
         try await withTaskCancellationHandler {
             try await group.run()
         } onCancel: {
             state.connections.close()
         }
+    }
+
+    /// Shuts the run under way down as SIGTERM does (see `run(handlingSignals:onRunning:)`).
+    func shutDownGracefully() async {
+        await services.withLock { $0 }?.triggerGracefulShutdown()
     }
 }
 

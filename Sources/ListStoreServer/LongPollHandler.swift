@@ -84,6 +84,8 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var heldSince = ContinuousClock.now
     /// Whether a read was held back, and a graceful shutdown held back while a poll waits.
     private var readPending = false
+    /// Whether bytes went on to Hummingbird since the end of the last read, which it then needs.
+    private var handedOn = false
     private var quiescing = false
     private var heldQuiesce: Any?
     private var context: ChannelHandlerContext?
@@ -147,8 +149,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // The route answers it; what follows waits for its answer.
                 let request = pending!.readSlice(length: head.length)!
                 reader = .route
-                context.fireChannelRead(wrapInboundOut(request))
-                if !reading { context.fireChannelReadComplete() }
+                handOn(request, context: context, reading: reading)
             }
         }
         if pending?.readableBytes == 0 { pending = nil }
@@ -163,13 +164,30 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         reader = .hummingbird
         if let bytes = pending {
             pending = nil
-            context.fireChannelRead(wrapInboundOut(bytes))
-            if !reading { context.fireChannelReadComplete() }
+            handOn(bytes, context: context, reading: reading)
         }
         if readPending {
             readPending = false
             context.read()
         }
+    }
+
+    /// Hands `bytes` on to Hummingbird, which takes what it was handed at the end of a read (the
+    /// read's own end, or one made here).
+    private func handOn(_ bytes: ByteBuffer, context: ChannelHandlerContext, reading: Bool) {
+        context.fireChannelRead(wrapInboundOut(bytes))
+        if reading {
+            handedOn = true
+        } else {
+            context.fireChannelReadComplete()
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // A read whose requests were all taken here is nothing to the handlers behind.
+        guard handedOn || reader == .hummingbird else { return }
+        handedOn = false
+        context.fireChannelReadComplete()
     }
 
     /// The page a request asks and when its wait ends, when it is a long poll this handler may

@@ -80,6 +80,50 @@ import Testing
         #expect(idle.count == 0 && !idle.closeOldest())
     }
 
+    /// A plain connection (the handler keeps its idle timeout) is closed once it has held no
+    /// request for the idle timeout: from its start, and again after each answer. A request in
+    /// progress keeps it however long its answer takes; a body that stops coming for the idle
+    /// timeout closes it, one that keeps coming does not.
+    @Test func plainConnectionsCloseWhenIdleButNotWhileARequestIsInProgress() throws {
+        func connected() throws -> (EmbeddedChannel, EmbeddedEventLoop) {
+            let loop = EmbeddedEventLoop()
+            let channel = EmbeddedChannel(
+                handlers: [HeaderTimeoutHandler(timeout: .seconds(10), idleTimeout: .seconds(60)), HeaderTimeoutHandler.Observer()], loop: loop)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            return (channel, loop)
+        }
+        let head = HTTPRequestPart.head(HTTPRequest(method: .get, scheme: nil, authority: "h", path: "/"))
+
+        let (idle, idleLoop) = try connected()
+        idleLoop.advanceTime(by: .seconds(59))
+        #expect(idle.isActive)
+        idleLoop.advanceTime(by: .seconds(2))
+        #expect(!idle.isActive)
+
+        let (answered, loop) = try connected()
+        loop.advanceTime(by: .seconds(30))
+        try answered.writeInbound(head)
+        try answered.writeInbound(HTTPRequestPart.end(nil))
+        loop.advanceTime(by: .seconds(300))  // a long poll, an event stream
+        #expect(answered.isActive)
+        try answered.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
+        try answered.writeOutbound(HTTPResponsePart.end(nil))
+        loop.advanceTime(by: .seconds(59))
+        #expect(answered.isActive)
+        loop.advanceTime(by: .seconds(2))
+        #expect(!answered.isActive)
+
+        let (uploading, uploadLoop) = try connected()
+        try uploading.writeInbound(HTTPRequestPart.head(HTTPRequest(method: .post, scheme: nil, authority: "h", path: "/")))
+        for _ in 0..<5 {
+            uploadLoop.advanceTime(by: .seconds(50))
+            try uploading.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "x")))
+        }
+        #expect(uploading.isActive)
+        uploadLoop.advanceTime(by: .seconds(61))
+        #expect(!uploading.isActive)
+    }
+
     /// Methods outside HTTP's own are one label, so clients cannot grow the metrics.
     @Test func unknownMethodsShareOneLabel() throws {
         typealias Middleware = RequestMetricsMiddleware<ServerRequestContext>

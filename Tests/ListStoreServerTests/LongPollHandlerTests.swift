@@ -136,6 +136,36 @@ import Testing
         }
     }
 
+    /// Polls that follow one another on a connection for longer than its idle timeout keep it:
+    /// the idle timeout counts the polls taken in front of Hummingbird as requests.
+    @Test func pollsOneAfterAnotherKeepTheirConnectionPastTheIdleTimeout() async throws {
+        try await Self.primed(.open, .init(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(1))) { server, _ in
+            let connection = try RawConnection(port: server.port)
+            for round in 1...3 {
+                #expect(connection.send(Self.poll(server, "since=1&wait=1")))
+                let quiet = try await Self.read(1, from: connection)[0]
+                #expect(quiet.status == 200 && quiet.body.contains("\"commits\":[]"), "round \(round)")
+            }
+            #expect(server.server.longPolls.takenCount == 3)
+        }
+    }
+
+    /// A graceful shutdown answers a poll that waits (the empty page) before it closes the
+    /// poll's connection.
+    @Test func aPollWaitingAtShutdownIsAnsweredBeforeItsConnectionCloses() async throws {
+        try await Self.primed { server, _ in
+            let connection = try RawConnection(port: server.port)
+            #expect(connection.send(Self.poll(server, "since=1&wait=30")))
+            try await LimitTests.waitUntil { server.server.longPolls.heldCount == 1 }
+            let stopping = Task { await server.server.shutDownGracefully() }
+            let answer = try await RawConnection.run { connection.receive(timeout: .seconds(60)) }
+            await stopping.value
+            #expect(answer.closed, "the connection is closed after the answer")
+            let answers = Self.answers(in: answer.text)
+            #expect(answers.count == 1 && answers.first?.status == 200 && answers.first?.body.contains("\"commits\":[]") == true, "\(answer.text)")
+        }
+    }
+
     /// Requests a client sends behind a poll it holds (HTTP/1.1 pipelining) are answered after it,
     /// in order; a poll behind a request the route answers is taken once that one is answered.
     @Test func requestsBehindAPollAreAnsweredAfterItInOrder() async throws {
