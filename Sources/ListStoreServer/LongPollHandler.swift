@@ -84,6 +84,8 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var heldSince = ContinuousClock.now
     /// Whether a read was held back, and a graceful shutdown held back while a poll waits.
     private var readPending = false
+    /// How many of the pending bytes were searched for the end of a head, in vain.
+    private var searched = 0
     /// Whether bytes went on to Hummingbird since the end of the last read, which it then needs.
     private var handedOn = false
     private var quiescing = false
@@ -117,16 +119,30 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Takes the polls among the pending requests, one after another, until one waits, one goes
     /// to Hummingbird, or the rest is not a whole head yet.
     private func takeRequests(context: ChannelHandlerContext, reading: Bool) {
-        while reader == .handler, held == nil, let buffer = pending, buffer.readableBytes > 0 {
-            switch buffer.withUnsafeReadableBytes({ PlainRequestHead.parse($0, limit: Self.headLimit) }) {
+        requests: while reader == .handler, held == nil, let buffer = pending, buffer.readableBytes > 0 {
+            // A head is read once its end may be there (or it is as long as a head may be): a head
+            // that trickles in costs each byte once, not once a read.
+            let parsed: PlainRequestHead.Parsed =
+                if buffer.readableBytes < Self.headLimit, !Self.mayHoldHeadEnd(buffer, from: searched) {
+                    .incomplete
+                } else {
+                    buffer.withUnsafeReadableBytes { PlainRequestHead.parse($0, limit: Self.headLimit) }
+                }
+            switch parsed {
             case .incomplete:
                 // More is to come: the header timeout times it.
+                searched = buffer.readableBytes
                 context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.headIncomplete, promise: nil)
-                return
+                break requests
             case .unsupported:
-                return handOnEverything(context: context, reading: reading)
+                handOnEverything(context: context, reading: reading)
+                break requests
             case .head(let head):
-                if head.mayHaveBody { return handOnEverything(context: context, reading: reading) }
+                searched = 0
+                if head.needsTheFramework {
+                    handOnEverything(context: context, reading: reading)
+                    break requests
+                }
                 if !quiescing, let (key, deadline) = poll(head) {
                     let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
                     if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, answer: { bound.value.answer($0) }) {
@@ -159,11 +175,33 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Whether `buffer`'s readable bytes hold the CR LF CR LF that ends a head, searching from
+    /// `start` (bytes before it were searched before).
+    /// - Complexity: O(bytes from `start`).
+    static func mayHoldHeadEnd(_ buffer: ByteBuffer, from start: Int) -> Bool {
+        buffer.withUnsafeReadableBytes { bytes in
+            var i = max(0, start - 3)
+            while i + 3 < bytes.count {
+                if bytes[i + 3] != UInt8(ascii: "\n") {
+                    i += 1
+                } else if bytes[i] == UInt8(ascii: "\r"), bytes[i + 1] == UInt8(ascii: "\n"), bytes[i + 2] == UInt8(ascii: "\r") {
+                    return true
+                } else {
+                    i += 1
+                }
+            }
+            return false
+        }
+    }
+
     /// Hands every pending byte on to Hummingbird, which reads the connection from now on.
     private func handOnEverything(context: ChannelHandlerContext, reading: Bool) {
         reader = .hummingbird
+        searched = 0
         if let bytes = pending {
             pending = nil
+            // A head that is not whole is the header timeout's (the decoder reports one that is).
+            context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.headIncomplete, promise: nil)
             handOn(bytes, context: context, reading: reading)
         }
         if readPending {
@@ -246,9 +284,10 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.answerReady, promise: nil)
         write(answer, context: context)
         if let event = heldQuiesce {
-            // The shutdown's turn: Hummingbird closes the connection, which holds no request now.
+            // The shutdown's turn: Hummingbird answers the requests that came behind the poll, if
+            // any, and closes the connection.
             heldQuiesce = nil
-            pending = nil
+            handOnEverything(context: context, reading: false)
             return context.fireUserInboundEventTriggered(event)
         }
         takeRequests(context: context, reading: false)
@@ -321,12 +360,19 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            // No poll is taken from now on; one that waits is answered first.
+            // No poll is taken from now on; one that waits is answered first. The requests that
+            // came go to Hummingbird, which answers them before it closes the connection.
             quiescing = true
             if held != nil {
                 heldQuiesce = event
                 return
             }
+            handOnEverything(context: context, reading: false)
+        } else if case .inputClosed? = event as? ChannelEvent, held == nil {
+            // The client sends no more: what it sent goes to Hummingbird before the end of its
+            // input, after which the decoder reads nothing. (One that closes its side while its
+            // poll waits has hung up: `HeaderTimeoutHandler` closes the connection.)
+            handOnEverything(context: context, reading: false)
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -345,6 +391,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         held = nil
         pending = nil
+        searched = 0
         readPending = false
         heldQuiesce = nil
     }

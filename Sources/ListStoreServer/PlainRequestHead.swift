@@ -7,9 +7,10 @@
 /// then an empty line. Anything else (a bare CR or LF, a folded line, a byte outside ASCII, another
 /// version, a head longer than `limit`) is `unsupported`, and the handler leaves the connection to
 /// the decoder: every head read here is one the decoder reads the same way, so the two never
-/// disagree on where a request ends. A request whose head names a body or a change of protocol
-/// (`Content-Length`, `Transfer-Encoding`, `Upgrade`, `Expect`) says so in `mayHaveBody`: its end is
-/// not its head's.
+/// disagree on where a request ends. A request whose head names a body, a change of protocol or the
+/// connection's end (`Content-Length`, `Transfer-Encoding`, `Upgrade`, `Expect`, `Connection`, the
+/// method `CONNECT`) says so in `needsTheFramework`: its end may not be its head's, or what follows
+/// it may not be requests.
 ///
 /// ```swift
 /// switch buffer.withUnsafeReadableBytes({ PlainRequestHead.parse($0, limit: 16_384) }) {
@@ -36,11 +37,12 @@ struct PlainRequestHead: Equatable {
     var host: String?
     /// The value of `Authorization`, when the head has exactly one.
     var authorization: String?
-    /// Whether the head has a field a poll taken beneath must not have: `Origin` or `Connection`,
-    /// or a `Host` or `Authorization` given more than once.
+    /// Whether the head has a field a poll taken beneath must not have: `Origin`, or a `Host` or
+    /// `Authorization` given more than once.
     var hasRouteFields = false
-    /// Whether the head names a body or a change of protocol (see the type's overview).
-    var mayHaveBody = false
+    /// Whether the head names a body, a change of protocol or the connection's end (see the
+    /// type's overview).
+    var needsTheFramework = false
 
     /// Reads the head at the start of `bytes`.
     /// - Complexity: O(length of the head), at most O(`limit`).
@@ -97,6 +99,7 @@ struct PlainRequestHead: Equatable {
                     guard bytes[at + 1] == Self.lf else { return .unsupported }
                     head.length = at + 2
                     if hosts > 1 || authorizations > 1 { head.hasRouteFields = true }
+                    if method == "CONNECT" { head.needsTheFramework = true }
                     return .head(head)
                 }
                 let nameStart = at
@@ -126,8 +129,8 @@ struct PlainRequestHead: Equatable {
                     head.authorization = text(valueStart, valueEnd)
                 case .route?:
                     head.hasRouteFields = true
-                case .body?:
-                    head.mayHaveBody = true
+                case .framework?:
+                    head.needsTheFramework = true
                 case nil:
                     break
                 }
@@ -139,11 +142,11 @@ struct PlainRequestHead: Equatable {
         }
 
         /// The fields the head looks for, by what they tell.
-        enum Field { case host, authorization, route, body }
+        enum Field { case host, authorization, route, framework }
         static let fields: [(name: [UInt8], field: Field)] = {
             let named: [(String, Field)] = [
-                ("host", .host), ("authorization", .authorization), ("origin", .route), ("connection", .route),
-                ("content-length", .body), ("transfer-encoding", .body), ("upgrade", .body), ("expect", .body),
+                ("host", .host), ("authorization", .authorization), ("origin", .route), ("connection", .framework),
+                ("content-length", .framework), ("transfer-encoding", .framework), ("upgrade", .framework), ("expect", .framework),
             ]
             return named.map { (Array($0.0.utf8), $0.1) }
         }()

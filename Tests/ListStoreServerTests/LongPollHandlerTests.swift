@@ -184,6 +184,35 @@ import Testing
         }
     }
 
+    /// Pipelined requests behind one the route answers are neither stalled nor lost: a head split
+    /// across two reads is read whole once its rest comes; requests sent before the client closes
+    /// its side are answered (a poll behind the head among them: one at the head would wait, and
+    /// its client has hung up); a request with `Connection: close` is the last one answered.
+    @Test func pipelinedRequestsBehindTheRoutesAreAnswered() async throws {
+        try await Self.primed { server, _ in
+            let host = "Host: 127.0.0.1:\(server.port)\r\n"
+            let summary = "GET /v1/lists/l HTTP/1.1\r\n\(host)\r\n"
+            let split = try RawConnection(port: server.port)
+            #expect(split.send(summary + "GET /v1/store HTTP/1.1\r\nHo"))
+            let first = try await Self.read(1, from: split)
+            #expect(first.map(\.status) == [200])
+            #expect(split.send("st: 127.0.0.1\r\n\r\n"))
+            let second = try await Self.read(1, from: split)[0]
+            #expect(second.status == 200 && second.body.contains("\"uuid\""), "\(second.body)")
+
+            let closing = try RawConnection(port: server.port)
+            #expect(closing.send(summary + Self.poll(server, "since=0&wait=30") + summary))
+            closing.shutdownWrite()
+            let answers = try await Self.read(3, from: closing)
+            #expect(answers.map(\.status) == [200, 200, 200])
+
+            let last = try RawConnection(port: server.port)
+            #expect(last.send("GET /v1/lists/l HTTP/1.1\r\n\(host)Connection: close\r\n\r\n" + Self.poll(server, "since=0&wait=30")))
+            let ended = try await RawConnection.run { last.receive(timeout: .seconds(60)) }
+            #expect(ended.closed && Self.answers(in: ended.text).count == 1, "\(ended.text)")
+        }
+    }
+
     /// What the route must answer goes on to it: a request from a browser (an `Origin`, for CORS),
     /// a query the handler does not read plainly, a request without the server's token, a version
     /// past the head. Their answers are the route's, and no poll is taken.
