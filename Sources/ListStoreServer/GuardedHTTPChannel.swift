@@ -38,8 +38,9 @@ struct GuardedHTTPChannel: ServerChildChannel {
     let longPolls: LongPollHandler.Intake?
 
     /// Hummingbird's channel with `HeaderTimeoutHandler.Observer` added to its handlers (to each
-    /// HTTP/2 stream's, over TLS); plain HTTP/1.1 connections take the long polls at the heads
-    /// beneath Hummingbird when `longPolls` is given (`LongPollHandler`).
+    /// HTTP/2 stream's, over TLS); plain HTTP/1.1 connections take the long polls in front of
+    /// Hummingbird's HTTP decoder when `longPolls` is given (`LongPollHandler`), and their idle
+    /// timeout is the `HeaderTimeoutHandler`'s.
     /// - Throws: when `tls` is not a usable server configuration (NIOSSL's error).
     init(
         responder: @escaping HTTPChannelHandler.Responder, tls: TLSConfiguration?, idleTimeout: Duration, headerTimeout: Duration,

@@ -142,7 +142,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireChannelRead(data)
         reading = false
         guard context.channel.isActive else { return }
-        if awaitingHead, !multiplexed, !answeredInRead {
+        if awaitingHead, !multiplexed, !answeredInRead, !bodyComing {
             armHead(context)
         } else if bodyComing, let idleTimeout {
             deadline = nil
@@ -167,6 +167,12 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .requestRead:
             bodyComing = false
             if deadlineIsIdle { cancelTimer() }
+            // Answered before its body was all read (a refusal): idle from now. What follows the
+            // body in this read is not known to be a head (the idle timeout times it).
+            if awaitingHead, let idleTimeout, !multiplexed {
+                armIdle(context, idleTimeout)
+                if reading { answeredInRead = true }
+            }
         case .awaitingHead:
             awaitingHead = true
             if reading { answeredInRead = true }

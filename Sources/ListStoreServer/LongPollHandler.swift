@@ -14,9 +14,9 @@ import NIOHTTPTypes
 /// a poll only when the route would answer it the same way: a `GET /v1/lists/{list}/journal` whose
 /// query holds only `since`, `limit`, `wait` and `maxBytes`, each once, in plain digits, and valid
 /// (`JournalQuery`), with a `since` and a `wait`; one `Host`, which the server allows, and no
-/// `Origin` (`OriginPolicyMiddleware`); no `Connection` header; a token known at once that may read
-/// the list (`AccessMiddleware.identify(_:)`: the service token, or a user's token the route
-/// verified before); a version at or behind the list's head as the last read of the heads found it
+/// `Origin` (`OriginPolicyMiddleware`); no `Connection` header but `Connection: keep-alive`; a
+/// token known at once that may read the list (`AccessMiddleware.identify(_:)`: the service token,
+/// or a user's token the route verified before); a version at or behind the list's head as the last read of the heads found it
 /// (see `LongPollFanout.take(_:deadline:on:answer:)`). Its answer is written as the route's is,
 /// byte for byte: its status and body (a poll behind the head may get a page kept since the store
 /// last learned of a commit), `Content-Type: application/json`, `Date`, `Server`, and
@@ -119,11 +119,13 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Takes the polls among the pending requests, one after another, until one waits, one goes
     /// to Hummingbird, or the rest is not a whole head yet.
     private func takeRequests(context: ChannelHandlerContext, reading: Bool) {
-        requests: while reader == .handler, held == nil, let buffer = pending, buffer.readableBytes > 0 {
-            // A head is read once its end may be there (or it is as long as a head may be): a head
-            // that trickles in costs each byte once, not once a read.
+        // A client that does not read its answers gets no more of them (and nothing more is read)
+        // until the connection can take them again.
+        requests: while reader == .handler, held == nil, context.channel.isWritable, let buffer = pending, buffer.readableBytes > 0 {
+            // A head is read once its end may be there, or a byte that spoils it (or once it is as
+            // long as a head may be): a head that trickles in costs each byte once, not once a read.
             let parsed: PlainRequestHead.Parsed =
-                if buffer.readableBytes < Self.headLimit, !Self.mayHoldHeadEnd(buffer, from: searched) {
+                if buffer.readableBytes < Self.headLimit, !Self.mayEndHead(buffer, from: searched) {
                     .incomplete
                 } else {
                     buffer.withUnsafeReadableBytes { PlainRequestHead.parse($0, limit: Self.headLimit) }
@@ -175,20 +177,25 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Whether `buffer`'s readable bytes hold the CR LF CR LF that ends a head, searching from
-    /// `start` (bytes before it were searched before).
+    /// Whether `buffer`'s readable bytes may end the head they begin, searching from `start` (the
+    /// bytes before it were searched before): they hold the CR LF CR LF that ends a head, or a byte
+    /// no plainly written head has there (a first byte that no method starts with, an LF without
+    /// its CR, a control byte, a byte outside ASCII), so that such bytes are refused at once.
     /// - Complexity: O(bytes from `start`).
-    static func mayHoldHeadEnd(_ buffer: ByteBuffer, from start: Int) -> Bool {
+    static func mayEndHead(_ buffer: ByteBuffer, from start: Int) -> Bool {
         buffer.withUnsafeReadableBytes { bytes in
+            guard let first = bytes.first else { return false }
+            if start == 0, !PlainRequestHead.tokenBytes[Int(first)] { return true }
             var i = max(0, start - 3)
-            while i + 3 < bytes.count {
-                if bytes[i + 3] != UInt8(ascii: "\n") {
-                    i += 1
-                } else if bytes[i] == UInt8(ascii: "\r"), bytes[i + 1] == UInt8(ascii: "\n"), bytes[i + 2] == UInt8(ascii: "\r") {
+            while i < bytes.count {
+                let byte = bytes[i]
+                if byte == UInt8(ascii: "\n") {
+                    guard i > 0, bytes[i - 1] == UInt8(ascii: "\r") else { return true }
+                    if i >= 3, bytes[i - 2] == UInt8(ascii: "\n"), bytes[i - 3] == UInt8(ascii: "\r") { return true }
+                } else if byte >= 0x7F || (byte < 0x20 && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r")) {
                     return true
-                } else {
-                    i += 1
                 }
+                i += 1
             }
             return false
         }
@@ -329,9 +336,16 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         intake.metrics.recordRequest(method: "GET", route: Self.route, status: Int(status.code), duration: .now - heldSince)
     }
 
-    /// Whether reads wait: a request waits for its answer with others behind it.
+    /// Whether reads wait: a request waits for its answer with others behind it, or the
+    /// connection cannot take the answers of more.
     private var holdsReads: Bool {
-        (held != nil || reader == .route) && (pending?.readableBytes ?? 0) > 0
+        if reader == .handler, context?.channel.isWritable == false { return true }
+        return (held != nil || reader == .route) && (pending?.readableBytes ?? 0) > 0
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if reader == .handler, context.channel.isWritable { takeRequests(context: context, reading: false) }
+        context.fireChannelWritabilityChanged()
     }
 
     func read(context: ChannelHandlerContext) {

@@ -8,9 +8,9 @@
 /// version, a head longer than `limit`) is `unsupported`, and the handler leaves the connection to
 /// the decoder: every head read here is one the decoder reads the same way, so the two never
 /// disagree on where a request ends. A request whose head names a body, a change of protocol or the
-/// connection's end (`Content-Length`, `Transfer-Encoding`, `Upgrade`, `Expect`, `Connection`, the
-/// method `CONNECT`) says so in `needsTheFramework`: its end may not be its head's, or what follows
-/// it may not be requests.
+/// connection's end (`Content-Length`, `Transfer-Encoding`, `Upgrade`, `Expect`, a `Connection`
+/// other than one `Connection: keep-alive`, which HTTP/1.1 means anyway, the method `CONNECT`) says
+/// so in `needsTheFramework`: its end may not be its head's, or what follows it may not be requests.
 ///
 /// ```swift
 /// switch buffer.withUnsafeReadableBytes({ PlainRequestHead.parse($0, limit: 16_384) }) {
@@ -90,7 +90,7 @@ struct PlainRequestHead: Equatable {
                 at += 1
             }
             var head = PlainRequestHead(length: 0, method: method, target: target)
-            var hosts = 0, authorizations = 0
+            var hosts = 0, authorizations = 0, connections = 0
             // The fields, up to the empty line.
             while true {
                 guard at < end else { return .incomplete }
@@ -99,6 +99,7 @@ struct PlainRequestHead: Equatable {
                     guard bytes[at + 1] == Self.lf else { return .unsupported }
                     head.length = at + 2
                     if hosts > 1 || authorizations > 1 { head.hasRouteFields = true }
+                    if connections > 1 { head.needsTheFramework = true }
                     if method == "CONNECT" { head.needsTheFramework = true }
                     return .head(head)
                 }
@@ -129,6 +130,9 @@ struct PlainRequestHead: Equatable {
                     head.authorization = text(valueStart, valueEnd)
                 case .route?:
                     head.hasRouteFields = true
+                case .connection?:
+                    connections += 1
+                    if !Self.isKeepAlive(bytes, valueStart, valueEnd) { head.needsTheFramework = true }
                 case .framework?:
                     head.needsTheFramework = true
                 case nil:
@@ -142,14 +146,21 @@ struct PlainRequestHead: Equatable {
         }
 
         /// The fields the head looks for, by what they tell.
-        enum Field { case host, authorization, route, framework }
+        enum Field { case host, authorization, route, connection, framework }
         static let fields: [(name: [UInt8], field: Field)] = {
             let named: [(String, Field)] = [
-                ("host", .host), ("authorization", .authorization), ("origin", .route), ("connection", .framework),
+                ("host", .host), ("authorization", .authorization), ("origin", .route), ("connection", .connection),
                 ("content-length", .framework), ("transfer-encoding", .framework), ("upgrade", .framework), ("expect", .framework),
             ]
             return named.map { (Array($0.0.utf8), $0.1) }
         }()
+
+        static let keepAlive = Array("keep-alive".utf8)
+
+        /// Whether `bytes[start..<end]` is `keep-alive` (without regard to case).
+        static func isKeepAlive(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Bool {
+            end - start == keepAlive.count && (0..<keepAlive.count).allSatisfy { bytes[start + $0] | 0x20 == keepAlive[$0] }
+        }
 
         /// What the field named by `bytes[start..<end]` tells, when it is one the head looks for
         /// (names compared without regard to case).

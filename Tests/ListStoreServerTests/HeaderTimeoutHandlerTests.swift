@@ -122,6 +122,23 @@ import Testing
         #expect(uploading.isActive)
         uploadLoop.advanceTime(by: .seconds(61))
         #expect(!uploading.isActive)
+
+        // Refused before its body is all read (a 413, a 401): the body that keeps coming is not
+        // a head (no header timeout), and once it ends the connection is idle.
+        let (refused, refusedLoop) = try connected()
+        try refused.writeInbound(HTTPRequestPart.head(HTTPRequest(method: .post, scheme: nil, authority: "h", path: "/")))
+        try refused.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .contentTooLarge)))
+        try refused.writeOutbound(HTTPResponsePart.end(nil))
+        for _ in 0..<5 {
+            refusedLoop.advanceTime(by: .seconds(8))
+            try refused.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "x")))
+        }
+        #expect(refused.isActive)
+        try refused.writeInbound(HTTPRequestPart.end(nil))
+        refusedLoop.advanceTime(by: .seconds(59))
+        #expect(refused.isActive)
+        refusedLoop.advanceTime(by: .seconds(2))
+        #expect(!refused.isActive)
     }
 
     /// Methods outside HTTP's own are one label, so clients cannot grow the metrics.

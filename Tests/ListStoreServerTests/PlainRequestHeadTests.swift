@@ -32,8 +32,15 @@ import Testing
         }
     }
 
-    /// The fields that leave a request to the framework.
-    static let frameworkFields = ["Content-Length", "Transfer-Encoding", "Upgrade", "Expect", "Connection"]
+    /// The fields that leave a request to the framework (`Connection` unless it is one
+    /// `Connection: keep-alive`).
+    static let frameworkFields = ["Content-Length", "Transfer-Encoding", "Upgrade", "Expect"]
+
+    /// Whether NIO's reading of a head leaves it to the framework.
+    static func needsTheFramework(_ head: HTTPRequestHead) -> Bool {
+        let connection = head.headers["Connection"].map { HTTPField(name: HTTPField.Name("Connection")!, value: $0).value.lowercased() }
+        return frameworkFields.contains { head.headers.contains(name: $0) } || head.method == .CONNECT || !(connection.isEmpty || connection == ["keep-alive"])
+    }
 
     static func parse(_ bytes: [UInt8], limit: Int = 16_384) -> PlainRequestHead.Parsed {
         bytes.withUnsafeBytes { PlainRequestHead.parse($0, limit: limit) }
@@ -48,7 +55,7 @@ import Testing
         var target = "/"
         for _ in 0..<Int.random(in: 0...30, using: &random) { target.append(Character(Unicode.Scalar(pathBytes.randomElement(using: &random)!))) }
         if Bool.random(using: &random) { target = "/v1/lists/l/journal?since=\(Int.random(in: 0...99, using: &random))&wait=30" }
-        let names = ["Host", "Authorization", "Accept", "User-Agent", "X-Trace_id", "origin", "CONNECTION", "content-length", "Transfer-Encoding", "Upgrade", "Expect", "host"]
+        let names = ["Host", "Authorization", "Accept", "User-Agent", "X-Trace_id", "origin", "CONNECTION", "content-length", "Transfer-Encoding", "Upgrade", "Expect", "host", "Connection"]
         let valueBytes = Array("abc XYZ 0123 -_./:;=,\"'()[]{}<>?\t!#$%&*+^`|~".utf8)
         var lines = ["\(methods.randomElement(using: &random)!) \(target) HTTP/1.1"]
         for _ in 0..<Int.random(in: 0...6, using: &random) {
@@ -56,6 +63,7 @@ import Testing
             for _ in 0..<Int.random(in: 0...20, using: &random) { value.append(Character(Unicode.Scalar(valueBytes.randomElement(using: &random)!))) }
             let name = names.randomElement(using: &random)!
             if name.lowercased() == "content-length" { value = String(Int.random(in: 0...3, using: &random)) }
+            if name == "Connection" { value = ["keep-alive", "Keep-Alive", "close", "keep-alive, Upgrade"].randomElement(using: &random)! }
             lines.append("\(name):\(Bool.random(using: &random) ? " " : "")\(value)")
         }
         var bytes = Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
@@ -100,7 +108,7 @@ import Testing
             // alone reads that request (and may refuse it).
             guard !head.needsTheFramework else {
                 if let nioHead = Self.decoded(bytes)?.head {
-                    #expect(Self.frameworkFields.contains { nioHead.headers.contains(name: $0) } || nioHead.method == .CONNECT, "\(text)")
+                    #expect(Self.needsTheFramework(nioHead), "\(text)")
                 }
                 continue
             }
@@ -117,12 +125,60 @@ import Testing
             let authorizations = nioHead.headers["Authorization"].map { HTTPField(name: .authorization, value: $0).value }
             #expect(head.host == hosts.last && head.authorization == authorizations.last, "\(text)")
             #expect(head.hasRouteFields == (hosts.count > 1 || authorizations.count > 1 || nioHead.headers.contains(name: "Origin")), "\(text)")
-            #expect(!Self.frameworkFields.contains { nioHead.headers.contains(name: $0) } && nioHead.method != .CONNECT, "\(text)")
+            #expect(!Self.needsTheFramework(nioHead), "\(text)")
             for cut in stride(from: 0, to: head.length, by: max(1, head.length / 16)) {
                 #expect(Self.parse(Array(bytes[..<cut])) == .incomplete, "a prefix of \(cut) bytes of \(text)")
             }
         }
         #expect(read > 1_300 && refused > 100, "read \(read), refused \(refused)")
+    }
+
+    /// The handler reads a head only once the bytes that came may end it
+    /// (`LongPollHandler.mayEndHead(_:from:)`): over random heads, plain and spoilt, coming in
+    /// random pieces, a piece after which it does not read them never completes a head, nor
+    /// brings a byte that spoils any head (an LF without its CR, a control byte, a byte outside
+    /// ASCII: those are refused at once; other spoilt heads when their end comes).
+    @Test(arguments: 0..<2) func headsComingInPiecesAreReadAsSoonAsTheyCanBe(seed: UInt64) throws {
+        var random = SplitMix64(seed: 0x91EC + seed)
+        var skipped = 0
+        for round in 0..<2_000 {
+            let bytes = Self.randomHead(&random, mutate: round % 2 == 1) + Array("GET / HTTP/1.1\r\n".utf8)
+            var buffer = ByteBuffer()
+            var searched = 0, at = 0
+            while at < bytes.count {
+                let piece = min(bytes.count - at, Int.random(in: 1...40, using: &random))
+                buffer.writeBytes(bytes[at..<(at + piece)])
+                at += piece
+                let parsed = Self.parse(Array(buffer.readableBytesView))
+                if LongPollHandler.mayEndHead(buffer, from: searched) {
+                    if parsed != .incomplete { break }
+                } else {
+                    skipped += 1
+                    let seen = Array(buffer.readableBytesView)
+                    let text = String(decoding: bytes, as: UTF8.self).debugDescription
+                    #expect(!Self.spoils(seen), "skipped after \(at) bytes of \(text)")
+                    if case .head = parsed { Issue.record("a whole head skipped after \(at) bytes of \(text)") }
+                }
+                searched = buffer.readableBytes
+            }
+        }
+        #expect(skipped > 1_000)
+    }
+
+    /// Whether `bytes` hold a byte no plainly written head has there: a first byte no method
+    /// starts with, an LF without its CR, a control byte, a byte outside ASCII.
+    static func spoils(_ bytes: [UInt8]) -> Bool {
+        if let first = bytes.first, !PlainRequestHead.tokenBytes[Int(first)] { return true }
+        for i in bytes.indices {
+            let byte = bytes[i]
+            if byte >= 0x7F { return true }
+            if byte == 10 {
+                if i == 0 || bytes[i - 1] != 13 { return true }
+            } else if byte < 0x20, byte != 9, byte != 13 {
+                return true
+            }
+        }
+        return false
     }
 
     /// Named cases: what a head needs to be read, and what makes it unsupported or incomplete.
@@ -148,7 +204,15 @@ import Testing
             return
         }
         #expect(fields.hasRouteFields && fields.needsTheFramework)
-        for head in ["CONNECT h:1 HTTP/1.1\r\nHost: h:1\r\n\r\n", "GET / HTTP/1.1\r\nConnection: close\r\n\r\n"] {
+        guard case .head(let keptAlive) = Self.parse(Array("GET / HTTP/1.1\r\nConnection:  Keep-Alive \r\n\r\n".utf8)) else {
+            Issue.record("not read")
+            return
+        }
+        #expect(!keptAlive.needsTheFramework && !keptAlive.hasRouteFields)
+        for head in [
+            "CONNECT h:1 HTTP/1.1\r\nHost: h:1\r\n\r\n", "GET / HTTP/1.1\r\nConnection: close\r\n\r\n",
+            "GET / HTTP/1.1\r\nConnection: keep-alive\r\nConnection: keep-alive\r\n\r\n",
+        ] {
             guard case .head(let framework) = Self.parse(Array(head.utf8)) else {
                 Issue.record("not read")
                 return
