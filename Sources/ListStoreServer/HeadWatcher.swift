@@ -89,8 +89,12 @@ final class HeadWatcher: Sendable {
                 readAt = generation
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
+                    // A list the last read found and this one does not was deleted: its waits end
+                    // too, and their requests read it again (and answer that it is gone).
+                    let ids = state.waiters.filter { entry in
+                        heads[entry.value.list].map { $0 > entry.value.after } ?? (state.heads[entry.value.list] != nil)
+                    }.map(\.key)
                     state.heads = heads
-                    let ids = state.waiters.filter { entry in (heads[entry.value.list] ?? -1) > entry.value.after }.map(\.key)
                     return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
                 }
                 for continuation in woken { continuation.resume(returning: true) }
@@ -132,8 +136,8 @@ final class HeadWatcher: Sendable {
         return max(.milliseconds(1), next - now)
     }
 
-    /// Returns `true` as soon as the head of `list` is past `version` (seen by the next read of the
-    /// heads), `false` after `timeout` (ended by `run()`, at most `pollInterval` late),
+    /// Returns `true` as soon as the head of `list` is past `version`, or the list is deleted
+    /// (seen by the next read of the heads), `false` after `timeout` (ended by `run()`, at most `pollInterval` late),
     /// when the task is cancelled or the watcher closes.
     func wait(for list: String, after version: Int, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout

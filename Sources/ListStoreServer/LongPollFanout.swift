@@ -243,14 +243,18 @@ final class LongPollFanout: Sendable {
     /// one read of the page for those that wait on the same page.
     func headsRead(_ heads: [String: Int], generation: UInt64) {
         let reads = state.withLock { state -> [JournalPages.Key] in
-            state.heads = heads
-            state.headsGeneration = generation
             var reads = [JournalPages.Key]()
-            for (id, held) in state.held where !held.reading && (heads[held.key.list] ?? -1) > (held.key.since ?? .max) {
+            // A poll whose list the last read found and this one does not reads it too: the list
+            // was deleted, and the read answers so (404).
+            for (id, held) in state.held where !held.reading
+                && (heads[held.key.list].map { $0 > (held.key.since ?? .max) } ?? (state.heads[held.key.list] != nil))
+            {
                 state.held[id]?.reading = true
                 if state.reading[held.key] == nil { reads.append(held.key) }
                 state.reading[held.key, default: []].append(id)
             }
+            state.heads = heads
+            state.headsGeneration = generation
             return reads
         }
         for key in reads {

@@ -77,8 +77,8 @@ import Testing
 
     /// A poll at the head waits beneath Hummingbird and is answered by the next commit with the
     /// route's page; one behind the head is answered at once; one whose wait ends gets the empty
-    /// page, also when its list is deleted meanwhile (as the route's long polls); a poll of the
-    /// deleted list is the route's 404. Every mode of access: a user's token is taken beneath once
+    /// page; one whose list is deleted meanwhile gets 404 at once, as the route's long polls; a poll
+    /// of the deleted list is the route's 404. Every mode of access: a user's token is taken beneath once
     /// the route verified it.
     @Test(arguments: ServerAccess.allCases) func aPollIsTakenBeneathAndAnsweredAsTheRouteAnswers(_ access: ServerAccess) async throws {
         try await Self.primed(access) { server, store in
@@ -106,12 +106,19 @@ import Testing
             #expect(quiet.status == 200 && quiet.body == String(decoding: empty.body, as: UTF8.self))
             #expect(polls.takenCount == 3)
 
+            // Deleted while they wait, a poll taken and one the route answers (a percent-encoded
+            // value) are answered at once: the list is gone.
             try await Self.current(server, head: 2)
-            #expect(connection.send(Self.poll(server, "since=2&wait=1")))
+            #expect(connection.send(Self.poll(server, "since=2&wait=30")))
             try await LimitTests.waitUntil { polls.heldCount == 1 }
+            let routed = try RawConnection(port: server.port)
+            #expect(routed.send(Self.poll(server, "since=%32&wait=30")))
+            try await LimitTests.waitUntil { server.server.state.streams.current == 3 }
             _ = try await store.deleteList("l")
             let deleted = try await Self.read(1, from: connection)[0]
-            #expect(deleted.status == 200 && deleted.body == quiet.body)
+            #expect(deleted.status == 404 && deleted.errorCode == "listNotFound", "\(deleted.body)")
+            let deletedRouted = try await Self.read(1, from: routed)[0]
+            #expect(deletedRouted.status == 404 && deletedRouted.errorCode == "listNotFound", "\(deletedRouted.body)")
             #expect(connection.send(Self.poll(server, "since=2&wait=30")))
             let gone = try await Self.read(1, from: connection)[0]
             #expect(gone.status == 404 && gone.errorCode == "listNotFound")
@@ -119,7 +126,7 @@ import Testing
 
             let metrics = try await server.request("/metrics", token: access == .open ? nil : ServerAccess.serviceToken)
             let text = String(decoding: metrics.body, as: UTF8.self)
-            #expect(text.contains(#"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="404"} 1"#), "\(text)")
+            #expect(text.contains(#"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="404"} 3"#), "\(text)")
             #expect(text.contains(#"liststore_http_requests_total{method="GET",route="/v1/lists/{list}/journal",status="200"} "#))
         }
     }
