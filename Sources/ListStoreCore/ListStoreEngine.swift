@@ -95,7 +95,7 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     @discardableResult
     func edit(
         _ list: String, expectedVersion: Int?, author: String?, message: String?,
-        _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
+        _ body: @escaping @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
     ) async throws -> CommitResult
 
     /// Merges a replica's local change into `list`, exactly once per push id (see

@@ -127,19 +127,20 @@ extension StoreDriver {
     @discardableResult
     public func edit(
         _ list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil,
-        _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
+        _ body: @escaping @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
     ) async throws -> CommitResult {
         try _Names.checkList(list)
-        return try await withoutActuallyEscaping(body) { body in
-            try await run(.create) {
-                try $0.steps.commit(
-                    to: list, expectedVersion: expectedVersion, author: author, message: message,
-                    target: .snapshot { sections in
-                        var draft = ListDraft(sections: sections)
-                        try CallerError.passing { try body(&draft) }
-                        return draft.sections
-                    })
-            }
+        // `body` escapes for real: the transaction runs on an engine's thread, which may let go of
+        // its work a moment after the caller resumes (a closure borrowed without escaping would
+        // trap then).
+        return try await run(.create) {
+            try $0.steps.commit(
+                to: list, expectedVersion: expectedVersion, author: author, message: message,
+                target: .snapshot { sections in
+                    var draft = ListDraft(sections: sections)
+                    try CallerError.passing { try body(&draft) }
+                    return draft.sections
+                })
         }
     }
 

@@ -6,7 +6,8 @@ import NIOHTTPTypes
 ///
 /// It sits in front of the HTTP decoder (and of TLS, when there is TLS), where it sees the bytes as
 /// they come; its `Observer`, behind the decoder, tells it (by outbound user events) when a head is
-/// complete and when the connection waits for the next request. The time a request takes to answer
+/// complete and when the connection waits for the next request, and so does `LongPollHandler`,
+/// right behind it, for the polls it takes. The time a request takes to answer
 /// — a long poll, an event stream — is not counted: the timer runs only between the first byte of a
 /// request and the end of its head. A plain connection that sends nothing at all is the idle
 /// timeout's business; a TLS connection is timed from its start (`armedAtConnect`), since the idle
@@ -32,7 +33,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
-    /// What the `Observer` tells the handler.
+    /// What the `Observer` (and `LongPollHandler`) tell the handler.
     enum Event {
         /// A request head is complete: stop the timer.
         case headReceived

@@ -106,7 +106,7 @@ final class CountingEngine: ListStoreEngine {
 
     func edit(
         _ list: String, expectedVersion: Int?, author: String?, message: String?,
-        _ body: @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
+        _ body: @escaping @Sendable (inout ListDraft<ListItem, ListItem>) throws -> Void
     ) async throws -> CommitResult {
         try await store.edit(list, expectedVersion: expectedVersion, author: author, message: message, body)
     }
