@@ -42,10 +42,10 @@ struct APIError: Error {
         return error
     }
 
-    /// The answer to a failure of the server itself (500): no details, which go to the log.
     /// 503: every place for a long poll or an event stream is taken.
     static let noPlaceToWait = serverBusy("the server holds as many long polls and event streams as it may; try again later")
 
+    /// The answer to a failure of the server itself (500): no details, which go to the log.
     static let `internal` = APIError(.internalServerError, "internal", "the server failed to answer this request")
 
     /// `error` as the client sees it; the store's location is kept out of its message.

@@ -89,10 +89,8 @@ final class HeadWatcher: Sendable {
                 readAt = generation
                 let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
                 let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
-                    // A list the last read found and this one does not was deleted: its waits end
-                    // too, and their requests read it again (and answer that it is gone).
                     let ids = state.waiters.filter { entry in
-                        heads[entry.value.list].map { $0 > entry.value.after } ?? (state.heads[entry.value.list] != nil)
+                        Self.ends(waitFor: entry.value.list, after: entry.value.after, heads: heads, lastHeads: state.heads)
                     }.map(\.key)
                     state.heads = heads
                     return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
@@ -136,9 +134,18 @@ final class HeadWatcher: Sendable {
         return max(.milliseconds(1), next - now)
     }
 
+    /// Whether a read of the heads that found `heads`, after one that found `lastHeads`, ends a
+    /// wait for `list` to pass `version`: the list's head is past it, or the list is gone (the last
+    /// read found it and this one does not: it was deleted, and the request reads it again to
+    /// answer so). The rule of the route's long polls and of `LongPollFanout`'s.
+    /// - Complexity: O(1).
+    static func ends(waitFor list: String, after version: Int, heads: [String: Int], lastHeads: [String: Int]) -> Bool {
+        heads[list].map { $0 > version } ?? (lastHeads[list] != nil)
+    }
+
     /// Returns `true` as soon as the head of `list` is past `version`, or the list is deleted
-    /// (seen by the next read of the heads), `false` after `timeout` (ended by `run()`, at most `pollInterval` late),
-    /// when the task is cancelled or the watcher closes.
+    /// (seen by the next read of the heads), `false` after `timeout` (ended by `run()`, at most
+    /// `pollInterval` late), when the task is cancelled or the watcher closes.
     func wait(for list: String, after version: Int, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         let id = withState { state -> UInt64 in

@@ -146,7 +146,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         if awaitingHead, !multiplexed, !answeredInRead, !bodyComing {
             armHead(context)
         } else if bodyComing, let idleTimeout {
-            deadline = nil
+            cancelTimer()
             armIdle(context, idleTimeout)
         }
     }

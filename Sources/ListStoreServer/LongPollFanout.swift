@@ -239,15 +239,15 @@ final class LongPollFanout: Sendable {
     var takenCount: Int { state.withLock { $0.taken } }
 
     /// Takes the heads a read found, begun at the store's commit generation `generation`: wakes
-    /// the polls whose list's head is past their version (as the route's long polls are woken),
-    /// one read of the page for those that wait on the same page.
+    /// the polls whose list's head is past their version, or whose list is gone, as the route's
+    /// long polls are woken (`HeadWatcher.ends(waitFor:after:heads:lastHeads:)`), one read of the
+    /// page for those that wait on the same page.
     func headsRead(_ heads: [String: Int], generation: UInt64) {
         let reads = state.withLock { state -> [JournalPages.Key] in
             var reads = [JournalPages.Key]()
-            // A poll whose list the last read found and this one does not reads it too: the list
-            // was deleted, and the read answers so (404).
+            // A poll whose list was deleted reads it too, and the read answers so (404).
             for (id, held) in state.held where !held.reading
-                && (heads[held.key.list].map { $0 > (held.key.since ?? .max) } ?? (state.heads[held.key.list] != nil))
+                && HeadWatcher.ends(waitFor: held.key.list, after: held.key.since ?? .max, heads: heads, lastHeads: state.heads)
             {
                 state.held[id]?.reading = true
                 if state.reading[held.key] == nil { reads.append(held.key) }

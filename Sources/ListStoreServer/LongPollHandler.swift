@@ -16,8 +16,8 @@ import NIOHTTPTypes
 /// (`JournalQuery`), with a `since` and a `wait`; one `Host`, which the server allows, and no
 /// `Origin` (`OriginPolicyMiddleware`); no `Connection` header but `Connection: keep-alive`; a
 /// token known at once that may read the list (`AccessMiddleware.identify(_:)`: the service token,
-/// or a user's token the route verified before); a version at or behind the list's head as the last read of the heads found it
-/// (see `LongPollFanout.take(_:deadline:on:answer:)`). Its answer is written as the route's is,
+/// or a user's token the route verified before); a version at or behind the list's head as the
+/// last read of the heads found it (see `LongPollFanout.take(_:deadline:on:answer:)`). Its answer is written as the route's is,
 /// byte for byte: its status and body (a poll behind the head may get a page kept since the store
 /// last learned of a commit), `Content-Type: application/json`, `Date`, `Server`, and
 /// `Vary: Origin` when the server allows origins; the metrics and the request log count it under
@@ -84,12 +84,11 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var heldSince = ContinuousClock.now
     /// Whether a read was held back, and a graceful shutdown held back while a poll waits.
     private var readPending = false
+    private var heldQuiesce: Any?
     /// How many of the pending bytes were searched for the end of a head, in vain.
     private var searched = 0
     /// Whether bytes went on to Hummingbird since the end of the last read, which it then needs.
     private var handedOn = false
-    private var quiescing = false
-    private var heldQuiesce: Any?
     private var context: ChannelHandlerContext?
 
     init(_ intake: Intake) {
@@ -125,7 +124,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // A head is read once its end may be there, or a byte that spoils it (or once it is as
             // long as a head may be): a head that trickles in costs each byte once, not once a read.
             let parsed: PlainRequestHead.Parsed =
-                if buffer.readableBytes < Self.headLimit, !Self.mayEndHead(buffer, from: searched) {
+                if buffer.readableBytes < Self.headLimit, !buffer.withUnsafeReadableBytes({ PlainRequestHead.mayEnd($0, from: searched) }) {
                     .incomplete
                 } else {
                     buffer.withUnsafeReadableBytes { PlainRequestHead.parse($0, limit: Self.headLimit) }
@@ -145,7 +144,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     handOnEverything(context: context, reading: reading)
                     break requests
                 }
-                if !quiescing, let (key, deadline) = poll(head) {
+                if let (key, deadline) = poll(head) {
                     let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
                     if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, answer: { bound.value.answer($0) }) {
                         pending!.moveReaderIndex(forwardBy: head.length)
@@ -174,30 +173,6 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if readPending, !holdsReads {
             readPending = false
             context.read()
-        }
-    }
-
-    /// Whether `buffer`'s readable bytes may end the head they begin, searching from `start` (the
-    /// bytes before it were searched before): they hold the CR LF CR LF that ends a head, or a byte
-    /// no plainly written head has there (a first byte that no method starts with, an LF without
-    /// its CR, a control byte, a byte outside ASCII), so that such bytes are refused at once.
-    /// - Complexity: O(bytes from `start`).
-    static func mayEndHead(_ buffer: ByteBuffer, from start: Int) -> Bool {
-        buffer.withUnsafeReadableBytes { bytes in
-            guard let first = bytes.first else { return false }
-            if start == 0, !PlainRequestHead.tokenBytes[Int(first)] { return true }
-            var i = max(0, start - 3)
-            while i < bytes.count {
-                let byte = bytes[i]
-                if byte == UInt8(ascii: "\n") {
-                    guard i > 0, bytes[i - 1] == UInt8(ascii: "\r") else { return true }
-                    if i >= 3, bytes[i - 2] == UInt8(ascii: "\n"), bytes[i - 3] == UInt8(ascii: "\r") { return true }
-                } else if byte >= 0x7F || (byte < 0x20 && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r")) {
-                    return true
-                }
-                i += 1
-            }
-            return false
         }
     }
 
@@ -374,9 +349,9 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            // No poll is taken from now on; one that waits is answered first. The requests that
-            // came go to Hummingbird, which answers them before it closes the connection.
-            quiescing = true
+            // No poll is taken from now on (the connection is Hummingbird's); one that waits is
+            // answered first. The requests that came go to Hummingbird, which answers them before
+            // it closes the connection.
             if held != nil {
                 heldQuiesce = event
                 return

@@ -56,6 +56,35 @@ struct PlainRequestHead: Equatable {
         }
     }
 
+    /// Whether `bytes` may end the head they begin, searching from `start` (the bytes before it
+    /// were searched before): they hold the CR LF CR LF that ends a head, or a byte no plainly
+    /// written head has there (a first byte that no method starts with, an LF without its CR, a
+    /// control byte, a byte outside ASCII). Bytes that may not are `incomplete`, so a reader may
+    /// skip `parse(_:limit:)` until they may (a head that trickles in then costs each byte once),
+    /// and still refuses such bytes as soon as they come.
+    /// - Complexity: O(bytes from `start`).
+    static func mayEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Bool {
+        guard let first = bytes.first else { return false }
+        if start == 0, !tokenBytes[Int(first)] { return true }
+        var i = max(0, start - 3)
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == Reader.lf {
+                guard i > 0, bytes[i - 1] == Reader.cr else { return true }
+                if i >= 3, bytes[i - 2] == Reader.lf, bytes[i - 3] == Reader.cr { return true }
+            } else if byte != Reader.cr, !isLineByte(byte) {
+                return true
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// Whether `byte` may be in a plainly written line: visible ASCII, a space or a tab.
+    static func isLineByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x20 && byte < 0x7F) || byte == Reader.tab
+    }
+
     /// The bytes of a token (RFC 9110 §5.6.2: a method, a field's name).
     static let tokenBytes: [Bool] = (0..<256).map { byte in
         guard let scalar = Unicode.Scalar(UInt32(byte)), byte < 0x80 else { return false }
@@ -114,7 +143,7 @@ struct PlainRequestHead: Equatable {
                 var valueEnd = at
                 while at < end, bytes[at] != Self.cr {
                     let byte = bytes[at]
-                    guard (byte >= 0x20 && byte < 0x7F) || byte == Self.tab else { return .unsupported }
+                    guard PlainRequestHead.isLineByte(byte) else { return .unsupported }
                     at += 1
                     if byte != Self.space && byte != Self.tab { valueEnd = at }
                 }

@@ -134,7 +134,7 @@ import Testing
     }
 
     /// The handler reads a head only once the bytes that came may end it
-    /// (`LongPollHandler.mayEndHead(_:from:)`): over random heads, plain and spoilt, coming in
+    /// (`PlainRequestHead.mayEnd(_:from:)`): over random heads, plain and spoilt, coming in
     /// random pieces, a piece after which it does not read them never completes a head, nor
     /// brings a byte that spoils any head (an LF without its CR, a control byte, a byte outside
     /// ASCII: those are refused at once; other spoilt heads when their end comes).
@@ -150,7 +150,7 @@ import Testing
                 buffer.writeBytes(bytes[at..<(at + piece)])
                 at += piece
                 let parsed = Self.parse(Array(buffer.readableBytesView))
-                if LongPollHandler.mayEndHead(buffer, from: searched) {
+                if buffer.withUnsafeReadableBytes({ PlainRequestHead.mayEnd($0, from: searched) }) {
                     if parsed != .incomplete { break }
                 } else {
                     skipped += 1
