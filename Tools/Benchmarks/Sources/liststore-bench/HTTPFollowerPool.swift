@@ -16,8 +16,8 @@ import CEpoll
 ///
 /// Each follower asks `GET /v1/lists/<list>/journal?since=V&limit=100&wait=30` from the last version it
 /// has, reads the answer (status line, headers, a `Content-Length` body), takes the versions of its
-/// commits, notes the `MonotonicClock` time at which the answer was complete for each version it did
-/// not have, and asks again at once. A connection the server closes is opened again (counted in
+/// commits, notes for each version it did not have when the answer was complete (see "Two times"),
+/// and asks again at once. A connection the server closes is opened again (counted in
 /// `reconnects`); a failed connect or an answer other than 200 is counted in `errors` and retried
 /// after 100 ms.
 ///
@@ -29,6 +29,14 @@ import CEpoll
 /// its own (its lists and its token: `GET /v1/events?lists=…&since=<cursor>` with a bearer token),
 /// and the "version" of an event is its feed position: the number after the last `.` of its `id:`
 /// cursor. Each follower gets only its lists' events; `delivered` counts them all.
+///
+/// Two times: `arrivals` holds when each answer (or event) was complete **at the follower's socket**,
+/// which the kernel notes as the data arrives (`SO_TIMESTAMPNS` on Linux: the arrival of the last
+/// segment a read took, moved to `CLOCK_MONOTONIC`); `readArrivals` holds when this thread read it.
+/// Where the kernel notes nothing (other systems), both are the read time. The first is what a
+/// follower on a machine of its own has: the thread serves 10,000 followers one after another, so
+/// an answer can wait in its socket for the answers of the others to be read first, a wait no real
+/// follower has. Both are kept, so that reports can give both.
 ///
 /// `run()` is the thread's body; the other thread calls `stop()`, then reads the results once `run()`
 /// has returned (`finished` is signalled).
@@ -81,9 +89,12 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// The first and last version whose arrival is recorded.
     let firstVersion: Int
     let lastVersion: Int
-    /// `arrivals[f * (lastVersion - firstVersion + 1) + (v - firstVersion)]`: when follower f had
-    /// version v (MonotonicClock ns), 0 while it has not. Read it only after `finished`.
+    /// `arrivals[f * (lastVersion - firstVersion + 1) + (v - firstVersion)]`: when version v was
+    /// complete at follower f's socket (MonotonicClock ns; see "Two times"), 0 while it has not
+    /// come. Read it only after `finished`.
     private(set) var arrivals: [Int64]
+    /// The same as `arrivals`, when this thread read it.
+    private(set) var readArrivals: [Int64]
     /// Signalled when `run()` returns.
     let finished = DispatchSemaphore(value: 0)
 
@@ -122,6 +133,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         self.firstVersion = firstVersion
         self.lastVersion = lastVersion
         arrivals = [Int64](repeating: 0, count: count * (lastVersion - firstVersion + 1))
+        readArrivals = arrivals
         let encoded = list.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? list
         if events {
             requestPrefix = Array("GET /v1/lists/\(encoded)/events?since=".utf8)
@@ -144,6 +156,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         self.firstVersion = firstVersion
         self.lastVersion = lastVersion
         arrivals = [Int64](repeating: 0, count: requests.count * (lastVersion - firstVersion + 1))
+        readArrivals = arrivals
         requestPrefix = []
         requestSuffix = []
         feedRequests = requests.map { (Array($0.prefix.utf8), Array($0.suffix.utf8)) }
@@ -239,8 +252,9 @@ final class HTTPFollowerPool: @unchecked Sendable {
                         guard revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 else { continue }
                         // Read what is there, then take the complete answers.
                         var closed = false, failure: String?
+                        var arrived: Int64 = 0
                         while true {
-                            let n = scratch.withUnsafeMutableBytes { recv(pollfds[f].fd, $0.baseAddress, $0.count, 0) }
+                            let n = receive(pollfds[f].fd, into: &scratch, arrival: &arrived)
                             if n > 0 {
                                 followers[f].input.append(contentsOf: scratch[0..<n])
                                 if n < scratch.count { break }
@@ -254,9 +268,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
                             }
                         }
                         now = MonotonicClock.nanoseconds()
+                        let at = Time(arrival: arrived > 0 ? min(arrived, now) : now, read: now)
                         var reconnect = false, badStatus = false
                         if events {
-                            switch readEvents(f, at: now) {
+                            switch readEvents(f, at: at) {
                             case nil:
                                 break
                             case .some(let status) where status == 0:
@@ -277,14 +292,18 @@ final class HTTPFollowerPool: @unchecked Sendable {
                                 break answers
                             case .complete(let status, let body, let end, let close):
                                 if status == 200 {
-                                    deliver(f, body: followers[f].input[body], at: now)
+                                    deliver(f, body: followers[f].input[body], at: at)
                                 } else {
                                     badStatuses += 1
                                     badStatus = true
                                     error(f, "status \(status): "
                                         + String(decoding: followers[f].input[body].prefix(200), as: UTF8.self))
                                 }
-                                followers[f].input.removeSubrange(0..<end)
+                                if end == followers[f].input.count {
+                                    followers[f].input.removeAll(keepingCapacity: true)
+                                } else {
+                                    followers[f].input.removeSubrange(0..<end)
+                                }
                                 if close || status != 200 {
                                     reconnect = true
                                     break answers
@@ -334,18 +353,25 @@ final class HTTPFollowerPool: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// When what a read took was complete at the socket, and when it was read (MonotonicClock ns).
+    private struct Time {
+        var arrival: Int64
+        var read: Int64
+    }
+
     /// Records the arrival of the commits of an answer's body and moves the follower's version on.
-    private func deliver(_ f: Int, body: ArraySlice<UInt8>, at now: Int64) {
-        for version in Self.commitVersions(in: body) { deliver(f, version: version, at: now) }
+    private func deliver(_ f: Int, body: ArraySlice<UInt8>, at time: Time) {
+        for version in Self.commitVersions(in: body) { deliver(f, version: version, at: time) }
     }
 
     /// Records the arrival of `version` at follower `f` (unless it had it) and moves its version on.
-    private func deliver(_ f: Int, version: Int, at now: Int64) {
+    private func deliver(_ f: Int, version: Int, at time: Time) {
         guard version > followers[f].lastVersion else { return }
         let span = lastVersion - firstVersion + 1
         followers[f].lastVersion = version
         if version >= firstVersion && version <= lastVersion && arrivals[f * span + version - firstVersion] == 0 {
-            arrivals[f * span + version - firstVersion] = now
+            arrivals[f * span + version - firstVersion] = time.arrival
+            readArrivals[f * span + version - firstVersion] = time.read
             deliveredCount += 1
         }
     }
@@ -354,7 +380,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// status otherwise, 0 for a head that does not parse), then every complete line, taking the
     /// version of each `id:` line (chunk sizes and other lines are skipped; `data:` holds JSON on
     /// one line).
-    private func readEvents(_ f: Int, at now: Int64) -> Int? {
+    private func readEvents(_ f: Int, at time: Time) -> Int? {
         if !followers[f].streaming {
             let input = followers[f].input
             let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
@@ -388,7 +414,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
                 if digits > 0 { versions.append(value) }
             }
         }
-        for version in versions { deliver(f, version: version, at: now) }
+        for version in versions { deliver(f, version: version, at: time) }
         followers[f].input.removeSubrange(0...last)
         followers[f].since = followers[f].lastVersion
         return nil
@@ -405,6 +431,9 @@ final class HTTPFollowerPool: @unchecked Sendable {
         #endif
         guard fd >= 0 else { return "socket: \(String(cString: strerror(errno)))" }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        #if os(Linux)
+        _ = cepoll_note_arrivals(fd)
+        #endif
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -443,7 +472,11 @@ final class HTTPFollowerPool: @unchecked Sendable {
     private func request(_ f: Int) -> String? {
         followers[f].since = followers[f].lastVersion
         let (prefix, suffix) = feedRequests?[f] ?? (requestPrefix, requestSuffix)
-        followers[f].out = prefix + Array(String(followers[f].lastVersion).utf8) + suffix
+        // Written into the follower's buffer: this runs for every answer.
+        followers[f].out.removeAll(keepingCapacity: true)
+        followers[f].out.append(contentsOf: prefix)
+        Self.appendDecimal(followers[f].lastVersion, to: &followers[f].out)
+        followers[f].out.append(contentsOf: suffix)
         followers[f].sent = 0
         return sendRequest(f)
     }
@@ -471,8 +504,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
 
     // MARK: - Readiness (epoll on Linux: poll() walks all 1,000 sockets on every wake)
 
-    /// Sets what `f`'s socket `fd` is watched for (a new socket, or new events for the same one).
+    /// Sets what `f`'s socket `fd` is watched for (a new socket, or new events for the same one;
+    /// nothing when it is already watched for them).
     private func watch(_ f: Int, fd: Int32, events: Int16) {
+        guard pollfds[f].fd != fd || pollfds[f].events != events else { return }
         #if os(Linux)
         let added = pollfds[f].fd != fd
         var event = epoll_event()
@@ -499,6 +534,19 @@ final class HTTPFollowerPool: @unchecked Sendable {
         let ready = poll(&pollfds, nfds_t(pollfds.count), timeoutMs)
         readyFollowers = ready > 0 ? Array(0..<count) : []
         return ready
+        #endif
+    }
+
+    /// `recv` into `buffer`; where the kernel notes when the bytes read arrived, sets `arrival` to
+    /// that time (see "Two times"), leaving it as it was otherwise.
+    private func receive(_ fd: Int32, into buffer: inout [UInt8], arrival: inout Int64) -> Int {
+        #if os(Linux)
+        var noted: Int64 = 0
+        let n = buffer.withUnsafeMutableBytes { cepoll_recv_noting_arrival(fd, $0.baseAddress, $0.count, &noted) }
+        if noted > 0 { arrival = noted }
+        return n
+        #else
+        return buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         #endif
     }
 
@@ -535,21 +583,14 @@ final class HTTPFollowerPool: @unchecked Sendable {
             break
         }
         guard headerEnd >= 0 else { return bytes.count > 64 << 10 ? .invalid("no end of headers in 64 KiB") : .incomplete }
-        var lines = [Range<Int>]()
-        var lineStart = 0
-        var i = 0
-        while i < headerEnd {
-            if bytes[i] == cr && bytes[i + 1] == lf {
-                lines.append(lineStart..<i)
-                i += 2
-                lineStart = i
-            } else {
-                i += 1
-            }
+        /// The end of the line that starts at `start` (its CR, or the end of the headers).
+        func lineEnd(from start: Int) -> Int {
+            var i = start
+            while i < headerEnd && !(bytes[i] == cr && bytes[i + 1] == lf) { i += 1 }
+            return i
         }
-        lines.append(lineStart..<headerEnd)
         // "HTTP/1.x NNN reason"
-        let statusLine = bytes[lines[0]]
+        let statusLine = bytes[0..<lineEnd(from: 0)]
         let s = statusLine.startIndex
         guard statusLine.count >= 12, statusLine.starts(with: "HTTP/1.".utf8), statusLine[s + 8] == UInt8(ascii: " "),
             let status = integer(statusLine[(s + 9)..<(s + 12)])
@@ -558,7 +599,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
         }
         var length: Int?
         var close = statusLine[s + 7] == UInt8(ascii: "0")
-        for line in lines.dropFirst() {
+        var lineStart = statusLine.endIndex + 2
+        while lineStart < headerEnd {
+            let line = lineStart..<lineEnd(from: lineStart)
+            lineStart = line.upperBound + 2
             guard let colon = bytes[line].firstIndex(of: UInt8(ascii: ":")) else { continue }
             let name = bytes[line.lowerBound..<colon]
             var valueStart = colon + 1, valueEnd = line.upperBound
@@ -578,6 +622,23 @@ final class HTTPFollowerPool: @unchecked Sendable {
         let bodyStart = headerEnd + 4
         guard bytes.count >= bodyStart + length else { return .incomplete }
         return .complete(status: status, body: bodyStart..<(bodyStart + length), end: bodyStart + length, close: close)
+    }
+
+    /// Appends the decimal digits of `value` (≥ 0) to `bytes`.
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[buffer.count - 1 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            bytes.append(contentsOf: buffer[(buffer.count - count)...])
+        }
     }
 
     /// The decimal number `digits` spells (digits only), or nil.
@@ -610,6 +671,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// a scan that follows strings and nesting, so that `parentVersion` and anything inside `stages`
     /// is not taken.
     static func commitVersions(in body: ArraySlice<UInt8>) -> [Int] {
+        body.withUnsafeBufferPointer { commitVersions(in: $0) }
+    }
+
+    private static func commitVersions(in body: UnsafeBufferPointer<UInt8>) -> [Int] {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         let key = Array("version".utf8)
         var versions = [Int]()

@@ -40,7 +40,9 @@ import Logging
 /// `commitCount` commits with `Store.commit`, `spacingMs` apart, each changing the content of
 /// `changedPerCommit` elements, and takes the time as each `commit` returns. Times are
 /// `clock_gettime(CLOCK_MONOTONIC)`; latency = arrival − commit return, over every (follower, commit)
-/// pair. Every follower must have every commit (`missingDeliveries` 0): a missing one is a failure.
+/// pair, where arrival is when the answer or event was complete at the follower's socket, as the
+/// kernel noted it (`HTTPFollowerPool`'s "Two times"; on Linux); when the followers' one thread read
+/// it is the `read…` details. Every follower must have every commit (`missingDeliveries` 0): a missing one is a failure.
 /// Once every follower has every commit and waits again, the scenario reads the server's
 /// `GET /metrics` (details `serverMetrics.…` and `longPollServerMetrics.…`: waiting followers, event
 /// streams at the head, open connections, requests answered, the head version, the store's size).
@@ -48,8 +50,9 @@ import Logging
 /// the connections, stops the server with SIGTERM (a graceful shutdown) and waits for it.
 ///
 /// ours_ms and baseline_ms are p99 latencies (nearest rank); details hold p50, p99, min and max of
-/// each side, the deliveries, the missing ones, the follower count, connection errors and
-/// reconnects, and peakMemoryMB: the SERVER's peak with the event-stream followers
+/// each side, p50 and p99 to the read (`readP50Ms`, `readP99Ms`, `longPollReadP50Ms`,
+/// `longPollReadP99Ms`), the deliveries, the missing ones, the follower count, connection errors
+/// and reconnects, and peakMemoryMB: the SERVER's peak with the event-stream followers
 /// (longPollPeakMemoryMB with the long-polling ones, baselinePeakMemoryMB with one). The followers
 /// and the writer share the machine with the server.
 struct HTTPFollowersScenario {
@@ -98,7 +101,10 @@ struct HTTPFollowersScenario {
     /// What one side measured.
     struct Side {
         var followers: Int
+        /// Arrival at the follower's socket − commit return (ms; see `HTTPFollowerPool`'s "Two times").
         var latencies: [Double]
+        /// The same, to when the follower pool's one thread read it.
+        var readLatencies: [Double] = []
         var missing: Int
         var peakMemoryMB: Double?
         var errors: Int
@@ -108,6 +114,8 @@ struct HTTPFollowersScenario {
         var metrics: [String: Double] = [:]
         var p50: Double { latencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(latencies, 50) }
         var p99: Double { latencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(latencies, 99) }
+        var readP50: Double { readLatencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(readLatencies, 50) }
+        var readP99: Double { readLatencies.isEmpty ? .nan : LiveDeliveryScenario.percentile(readLatencies, 99) }
     }
 
     func run() throws(ScenarioFailure) -> ScenarioResult {
@@ -198,15 +206,17 @@ struct HTTPFollowersScenario {
                     + "\(progress.reconnects) reconnects; " + progress.errorSamples.joined(separator: "; "))
             }
 
-            let (latencies, missing) = Self.latencies(pool, followers: followers, span: lastVersion - firstVersion + 1, committedAt: returnedAt)
+            let (latencies, readLatencies, missing) = Self.latencies(
+                pool, followers: followers, span: lastVersion - firstVersion + 1, committedAt: returnedAt)
             if missing > 0 {
                 failures.append("\(who): \(missing) of \(followers * (lastVersion - firstVersion + 1)) deliveries missing")
             }
             let side = Side(
-                followers: followers, latencies: latencies, missing: missing, peakMemoryMB: peak,
+                followers: followers, latencies: latencies, readLatencies: readLatencies, missing: missing, peakMemoryMB: peak,
                 errors: progress.errors, reconnects: progress.reconnects, metrics: metrics)
             log.progress("\(who): \(latencies.count) deliveries, \(missing) missing; p50 \(Format.fixed(side.p50, decimals: 2)) ms, "
-                + "p99 \(Format.fixed(side.p99, decimals: 2)) ms, max \(Format.fixed(latencies.max() ?? .nan, decimals: 2)) ms; "
+                + "p99 \(Format.fixed(side.p99, decimals: 2)) ms, max \(Format.fixed(latencies.max() ?? .nan, decimals: 2)) ms "
+                + "(read by the followers' thread: p50 \(Format.fixed(side.readP50, decimals: 2)) ms, p99 \(Format.fixed(side.readP99, decimals: 2)) ms); "
                 + "server peak \(peak.map { Format.fixed($0, decimals: 1) } ?? "?") MB")
             sides.append(side)
         }
@@ -226,6 +236,8 @@ struct HTTPFollowersScenario {
             "p99Ms": .number(streams.p99, decimals: 2),
             "minMs": .number(streams.latencies.min() ?? 0, decimals: 2),
             "maxMs": .number(streams.latencies.max() ?? 0, decimals: 2),
+            "readP50Ms": .number(streams.readP50, decimals: 2),
+            "readP99Ms": .number(streams.readP99, decimals: 2),
             "errors": .int(streams.errors),
             "reconnects": .int(streams.reconnects),
             "baselineFollowers": .int(baseline.followers),
@@ -240,6 +252,8 @@ struct HTTPFollowersScenario {
             "longPollP50Ms": .number(longPolls.p50, decimals: 2),
             "longPollP99Ms": .number(longPolls.p99, decimals: 2),
             "longPollMaxMs": .number(longPolls.latencies.max() ?? 0, decimals: 2),
+            "longPollReadP50Ms": .number(longPolls.readP50, decimals: 2),
+            "longPollReadP99Ms": .number(longPolls.readP99, decimals: 2),
             "longPollDeliveries": .int(longPolls.latencies.count),
             "longPollMissingDeliveries": .int(longPolls.missing),
             "longPollErrors": .int(longPolls.errors),
@@ -318,9 +332,12 @@ struct HTTPFollowersScenario {
     }
 
     /// The latencies (ms) of every (follower, commit) pair of `pool`: arrival − `committedAt` of the
-    /// commit; and how many pairs never arrived.
-    static func latencies(_ pool: HTTPFollowerPool, followers: Int, span: Int, committedAt: [Int64]) -> (latencies: [Double], missing: Int) {
-        var latencies = [Double]()
+    /// commit, at the follower's socket and when the pool's thread read it (see `HTTPFollowerPool`'s
+    /// "Two times"); and how many pairs never arrived.
+    static func latencies(
+        _ pool: HTTPFollowerPool, followers: Int, span: Int, committedAt: [Int64]
+    ) -> (latencies: [Double], readLatencies: [Double], missing: Int) {
+        var latencies = [Double](), readLatencies = [Double]()
         var missing = 0
         for f in 0..<followers {
             for c in 0..<span {
@@ -329,10 +346,11 @@ struct HTTPFollowersScenario {
                     missing += 1
                 } else {
                     latencies.append(Double(at - committedAt[c]) / 1e6)
+                    readLatencies.append(Double(pool.readArrivals[f * span + c] - committedAt[c]) / 1e6)
                 }
             }
         }
-        return (latencies, missing)
+        return (latencies, readLatencies, missing)
     }
 
     /// Waits until `condition` holds for the pool's progress; throws after `timeoutSeconds`.

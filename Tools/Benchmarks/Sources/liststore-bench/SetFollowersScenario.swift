@@ -21,8 +21,9 @@ import ListStore
 /// with epoll), each from the feed's position after the lists were made. Once every follower's
 /// stream is open and waiting, one untimed warm-up commit; then `commitCount` commits,
 /// `spacingMs` apart, each to a random list of a random user, timed as each `commit` returns.
-/// latency = the owner's arrival − commit return; every commit must reach its owner and no one else
-/// (`missingDeliveries` 0, `deliveries` = commits).
+/// latency = the owner's arrival (at its socket: `HTTPFollowerPool`'s "Two times") − commit
+/// return; every commit must reach its owner and no one else (`missingDeliveries` 0,
+/// `deliveries` = commits).
 ///
 /// - ours: 10,000 set followers;
 /// - the baseline, measured first in the same run: the same server and writer with 1 set follower,
