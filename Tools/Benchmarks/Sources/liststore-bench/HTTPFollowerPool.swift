@@ -33,10 +33,14 @@ import CEpoll
 /// Two times: `arrivals` holds when each answer (or event) was complete **at the follower's socket**,
 /// which the kernel notes as the data arrives (`SO_TIMESTAMPNS` on Linux: the arrival of the last
 /// segment a read took, moved to `CLOCK_MONOTONIC`); `readArrivals` holds when this thread read it.
-/// Where the kernel notes nothing (other systems), both are the read time. The first is what a
-/// follower on a machine of its own has: the thread serves 10,000 followers one after another, so
-/// an answer can wait in its socket for the answers of the others to be read first, a wait no real
-/// follower has. Both are kept, so that reports can give both.
+/// Where the kernel notes nothing (other systems), both are the read time. The thread serves
+/// 10,000 followers one after another, so an answer can wait in its socket for the answers of the
+/// others to be read first, a wait a follower with a machine of its own does not have; the arrival
+/// leaves that wait out. It does not leave out all of the pool's own time: the stamp is the last
+/// segment's that a read took, so events that came in one read all get the time of the last (an
+/// upper bound for the earlier ones), and a long-polling follower asks again only once its answer
+/// is read, so a commit made meanwhile waits for the pool too. Both times are kept, so that
+/// reports can give both.
 ///
 /// `run()` is the thread's body; the other thread calls `stop()`, then reads the results once `run()`
 /// has returned (`finished` is signalled).
@@ -538,12 +542,12 @@ final class HTTPFollowerPool: @unchecked Sendable {
     }
 
     /// `recv` into `buffer`; where the kernel notes when the bytes read arrived, sets `arrival` to
-    /// that time (see "Two times"), leaving it as it was otherwise.
+    /// that time (see "Two times"); bytes read without a note set it to 0 (the read time then).
     private func receive(_ fd: Int32, into buffer: inout [UInt8], arrival: inout Int64) -> Int {
         #if os(Linux)
         var noted: Int64 = 0
         let n = buffer.withUnsafeMutableBytes { cepoll_recv_noting_arrival(fd, $0.baseAddress, $0.count, &noted) }
-        if noted > 0 { arrival = noted }
+        if n > 0 { arrival = noted }
         return n
         #else
         return buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

@@ -25,9 +25,10 @@ import Logging
 /// configuration, logging errors only), which prints its port. The followers are
 /// `HTTPFollowerPool`: raw non-blocking sockets, one keep-alive connection each, one thread with
 /// `epoll`. A long-polling follower asks `GET /v1/lists/list/journal?since=V&limit=100&wait=30` from
-/// the last version it has, and asks again as soon as an answer is complete, timestamping each new
-/// version as the answer that holds it is complete; an event-stream follower asks
-/// `GET /v1/lists/list/events?since=V` once and timestamps each event as it is complete.
+/// the last version it has, and asks again as soon as the pool has read an answer, timestamping
+/// each new version as the answer that holds it was complete at its socket; an event-stream
+/// follower asks `GET /v1/lists/list/events?since=V` once and timestamps each event as it was
+/// complete at its socket (the pool's "Two times" says what that leaves out, and what not).
 ///
 /// - ours: 1,000 event-stream followers (the headline), and 1,000 long-polling ones (`longPoll…`
 ///   in details), each side with a server of its own;
