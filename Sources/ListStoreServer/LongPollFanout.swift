@@ -82,6 +82,8 @@ final class LongPollFanout: Sendable {
     private let pages: JournalPages
     private let logger: Logger
     private let state = _Locked(State())
+    /// Each event loop's `LoopDeliveries`, which carry the answers to it.
+    private let deliveries = _Locked([ObjectIdentifier: LoopDeliveries]())
 
     /// A fan-out of `pages`' store, each waiting poll holding one of `slots`, reading pages from
     /// `pages` (which the journal route shares).
@@ -200,13 +202,13 @@ final class LongPollFanout: Sendable {
         }
         switch result {
         case .success(let page) where !page.empty:
-            Self.answer(polls) { _ in .page(page.body) }
+            answer(polls) { _ in .page(page.body) }
         case .success(let page):
-            Self.answer(polls) { _ in .error(APIError.noPlaceToWait) }
-            Self.answer(ended) { _ in .page(page.body) }
+            answer(polls) { _ in .error(APIError.noPlaceToWait) }
+            answer(ended) { _ in .page(page.body) }
         case .failure(let error):
             let api = APIError.from(error, logger: logger, storeLocation: store.location)
-            Self.answer(polls) { _ in .error(api) }
+            answer(polls) { _ in .error(api) }
         }
         if wake { await read(key) }
     }
@@ -288,15 +290,26 @@ final class LongPollFanout: Sendable {
             (state.reading.removeValue(forKey: key) ?? []).compactMap { state.held.removeValue(forKey: $0) }
         }
         let final = answer
-        Self.answer(polls) { _ in final }
+        self.answer(polls) { _ in final }
     }
 
-    /// Answers each of `polls` with `answer(poll)`, from one task per event loop.
-    private static func answer(_ polls: [Held], with answer: @escaping @Sendable (Held) -> Answer) {
+    /// The deliveries to `loop`, which its `LongPollHandler`s run at the end of each read.
+    func deliveries(to loop: any EventLoop) -> LoopDeliveries {
+        deliveries.withLock { all in
+            if let known = all[ObjectIdentifier(loop)] { return known }
+            let made = LoopDeliveries(loop: loop)
+            all[ObjectIdentifier(loop)] = made
+            return made
+        }
+    }
+
+    /// Answers each of `polls` with `answer(poll)`, handed to its event loop's deliveries in one
+    /// piece of work per loop.
+    private func answer(_ polls: [Held], with answer: @escaping @Sendable (Held) -> Answer) {
         var byLoop = [ObjectIdentifier: [Held]]()
         for poll in polls { byLoop[ObjectIdentifier(poll.loop), default: []].append(poll) }
         for group in byLoop.values {
-            group[0].loop.execute {
+            deliveries(to: group[0].loop).post {
                 for poll in group { poll.answer(answer(poll)) }
             }
         }
@@ -308,9 +321,9 @@ final class LongPollFanout: Sendable {
     }
 
     /// Answers `polls` with the empty page of each one's list, made once per list.
-    private static func answerEmpty(_ polls: [Held]) {
+    private func answerEmpty(_ polls: [Held]) {
         var pages = [String: ByteBuffer]()
-        for poll in polls where pages[poll.key.list] == nil { pages[poll.key.list] = emptyPage(of: poll.key.list) }
+        for poll in polls where pages[poll.key.list] == nil { pages[poll.key.list] = Self.emptyPage(of: poll.key.list) }
         let made = pages
         answer(polls) { .page(made[$0.key.list]!) }
     }
@@ -331,7 +344,7 @@ final class LongPollFanout: Sendable {
             }
             return (due.compactMap { state.held.removeValue(forKey: $0) }, next)
         }
-        Self.answerEmpty(due)
+        answerEmpty(due)
         return next.map { max(.milliseconds(1), $0 - now) }
     }
 
@@ -354,6 +367,6 @@ final class LongPollFanout: Sendable {
             for id in waiting.keys { state.held[id] = nil }
             return Array(waiting.values)
         }
-        Self.answerEmpty(all)
+        answerEmpty(all)
     }
 }

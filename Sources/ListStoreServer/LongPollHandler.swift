@@ -90,6 +90,9 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether bytes went on to Hummingbird since the end of the last read, which it then needs.
     private var handedOn = false
     private var context: ChannelHandlerContext?
+    /// The answers handed to this connection's event loop, run at the end of each read (see
+    /// `LoopDeliveries`).
+    private var deliveries: LoopDeliveries?
 
     init(_ intake: Intake) {
         self.intake = intake
@@ -97,6 +100,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        deliveries = intake.fanout.deliveries(to: context.eventLoop)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -205,9 +209,13 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         // A read whose requests were all taken here is nothing to the handlers behind.
-        guard handedOn || reader == .hummingbird else { return }
-        handedOn = false
-        context.fireChannelReadComplete()
+        if handedOn || reader == .hummingbird {
+            handedOn = false
+            context.fireChannelReadComplete()
+        }
+        // The answers of other connections of this loop (this one's too) that a page read or a
+        // commit woke meanwhile: written now, not after the rest of the loop's batch of sockets.
+        deliveries?.run()
     }
 
     /// The page a request asks and when its wait ends, when it is a long poll this handler may

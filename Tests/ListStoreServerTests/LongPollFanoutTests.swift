@@ -3,6 +3,7 @@ import ListStore
 import ListStoreTestSupport
 import Logging
 import NIOCore
+import NIOEmbedded
 import NIOPosix
 import Testing
 
@@ -71,5 +72,27 @@ import Testing
         guard case .page(let body) = answers.first else { Issue.record("\(String(describing: answers.first))"); return }
         #expect(body == LongPollFanout.emptyPage(of: "l"))
         #expect(fanout.heldCount == 0)
+    }
+
+    /// Answers go to their event loop's deliveries: the end of a read on that loop writes them,
+    /// without waiting for the loop's task (an embedded loop runs none until told).
+    @Test func answersAreWrittenAtTheEndOfAReadOnTheirLoop() async throws {
+        let (fanout, engine, directory) = try await Self.fanout()
+        defer { withExtendedLifetime(directory) {} }
+        fanout.headsRead(["l": 1], generation: engine.commitGeneration())
+        let loop = EmbeddedEventLoop()
+        let answers = Answers()
+        guard case .held = fanout.take(Self.key, deadline: .now + .seconds(60), on: loop, answer: answers.take) else {
+            Issue.record("not held")
+            return
+        }
+        fanout.close()
+        #expect(answers.count == 0)
+        fanout.deliveries(to: loop).run()
+        #expect(answers.count == 1)
+        loop.run()
+        #expect(answers.count == 1)
+        guard case .page(let body) = answers.first else { Issue.record("\(String(describing: answers.first))"); return }
+        #expect(body == LongPollFanout.emptyPage(of: "l"))
     }
 }
