@@ -6,9 +6,11 @@ import NIOCore
 /// Answers the long polls that `LongPollHandler` takes beneath Hummingbird: a poll behind the head
 /// of its list at once, from the page the polls of the same version share (kept, or read once for
 /// all of them); a poll at the head when a read of the heads finds the list past it (one read of
-/// the page for all the polls woken at that version, one task per event loop to answer them), or
-/// with the empty page when its time is up or the server shuts down. Polls past the head go to
-/// the route (see `take(_:deadline:on:answer:)`).
+/// the page for all the polls woken at that version), or with the empty page when its time is up
+/// or the server shuts down. Polls past the head go to the route (see
+/// `take(_:deadline:on:answer:)`). The answers of held polls go to their event loop's
+/// `LoopDeliveries` (one piece of work per loop), which the loop's `LongPollHandler`s run at the end
+/// of each read; the event loops must outlive the fan-out, which keeps each one's deliveries.
 ///
 /// A poll costs an entry in a table while it waits, and nothing of Hummingbird's: at 10,000 long
 /// polls woken by each commit, a request through Hummingbird (its task, its middlewares, its
@@ -83,7 +85,7 @@ final class LongPollFanout: Sendable {
     private let logger: Logger
     private let state = _Locked(State())
     /// Each event loop's `LoopDeliveries`, which carry the answers to it.
-    private let deliveries = _Locked([ObjectIdentifier: LoopDeliveries]())
+    private let loopDeliveries = _Locked([ObjectIdentifier: LoopDeliveries]())
 
     /// A fan-out of `pages`' store, each waiting poll holding one of `slots`, reading pages from
     /// `pages` (which the journal route shares).
@@ -295,7 +297,7 @@ final class LongPollFanout: Sendable {
 
     /// The deliveries to `loop`, which its `LongPollHandler`s run at the end of each read.
     func deliveries(to loop: any EventLoop) -> LoopDeliveries {
-        deliveries.withLock { all in
+        loopDeliveries.withLock { all in
             if let known = all[ObjectIdentifier(loop)] { return known }
             let made = LoopDeliveries(loop: loop)
             all[ObjectIdentifier(loop)] = made

@@ -1,15 +1,18 @@
 import ListStoreCore
 import NIOCore
 
-/// Work handed to one event loop from elsewhere (the answers of long polls a page read or a commit
-/// woke), run by the first of that loop's connections to finish a read, or by a task on the loop,
-/// whichever comes first.
+/// Work handed to one event loop from elsewhere (the answers of long polls `LongPollFanout` held:
+/// woken by a page read or a commit, or ended by their time or a shutdown), run at the end of the
+/// next read of one of that loop's plain HTTP/1.1 connections (those with a `LongPollHandler`), or
+/// by a task on the loop, whichever comes first.
 ///
 /// An event loop runs its tasks only after the whole batch of sockets one wait on `epoll` gave it:
 /// under load that is thousands of sockets, and a task waits for all of them (tens of milliseconds
 /// with 10,000 long polls on two cores). The loop's `LongPollHandler`s call `run()` at the end of
-/// each read, so work posted meanwhile is done between two sockets of the batch. A task posted with
-/// the first work of a batch runs it when no read comes first, as it would have before.
+/// each read, so work posted meanwhile is done between two sockets of the batch. The first work
+/// posted when none waits also posts a task, which runs whatever no read ran first. The loop must
+/// not shut down while work may be posted: a task it drops would leave the work waiting for a read
+/// that never comes.
 ///
 /// ```swift
 /// let deliveries = LoopDeliveries(loop: channel.eventLoop)

@@ -95,4 +95,50 @@ import Testing
         guard case .page(let body) = answers.first else { Issue.record("\(String(describing: answers.first))"); return }
         #expect(body == LongPollFanout.emptyPage(of: "l"))
     }
+
+    /// On an event loop whose tasks have not run (an embedded loop runs none until told), the
+    /// answer of a poll held on one connection is written when another connection of the loop ends
+    /// a read, and the request piped behind the poll is read after it; the loop's task then finds
+    /// nothing left to write. Without the handlers running the loop's deliveries, the answer would
+    /// wait for the task.
+    @Test func aHeldAnswerIsWrittenWhenAnotherConnectionOfItsLoopEndsARead() async throws {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let configuration = JournalServer.Configuration(port: 0)
+        let state = ServerState(configuration)
+        let fanout = LongPollFanout(pages: JournalPages(store: store), slots: ConnectionLimiter(maximum: 4), logger: Logger(label: "test"))
+        fanout.headsRead(["l": 1], generation: store.commitGeneration())
+        let intake = LongPollHandler.Intake(
+            fanout: fanout, configuration: configuration, access: AccessMiddleware(token: nil, state: state),
+            origins: OriginPolicyMiddleware(configuration: configuration, port: { 80 }), metrics: ServerMetrics(),
+            logger: Logger(label: "test"))
+        // From here on, one thread: the embedded loop's.
+        let loop = EmbeddedEventLoop()
+        let polling = EmbeddedChannel(handler: LongPollHandler(intake), loop: loop)
+        let other = EmbeddedChannel(handler: LongPollHandler(intake), loop: loop)
+        let poll = "GET /v1/lists/l/journal?since=1&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n"
+        // The poll waits at the head, a second one piped behind it.
+        try polling.writeInbound(ByteBuffer(string: poll + poll))
+        #expect(try polling.readOutbound(as: IOData.self) == nil)
+        #expect(fanout.heldCount == 1)
+        fanout.close()  // answers every waiting poll with the empty page (through the loop's deliveries)
+        #expect(try polling.readOutbound(as: IOData.self) == nil)
+        // Another connection's read ends (the first bytes of a head): the answer goes out now.
+        try other.writeInbound(ByteBuffer(string: "GET"))
+        var written = ""
+        while let part = try polling.readOutbound(as: IOData.self) {
+            guard case .byteBuffer(let buffer) = part else { continue }
+            written += String(buffer: buffer)
+        }
+        #expect(written.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(written.hasSuffix("\r\n\r\n" + String(buffer: LongPollFanout.emptyPage(of: "l"))))
+        // The poll behind was read once the first was answered: the fan-out, closed, left it to
+        // Hummingbird (here the channel's end, which receives its bytes).
+        let handedOn = try polling.readInbound(as: ByteBuffer.self).map { String(buffer: $0) }
+        #expect(handedOn == poll)
+        loop.run()
+        #expect(try polling.readOutbound(as: IOData.self) == nil)
+    }
 }
