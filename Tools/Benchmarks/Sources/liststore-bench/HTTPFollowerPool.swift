@@ -303,11 +303,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
                                     error(f, "status \(status): "
                                         + String(decoding: followers[f].input[body].prefix(200), as: UTF8.self))
                                 }
-                                if end == followers[f].input.count {
-                                    followers[f].input.removeAll(keepingCapacity: true)
-                                } else {
-                                    followers[f].input.removeSubrange(0..<end)
-                                }
+                                followers[f].input.removeSubrange(0..<end)
                                 if close || status != 200 {
                                     reconnect = true
                                     break answers
@@ -479,7 +475,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         // Written into the follower's buffer: this runs for every answer.
         followers[f].out.removeAll(keepingCapacity: true)
         followers[f].out.append(contentsOf: prefix)
-        Self.appendDecimal(followers[f].lastVersion, to: &followers[f].out)
+        followers[f].out.append(contentsOf: String(followers[f].lastVersion).utf8)
         followers[f].out.append(contentsOf: suffix)
         followers[f].sent = 0
         return sendRequest(f)
@@ -626,23 +622,6 @@ final class HTTPFollowerPool: @unchecked Sendable {
         let bodyStart = headerEnd + 4
         guard bytes.count >= bodyStart + length else { return .incomplete }
         return .complete(status: status, body: bodyStart..<(bodyStart + length), end: bodyStart + length, close: close)
-    }
-
-    /// Appends the decimal digits of `value` (≥ 0) to `bytes`.
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        var rest = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[buffer.count - 1 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                count += 1
-            } while rest > 0
-            bytes.append(contentsOf: buffer[(buffer.count - count)...])
-        }
     }
 
     /// The decimal number `digits` spells (digits only), or nil.
