@@ -93,6 +93,11 @@ public struct JournalServer: Sendable {
         /// (see `JournalServer.tlsConfiguration(certificateChainFile:privateKeyFile:)`); otherwise
         /// plain HTTP/1.1.
         public var tls: TLSConfiguration?
+        /// How many event loops (threads) serve the connections; a connection stays on the loop
+        /// that accepted it. `nil`: twice the cores, which keeps the connections of a loop that
+        /// shares its core with another busy thread from falling behind the others' (see
+        /// `effectiveEventLoops`). Servers of one process with the same count share their loops.
+        public var eventLoops: Int?
 
         /// A configuration; the defaults suit a server on this machine.
         public init(
@@ -101,7 +106,7 @@ public struct JournalServer: Sendable {
             pollInterval: Duration = .milliseconds(20), keepAliveInterval: Duration = .seconds(15), backlog: Int = 4096,
             maxConnections: Int? = nil, maxStreams: Int? = nil, idleTimeout: Duration = .seconds(60),
             headerTimeout: Duration = .seconds(10), allowedHosts: [String] = [], allowedOrigins: [String] = [],
-            tls: TLSConfiguration? = nil, access: AccessConfiguration? = nil
+            tls: TLSConfiguration? = nil, access: AccessConfiguration? = nil, eventLoops: Int? = nil
         ) {
             self.host = host
             self.port = port
@@ -121,6 +126,7 @@ public struct JournalServer: Sendable {
             self.allowedHosts = allowedHosts
             self.allowedOrigins = allowedOrigins
             self.tls = tls
+            self.eventLoops = eventLoops
         }
 
         /// Whether `host` is a loopback name or address (`localhost`, `127.0.0.0/8`, `::1`): only
@@ -133,6 +139,12 @@ public struct JournalServer: Sendable {
         /// `maxConnections`, or the default derived from the descriptor limit.
         public var effectiveMaxConnections: Int {
             maxConnections ?? max(16, min(DescriptorLimit.current, 1 << 24) - DescriptorLimit.reserve)
+        }
+
+        /// `eventLoops` (at least 1), or twice the cores NIO counts (`System.coreCount`, which heeds
+        /// a container's CPU quota on Linux).
+        public var effectiveEventLoops: Int {
+            max(1, eventLoops ?? ServerEventLoops.defaultCount)
         }
 
         /// `maxStreams`, or the default derived from `effectiveMaxConnections`.
@@ -316,6 +328,7 @@ public struct JournalServer: Sendable {
                 state.port = bound
                 await onRunning(bound)
             },
+            eventLoopGroupProvider: .shared(ServerEventLoops.group(count: configuration.effectiveEventLoops)),
             logger: logger.deferringMetadata)
         // Services shut down in reverse order: the watcher first, which ends the waits of long polls
         // and event streams, then the HTTP server, which waits for the requests under way.

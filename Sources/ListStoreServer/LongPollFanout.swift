@@ -242,6 +242,10 @@ final class LongPollFanout: Sendable {
     /// How many polls were taken since the server started (for tests).
     var takenCount: Int { state.withLock { $0.taken } }
 
+    /// How many event loops have had connections that may take polls: one `LoopDeliveries` each
+    /// (for tests).
+    var loopCount: Int { loopDeliveries.withLock { $0.count } }
+
     /// Takes the heads a read found, begun at the store's commit generation `generation`: wakes
     /// the polls whose list's head is past their version, or whose list is gone, as the route's
     /// long polls are woken (`HeadWatcher.ends(waitFor:after:heads:lastHeads:)`), one read of the

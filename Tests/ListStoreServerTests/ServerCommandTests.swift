@@ -97,6 +97,39 @@ import Testing
         #expect(server.terminationStatus == 0)
     }
 
+    /// A usage error is one line on stderr and exit 64, before anything is opened; `--event-loops`
+    /// takes 1 to 1024, and a server of three loops serves.
+    @Test func usageErrorsAreOneLineAndEventLoopsAreCounted() async throws {
+        let directory = try TemporaryDirectory()
+        let db = directory.file("s.liststore")
+        try await Store(path: db).commit(linearList(2), to: "l")
+        for arguments in [["--event-loops", "0"], ["--event-loops", "1025"], ["--bogus"], ["--port", "70000"], ["--tls-cert", "a.pem"]] {
+            let refused = try Self.refusal(["--db", db] + arguments)
+            #expect(refused.status == 64, "\(arguments)")
+            #expect(refused.message.filter { $0 == "\n" }.count == 1 && refused.message.hasPrefix("error: "), "\(arguments): \(refused.message)")
+        }
+        #expect(try Self.refusal(["--event-loops", "0"]).message.contains("--event-loops must be between 1 and 1024"))
+
+        let (server, output, _) = try Self.start(["--db", db, "--port", "0", "--event-loops", "3"])
+        let line = try await RawConnection.run { () -> String in
+            var data = Data()
+            while !data.contains(UInt8(ascii: "\n")) {
+                let chunk = PipeIO.readSome(output.fileHandleForReading)
+                if chunk.isEmpty { break }
+                data += chunk
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        let port = try #require(line.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "\(line)")
+        for _ in 0..<6 {
+            let health = try await RawAnswer.exchange(port: port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
+            #expect(health.status == 200)
+        }
+        server.terminate()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+    }
+
     @Test func aNonLoopbackHostNeedsATokenOrAnExplicitFlag() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.file("s.liststore")

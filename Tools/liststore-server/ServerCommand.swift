@@ -42,7 +42,9 @@ struct ServerCommand: AsyncParsableCommand {
             to its hard limit, less 64) and --max-streams long polls and event streams among them \
             (default: nine tenths of the connections); beyond either, 503 with Retry-After. A \
             connection idle for --idle-timeout seconds, or whose request head takes longer than \
-            --header-timeout seconds, is closed.
+            --header-timeout seconds, is closed. --event-loops threads serve the connections \
+            (default: twice the cores, so that a loop sharing its core with another busy thread holds \
+            back fewer connections); a connection stays on the loop that accepted it.
 
             --db postgres://user[:password]@host[:port]/database (or postgresql://, with \
             ?sslmode=disable|prefer|require) serves a store in PostgreSQL; a database without tables \
@@ -99,6 +101,9 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The most long polls and event streams (default: 9/10 of --max-connections).", valueName: "n"))
     var maxStreams: Int?
 
+    @Option(name: .long, help: ArgumentHelp("How many event loops (threads) serve the connections (default: twice the cores).", valueName: "n"))
+    var eventLoops: Int?
+
     @Option(name: .long, help: ArgumentHelp("Close a connection idle this long.", valueName: "seconds"))
     var idleTimeout = 60
 
@@ -120,12 +125,38 @@ struct ServerCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Serve a non-loopback --host without --token: anyone who reaches the port can read and write.")
     var allowUnauthenticated = false
 
+    /// Runs the command; a usage error is one line on stderr (64), and help goes to stdout.
+    static func main() async {
+        let command: ServerCommand
+        do {
+            guard let parsed = try parseAsRoot() as? ServerCommand else { throw CleanExit.helpRequest() }
+            command = parsed
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                FileHandle.standardOutput.write(Data((fullMessage(for: error) + "\n").utf8))
+            } else {
+                let line = message(for: error).split(separator: "\n").joined(separator: "; ")
+                FileHandle.standardError.write(Data("error: \(line) (see 'liststore serve --help')\n".utf8))
+            }
+            Foundation.exit(code.rawValue)
+        }
+        do {
+            try await command.run()
+        } catch {
+            // `run` reports its own failures and exits; anything else it throws is one line too.
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Foundation.exit(1)
+        }
+    }
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxBodyMiB >= 1 else { throw ValidationError("--max-body-mib must be 1 or more") }
         guard maxPageMiB >= 1 else { throw ValidationError("--max-page-mib must be 1 or more") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be 1 or more") }
         if let maxStreams, maxStreams < 0 { throw ValidationError("--max-streams must be 0 or more") }
+        if let eventLoops, !(1...1024).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 1024") }
         guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 or more") }
         guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be 1 or more") }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
@@ -205,7 +236,8 @@ struct ServerCommand: AsyncParsableCommand {
         let configuration = JournalServer.Configuration(
             host: host, port: port, token: token, maxBodyBytes: maxBodyMiB << 20, maxPageBytes: maxPageMiB << 20,
             maxConnections: maxConnections, maxStreams: maxStreams, idleTimeout: .seconds(idleTimeout),
-            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls, access: access)
+            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls, access: access,
+            eventLoops: eventLoops)
         if token == nil, access == nil, !configuration.bindsToLoopback {
             guard allowUnauthenticated else {
                 fail("--host \(host) is reachable from other machines: give --token (or LISTSTORE_TOKEN) or --auth, or --allow-unauthenticated", 64)
