@@ -12,6 +12,10 @@ enum DescriptorLimit {
     /// (SQLite's database, journal and shared memory, per reader), standard streams, the runtime.
     static let reserve = 64
 
+    /// Descriptors each event loop of the server holds: its `epoll`, an `eventfd` that wakes it,
+    /// and a `timerfd` for its scheduled tasks (on Linux; fewer elsewhere).
+    static let perEventLoop = 3
+
     /// The current soft limit (`Int.max` when unlimited or unknown; "unlimited" is the largest value).
     static var current: Int {
         var limit = rlimit()

@@ -69,8 +69,9 @@ public struct JournalServer: Sendable {
         /// followers reconnecting at once after a restart should not see their connections dropped.
         public var backlog: Int
         /// The most connections open at once; one more is answered 503 and closed. `nil`: the
-        /// descriptor limit (`RLIMIT_NOFILE`) less a reserve for the store's files, read when the
-        /// server is created (see `JournalServer.raiseDescriptorLimit()`).
+        /// descriptor limit (`RLIMIT_NOFILE`) less a reserve for the store's files (64) and the
+        /// event loops' own (3 each), read when the server is created (see
+        /// `JournalServer.raiseDescriptorLimit()`).
         public var maxConnections: Int?
         /// The most long polls and event streams at once, a part of `maxConnections` so that waiting
         /// clients never lock out the others; one more is answered 503 with `Retry-After`. `nil`:
@@ -93,10 +94,21 @@ public struct JournalServer: Sendable {
         /// (see `JournalServer.tlsConfiguration(certificateChainFile:privateKeyFile:)`); otherwise
         /// plain HTTP/1.1.
         public var tls: TLSConfiguration?
-        /// How many event loops (threads) serve the connections; a connection stays on the loop
-        /// that accepted it. `nil`: twice the cores, which keeps the connections of a loop that
-        /// shares its core with another busy thread from falling behind the others' (see
-        /// `effectiveEventLoops`). Servers of one process with the same count share their loops.
+        /// How many event loops (threads) serve the connections, 1 to 1,024; a connection stays
+        /// on the loop that accepted it. `nil`: twice the cores (see `effectiveEventLoops`).
+        ///
+        /// With only as many loops as cores, a loop whose core another busy thread shares serves
+        /// its connections at about half speed while the pairing lasts; more loops hold fewer
+        /// connections each, at the price of more threads taking turns, also with the machine's
+        /// other work. Servers of one process with the same count share their loops, which stay
+        /// for the rest of the process once started (as NIO's shared group does); a count equal to
+        /// NIO's shared group's (`NIOSingletons.groupLoopCountSuggestion`, which
+        /// `NIO_SINGLETON_GROUP_LOOP_COUNT` sets) is that group, which the PostgreSQL client also
+        /// uses. The count is the server's own: `NIO_SINGLETON_GROUP_LOOP_COUNT` does not change it.
+        ///
+        /// ```swift
+        /// let configuration = JournalServer.Configuration(port: 8080, eventLoops: System.coreCount)
+        /// ```
         public var eventLoops: Int?
 
         /// A configuration; the defaults suit a server on this machine.
@@ -138,13 +150,15 @@ public struct JournalServer: Sendable {
 
         /// `maxConnections`, or the default derived from the descriptor limit.
         public var effectiveMaxConnections: Int {
-            maxConnections ?? max(16, min(DescriptorLimit.current, 1 << 24) - DescriptorLimit.reserve)
+            maxConnections
+                ?? max(16, min(DescriptorLimit.current, 1 << 24) - DescriptorLimit.reserve - DescriptorLimit.perEventLoop * effectiveEventLoops)
         }
 
-        /// `eventLoops` (at least 1), or twice the cores NIO counts (`System.coreCount`, which heeds
-        /// a container's CPU quota on Linux).
+        /// `eventLoops` (brought within 1 to 1,024), or twice the cores NIO counts
+        /// (`System.coreCount`, which heeds a container's CPU quota on Linux, up to 1,024).
+        /// - Complexity: O(1) with `eventLoops`; otherwise a read of the CPU quota's files on Linux.
         public var effectiveEventLoops: Int {
-            max(1, eventLoops ?? ServerEventLoops.defaultCount)
+            min(ServerEventLoops.maximum, max(1, eventLoops ?? ServerEventLoops.defaultCount))
         }
 
         /// `maxStreams`, or the default derived from `effectiveMaxConnections`.

@@ -98,8 +98,9 @@ import Testing
     }
 
     /// A usage error is one line on stderr and exit 64, before anything is opened; `--event-loops`
-    /// takes 1 to 1024, and a server of three loops serves.
-    @Test func usageErrorsAreOneLineAndEventLoopsAreCounted() async throws {
+    /// takes 1 to 1024, and a server given more than its default runs that many loops (on Linux,
+    /// its threads are counted) and serves.
+    @Test(.timeLimit(.minutes(2))) func usageErrorsAreOneLineAndEventLoopsAreCounted() async throws {
         let directory = try TemporaryDirectory()
         let db = directory.file("s.liststore")
         try await Store(path: db).commit(linearList(2), to: "l")
@@ -110,7 +111,9 @@ import Testing
         }
         #expect(try Self.refusal(["--event-loops", "0"]).message.contains("--event-loops must be between 1 and 1024"))
 
-        let (server, output, _) = try Self.start(["--db", db, "--port", "0", "--event-loops", "3"])
+        // Neither NIO's shared group (its threads are named otherwise) nor the default.
+        let loops = 2 * ProcessInfo.processInfo.activeProcessorCount + 1
+        let (server, output, _) = try Self.start(["--db", db, "--port", "0", "--event-loops", String(loops)])
         let line = try await RawConnection.run { () -> String in
             var data = Data()
             while !data.contains(UInt8(ascii: "\n")) {
@@ -121,10 +124,18 @@ import Testing
             return String(decoding: data, as: UTF8.self)
         }
         let port = try #require(line.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "\(line)")
-        for _ in 0..<6 {
+        for _ in 0..<loops {
             let health = try await RawAnswer.exchange(port: port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
             #expect(health.status == 200)
         }
+        #if os(Linux)
+        // NIO names a group's threads `NIO-ELT-<group>-#<loop>`.
+        let tasks = "/proc/\(server.processIdentifier)/task"
+        let names = try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap {
+            try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8)
+        }
+        #expect(names.filter { $0.hasPrefix("NIO-ELT-") }.count == loops, "\(names)")
+        #endif
         server.terminate()
         server.waitUntilExit()
         #expect(server.terminationStatus == 0)

@@ -39,12 +39,12 @@ struct ServerCommand: AsyncParsableCommand {
             reaches the port read and write).
 
             Limits: at most --max-connections open connections (default: the open-files limit, raised \
-            to its hard limit, less 64) and --max-streams long polls and event streams among them \
+            to its hard limit, less 64 and 3 for each event loop) and --max-streams long polls and event streams among them \
             (default: nine tenths of the connections); beyond either, 503 with Retry-After. A \
             connection idle for --idle-timeout seconds, or whose request head takes longer than \
             --header-timeout seconds, is closed. --event-loops threads serve the connections \
-            (default: twice the cores, so that a loop sharing its core with another busy thread holds \
-            back fewer connections); a connection stays on the loop that accepted it.
+            (default: twice the cores; NIO_SINGLETON_GROUP_LOOP_COUNT does not set it); a connection \
+            stays on the loop that accepted it.
 
             --db postgres://user[:password]@host[:port]/database (or postgresql://, with \
             ?sslmode=disable|prefer|require) serves a store in PostgreSQL; a database without tables \
@@ -95,7 +95,7 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-page-mib"), help: ArgumentHelp("The most stages one journal page or event-stream read holds, in MiB.", valueName: "MiB"))
     var maxPageMiB = 8
 
-    @Option(name: .long, help: ArgumentHelp("The most open connections (default: the open-files limit less 64).", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("The most open connections (default: the open-files limit less 64 and 3 per event loop).", valueName: "n"))
     var maxConnections: Int?
 
     @Option(name: .long, help: ArgumentHelp("The most long polls and event streams (default: 9/10 of --max-connections).", valueName: "n"))
@@ -143,9 +143,12 @@ struct ServerCommand: AsyncParsableCommand {
         }
         do {
             try await command.run()
+        } catch let status as ExitCode {
+            Foundation.exit(status.rawValue)  // already reported
         } catch {
             // `run` reports its own failures and exits; anything else it throws is one line too.
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            let line = "\(error)".split(separator: "\n").joined(separator: "; ")
+            FileHandle.standardError.write(Data("error: \(line)\n".utf8))
             Foundation.exit(1)
         }
     }
