@@ -27,6 +27,13 @@ import NIOHTTPTypes
 /// It also tells `IdleConnections` when its connection holds no request (from its start, and once
 /// each last answer's bytes are written to the socket) and when it holds one (a head came whole, an
 /// HTTP/2 stream opened), so that a server at its cap closes the connection idle longest to make room.
+///
+/// A close from behind it — Hummingbird's after the last answer of a graceful shutdown, of a client
+/// that closed its side (a close of the output), or of `Connection: close` — waits until the bytes
+/// NIO still holds for the connection are written: a close drops them, which would cut an answer
+/// larger than the socket's buffers. A client that does not read them is closed anyway after the idle timeout (over TLS,
+/// `multiplexedIdleTimeout`). The handler's own closes (the timeouts, a client that hung up, room
+/// for a new connection) are at once.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -88,6 +95,9 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Closes the connection from this handler, in front of TLS (a closing TLS connection would
     /// wait for its peer's goodbye): how `idleConnections` makes room.
     private var closeForRoom: (@Sendable () -> Void)?
+    /// A close from behind that waits for the bytes before it to be written, and when it closes
+    /// anyway.
+    private var closing: (mode: CloseMode, promise: EventLoopPromise<Void>?, limit: Scheduled<Void>)?
 
     init(
         timeout: TimeAmount, idleTimeout: TimeAmount? = nil, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
@@ -228,6 +238,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func handlerRemoved(context: ChannelHandlerContext) {
         stopTimer()
+        closing?.limit.cancel()
         idleConnections?.busy(context.channel)
         // It holds the context, which holds this handler.
         closeForRoom = nil
@@ -253,6 +264,42 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func armIdle(_ context: ChannelHandlerContext, _ delay: TimeAmount) {
         arm(context, delay)
         deadlineIsIdle = true
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // Closing the output drops the bytes held too (NIO shuts the socket's sending side).
+        let dropsWrites = mode == .all || mode == .output
+        if dropsWrites, closing != nil {
+            // Another close from behind while one waits: a whole close takes its place; either is
+            // done when the connection is closed.
+            if mode == .all { closing?.mode = .all }
+            if let promise { context.channel.closeFuture.cascade(to: promise) }
+            return
+        }
+        guard dropsWrites, context.channel.isActive,
+            let buffered = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), buffered > 0
+        else { return context.close(mode: mode, promise: promise) }
+        // An empty write after the bytes held: NIO completes writes in order.
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let limit = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout ?? multiplexedIdleTimeout) {
+            self.closeHeld(context)
+        }
+        closing = (mode, promise, limit)
+        written.futureResult.assumeIsolated().whenComplete { _ in self.closeHeld(context) }
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer())), promise: written)
+    }
+
+    /// Closes the connection whose close waited, once (or, when it closed meanwhile, completes
+    /// the close's promise).
+    private func closeHeld(_ context: ChannelHandlerContext) {
+        guard let (mode, promise, limit) = closing else { return }
+        closing = nil
+        limit.cancel()
+        if context.channel.isActive {
+            context.close(mode: mode, promise: promise)
+        } else if let promise {
+            context.channel.closeFuture.cascade(to: promise)
+        }
     }
 
     /// Schedules the task that closes the connection at `deadline` (unless one is scheduled for

@@ -77,6 +77,7 @@ final class LongPollFanout: Sendable {
         var closed = false
         /// How many polls were taken so far (for tests).
         var taken = 0
+        var ends = 0
     }
 
     private let store: any ListStoreEngine
@@ -241,6 +242,12 @@ final class LongPollFanout: Sendable {
 
     /// How many polls were taken since the server started (for tests).
     var takenCount: Int { state.withLock { $0.taken } }
+
+    /// Counts a graceful shutdown or an end of input a connection's handler saw (for tests).
+    func noteEnd() { state.withLock { $0.ends += 1 } }
+
+    /// How many graceful shutdowns and ends of input the connections' handlers saw (for tests).
+    var endCount: Int { state.withLock { $0.ends } }
 
     /// How many event loops have had connections that may take polls: one `LoopDeliveries` each
     /// (for tests).

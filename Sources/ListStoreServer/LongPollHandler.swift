@@ -36,7 +36,8 @@ import NIOHTTPTypes
 /// answer is written, so the header and idle timeouts, a client that hangs up (its poll's place is
 /// freed at once), and `IdleConnections` treat the poll as a request in progress; a graceful
 /// shutdown (`ChannelShouldQuiesceEvent`) reaches Hummingbird, which closes the connection, once the
-/// poll waiting is answered (the fan-out answers every poll with the empty page then).
+/// poll waiting is answered (the fan-out answers every poll with the empty page then); the close
+/// then waits for the answers' bytes (`HeaderTimeoutHandler`).
 ///
 /// TLS connections (HTTP/2, or HTTP/1.1 chosen by ALPN) are not taken: Hummingbird answers all
 /// their requests.
@@ -356,6 +357,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent || (event as? ChannelEvent) == .inputClosed { intake.fanout.noteEnd() }
         if event is ChannelShouldQuiesceEvent {
             // No poll is taken from now on (the connection is Hummingbird's); one that waits is
             // answered first. The requests that came go to Hummingbird, which answers them before
