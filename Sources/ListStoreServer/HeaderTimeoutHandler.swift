@@ -28,9 +28,9 @@ import NIOHTTPTypes
 /// each last answer's bytes are written to the socket) and when it holds one (a head came whole, an
 /// HTTP/2 stream opened), so that a server at its cap closes the connection idle longest to make room.
 ///
-/// A close from behind it — Hummingbird's after the last answer of a graceful shutdown, of a client
-/// that closed its side (a close of the output), or of `Connection: close` — waits until the bytes
-/// NIO still holds for the connection are written: a close drops them, which would cut an answer
+/// A close from behind it — Hummingbird's after the last answer of a graceful shutdown, or of a
+/// client that closed its side (a close of the output) — waits until the bytes NIO still holds for
+/// the connection are written: a close drops them, which would cut an answer
 /// larger than the socket's buffers. A client that does not read them is closed anyway after the idle timeout (over TLS,
 /// `multiplexedIdleTimeout`). The handler's own closes (the timeouts, a client that hung up, room
 /// for a new connection) are at once.
