@@ -30,10 +30,11 @@ import NIOHTTPTypes
 ///
 /// A close from behind it — Hummingbird's after the last answer of a graceful shutdown, or of a
 /// client that closed its side (a close of the output) — waits until the bytes NIO still holds for
-/// the connection are written: a close drops them, which would cut an answer
-/// larger than the socket's buffers. A client that does not read them is closed anyway after the idle timeout (over TLS,
-/// `multiplexedIdleTimeout`). The handler's own closes (the timeouts, a client that hung up, room
-/// for a new connection) are at once.
+/// the connection are written: a close drops them, which would cut an answer larger than the
+/// socket's buffers. A client that does not read them is closed anyway, whole, after the idle
+/// timeout (over TLS, `multiplexedIdleTimeout`, after the TLS handler's own wait for the client's
+/// goodbye). The handler's own closes (the timeouts, a client that hung up, room for a new
+/// connection) are at once.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -267,7 +268,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        // Closing the output drops the bytes held too (NIO shuts the socket's sending side).
+        // A close of the output waits for the bytes held while the input is open, but drops them
+        // when the client closed its side (NIO then closes the whole connection).
         let dropsWrites = mode == .all || mode == .output
         if dropsWrites, closing != nil {
             // Another close from behind while one waits: a whole close takes its place; either is
@@ -282,6 +284,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // An empty write after the bytes held: NIO completes writes in order.
         let written = context.eventLoop.makePromise(of: Void.self)
         let limit = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout ?? multiplexedIdleTimeout) {
+            // Whole: a close of the output would wait for the bytes again, without end.
+            self.closing?.mode = .all
             self.closeHeld(context)
         }
         closing = (mode, promise, limit)

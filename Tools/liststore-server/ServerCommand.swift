@@ -28,7 +28,7 @@ struct ServerCommand: AsyncParsableCommand {
             that does not parse keeps the configuration in force, and the server logs why. \
             The address is printed on stdout once it accepts connections; requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
             polls and event streams, and exits with 0 once the requests under way are answered and their \
-            answers written (a client that stops reading is cut off after --idle-timeout).
+            answers written (up to --idle-timeout for a client that reads slowly or not at all).
 
             Only requests whose Host is this server's are answered (403 otherwise): on a loopback \
             address, localhost, 127.0.0.0/8 and [::1] on its port; on any other address, localhost \
