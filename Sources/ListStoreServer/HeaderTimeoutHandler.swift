@@ -16,7 +16,9 @@ import NIOHTTPTypes
 ///
 /// On a plain connection (`idleTimeout` given) it also keeps the idle timeout: a connection that
 /// holds no request for `idleTimeout` is closed, and so is one whose request's body stops coming
-/// for as long. (Over TLS, Hummingbird keeps it: the handler sees only encrypted bytes.) It keeps
+/// for as long; a client still reading the last answer (NIO holds fewer of its bytes than at the
+/// last check) is not idle, so a slow client gets a large answer whole, and one that stops reading
+/// it is closed one to two idle timeouts later. (Over TLS, Hummingbird keeps it: the handler sees only encrypted bytes.) It keeps
 /// it rather than Hummingbird because `LongPollHandler` answers long polls in front of Hummingbird,
 /// which never sees them.
 ///
@@ -31,9 +33,9 @@ import NIOHTTPTypes
 /// A close from behind it — Hummingbird's after the last answer of a graceful shutdown, or of a
 /// client that closed its side (a close of the output) — waits until the bytes NIO still holds for
 /// the connection are written: a close drops them, which would cut an answer larger than the
-/// socket's buffers. A client that does not read them is closed anyway, whole, after the idle
-/// timeout (over TLS, `multiplexedIdleTimeout`, after the TLS handler's own wait for the client's
-/// goodbye). The handler's own closes (the timeouts, a client that hung up, room for a new
+/// socket's buffers. A client that reads none of them for the idle timeout (over TLS,
+/// `multiplexedIdleTimeout`, after the TLS handler's own wait for the client's goodbye) is closed
+/// anyway, whole. The handler's own closes (the timeouts, a client that hung up, room for a new
 /// connection) are at once.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -96,9 +98,12 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Closes the connection from this handler, in front of TLS (a closing TLS connection would
     /// wait for its peer's goodbye): how `idleConnections` makes room.
     private var closeForRoom: (@Sendable () -> Void)?
-    /// A close from behind that waits for the bytes before it to be written, and when it closes
-    /// anyway.
-    private var closing: (mode: CloseMode, promise: EventLoopPromise<Void>?, limit: Scheduled<Void>)?
+    /// A close from behind that waits for the bytes before it to be written, when it closes
+    /// anyway, and how many bytes NIO held when that time last came.
+    private var closing: (mode: CloseMode, promise: EventLoopPromise<Void>?, limit: Scheduled<Void>, held: Int?)?
+    /// How many bytes of an answer NIO held when the idle timeout last came (`nil`: none since
+    /// it was armed).
+    private var heldAtIdleCheck: Int?
 
     init(
         timeout: TimeAmount, idleTimeout: TimeAmount? = nil, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
@@ -194,8 +199,15 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             }
         case .answerWritten:
             // Idle, unless a next request's head came whole meanwhile (a head still coming counts
-            // as idle, as a connection's first does).
-            if awaitingHead { reportIdle(context) }
+            // as idle, as a connection's first does); the idle time starts again now that the
+            // answer is all with the kernel, which a slow client may still be reading.
+            if awaitingHead {
+                reportIdle(context)
+                if deadlineIsIdle, deadline != nil, let idleTimeout, !multiplexed {
+                    deadline = context.eventLoop.now + idleTimeout
+                    scheduleCheck(context)
+                }
+            }
         case .streamOpened:
             multiplexed = true
             openStreams += 1
@@ -263,8 +275,18 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Closes the connection after `delay` of idleness, unless the timer is cancelled first; a
     /// timer already running is left as it is.
     private func armIdle(_ context: ChannelHandlerContext, _ delay: TimeAmount) {
+        if deadline == nil { heldAtIdleCheck = nil }
         arm(context, delay)
         deadlineIsIdle = true
+    }
+
+    /// Whether the client is reading an answer still being written: NIO holds bytes for the
+    /// connection, fewer than at the last check (`mark`, which this check updates; any, when
+    /// there was none).
+    private func clientIsReading(_ context: ChannelHandlerContext, mark: inout Int?) -> Bool {
+        guard let held = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), held > 0 else { return false }
+        defer { mark = held }
+        return held < (mark ?? .max)
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
@@ -283,20 +305,30 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         else { return context.close(mode: mode, promise: promise) }
         // An empty write after the bytes held: NIO completes writes in order.
         let written = context.eventLoop.makePromise(of: Void.self)
-        let limit = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout ?? multiplexedIdleTimeout) {
-            // Whole: a close of the output would wait for the bytes again, without end.
-            self.closing?.mode = .all
-            self.closeHeld(context)
-        }
-        closing = (mode, promise, limit)
+        closing = (mode, promise, scheduleHoldCheck(context), nil)
         written.futureResult.assumeIsolated().whenComplete { _ in self.closeHeld(context) }
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer())), promise: written)
+    }
+
+    /// The check, an idle timeout from now, that closes the connection whose close waits unless
+    /// its client read some of the bytes meanwhile (then it checks again later).
+    private func scheduleHoldCheck(_ context: ChannelHandlerContext) -> Scheduled<Void> {
+        context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout ?? multiplexedIdleTimeout) {
+            guard self.closing != nil else { return }
+            if self.clientIsReading(context, mark: &self.closing!.held) {
+                self.closing?.limit = self.scheduleHoldCheck(context)
+            } else {
+                // Whole: a close of the output would wait for the bytes again, without end.
+                self.closing?.mode = .all
+                self.closeHeld(context)
+            }
+        }
     }
 
     /// Closes the connection whose close waited, once (or, when it closed meanwhile, completes
     /// the close's promise).
     private func closeHeld(_ context: ChannelHandlerContext) {
-        guard let (mode, promise, limit) = closing else { return }
+        guard let (mode, promise, limit, _) = closing else { return }
         closing = nil
         limit.cancel()
         if context.channel.isActive {
@@ -316,7 +348,13 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
             self.timer = nil
             guard let due = self.deadline else { return }
             if due <= context.eventLoop.now {
-                context.close(promise: nil)
+                // Idle, unless the client is still reading the last answer: then idle from now.
+                if self.deadlineIsIdle, let idleTimeout = self.idleTimeout, self.clientIsReading(context, mark: &self.heldAtIdleCheck) {
+                    self.deadline = context.eventLoop.now + idleTimeout
+                    self.scheduleCheck(context)
+                } else {
+                    context.close(promise: nil)
+                }
             } else {
                 self.scheduleCheck(context)
             }

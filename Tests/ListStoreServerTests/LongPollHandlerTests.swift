@@ -223,6 +223,48 @@ import Testing
         }
     }
 
+    /// A client that reads a large answer for longer than the idle timeout gets it whole (it is not
+    /// idle while it reads); one that stops reading is closed. A poll's answer and the route's.
+    @Test(arguments: [false, true]) func aSlowClientGetsALargeAnswerWholeAndOneThatStopsReadingIsClosed(_ routed: Bool) async throws {
+        let configuration = JournalServer.Configuration(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(3))
+        try await Self.primed(.open, configuration) { server, store in
+            // About 12 MB: NIO still holds most of it when the first idle timeout comes.
+            try await RawConnection.run { try LimitTests.bigVersions(store, list: "l", count: 1, size: 12_000_000) }
+            try await Self.current(server, head: 2)
+            let request =
+                routed
+                ? "GET /v1/lists/l/journal?since=1 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"
+                : Self.poll(server, "since=1&wait=30")
+            let connections = server.server.state.connections
+            let before = connections.current
+            var slow: RawConnection? = try RawConnection(port: server.port, receiveBuffer: 16_384)
+            #expect(slow!.send(request))
+            // The head, then the body at about 1.6 MB a second at most: seven seconds and more,
+            // more than two idle timeouts, each of which finds NIO holding fewer bytes.
+            let reader = slow!
+            let head = try await RawConnection.run { reader.receive(timeout: .seconds(30)) { $0.contains("\r\n\r\n") }.text }
+            let split = try #require(head.range(of: "\r\n\r\n"), "\(head.prefix(200))")
+            let length = try #require(
+                head[..<split.lowerBound].split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) })
+            let bodyCome = head[split.upperBound...].utf8.count
+            let rest = try await RawConnection.run { reader.receiveSlowly(length - bodyCome, chunk: 16_384, pause: .milliseconds(10), timeout: .seconds(60)) }
+            let text = head + String(decoding: rest, as: UTF8.self)
+            let answers = Self.answers(in: text)
+            #expect(answers.count == 1 && answers.first?.status == 200 && answers.first?.body.contains("\"version\":2") == true, "\(text.utf8.count) bytes")
+            slow = nil
+
+            let stopped = try RawConnection(port: server.port, receiveBuffer: 4096)
+            #expect(stopped.send(request))
+            let start = try await RawConnection.run { stopped.receive(timeout: .seconds(30)) { $0.contains("\r\n\r\n") } }
+            #expect(start.text.hasPrefix("HTTP/1.1 200 OK"))
+            // Both gone: the slow one closed here, the stopped one by the server (at most two idle
+            // timeouts after its answer was handed over).
+            try await LimitTests.waitUntil { connections.current == before }
+            withExtendedLifetime(stopped) {}
+        }
+    }
+
     /// Requests a client sends behind a poll it holds (HTTP/1.1 pipelining) are answered after it,
     /// in order; a poll behind a request the route answers is taken once that one is answered.
     @Test func requestsBehindAPollAreAnsweredAfterItInOrder() async throws {

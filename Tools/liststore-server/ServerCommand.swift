@@ -28,7 +28,7 @@ struct ServerCommand: AsyncParsableCommand {
             that does not parse keeps the configuration in force, and the server logs why. \
             The address is printed on stdout once it accepts connections; requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
             polls and event streams, and exits with 0 once the requests under way are answered and their \
-            answers written (up to --idle-timeout for a client that reads slowly or not at all).
+            answers written (as long as a client keeps reading; up to twice --idle-timeout for one that stops).
 
             Only requests whose Host is this server's are answered (403 otherwise): on a loopback \
             address, localhost, 127.0.0.0/8 and [::1] on its port; on any other address, localhost \
