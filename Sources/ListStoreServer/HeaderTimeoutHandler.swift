@@ -35,7 +35,9 @@ import NIOHTTPTypes
 /// the connection are written: a close drops them, which would cut an answer larger than the
 /// socket's buffers. A client that reads none of them for the idle timeout (over TLS,
 /// `multiplexedIdleTimeout`, after the TLS handler's own wait for the client's goodbye) is closed
-/// anyway, whole. The handler's own closes (the timeouts, a client that hung up, room for a new
+/// anyway, whole. Once a graceful shutdown began (`ChannelShouldQuiesceEvent`), the handler also
+/// closes the connection when the bytes NIO holds for it did not shrink over an idle timeout: an
+/// event stream or answer whose client stopped reading would otherwise hold the shutdown for ever. The handler's own closes (the timeouts, a client that hung up, room for a new
 /// connection) are at once.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -104,6 +106,9 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// How many bytes of an answer NIO held when the idle timeout last came (`nil`: none since
     /// it was armed).
     private var heldAtIdleCheck: Int?
+    /// Once a graceful shutdown began: the next check that the client reads what is written to
+    /// it, and how many bytes NIO held at the last one.
+    private var shutdownCheck: (task: Scheduled<Void>, held: Int?)?
 
     init(
         timeout: TimeAmount, idleTimeout: TimeAmount? = nil, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
@@ -232,6 +237,7 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// (which ends the wait and frees its place). Hummingbird keeps a half-closed connection open
     /// for the answers of requests that do not wait.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, shutdownCheck == nil { scheduleShutdownCheck(context) }
         if case ChannelEvent.inputClosed = event {
             inputClosed = true
             if waitingAnswers > 0 {
@@ -244,6 +250,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func channelInactive(context: ChannelHandlerContext) {
         stopTimer()
+        shutdownCheck?.task.cancel()
+        shutdownCheck = nil
         idleConnections?.busy(context.channel)
         closeForRoom = nil
         context.fireChannelInactive()
@@ -252,6 +260,8 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func handlerRemoved(context: ChannelHandlerContext) {
         stopTimer()
         closing?.limit.cancel()
+        shutdownCheck?.task.cancel()
+        shutdownCheck = nil
         idleConnections?.busy(context.channel)
         // It holds the context, which holds this handler.
         closeForRoom = nil
@@ -280,13 +290,49 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
         deadlineIsIdle = true
     }
 
-    /// Whether the client is reading an answer still being written: NIO holds bytes for the
-    /// connection, fewer than at the last check (`mark`, which this check updates; any, when
-    /// there was none).
-    private func clientIsReading(_ context: ChannelHandlerContext, mark: inout Int?) -> Bool {
-        guard let held = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), held > 0 else { return false }
+    /// What the bytes NIO holds for the connection did since the last check.
+    private enum Writes {
+        /// None are held.
+        case none
+        /// The client reads them: fewer are held than at the last check (or some are, and there
+        /// was none).
+        case moving
+        /// As many or more are held as at the last check.
+        case stalled
+    }
+
+    /// What the bytes NIO holds for the connection did since the last check (`mark`, which this
+    /// check updates).
+    private func writes(_ context: ChannelHandlerContext, mark: inout Int?) -> Writes {
+        guard let held = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), held > 0 else {
+            mark = nil
+            return .none
+        }
         defer { mark = held }
-        return held < (mark ?? .max)
+        guard let last = mark else { return .moving }
+        return held < last ? .moving : .stalled
+    }
+
+    /// Whether the client is reading an answer still being written (see `writes(_:mark:)`).
+    private func clientIsReading(_ context: ChannelHandlerContext, mark: inout Int?) -> Bool {
+        writes(context, mark: &mark) == .moving
+    }
+
+    /// After a graceful shutdown began, checks every idle timeout that the client reads what the
+    /// server still writes to it, and closes the connection when it does not: a request still at
+    /// work, or an answer the client reads, keeps it open; an event stream or answer whose client
+    /// stopped reading would hold the shutdown for ever.
+    private func scheduleShutdownCheck(_ context: ChannelHandlerContext) {
+        let task = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout ?? multiplexedIdleTimeout) {
+            guard self.shutdownCheck != nil, context.channel.isActive else { return }
+            if self.writes(context, mark: &self.shutdownCheck!.held) == .stalled {
+                self.shutdownCheck = nil
+                context.close(promise: nil)
+            } else {
+                self.scheduleShutdownCheck(context)
+            }
+        }
+        shutdownCheck = (task, shutdownCheck?.held)
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {

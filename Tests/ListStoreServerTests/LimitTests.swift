@@ -91,6 +91,37 @@ import Testing
         }
     }
 
+    /// A graceful shutdown ends even when an event stream's client stopped reading while the
+    /// server had more to write to it: the connection is closed once its writes made no progress
+    /// for an idle timeout, where before the shutdown waited for it for ever.
+    @Test(.timeLimit(.minutes(2))) func aGracefulShutdownClosesAStreamWhoseClientStoppedReading() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await RawConnection.run { try Self.bigVersions(store, list: "l", count: 12, size: 1 << 20) }
+        let server = try await ServerHarness.start(
+            store, .init(port: 0, maxPageBytes: 4 << 20, keepAliveInterval: .seconds(10), idleTimeout: .seconds(1)))
+        let connection = try RawConnection(port: server.port, receiveBuffer: 4096)
+        connection.send("GET /v1/lists/l/events?since=0 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n")
+        let state = server.server.state
+        try await Self.waitUntil { state.eventBytesWritten > 0 }
+        // Twelve MiB to write: more than the socket's buffers and NIO's take before the stream waits.
+        let run = server.task
+        let ended = RunEnded()
+        Task {
+            _ = try? await run.value
+            await ended.set()
+        }
+        await server.server.shutDownGracefully()
+        try await ListStoreTestSupport.waitUntil("the server's run ended", within: .seconds(30)) { await ended.value }
+        withExtendedLifetime(connection) {}
+    }
+
+    /// Whether a server's run ended.
+    actor RunEnded {
+        var value = false
+        func set() { value = true }
+    }
+
     @Test func idleAndHalfSentConnectionsAreClosedButWaitingClientsAreNot() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
