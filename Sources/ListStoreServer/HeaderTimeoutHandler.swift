@@ -16,9 +16,9 @@ import NIOHTTPTypes
 ///
 /// On a plain connection (`idleTimeout` given) it also keeps the idle timeout: a connection that
 /// holds no request for `idleTimeout` is closed, and so is one whose request's body stops coming
-/// for as long; a client still reading the last answer (NIO holds fewer of its bytes than at the
-/// last check) is not idle, so a slow client gets a large answer whole, and one that stops reading
-/// it is closed one to two idle timeouts later. (Over TLS, Hummingbird keeps it: the handler sees only encrypted bytes.) It keeps
+/// for as long; a client still reading the last answer (the kernel took more of its bytes from NIO
+/// since the last check) is not idle, so a slow client gets a large answer whole, and one that
+/// stops reading it is closed one to two idle timeouts later (two, when it read nothing). (Over TLS, Hummingbird keeps it: the handler sees only encrypted bytes.) It keeps
 /// it rather than Hummingbird because `LongPollHandler` answers long polls in front of Hummingbird,
 /// which never sees them.
 ///
@@ -33,11 +33,15 @@ import NIOHTTPTypes
 /// A close from behind it — Hummingbird's after the last answer of a graceful shutdown, or of a
 /// client that closed its side (a close of the output) — waits until the bytes NIO still holds for
 /// the connection are written: a close drops them, which would cut an answer larger than the
-/// socket's buffers. A client that reads none of them for the idle timeout (over TLS,
-/// `multiplexedIdleTimeout`, after the TLS handler's own wait for the client's goodbye) is closed
-/// anyway, whole. Once a graceful shutdown began (`ChannelShouldQuiesceEvent`), the handler also
-/// closes the connection when the bytes NIO holds for it did not shrink over an idle timeout: an
-/// event stream or answer whose client stopped reading would otherwise hold the shutdown for ever. The handler's own closes (the timeouts, a client that hung up, room for a new
+/// socket's buffers. Each idle timeout (over TLS, `multiplexedIdleTimeout`, after the TLS
+/// handler's own wait for the client's goodbye) it checks that the kernel took some of the bytes
+/// since the last check, and closes the connection, whole, when it took none: one to two timeouts
+/// after the client stops reading, two when it reads nothing at all. Once a graceful shutdown began
+/// (`ChannelShouldQuiesceEvent`), the handler checks every connection that holds bytes the same way,
+/// and closes one whose client stopped reading: an event stream or answer whose client stopped would
+/// otherwise hold the shutdown for ever. (Over HTTP/2 a stream that waits for the client's flow
+/// control holds no bytes here, and is not closed so.) There is no cap on the whole: a client that
+/// keeps reading keeps its connection, as with nginx's `send_timeout`. The handler's own closes (the timeouts, a client that hung up, room for a new
 /// connection) are at once.
 final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -100,15 +104,17 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Closes the connection from this handler, in front of TLS (a closing TLS connection would
     /// wait for its peer's goodbye): how `idleConnections` makes room.
     private var closeForRoom: (@Sendable () -> Void)?
-    /// A close from behind that waits for the bytes before it to be written, when it closes
-    /// anyway, and how many bytes NIO held when that time last came.
+    /// A close from behind that waits for the bytes before it to be written, when it is checked
+    /// next, and how many bytes NIO had handed to the kernel at the last check.
     private var closing: (mode: CloseMode, promise: EventLoopPromise<Void>?, limit: Scheduled<Void>, held: Int?)?
-    /// How many bytes of an answer NIO held when the idle timeout last came (`nil`: none since
-    /// it was armed).
+    /// How many bytes NIO had handed to the kernel when the idle timeout last came (`nil`: no
+    /// check since it was armed).
     private var heldAtIdleCheck: Int?
     /// Once a graceful shutdown began: the next check that the client reads what is written to
-    /// it, and how many bytes NIO held at the last one.
+    /// it, and how many bytes NIO had handed to the kernel at the last one.
     private var shutdownCheck: (task: Scheduled<Void>, held: Int?)?
+    /// The bytes written to the connection so far (through this handler, the one nearest it).
+    private var bytesOut = 0
 
     init(
         timeout: TimeAmount, idleTimeout: TimeAmount? = nil, armedAtConnect: Bool = false, multiplexedIdleTimeout: TimeAmount = .seconds(60),
@@ -294,23 +300,29 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private enum Writes {
         /// None are held.
         case none
-        /// The client reads them: fewer are held than at the last check (or some are, and there
-        /// was none).
+        /// The client reads them: the kernel took some of the connection's bytes from NIO since
+        /// the last check (or some are held, and there was no check).
         case moving
-        /// As many or more are held as at the last check.
+        /// Some are held, and the kernel took none since the last check.
         case stalled
     }
 
-    /// What the bytes NIO holds for the connection did since the last check (`mark`, which this
-    /// check updates).
+    /// What the bytes NIO holds for the connection did since the last check (`mark`: how many
+    /// bytes of the connection NIO had handed to the kernel then, which this check updates).
+    /// Progress is counted in bytes handed over, not held, so that what is written meanwhile (the
+    /// rest of an event stream, pipelined answers) does not look like a client that stopped.
     private func writes(_ context: ChannelHandlerContext, mark: inout Int?) -> Writes {
-        guard let held = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), held > 0 else {
-            mark = nil
-            return .none
-        }
-        defer { mark = held }
+        let held = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        let sent = bytesOut - held
+        defer { mark = sent }
+        guard held > 0 else { return .none }
         guard let last = mark else { return .moving }
-        return held < last ? .moving : .stalled
+        return sent > last ? .moving : .stalled
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        bytesOut &+= unwrapOutboundIn(data).readableBytes
+        context.write(data, promise: promise)
     }
 
     /// Whether the client is reading an answer still being written (see `writes(_:mark:)`).

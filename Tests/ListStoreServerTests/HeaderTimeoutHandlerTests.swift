@@ -61,7 +61,7 @@ import Testing
         let idle = IdleConnections()
         let loop = EmbeddedEventLoop()
         let channel = EmbeddedChannel(
-            handlers: [HeaderTimeoutHandler(timeout: .seconds(10), idleConnections: idle), HeaderTimeoutHandler.Observer()], loop: loop)
+            handlers: [HeaderTimeoutHandler(timeout: .seconds(10), idleConnections: idle), ResponseBytes(), HeaderTimeoutHandler.Observer()], loop: loop)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         #expect(idle.count == 1)
         try channel.writeInbound(HTTPRequestPart.head(HTTPRequest(method: .get, scheme: nil, authority: "h", path: "/")))
@@ -88,7 +88,7 @@ import Testing
         func connected() throws -> (EmbeddedChannel, EmbeddedEventLoop) {
             let loop = EmbeddedEventLoop()
             let channel = EmbeddedChannel(
-                handlers: [HeaderTimeoutHandler(timeout: .seconds(10), idleTimeout: .seconds(60)), HeaderTimeoutHandler.Observer()], loop: loop)
+                handlers: [HeaderTimeoutHandler(timeout: .seconds(10), idleTimeout: .seconds(60)), ResponseBytes(), HeaderTimeoutHandler.Observer()], loop: loop)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
             return (channel, loop)
         }
@@ -147,5 +147,22 @@ import Testing
         #expect(Middleware.methodLabel(.get) == "GET")
         #expect(Middleware.methodLabel(.post) == "POST")
         #expect(Middleware.methodLabel(try #require(HTTPRequest.Method("BREW"))) == "other")
+    }
+}
+
+/// Stands for the HTTP encoder between the `Observer` and the `HeaderTimeoutHandler`: each part of
+/// an answer becomes a few bytes, as the handler in front of the socket sees them.
+private final class ResponseBytes: ChannelOutboundHandler {
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = IOData
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let bytes: String =
+            switch unwrapOutboundIn(data) {
+            case .head: "HTTP/1.1 200 OK\r\n\r\n"
+            case .body(let body): String(repeating: "b", count: body.readableBytes)
+            case .end: ""
+            }
+        context.write(wrapOutboundOut(.byteBuffer(ByteBuffer(string: bytes))), promise: promise)
     }
 }
