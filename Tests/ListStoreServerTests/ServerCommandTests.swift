@@ -35,6 +35,20 @@ import Testing
         return (process, output, errors)
     }
 
+    /// The first line `pipe` carries (the server's address, on its standard output), or all it
+    /// carried when it ended before one.
+    static func firstLine(of pipe: Pipe) async throws -> String {
+        try await RawConnection.run { () -> String in
+            var data = Data()
+            while !data.contains(UInt8(ascii: "\n")) {
+                let chunk = PipeIO.readSome(pipe.fileHandleForReading)
+                if chunk.isEmpty { break }
+                data += chunk
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
     /// Runs `liststore-server` with `arguments` to its end: its status and what it wrote on stderr.
     static func refusal(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, message: String) {
         let (process, _, errors) = try start(arguments, environment: environment)
@@ -114,15 +128,7 @@ import Testing
         // Neither NIO's shared group (its threads are named otherwise) nor the default.
         let loops = 2 * ProcessInfo.processInfo.activeProcessorCount + 1
         let (server, output, _) = try Self.start(["--db", db, "--port", "0", "--event-loops", String(loops)])
-        let line = try await RawConnection.run { () -> String in
-            var data = Data()
-            while !data.contains(UInt8(ascii: "\n")) {
-                let chunk = PipeIO.readSome(output.fileHandleForReading)
-                if chunk.isEmpty { break }
-                data += chunk
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
+        let line = try await Self.firstLine(of: output)
         let port = try #require(line.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "\(line)")
         for _ in 0..<loops {
             let health = try await RawAnswer.exchange(port: port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
@@ -154,15 +160,7 @@ import Testing
 
         let (allowed, output, errors) = try Self.start(
             ["--db", db, "--host", "0.0.0.0", "--port", "0", "--allow-unauthenticated"], environment: environment)
-        let line = try await RawConnection.run { () -> String in
-            var data = Data()
-            while !data.contains(UInt8(ascii: "\n")) {
-                let chunk = PipeIO.readSome(output.fileHandleForReading)
-                if chunk.isEmpty { break }
-                data += chunk
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
+        let line = try await Self.firstLine(of: output)
         allowed.terminate()
         allowed.waitUntilExit()
         let warning = String(decoding: PipeIO.readAll(errors.fileHandleForReading), as: UTF8.self)
