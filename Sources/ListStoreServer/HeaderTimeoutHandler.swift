@@ -327,7 +327,9 @@ final class HeaderTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// Whether the client is reading an answer still being written (see `writes(_:mark:)`).
     private func clientIsReading(_ context: ChannelHandlerContext, mark: inout Int?) -> Bool {
-        writes(context, mark: &mark) == .moving
+        guard writes(context, mark: &mark) == .moving else { return false }
+        idleConnections?.noteReading()
+        return true
     }
 
     /// After a graceful shutdown began, checks every idle timeout that the client reads what the

@@ -25,12 +25,20 @@ final class IdleConnections: Sendable {
         /// `idle` are stale and skipped.
         var order: [(seq: UInt64, id: ObjectIdentifier)] = []
         var start = 0
+        var readingChecks = 0
     }
 
     private let state = _Locked(State())
 
     /// How many connections are idle now.
     var count: Int { state.withLock { $0.idle.count } }
+
+    /// Counts an idle timeout, or a check of a waiting close, that found its connection's client
+    /// still reading its answer (`HeaderTimeoutHandler`; for tests).
+    func noteReading() { state.withLock { $0.readingChecks += 1 } }
+
+    /// How many checks found a client still reading its answer (for tests).
+    var readingChecks: Int { state.withLock { $0.readingChecks } }
 
     /// `channel` holds no request from now on; `close` closes it, to make room.
     /// - Complexity: O(1) amortized.

@@ -75,18 +75,16 @@ final class RawConnection: @unchecked Sendable {
         return (String(decoding: received, as: UTF8.self), false)
     }
 
-    /// Reads `count` bytes as a slow client does, at most `chunk` at a time with a pause of `pause`
-    /// after each, until they came, the server closes, or `timeout` passes; returns what came.
-    func receiveSlowly(_ count: Int, chunk: Int, pause: Duration, timeout: Duration) -> [UInt8] {
+    /// Reads until `count` bytes came, the server closes, or `timeout` passes; returns what came.
+    func receive(upTo count: Int, timeout: Duration) -> [UInt8] {
         var received = [UInt8]()
         received.reserveCapacity(count)
-        var buffer = [UInt8](repeating: 0, count: chunk)
+        var buffer = [UInt8](repeating: 0, count: 65536)
         let deadline = ContinuousClock.now + timeout
         while received.count < count, ContinuousClock.now < deadline {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, count - received.count), 0) }
             if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { break }
             if n > 0 { received += buffer[0..<n] }
-            Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
         }
         return received
     }
