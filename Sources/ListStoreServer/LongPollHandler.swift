@@ -357,8 +357,8 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent || (event as? ChannelEvent) == .inputClosed { intake.fanout.noteEnd() }
         if event is ChannelShouldQuiesceEvent {
+            intake.fanout.noteEnd()
             // No poll is taken from now on (the connection is Hummingbird's); one that waits is
             // answered first. The requests that came go to Hummingbird, which answers them before
             // it closes the connection.
@@ -371,6 +371,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The client sends no more: what it sent goes to Hummingbird before the end of its
             // input, after which the decoder reads nothing. (One that closes its side while its
             // poll waits has hung up: `HeaderTimeoutHandler` closes the connection.)
+            intake.fanout.noteEnd()
             handOnEverything(context: context, reading: false)
         }
         context.fireUserInboundEventTriggered(event)
