@@ -70,8 +70,11 @@ extension SQLTransaction {
         if creates {
             // The store's identity is made with its schema.
             try run(
-                "INSERT INTO store (id, uuid, epoch, created_at, client_id) VALUES (1, ?, 1, ?, ?)",
-                [.text(UUID().uuidString.lowercased()), .text(now), .text(UUID().uuidString.lowercased())])
+                "INSERT INTO store (id, uuid, epoch, created_at, client_id, feed_secret) VALUES (1, ?, 1, ?, ?, ?)",
+                [
+                    .text(UUID().uuidString.lowercased()), .text(now), .text(UUID().uuidString.lowercased()),
+                    .text(_Hex.string((0..<32).map { _ in UInt8.random(in: 0...255) })),
+                ])
         }
     }
 

@@ -13,6 +13,7 @@ extension SchemaMigration {
         SchemaMigration(version: 5, name: "v0005_postgres_replica_sets.sql", bytes: PackageResources.v0005_postgres_replica_sets_sql),
         SchemaMigration(version: 6, name: "v0006_postgres_push_retention.sql", bytes: PackageResources.v0006_postgres_push_retention_sql),
         SchemaMigration(version: 7, name: "v0007_postgres_deleted_sections.sql", bytes: PackageResources.v0007_postgres_deleted_sections_sql),
+        SchemaMigration(version: 8, name: "v0008_postgres_list_identity.sql", bytes: PackageResources.v0008_postgres_list_identity_sql),
     ]
 
     /// The SQL text's statements, in order: the text split after each semicolon that ends a line

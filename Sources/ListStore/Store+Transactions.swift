@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-@_spi(StoreDriver) @_spi(Replication) import ListStoreCore
+@_spi(StoreDriver) @_spi(Replication) @_spi(FeedCursors) import ListStoreCore
 
 // Where the store's logic runs on SQLite: every public method opens one of these transactions and
 // calls the logic (`StoreTransaction`, in ListStoreCore) with a `SQLiteTransaction`.

@@ -90,15 +90,15 @@ extension BlockingStore {
         try blockingTransaction(.read) { try $0.steps.feedPage(after: position, limit: limit, including: including) }
     }
 
-    /// Deletes `list`, as ``ListStoreEngine/deleteList(_:)``.
+    /// Deletes `list`, as ``ListStoreEngine/deleteList(_:discardingPending:)``.
     /// ```swift
     /// try store.deleteList("users/ana/old")
     /// ```
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(rows of the list).
     @discardableResult
-    public func deleteList(_ list: String) throws -> Int {
-        try blockingTransaction(.write) { try $0.steps.deleteList(list) }
+    public func deleteList(_ list: String, discardingPending: Bool = false) throws -> Int {
+        try blockingTransaction(.write) { try $0.steps.deleteList(list, discardingPending: discardingPending) }
     }
 
     /// One minimal staged changeset from `version` to `otherVersion` (default: the head).

@@ -80,6 +80,19 @@ package enum _Hex {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// The bytes of hexadecimal text of an even length (either case), or `nil`.
+    package static func bytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for k in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[k]), let low = value(digits[k + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
     /// The value of one hexadecimal digit (either case), or `nil`.
     package static func value(_ digit: UInt8) -> UInt8? {
         switch digit {

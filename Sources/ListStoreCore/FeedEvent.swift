@@ -15,15 +15,36 @@ public struct FeedEvent: Sendable, Hashable {
     /// The commit's journal entry; `nil` when the list was deleted (its name may then be used again
     /// by a new list, whose versions start at 1).
     public var entry: JournalEntry?
+    /// The identity of the list committed to (`ListSummary.id`): a list made anew under the name of
+    /// a deleted one has another. `nil` for a deletion, and from a source that does not tell.
+    public var listID: String?
+    /// A random number the store drew for this event when it wrote it: with its position, it names
+    /// the event in this history of the store alone. A cursor carries it, so that a store restored
+    /// from a backup without `advanceEpoch()`, which hands the position out again to another event,
+    /// tells the cursor is of its former history. `nil` for events written before events had one,
+    /// and from a source that does not tell.
+    public var fingerprint: Int64?
 
     /// Whether the event is the list's deletion.
     public var isDeletion: Bool { entry == nil }
 
     /// An event. - Complexity: O(1).
-    public init(position: Int, list: String, entry: JournalEntry?) {
+    public init(position: Int, list: String, entry: JournalEntry?, listID: String? = nil) {
+        self.listID = listID
         self.position = position
         self.list = list
         self.entry = entry
+    }
+}
+
+extension FeedEvent {
+    /// A new event's fingerprint: random, never 0.
+    package static func newFingerprint() -> Int64 {
+        var random = SystemRandomNumberGenerator()
+        while true {
+            let value = Int64(bitPattern: random.next())
+            if value != 0 { return value }
+        }
     }
 }
 
@@ -45,9 +66,13 @@ public struct FeedPage: Sendable, Hashable {
     public var position: Int
     /// Whether the feed holds events past `position` already.
     public var hasMore: Bool
+    /// The fingerprint of the event at `position` (see `FeedEvent.fingerprint`), for the cursor that
+    /// resumes after it; `nil` when the feed cannot tell (at its start, or an event without one).
+    public var fingerprint: Int64?
 
     /// A page. - Complexity: O(1).
-    public init(events: [FeedEvent], position: Int, hasMore: Bool) {
+    public init(events: [FeedEvent], position: Int, hasMore: Bool, fingerprint: Int64? = nil) {
+        self.fingerprint = fingerprint
         self.events = events
         self.position = position
         self.hasMore = hasMore

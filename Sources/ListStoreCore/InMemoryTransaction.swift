@@ -52,11 +52,14 @@ struct InMemoryTables: Sendable {
     var nextListID: Int64 = 1
     var nextSectionID: Int64 = 1
     /// The store feed, by position.
-    var feed: [(position: Int, listID: Int64, list: String, version: Int, deleted: Bool)] = []
+    /// (`gone`: a commit of a list deleted since, passed over by the feed.)
+    var feed: [(position: Int, listID: Int64, list: String, version: Int, deleted: Bool, gone: Bool, fingerprint: Int64)] = []
+    /// The secret that seals feed cursors.
+    var feedSecret: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
     var feedPosition = 0
     var feedBase = 0
     /// The replica sets' positions, by pattern.
-    var replicaSets: [String: (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)] = [:]
+    var replicaSets: [String: (store: StoreIdentity, position: Int, place: String?, lastConflicts: [UInt8]?, updatedAt: String)] = [:]
 }
 
 /// The in-memory driver of the store's logic (`StoreTransaction`): its steps read and write a copy
@@ -95,7 +98,7 @@ final class InMemoryTransaction: StoreTransaction {
             let sections = try headSections(of: info)
             return ListSummary(
                 name: name, version: info.headVersion, digest: info.headDigest, sectionCount: sections.count,
-                elementCount: sections.reduce(0) { $0 + $1.elements.count }, baseVersion: info.baseVersion)
+                elementCount: sections.reduce(0) { $0 + $1.elements.count }, baseVersion: info.baseVersion, id: info.uid)
         }
     }
 
@@ -187,7 +190,9 @@ final class InMemoryTransaction: StoreTransaction {
         let id = tables.nextListID
         tables.nextListID += 1
         tables.lists[name] = InMemoryTables.List(
-            row: ListRow(id: id, name: name, headVersion: 0, headDigest: ListDigest(hex: ""), baseVersion: 0, baseSnapshot: nil),
+            row: ListRow(
+                id: id, name: name, uid: ListRow.newUID(), headVersion: 0, headDigest: ListDigest(hex: ""), baseVersion: 0,
+                baseSnapshot: nil),
             keepsDeletedSections: keepsDeletedSections)
         tables.names[id] = name
         return id
@@ -296,13 +301,15 @@ final class InMemoryTransaction: StoreTransaction {
 
     // MARK: Replica lists
 
-    func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)? {
+    func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, place: String?, lastConflicts: [UInt8]?, updatedAt: String)? {
         tables.replicaSets[pattern]
     }
 
-    func setReplicaSet(_ pattern: String, store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String) throws {
+    func setReplicaSet(
+        _ pattern: String, store: StoreIdentity, position: Int, place: String, lastConflicts: [UInt8]?, updatedAt: String
+    ) throws {
         let report = lastConflicts ?? tables.replicaSets[pattern]?.lastConflicts
-        tables.replicaSets[pattern] = (store, position, report, updatedAt)
+        tables.replicaSets[pattern] = (store, position, place, report, updatedAt)
     }
 
     func replicaSource(listID: Int64) throws -> ReplicaSource? {
@@ -314,18 +321,21 @@ final class InMemoryTransaction: StoreTransaction {
     }
 
     func setReplicaSource(_ source: ReplicaSource, listID: Int64, updatedAt: String) throws {
-        if tables.replicas[listID] == nil {
-            tables.replicas[listID] = InMemoryTables.Replica(source: source)
-        } else {
+        if let known = tables.replicas[listID] {
             tables.replicas[listID]!.source = source
+            // A position written without the source list's identity keeps the one recorded.
+            if source.listID == nil { tables.replicas[listID]!.source.listID = known.source.listID }
+        } else {
+            tables.replicas[listID] = InMemoryTables.Replica(source: source)
         }
     }
 
     func moveReplicaSource(
         listID: Int64, to position: ReplicaSource, confirmed: [UInt8]?, lastConflicts: [UInt8]?, updatedAt: String
     ) throws {
-        guard tables.replicas[listID] != nil else { return }
+        guard let known = tables.replicas[listID] else { return }
         tables.replicas[listID]!.source = position
+        if position.listID == nil { tables.replicas[listID]!.source.listID = known.source.listID }
         tables.replicas[listID]!.confirmed = confirmed
         if let lastConflicts { tables.replicas[listID]!.lastConflicts = lastConflicts }
     }
@@ -467,7 +477,7 @@ final class InMemoryTransaction: StoreTransaction {
 
     func appendFeed(listID: Int64, list: String, version: Int, deleted: Bool) throws {
         tables.feedPosition += 1
-        tables.feed.append((tables.feedPosition, listID, list, version, deleted))
+        tables.feed.append((tables.feedPosition, listID, list, version, deleted, false, FeedEvent.newFingerprint()))
     }
 
     func deleteRows(of info: ListRow) throws {
@@ -479,7 +489,7 @@ final class InMemoryTransaction: StoreTransaction {
         (tables.journal[info.id], tables.storedSnapshots[info.id], tables.consumers[info.id]) = (nil, nil, nil)
         (tables.pushes[info.id], tables.replicas[info.id], tables.outbox[info.id]) = (nil, nil, nil)
         tables.deletedSections[info.id] = nil
-        tables.feed.removeAll { $0.listID == info.id && !$0.deleted }
+        for k in tables.feed.indices where tables.feed[k].listID == info.id && !tables.feed[k].deleted { tables.feed[k].gone = true }
         tables.lists[info.name] = nil
         tables.names[info.id] = nil
         changed = true
@@ -494,20 +504,40 @@ final class InMemoryTransaction: StoreTransaction {
             let middle = (low + high) / 2
             if tables.feed[middle].position <= position { low = middle + 1 } else { high = middle }
         }
-        return try tables.feed[low..<min(low + limit, tables.feed.count)].map { row in
-            if row.deleted { return FeedEvent(position: row.position, list: row.list, entry: nil) }
-            guard let entry = tables.journal[row.listID]?[row.version] else {
-                throw damaged("feed position \(row.position) names a journal entry that is missing")
+        return try Array(tables.feed[low...].lazy.filter { !$0.gone }.prefix(limit)).map { row in
+            var event: FeedEvent
+            if row.deleted {
+                event = FeedEvent(position: row.position, list: row.list, entry: nil)
+            } else {
+                guard let entry = tables.journal[row.listID]?[row.version] else {
+                    throw damaged("feed position \(row.position) names a journal entry that is missing")
+                }
+                event = FeedEvent(
+                    position: row.position, list: row.list, entry: entry,
+                    listID: tables.names[row.listID].flatMap { tables.lists[$0]?.row.uid })
             }
-            return FeedEvent(position: row.position, list: row.list, entry: entry)
+            event.fingerprint = row.fingerprint
+            return event
         }
     }
+
+    func feedFingerprint(at position: Int) throws -> Int64? {
+        var (low, high) = (0, tables.feed.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if tables.feed[middle].position < position { low = middle + 1 } else { high = middle }
+        }
+        return low < tables.feed.count && tables.feed[low].position == position ? tables.feed[low].fingerprint : nil
+    }
+
+    func feedSecret() throws -> [UInt8] { tables.feedSecret }
 
     func forgetFeed(listID: Int64, through version: Int) throws {
         for row in tables.feed where row.listID == listID && row.version <= version && !row.deleted {
             tables.feedBase = max(tables.feedBase, row.position)
         }
-        tables.feed.removeAll { $0.listID == listID && $0.version <= version && !$0.deleted }
+        let base = tables.feedBase
+        tables.feed.removeAll { ($0.listID == listID && $0.version <= version && !$0.deleted) || ($0.gone && $0.position <= base) }
     }
 
     // MARK: Internals

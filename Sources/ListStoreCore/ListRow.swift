@@ -1,3 +1,4 @@
+import Foundation
 import ListJSON
 
 /// A list's row as an engine reads it: its id, head and base.
@@ -7,19 +8,27 @@ import ListJSON
 package struct ListRow: Sendable {
     package var id: Int64
     package var name: String
+    /// The list's identity: made when the list is created, never reused (`ListSummary.id`).
+    package var uid: String
     package var headVersion: Int
     package var headDigest: ListDigest
     package var baseVersion: Int
     package var baseSnapshot: [UInt8]?
 
-    package init(id: Int64, name: String, headVersion: Int, headDigest: ListDigest, baseVersion: Int, baseSnapshot: [UInt8]?) {
+    package init(
+        id: Int64, name: String, uid: String, headVersion: Int, headDigest: ListDigest, baseVersion: Int, baseSnapshot: [UInt8]?
+    ) {
         self.id = id
         self.name = name
+        self.uid = uid
         self.headVersion = headVersion
         self.headDigest = headDigest
         self.baseVersion = baseVersion
         self.baseSnapshot = baseSnapshot
     }
+
+    /// A new list's identity: a random UUID, lowercase.
+    package static func newUID() -> String { UUID().uuidString.lowercased() }
 
     /// Throws `.versionNotFound` unless `version` is in the retained history.
     package func checkRetained(_ version: Int) throws {

@@ -58,9 +58,17 @@ public struct ListSummary: Sendable, Hashable {
     public var elementCount: Int
     /// The oldest version whose snapshot can still be rebuilt (0 until the journal is pruned).
     public var baseVersion: Int
+    /// The list's identity: made when the list is created and never reused, so that a new list of
+    /// an old name (after the old one was deleted) has another one. A replica records the identity
+    /// of the list it follows, and never takes the new list for the old. `nil` when the source does
+    /// not tell (a server of an earlier release).
+    public var id: String?
 
     /// A summary, as a store or a network source describes it.
-    public init(name: String, version: Int, digest: ListDigest, sectionCount: Int, elementCount: Int, baseVersion: Int) {
+    public init(
+        name: String, version: Int, digest: ListDigest, sectionCount: Int, elementCount: Int, baseVersion: Int, id: String? = nil
+    ) {
+        self.id = id
         self.name = name
         self.version = version
         self.digest = digest

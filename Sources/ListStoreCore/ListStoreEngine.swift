@@ -60,16 +60,26 @@ public protocol ListStoreEngine: AnyObject, Sendable {
 
     /// The store feed after `position` (`nil`: from the oldest retained): every commit of the lists
     /// `including` accepts, oldest first, at most `limit`, at store-wide positions given in commit
-    /// order (ListStoreCore's article "The Store Feed").
-    /// - Throws: `StoreError` `.cursorExpired`, `.invalidArgument`, `.storeNotFound`, `.damaged`,
+    /// order (ListStoreCore's article "The Store Feed"). With `fingerprint` (the one a cursor at
+    /// `position` carries: `FeedPage.fingerprint`), the event at `position` must be the cursor's, or
+    /// the cursor is of another history of the store (`.cursorOfAnotherHistory`).
+    /// - Throws: `StoreError` `.cursorExpired`, `.cursorOfAnotherHistory`, `.invalidArgument`, `.storeNotFound`, `.damaged`,
     ///   `.io`.
     /// - Complexity: O(events read).
-    func feed(after position: Int?, limit: Int, including: @escaping @Sendable (String) -> Bool) async throws -> FeedPage
+    func feed(
+        after position: Int?, fingerprint: Int64?, limit: Int, including: @escaping @Sendable (String) -> Bool
+    ) async throws -> FeedPage
 
-    /// Deletes `list` and records its deletion in the store feed; returns the version it had.
-    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// The store's secret for sealing feed cursors (32 bytes, made with the store): what a journal
+    /// server seals its users' cursors with, so that every server of one store opens them.
+    @_spi(FeedCursors) func feedSecret() async throws -> [UInt8]
+
+    /// Deletes `list` and records its deletion in the store feed; returns the version it had. A
+    /// replica list with local changes its source does not hold yet is refused
+    /// (`.pendingChanges`, naming how many) unless `discardingPending`.
+    /// - Throws: `StoreError` `.listNotFound`, `.pendingChanges`, `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(rows of the list).
-    func deleteList(_ list: String) async throws -> Int
+    func deleteList(_ list: String, discardingPending: Bool) async throws -> Int
 
     /// The snapshots of `list` at `version` and `otherVersion` (`nil`: the head) and the minimal
     /// staged changeset between them.
@@ -179,4 +189,19 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Throws: `StoreError` `.io` when the size cannot be read.
     /// - Complexity: O(1): a `stat` per file, or one round trip.
     func sizeInBytes() async throws -> Int
+}
+
+extension ListStoreEngine {
+    /// Deletes `list` as `deleteList(_:discardingPending:)` does, refusing a replica list with local
+    /// changes its source does not hold yet (`.pendingChanges`).
+    ///
+    /// ```swift
+    /// let last = try await store.deleteList("users/ana/old")   // the version it had
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.pendingChanges`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(rows of the list).
+    @discardableResult
+    public func deleteList(_ list: String) async throws -> Int {
+        try await deleteList(list, discardingPending: false)
+    }
 }

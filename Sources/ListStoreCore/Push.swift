@@ -34,9 +34,15 @@ public struct Push: Hashable, Sendable {
     public var author: String?
     /// Why, if they said.
     public var message: String?
+    /// The identity of the list the change was made for (`ListSummary.id`), when the replica knows
+    /// it: a source whose list of that name has another identity (the list was deleted, and a new
+    /// one took its name) refuses the push with `StoreError.Code.listNotFound`, so that a change is
+    /// never merged into a list it was not made for. `nil`: merged into whatever list has the name.
+    public var listID: String?
 
     /// A push.
-    public init(id: PushID, intents: [Intent], author: String? = nil, message: String? = nil) {
+    public init(id: PushID, intents: [Intent], author: String? = nil, message: String? = nil, listID: String? = nil) {
+        self.listID = listID
         self.id = id
         self.intents = intents
         self.author = author

@@ -16,8 +16,12 @@ public struct ReplicaSetPosition: Sendable, Hashable {
     public var pattern: String
     /// The source store (its identity when the set last applied an event).
     public var store: StoreIdentity
-    /// The source feed's position the set applied up to.
+    /// The source feed's position the set applied up to (0 when its source sealed its cursor: a
+    /// journal server's cursor for a user says nothing of the feed).
     public var position: Int
+    /// Where the set applied up to, as its source wrote it: the place of its feed cursor (ListSync's
+    /// `FeedCursor.place`), which the set sends back to resume.
+    public var place: String
     /// The conflict report of the last pulls that dropped a list with pending changes, by list
     /// name: each change as a `listDeleted` conflict, with its content (empty when none).
     public var lastConflicts: [String: [Conflict]]
@@ -25,7 +29,11 @@ public struct ReplicaSetPosition: Sendable, Hashable {
     public var updatedAt: String
 
     /// A position as the store records it.
-    public init(pattern: String, store: StoreIdentity, position: Int, lastConflicts: [String: [Conflict]] = [:], updatedAt: String) {
+    public init(
+        pattern: String, store: StoreIdentity, position: Int, place: String? = nil, lastConflicts: [String: [Conflict]] = [:],
+        updatedAt: String
+    ) {
+        self.place = place ?? "\(position)"
         self.pattern = pattern
         self.store = store
         self.position = position

@@ -75,21 +75,38 @@ public protocol ReplicaStore: ListStoreEngine {
 
     /// Applies the source's journal entry to the replica list `list` as
     /// `commitReplica(_:to:source:check:)` does, and moves the replica set `pattern` to `position`
-    /// of the `feed` store's feed, in one transaction.
+    /// of the `feed` store's feed (`place`: the cursor's place, as the source wrote it), in one
+    /// transaction.
     @_spi(Replication) func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, set pattern: String, feed: StoreIdentity, position: Int,
-        check: @escaping @Sendable (CommitResult) throws -> Void
+        place: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult
 
-    /// Moves the replica set `pattern` to `position` of the `feed` store's feed.
-    @_spi(Replication) func moveReplicaSet(_ pattern: String, feed: StoreIdentity, to position: Int) async throws
+    /// Moves the replica set `pattern` to `position` of the `feed` store's feed (`place`: the
+    /// cursor's place, as the source wrote it).
+    @_spi(Replication) func moveReplicaSet(_ pattern: String, feed: StoreIdentity, to position: Int, place: String) async throws
 
     /// Removes the replica list `list` (deleted at its source `source`; nothing when the store does
     /// not hold it as a replica of that list of that store) and moves the replica set `pattern` to
     /// `position`, in one transaction; returns each of the list's local changes as a `listDeleted`
     /// conflict, which the set's position keeps.
     @_spi(Replication) func dropReplicaList(
-        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int
+        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int, place: String
+    ) async throws -> [Conflict]
+
+    /// Records `id` as the identity of the source list the replica list `list` follows
+    /// (`ReplicaSource.listID`): learnt by a pull, or taken on with `ReplicaPullOptions.replacing`.
+    @_spi(Replication) func setSourceListID(_ id: String, of list: String) async throws
+
+    /// Replaces the replica list `list`, whose source list was deleted and whose name a new list
+    /// took, by a replica of the new list, in one transaction: each of its local changes becomes a
+    /// `listDeleted` conflict with its content (returned, and kept as the list's last conflicts),
+    /// the list is deleted with its history (the store feed tells its followers), and `sections`
+    /// become version 1 of a new list at `source`. `check` runs with the new list's commit and may
+    /// throw to roll everything back.
+    @_spi(Replication) func replaceReplicaList(
+        _ list: String, with sections: [ListSection], source: ReplicaSource, message: String,
+        check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> [Conflict]
 
     /// Commits a pull of a replica list with local changes, in one transaction: `merged` becomes the

@@ -34,8 +34,8 @@ extension SQLTransaction {
     package func insertList(_ name: String, createdAt: String, keepsDeletedSections: Bool) throws -> Int64 {
         guard
             let row = try row(
-                "INSERT INTO list (name, head_version, head_digest, base_version, created_at, deleted_sections_kept) VALUES (?, 0, '', 0, ?, ?) RETURNING id",
-                [.text(name), .text(createdAt), .integer(keepsDeletedSections ? 1 : 0)])
+                "INSERT INTO list (name, head_version, head_digest, base_version, created_at, deleted_sections_kept, uid) VALUES (?, 0, '', 0, ?, ?, ?) RETURNING id",
+                [.text(name), .text(createdAt), .integer(keepsDeletedSections ? 1 : 0), .text(ListRow.newUID())])
         else { throw damaged("list '\(name)' was not inserted") }
         return try row.int64(0)
     }

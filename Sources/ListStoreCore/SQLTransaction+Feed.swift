@@ -8,8 +8,22 @@ extension SQLTransaction {
             throw damaged("it has no identity row")
         }
         try run(
-            "INSERT INTO feed (position, list_id, list, version, deleted) VALUES (?, ?, ?, ?, ?)",
-            [.integer(try row.int64(0)), .integer(listID), .text(list), SQLValue(version), SQLValue(deleted ? 1 : 0)])
+            "INSERT INTO feed (position, list_id, list, version, deleted, fingerprint) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                .integer(try row.int64(0)), .integer(listID), .text(list), SQLValue(version), SQLValue(deleted ? 1 : 0),
+                .integer(FeedEvent.newFingerprint()),
+            ])
+    }
+
+    package func feedFingerprint(at position: Int) throws -> Int64? {
+        try row("SELECT fingerprint FROM feed WHERE position = ?", [SQLValue(position)])?.optionalInt64(0)
+    }
+
+    package func feedSecret() throws -> [UInt8] {
+        guard let row = try row("SELECT feed_secret FROM store WHERE id = 1"), let hex = try row.optionalString(0),
+            let secret = _Hex.bytes(hex), secret.count >= 16
+        else { throw damaged("it has no feed secret") }
+        return secret
     }
 
     package func feedBounds() throws -> (base: Int, last: Int) {
@@ -22,14 +36,17 @@ extension SQLTransaction {
     package func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent] {
         try rows(
             """
-            SELECT f.position, f.list, f.deleted, \(Self.entryColumns("j."))
+            SELECT f.position, f.list, f.deleted, l.uid, f.fingerprint, \(Self.entryColumns("j."))
             FROM feed f LEFT JOIN journal j ON j.list_id = f.list_id AND j.version = f.version AND f.deleted = 0
-            WHERE f.position > ? ORDER BY f.position LIMIT ?
+                LEFT JOIN list l ON l.id = f.list_id AND f.deleted = 0
+            WHERE f.position > ? AND f.deleted < 2 ORDER BY f.position LIMIT ?
             """, [SQLValue(position), SQLValue(limit)]
         ).map { row in
             let list = try row.string(1)
-            let entry = try row.bool(2) ? nil : try Self.entry(row, from: 3, of: list)
-            return FeedEvent(position: try row.int(0), list: list, entry: entry)
+            let entry = try row.int(2) != 0 ? nil : try Self.entry(row, from: 5, of: list)
+            var event = FeedEvent(position: try row.int(0), list: list, entry: entry, listID: try row.optionalString(3))
+            event.fingerprint = try row.optionalInt64(4)
+            return event
         }
     }
 
@@ -42,6 +59,7 @@ extension SQLTransaction {
             WHERE id = 1
             """, [.integer(listID), SQLValue(version)])
         try run("DELETE FROM feed WHERE list_id = ? AND version <= ? AND deleted = 0", [.integer(listID), SQLValue(version)])
+        try run("DELETE FROM feed WHERE deleted = 2 AND position <= (SELECT feed_base FROM store WHERE id = 1)", [])
     }
 
     package func deleteRows(of info: ListRow) throws {
@@ -50,8 +68,9 @@ extension SQLTransaction {
         for table in ["section", "journal", "stored_snapshot", "consumer", "push", "outbox", "replica_source", "deleted_section"] {
             try run("DELETE FROM \(table) WHERE list_id = ?", id)
         }
-        // The list's commits; not the deletions of earlier lists whose row id SQLite gave it again.
-        try run("DELETE FROM feed WHERE list_id = ? AND deleted = 0", id)
+        // The list's commits stay as rows the feed passes over (a cursor at one is checked by its
+        // fingerprint); not the deletions of earlier lists whose row id SQLite gave it again.
+        try run("UPDATE feed SET deleted = 2 WHERE list_id = ? AND deleted = 0", id)
         try run("DELETE FROM list WHERE id = ?", id)
     }
 }

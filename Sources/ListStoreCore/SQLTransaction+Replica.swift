@@ -81,11 +81,14 @@ extension SQLTransaction {
     // MARK: Position and conflicts
 
     package func replicaSource(listID: Int64) throws -> ReplicaSource? {
-        try row("SELECT store_uuid, store_epoch, list_name, version, digest FROM replica_source WHERE list_id = ?", [.integer(listID)])
+        try row(
+            "SELECT store_uuid, store_epoch, list_name, version, digest, list_uid FROM replica_source WHERE list_id = ?",
+            [.integer(listID)]
+        )
             .map { row in
                 ReplicaSource(
                     store: StoreIdentity(uuid: try row.string(0), epoch: try row.int(1)), list: try row.string(2),
-                    version: try row.int(3), digest: ListDigest(hex: try row.string(4)))
+                    version: try row.int(3), digest: ListDigest(hex: try row.string(4)), listID: try row.optionalString(5))
             }
     }
 
@@ -99,15 +102,15 @@ extension SQLTransaction {
     package func setReplicaSource(_ source: ReplicaSource, listID: Int64, updatedAt: String) throws {
         try run(
             """
-            INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO replica_source (list_id, store_uuid, store_epoch, list_name, version, digest, updated_at, list_uid)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (list_id) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
                 list_name = excluded.list_name, version = excluded.version, digest = excluded.digest,
-                updated_at = excluded.updated_at
+                updated_at = excluded.updated_at, list_uid = coalesce(excluded.list_uid, replica_source.list_uid)
             """,
             [
                 .integer(listID), .text(source.store.uuid), SQLValue(source.store.epoch), .text(source.list), SQLValue(source.version),
-                .text(source.digest.hex), .text(updatedAt),
+                .text(source.digest.hex), .text(updatedAt), SQLValue(source.listID),
             ])
         // The client id is made for this store (on SQLite, for its file) from the replica's first pull on.
         _ = try clientIDForLocalChanges()
@@ -119,33 +122,47 @@ extension SQLTransaction {
         try run(
             """
             UPDATE replica_source SET store_uuid = ?, store_epoch = ?, list_name = ?, version = ?, digest = ?,
-                confirmed = ?, updated_at = ?, last_conflicts = coalesce(?, last_conflicts) WHERE list_id = ?
+                confirmed = ?, updated_at = ?, last_conflicts = coalesce(?, last_conflicts), list_uid = coalesce(?, list_uid)
+            WHERE list_id = ?
             """,
             [
                 .text(position.store.uuid), SQLValue(position.store.epoch), .text(position.list), SQLValue(position.version),
-                .text(position.digest.hex), SQLValue(confirmed), .text(updatedAt), SQLValue(lastConflicts), .integer(listID),
+                .text(position.digest.hex), SQLValue(confirmed), .text(updatedAt), SQLValue(lastConflicts),
+                SQLValue(position.listID), .integer(listID),
             ])
     }
 
     // MARK: Replica sets
 
-    package func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)? {
+    package func replicaSet(_ pattern: String) throws
+        -> (store: StoreIdentity, position: Int, place: String?, lastConflicts: [UInt8]?, updatedAt: String)?
+    {
         try row(
-            "SELECT store_uuid, store_epoch, position, last_conflicts, updated_at FROM replica_set WHERE pattern = ?", [.text(pattern)]
+            "SELECT store_uuid, store_epoch, position, last_conflicts, updated_at, cursor FROM replica_set WHERE pattern = ?",
+            [.text(pattern)]
         ).map { row in
-            (StoreIdentity(uuid: try row.string(0), epoch: try row.int(1)), try row.int(2), try row.optionalBytes(3), try row.string(4))
+            (
+                StoreIdentity(uuid: try row.string(0), epoch: try row.int(1)), try row.int(2), try row.optionalString(5),
+                try row.optionalBytes(3), try row.string(4)
+            )
         }
     }
 
-    package func setReplicaSet(_ pattern: String, store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String) throws {
+    package func setReplicaSet(
+        _ pattern: String, store: StoreIdentity, position: Int, place: String, lastConflicts: [UInt8]?, updatedAt: String
+    ) throws {
         try run(
             """
-            INSERT INTO replica_set (pattern, store_uuid, store_epoch, position, last_conflicts, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO replica_set (pattern, store_uuid, store_epoch, position, last_conflicts, updated_at, cursor)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (pattern) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
                 position = excluded.position, last_conflicts = coalesce(excluded.last_conflicts, replica_set.last_conflicts),
-                updated_at = excluded.updated_at
+                updated_at = excluded.updated_at, cursor = excluded.cursor
             """,
-            [.text(pattern), .text(store.uuid), SQLValue(store.epoch), SQLValue(position), SQLValue(lastConflicts), .text(updatedAt)])
+            [
+                .text(pattern), .text(store.uuid), SQLValue(store.epoch), SQLValue(position), SQLValue(lastConflicts), .text(updatedAt),
+                .text(place),
+            ])
     }
 
     package func lastConflicts(listID: Int64) throws -> [UInt8]? {

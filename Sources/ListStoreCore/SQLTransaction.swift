@@ -102,7 +102,7 @@ extension SQLTransaction {
             SELECT l.name, l.head_version, l.head_digest, l.base_version,
                 coalesce(j.section_count, (SELECT count(*) FROM section s WHERE s.list_id = l.id)),
                 coalesce(j.element_count, (SELECT count(*) FROM section s JOIN element e ON e.section_id = s.id
-                    WHERE s.list_id = l.id))
+                    WHERE s.list_id = l.id)), l.uid
             FROM list l LEFT JOIN journal j ON j.list_id = l.id AND j.version = l.head_version
             WHERE CAST(? AS TEXT) IS NULL OR l.name = ?
             ORDER BY l.name\(dialect.byteOrder)
@@ -110,7 +110,7 @@ extension SQLTransaction {
         ).map { row in
             ListSummary(
                 name: try row.string(0), version: try row.int(1), digest: ListDigest(hex: try row.string(2)),
-                sectionCount: try row.int(4), elementCount: try row.int(5), baseVersion: try row.int(3))
+                sectionCount: try row.int(4), elementCount: try row.int(5), baseVersion: try row.int(3), id: try row.string(6))
         }
     }
 
@@ -122,11 +122,11 @@ extension SQLTransaction {
         let lock = locking && dialect == .postgres ? " FOR UPDATE" : ""
         guard
             let row = try row(
-                "SELECT id, head_version, head_digest, base_version, base_snapshot FROM list WHERE name = ?\(lock)", [.text(list)])
+                "SELECT id, head_version, head_digest, base_version, base_snapshot, uid FROM list WHERE name = ?\(lock)", [.text(list)])
         else { throw StoreError.listNotFound(list, in: location) }
         return ListRow(
-            id: try row.int64(0), name: list, headVersion: try row.int(1), headDigest: ListDigest(hex: try row.string(2)),
-            baseVersion: try row.int(3), baseSnapshot: try row.optionalBytes(4))
+            id: try row.int64(0), name: list, uid: try row.string(5), headVersion: try row.int(1),
+            headDigest: ListDigest(hex: try row.string(2)), baseVersion: try row.int(3), baseSnapshot: try row.optionalBytes(4))
     }
 
     package func entries(of info: ListRow, after: Int, through: Int, limit: Int) throws -> [JournalEntry] {

@@ -53,6 +53,14 @@ package struct SQLRow: Sendable {
         return value
     }
 
+    package func optionalInt64(_ column: Int) throws -> Int64? {
+        switch values[column] {
+        case .null: return nil
+        case .integer(let value): return value
+        default: throw damaged(column, "is not an integer")
+        }
+    }
+
     package func bool(_ column: Int) throws -> Bool { try int(column) != 0 }
 
     package func string(_ column: Int) throws -> String {

@@ -92,6 +92,22 @@ extension StoreDriver {
         }
     }
 
+    @_spi(Replication) public func setSourceListID(_ id: String, of list: String) async throws {
+        try await run(.write) { try $0.steps.setSourceListID(id, of: list) }
+    }
+
+    @_spi(Replication) public func replaceReplicaList(
+        _ list: String, with sections: [ListSection], source: ReplicaSource, message: String,
+        check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> [Conflict] {
+        try _Names.checkList(list)
+        return try await run(.create) {
+            try $0.steps.replaceReplicaList(
+                list, with: sections, source: source, message: message,
+                check: { result in try CallerError.passing { try check(result) } })
+        }
+    }
+
     @_spi(Replication) public func commitPull(
         _ merged: [ListSection], to list: String, expectedVersion: Int, position: ReplicaSource, previous: ReplicaSource,
         confirmed: [ListSection], confirmedSeqs: [Int], remaining: [(seq: Int, pushedVersion: Int?)],

@@ -22,10 +22,10 @@ extension StoreDriver {
 
     /// Applies the source's journal entry to the replica list `list` (as
     /// `commitReplica(_:to:source:check:)`) and moves the replica set `pattern` to `position` of
-    /// the `feed` store's feed, in one transaction.
+    /// the `feed` store's feed (`place` as the source wrote it), in one transaction.
     @_spi(Replication) public func commitReplica(
         _ entry: JournalEntry, to list: String, source: ReplicaSource, set pattern: String, feed: StoreIdentity, position: Int,
-        check: @escaping @Sendable (CommitResult) throws -> Void
+        place: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult {
         try _Names.checkList(list)
         return try await run(.create) { transaction in
@@ -33,14 +33,14 @@ extension StoreDriver {
                 to: list, source: source, author: entry.author, message: entry.message, entry: entry,
                 target: .stages(json: entry.stagesJSON, what: "the stages of source version \(entry.version) of list '\(entry.list)'"),
                 check: { result in try CallerError.passing { try check(result) } },
-                then: { try transaction.steps.moveReplicaSet(pattern, store: feed, to: position) })
+                then: { try transaction.steps.moveReplicaSet(pattern, store: feed, to: position, place: place) })
         }
     }
 
     /// Moves the replica set `pattern` to `position` of the `feed` store's feed (past events it had
     /// nothing to apply for).
-    @_spi(Replication) public func moveReplicaSet(_ pattern: String, feed: StoreIdentity, to position: Int) async throws {
-        try await run(.create) { try $0.steps.moveReplicaSet(pattern, store: feed, to: position) }
+    @_spi(Replication) public func moveReplicaSet(_ pattern: String, feed: StoreIdentity, to position: Int, place: String) async throws {
+        try await run(.create) { try $0.steps.moveReplicaSet(pattern, store: feed, to: position, place: place) }
     }
 
     /// Removes the replica list `list`, which its source `source` deleted (when it is a replica of
@@ -48,8 +48,10 @@ extension StoreDriver {
     /// transaction; returns its local changes, each as a `listDeleted` conflict (see
     /// `ReplicaSetPosition.lastConflicts`).
     @_spi(Replication) public func dropReplicaList(
-        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int
+        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int, place: String
     ) async throws -> [Conflict] {
-        try await run(.create) { try $0.steps.dropReplicaList(list, of: source, set: pattern, store: feed, position: position) }
+        try await run(.create) {
+            try $0.steps.dropReplicaList(list, of: source, set: pattern, store: feed, position: position, place: place)
+        }
     }
 }

@@ -30,6 +30,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// A store feed position is older than the feed the store retains (a list's journal was
         /// pruned past it), or past the feed's end: read the lists concerned anew.
         public static let cursorExpired = Code("cursorExpired")
+        /// A store feed cursor is of another history of the store: the store was restored from a
+        /// backup without `advanceEpoch()`, and the cursor's position now names another event. Read
+        /// the lists concerned anew.
+        public static let cursorOfAnotherHistory = Code("cursorOfAnotherHistory")
         /// The list's head is not the expected version: another writer got there first.
         public static let versionConflict = Code("versionConflict")
         /// An item's content is not canonical JSON, or a snapshot is otherwise unusable.
@@ -48,6 +52,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// pushed under the same client id (a copied file, a restored backup, a forged push). Nothing
         /// was applied; the replica takes a new client id and pushes again.
         public static let pushMismatch = Code("pushMismatch")
+        /// The list is a replica with local changes its source does not hold yet: deleting it would
+        /// lose them. Nothing was deleted; push them first, or say that they may go.
+        public static let pendingChanges = Code("pendingChanges")
 
         public var description: String { name }
 
@@ -57,7 +64,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             let known: [Code] = [
                 .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .listNotFound, .versionNotFound,
                 .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument, .pushOutOfOrder,
-                .pushMismatch,
+                .pushMismatch, .pendingChanges, .cursorExpired, .cursorOfAnotherHistory,
             ]
             guard let code = known.first(where: { $0.name == name }) else { return nil }
             self = code

@@ -16,7 +16,7 @@ extension StoreTransaction {
     /// `rebasedAhead` is the push rebased before this transaction (`rebaseAhead`): it is taken when
     /// the head is still the one it was made on, and the push rebased again otherwise.
     ///
-    /// - Throws: `StoreError` `.invalidArgument` (an id no push may carry), `.listNotFound`,
+    /// - Throws: `StoreError` `.invalidArgument` (an id no push may carry), `.listNotFound` (also for a push made for a list deleted since),
     ///   `.pushMismatch` or `.pushOutOfOrder` (by `PushRule`), `.damaged`; what `commit` throws;
     ///   `CancellationError` once `isStopped` says so.
     /// - Complexity: that of `Rebase` for the push's intents (none with a usable `rebasedAhead`),
@@ -33,6 +33,11 @@ extension StoreTransaction {
             to: list, expectedVersion: nil, author: author ?? push.author, message: push.message,
             target: .rebase { head in
                 guard head.listID != 0 else { throw StoreError.listNotFound(list, in: location) }
+                if let made = push.listID, try listRow(list, locking: false).uid != made {
+                    throw StoreError(
+                        .listNotFound,
+                        "list '\(list)' is not the list this change was made for: that list was deleted, and a new list took its name")
+                }
                 let recorded = try recordedPushes(listID: head.listID, list: list, client: id.client, seqs: id.seq...id.seq).first
                 let latest = try latestPushSeq(listID: head.listID, client: id.client)
                 let verdict = try PushRule.verdict(

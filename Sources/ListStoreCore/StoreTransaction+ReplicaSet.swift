@@ -9,7 +9,7 @@ extension StoreTransaction {
     /// The replica set's recorded position, decoded.
     /// - Throws: `StoreError` `.damaged` for a conflict report that does not decode.
     package func replicaSetPosition(_ pattern: String) throws -> ReplicaSetPosition? {
-        guard let (store, position, report, updatedAt) = try replicaSet(pattern) else { return nil }
+        guard let (store, position, place, report, updatedAt) = try replicaSet(pattern) else { return nil }
         var conflicts: [String: [Conflict]] = [:]
         if let report {
             do {
@@ -20,13 +20,14 @@ extension StoreTransaction {
                 throw StoreError(.damaged, "the conflict report of replica set '\(pattern)' does not decode: \(error)")
             }
         }
-        return ReplicaSetPosition(pattern: pattern, store: store, position: position, lastConflicts: conflicts, updatedAt: updatedAt)
+        return ReplicaSetPosition(
+            pattern: pattern, store: store, position: position, place: place ?? "\(position)", lastConflicts: conflicts, updatedAt: updatedAt)
     }
 
-    /// Moves the replica set `pattern` to `position` of `store`'s feed (events it had nothing to
-    /// apply for: other lists', or commits its lists already hold).
-    package func moveReplicaSet(_ pattern: String, store: StoreIdentity, to position: Int) throws {
-        try setReplicaSet(pattern, store: store, position: position, lastConflicts: nil, updatedAt: _Time.iso8601(Date()))
+    /// Moves the replica set `pattern` to `position` of `store`'s feed, `place` as the source wrote
+    /// it (events it had nothing to apply for: other lists', or commits its lists already hold).
+    package func moveReplicaSet(_ pattern: String, store: StoreIdentity, to position: Int, place: String) throws {
+        try setReplicaSet(pattern, store: store, position: position, place: place, lastConflicts: nil, updatedAt: _Time.iso8601(Date()))
     }
 
     /// Removes the replica list `list`, which its source `source` deleted, and moves the replica set
@@ -39,7 +40,7 @@ extension StoreTransaction {
     /// - Throws: `StoreError` of the reads and writes.
     /// - Complexity: O(rows of the list).
     package func dropReplicaList(
-        _ list: String, of source: StoreIdentity, set pattern: String, store: StoreIdentity, position: Int
+        _ list: String, of source: StoreIdentity, set pattern: String, store: StoreIdentity, position: Int, place: String
     ) throws -> [Conflict] {
         var conflicts: [Conflict] = []
         let info: ListRow?
@@ -49,17 +50,7 @@ extension StoreTransaction {
             info = nil
         }
         if let info, let replica = try replicaSource(listID: info.id), replica.store.uuid == source.uuid, replica.list == list {
-            for entry in try outbox(of: list) {
-                for intent in entry.intents {
-                    let section: ItemRef? =
-                        switch intent {
-                        case .insertElement(_, _, let section, _, _), .moveElement(_, let section, _, _), .updateElement(_, let section, _, _):
-                            section
-                        default: nil
-                        }
-                    conflicts.append(Conflict(.listDeleted, intent.ref, section: section, mine: intent.jsonValue))
-                }
-            }
+            conflicts = try deletedListConflicts(of: list)
             _ = try deleteList(list)
         }
         var report: [UInt8]?
@@ -69,7 +60,56 @@ extension StoreTransaction {
             let members = all.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, Conflict.jsonValue($0.value)) }
             report = Array(JSONValue.object(JSONObject(uniqueKeysWithValues: members)).serialized().utf8)
         }
-        try setReplicaSet(pattern, store: store, position: position, lastConflicts: report, updatedAt: _Time.iso8601(Date()))
+        try setReplicaSet(pattern, store: store, position: position, place: place, lastConflicts: report, updatedAt: _Time.iso8601(Date()))
+        return conflicts
+    }
+
+    /// Replaces the replica list `list`, whose source list was deleted and whose name a new list
+    /// took, by a replica of the new list (see `ReplicaStore.replaceReplicaList`): its outbox
+    /// becomes `listDeleted` conflicts, kept as the new list's last conflicts, the list goes with
+    /// its history, and `sections` become version 1 of a new list at `source`.
+    /// - Throws: `StoreError` `.listNotFound`; what `commitReplica` and `check` throw.
+    /// - Complexity: O(rows of the list and of `sections`).
+    package func replaceReplicaList(
+        _ list: String, with sections: [ListSection], source: ReplicaSource, message: String, check: (CommitResult) throws -> Void
+    ) throws -> [Conflict] {
+        let conflicts = try deletedListConflicts(of: list)
+        _ = try deleteList(list)
+        _ = try commitReplica(
+            to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot { _ in sections }, check: check)
+        if !conflicts.isEmpty {
+            try setLastConflicts(Array(Conflict.jsonValue(conflicts).serialized().utf8), listID: try listRow(list, locking: false).id)
+        }
+        return conflicts
+    }
+
+    /// Records `id` as the identity of the source list the replica list `list` follows (nothing for
+    /// a list that is not a replica).
+    /// - Throws: `StoreError` `.listNotFound`. - Complexity: O(1).
+    package func setSourceListID(_ id: String, of list: String) throws {
+        let info = try listRow(list, locking: true)
+        guard var source = try replicaSource(listID: info.id) else { return }
+        source.listID = id
+        try setReplicaSource(source, listID: info.id, updatedAt: _Time.iso8601(Date()))
+    }
+
+    /// Each change of `list`'s outbox (pending, or pushed and not yet confirmed), intent by intent,
+    /// as a `listDeleted` conflict with its content: what a replica reports when its source list is
+    /// gone.
+    /// - Complexity: O(size of the outbox).
+    private func deletedListConflicts(of list: String) throws -> [Conflict] {
+        var conflicts: [Conflict] = []
+        for entry in try outbox(of: list) {
+            for intent in entry.intents {
+                let section: ItemRef? =
+                    switch intent {
+                    case .insertElement(_, _, let section, _, _), .moveElement(_, let section, _, _), .updateElement(_, let section, _, _):
+                        section
+                    default: nil
+                    }
+                conflicts.append(Conflict(.listDeleted, intent.ref, section: section, mine: intent.jsonValue))
+            }
+        }
         return conflicts
     }
 }

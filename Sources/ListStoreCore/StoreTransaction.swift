@@ -201,11 +201,13 @@ package protocol StoreTransaction {
 
     /// The position of the replica set `pattern` (its source, feed position, last conflict report
     /// and when it moved), nil when the store follows no such set.
-    func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String)?
+    func replicaSet(_ pattern: String) throws -> (store: StoreIdentity, position: Int, place: String?, lastConflicts: [UInt8]?, updatedAt: String)?
 
     /// Records the replica set `pattern` at `position` of `store`'s feed, with `lastConflicts` when
     /// given (the report before is kept otherwise).
-    func setReplicaSet(_ pattern: String, store: StoreIdentity, position: Int, lastConflicts: [UInt8]?, updatedAt: String) throws
+    func setReplicaSet(
+        _ pattern: String, store: StoreIdentity, position: Int, place: String, lastConflicts: [UInt8]?, updatedAt: String
+    ) throws
 
     // MARK: Consumers and pruning
 
@@ -277,16 +279,25 @@ package protocol StoreTransaction {
     /// The oldest position a follower may resume after, and the feed's last position.
     func feedBounds() throws -> (base: Int, last: Int)
 
-    /// The feed's events after `position`, oldest first, at most `limit`.
+    /// The feed's events after `position`, oldest first, at most `limit` (not the commits of
+    /// deleted lists, which `deleteRows` keeps as rows the feed passes over).
     func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent]
 
+    /// The fingerprint of the feed's event at `position` (a commit of a deleted list's too); `nil`
+    /// when the feed has no row there (forgotten), or one written before events had fingerprints.
+    func feedFingerprint(at position: Int) throws -> Int64?
+
+    /// The store's secret for sealing feed cursors (32 bytes, made with the store).
+    func feedSecret() throws -> [UInt8]
+
     /// Deletes every row of the list `info` names: its row, head, journal, stored snapshots,
-    /// consumers, recorded pushes, replica position and outbox, and the feed events of its commits
-    /// (not deletion events: SQLite gives a new list the row id of the last one deleted, and an
-    /// earlier list's deletion must stay in the feed).
+    /// consumers, recorded pushes, replica position and outbox. The feed events of its commits
+    /// stay, passed over by the feed (a cursor at one is still checked by its fingerprint), and so
+    /// does its deletion event.
     func deleteRows(of info: ListRow) throws
 
     /// Forgets the feed's events of the list's versions up to `version` (its journal up to there
-    /// was pruned): the feed's base passes the last of them.
+    /// was pruned): the feed's base passes the last of them, and the commits of deleted lists up
+    /// to the base go too.
     func forgetFeed(listID: Int64, through version: Int) throws
 }

@@ -1,4 +1,4 @@
-@_spi(StoreDriver) @_spi(Replication) import ListStoreCore
+@_spi(StoreDriver) @_spi(Replication) @_spi(FeedCursors) import ListStoreCore
 import PostgresNIO
 
 // PostgreSQL as a driver of the store's logic (ListStoreCore's `StoreDriver`): every method of the

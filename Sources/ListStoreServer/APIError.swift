@@ -79,8 +79,8 @@ struct APIError: Error {
     static func status(of code: StoreError.Code) -> HTTPResponse.Status {
         switch code {
         case .listNotFound, .versionNotFound: .notFound
-        case .cursorExpired: .gone
-        case .versionConflict, .pushOutOfOrder, .pushMismatch: .conflict
+        case .cursorExpired, .cursorOfAnotherHistory: .gone
+        case .versionConflict, .pushOutOfOrder, .pushMismatch, .pendingChanges: .conflict
         case .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument: .badRequest
         default: .internalServerError
         }

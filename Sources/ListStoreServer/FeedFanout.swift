@@ -21,7 +21,7 @@ import NIOHTTPTypes
 /// ```swift
 /// switch await feedFanout.follow(after: position, includes: includes, connection: connection, keepAlive: keepAlive) {
 /// case .behind(let at): position = at            // read on from there
-/// case .quiet(let at): position = at; try await writer.write(keepAlive(at))
+/// case .quiet(let at, let fingerprint): position = at; try await writer.write(keepAlive(cursor(at, fingerprint)))
 /// case .ended: return
 /// }
 /// ```
@@ -33,25 +33,35 @@ final class FeedFanout: Sendable {
     enum Wake: Sendable, Equatable {
         /// The stream reads on from `position` itself.
         case behind(position: Int)
-        /// Nothing was written for the keep-alive interval.
-        case quiet(position: Int)
+        /// Nothing was written for the keep-alive interval (`fingerprint`: the event's at `position`).
+        case quiet(position: Int, fingerprint: Int64?)
         /// The server is shutting down or the task was cancelled.
         case ended
     }
 
-    /// A page of the feed as events of a stream, each framed once.
+    /// A page of the feed as events of a stream, each framed once (but for its cursor, which is
+    /// each stream's own: a user's is sealed for it).
     struct Page: Sendable {
-        /// Each event's list and its frame (`id:`, `event:`, `data:`).
-        var frames: [(list: String, bytes: ByteBuffer)]
+        /// Each event's list, position and fingerprint, and its frame after the `id:` line
+        /// (`event:`, `data:`).
+        var frames: [(list: String, position: Int, fingerprint: Int64?, bytes: ByteBuffer)]
         /// Where the page ends (the position a follower is at once written it).
         var position: Int
+        /// The fingerprint of the event at `position`.
+        var fingerprint: Int64?
         var hasMore: Bool
     }
+
+    /// Writes the cursor a stream's client resumes from, after the event at a position with a
+    /// fingerprint (sealed for a user's stream, see `FeedCursorSeal`).
+    typealias CursorWriter = @Sendable (_ position: Int, _ fingerprint: Int64?) -> FeedCursor
 
     private struct Follower: Sendable {
         var id: UInt64
         var position: Int
+        var fingerprint: Int64?
         var includes: @Sendable (String) -> Bool
+        var cursor: CursorWriter
         var deadline: ContinuousClock.Instant
         var keepAlive: Duration
         var connection: EventStreamConnection
@@ -91,21 +101,29 @@ final class FeedFanout: Sendable {
         serverState = state
     }
 
-    /// `event` as an event of a stream: `id:` the cursor after it, `event: commit` or `deleted`,
-    /// `data:` `{"entry":{…},"list":…}` or `{"deleted":true,"list":…}`.
+    /// `event` as an event of a stream: `id:` the cursor after it (`cursor`), `event: commit` or
+    /// `deleted`, `data:` `{"entry":{…},"list":…}` or `{"deleted":true,"list":…}`.
     /// - Complexity: O(size of the entry).
-    static func frame(_ event: FeedEvent, store identity: StoreIdentity) -> ByteBuffer {
+    static func frame(_ event: FeedEvent, cursor: FeedCursor) -> ByteBuffer {
+        var bytes = ByteBuffer(string: "id: \(cursor)\n")
+        bytes.writeImmutableBuffer(body(event))
+        return bytes
+    }
+
+    /// `event`'s frame after its `id:` line.
+    static func body(_ event: FeedEvent) -> ByteBuffer {
         var bytes = ByteBuffer()
-        bytes.writeString("id: \(FeedCursor(store: identity, position: event.position))\nevent: \(event.isDeletion ? "deleted" : "commit")\ndata: ")
+        bytes.writeString("event: \(event.isDeletion ? "deleted" : "commit")\ndata: ")
         bytes.writeBytes(WireDocument.feedEvent(event))
         bytes.writeString("\n\n")
         return bytes
     }
 
-    /// A keep-alive that also moves the client's cursor (`Last-Event-ID`) to `position`: events of
-    /// other lists passed it, and a client that reconnects need not read them again.
-    static func keepAlive(at position: Int, store identity: StoreIdentity) -> ByteBuffer {
-        ByteBuffer(string: ": keep-alive\nid: \(FeedCursor(store: identity, position: position))\n\n")
+    /// A keep-alive that also moves the client's cursor (`Last-Event-ID`) to `cursor`: events of
+    /// other lists passed it, and a client that reconnects need not read them again. A user's is
+    /// sealed anew each time, so that it looks the same whether or not other lists moved.
+    static func keepAlive(_ cursor: FeedCursor) -> ByteBuffer {
+        ByteBuffer(string: ": keep-alive\nid: \(cursor)\n\n")
     }
 
     /// Hands the stream on `connection`, whose client has every event of its lists (those
@@ -113,8 +131,8 @@ final class FeedFanout: Sendable {
     /// is the store's commit generation before the stream's last read: when a commit landed since,
     /// it returns `.behind` at once (the poke of that commit may have come before the stream waited).
     func follow(
-        after position: Int, includes: @escaping @Sendable (String) -> Bool, connection: EventStreamConnection, keepAlive: Duration,
-        readAt: UInt64
+        after position: Int, fingerprint: Int64?, includes: @escaping @Sendable (String) -> Bool, cursor: @escaping CursorWriter,
+        connection: EventStreamConnection, keepAlive: Duration, readAt: UInt64
     ) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
@@ -128,8 +146,8 @@ final class FeedFanout: Sendable {
                     guard !state.closed, !state.cancelled.contains(id) else { return .ended }
                     if store.commitGeneration() != readAt { return .behind(position: position) }
                     state.waiting[id] = Follower(
-                        id: id, position: position, includes: includes, deadline: deadline, keepAlive: keepAlive,
-                        connection: connection, continuation: continuation)
+                        id: id, position: position, fingerprint: fingerprint, includes: includes, cursor: cursor, deadline: deadline,
+                        keepAlive: keepAlive, connection: connection, continuation: continuation)
                     return nil
                 }
                 if let wake { continuation.resume(returning: wake) }
@@ -241,7 +259,7 @@ final class FeedFanout: Sendable {
                 // again (a few times; then the next poke brings them back).
                 emptyReads += 1
                 let again = emptyReads < 3 && store.commitGeneration() != generation
-                followers = requeue(followers, at: position, goOn: again)
+                followers = requeue(followers, at: position, fingerprint: nil, goOn: again)
                 continue
             }
             emptyReads = 0
@@ -249,7 +267,9 @@ final class FeedFanout: Sendable {
             position = page.position
             // At the head: read on when a commit landed since the read began (its poke found these
             // streams held by this delivery).
-            if !page.hasMore { followers = requeue(followers, at: position, goOn: store.commitGeneration() != generation) }
+            if !page.hasMore {
+                followers = requeue(followers, at: position, fingerprint: page.fingerprint, goOn: store.commitGeneration() != generation)
+            }
         }
     }
 
@@ -257,10 +277,10 @@ final class FeedFanout: Sendable {
     private func page(after position: Int, generation: UInt64) async throws -> Page {
         let store = store
         return try await pages.value(for: PageKey(position: position, generation: generation)) {
-            let identity = try await store.identity()
-            let page = try await store.feed(after: position, limit: Self.pageLimit, including: { _ in true })
+            let page = try await store.feed(after: position, fingerprint: nil, limit: Self.pageLimit, including: { _ in true })
             return Page(
-                frames: page.events.map { ($0.list, Self.frame($0, store: identity)) }, position: page.position, hasMore: page.hasMore)
+                frames: page.events.map { ($0.list, $0.position, $0.fingerprint, Self.body($0)) }, position: page.position,
+                fingerprint: page.fingerprint, hasMore: page.hasMore)
         }
     }
 
@@ -273,6 +293,7 @@ final class FeedFanout: Sendable {
         for follower in followers {
             var bytes = ByteBuffer()
             for frame in page.frames where follower.includes(frame.list) {
+                bytes.writeString("id: \(follower.cursor(frame.position, frame.fingerprint))\n")
                 bytes.writeImmutableBuffer(frame.bytes)
             }
             if bytes.readableBytes == 0 {
@@ -323,7 +344,7 @@ final class FeedFanout: Sendable {
 
     /// Hands `followers`, now at `position`, back to `waiting`; returns them instead when `goOn`
     /// (the delivery reads again). Ends the cancelled ones, and all on shutdown.
-    private func requeue(_ followers: [Follower], at position: Int, goOn: Bool) -> [Follower] {
+    private func requeue(_ followers: [Follower], at position: Int, fingerprint: Int64?, goOn: Bool) -> [Follower] {
         let (kept, ended) = state.withLock { state -> ([Follower], [Follower]) in
             guard !state.closed else { return ([], followers) }
             var kept = [Follower]()
@@ -333,6 +354,7 @@ final class FeedFanout: Sendable {
                     ended.append(follower)
                     continue
                 }
+                if follower.position != position { follower.fingerprint = fingerprint }
                 follower.position = position
                 if goOn { kept.append(follower) } else { state.waiting[follower.id] = follower }
             }
@@ -359,7 +381,9 @@ final class FeedFanout: Sendable {
             for follower in quiet { state.waiting[follower.id] = nil }
             return (quiet, next)
         }
-        for follower in quiet { follower.continuation.resume(returning: .quiet(position: follower.position)) }
+        for follower in quiet {
+            follower.continuation.resume(returning: .quiet(position: follower.position, fingerprint: follower.fingerprint))
+        }
         return next.map { max(.milliseconds(1), $0 - now) }
     }
 

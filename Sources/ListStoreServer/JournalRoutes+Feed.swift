@@ -1,6 +1,6 @@
 import Hummingbird
 import HTTPTypes
-import ListStoreCore
+@_spi(FeedCursors) import ListStoreCore
 import ListStoreWire
 import NIOCore
 
@@ -15,8 +15,28 @@ extension JournalRoutes {
         var includes: @Sendable (String) -> Bool
         /// The position after which it reads (nil: from the oldest retained).
         var position: Int?
+        /// The fingerprint of the event at `position`, as the cursor said (`nil`: not checked).
+        var fingerprint: Int64?
         /// The store it reads (the cursors it answers are of it).
         var identity: StoreIdentity
+        /// Whether its cursors are sealed (a user's: see `FeedCursorSeal`).
+        var sealed: Bool
+        /// What seals and opens them.
+        var seal: FeedCursorSeal
+
+        /// The cursor to answer at `position`, whose event has `fingerprint`.
+        func cursor(at position: Int, fingerprint: Int64?) -> FeedCursor {
+            seal.cursor(at: position, fingerprint: fingerprint, store: identity, sealed: sealed)
+        }
+    }
+
+    /// The seal of the store's feed cursors, read from the store once (every server of one store
+    /// reads the same secret).
+    func feedSeal() async throws -> FeedCursorSeal {
+        if let seal = state.feedCursorSeal { return seal }
+        let seal = FeedCursorSeal(secret: try await store.feedSecret())
+        state.feedCursorSeal = seal
+        return seal
     }
 
     /// The `lists` pattern and the cursor (`since`, or `lastEventID` when a stream resumes) of a
@@ -36,7 +56,9 @@ extension JournalRoutes {
         }
         guard pattern.claimNames.isEmpty else { throw APIError.invalidArgument("'lists' must not name claims ({…}): \(text)") }
         let identity = try await store.identity()
-        var position: Int?
+        let (state, token) = (state, Self.userToken(context))
+        let seal = try await feedSeal()
+        var point: (position: Int, fingerprint: Int64?)?
         // Both are checked, though a reconnecting client's Last-Event-ID wins.
         let asked = try query["since"].map { try FeedCursor(parsing: String($0)) }
         if let cursor = try lastEventID.map({ try FeedCursor(parsing: $0) }) ?? asked {
@@ -45,13 +67,15 @@ extension JournalRoutes {
                     .conflict, "cursorMismatch",
                     "the cursor is of another store, or of this one before it was restored (epoch \(cursor.store.epoch), now \(identity.epoch)): follow again from the start, reading the lists anew")
             }
-            position = cursor.position
+            // A user's cursors are sealed: one that is not was not this server's to them.
+            point = try seal.open(cursor, sealedOnly: token != nil)
         }
-        let (state, token) = (state, Self.userToken(context))
         let includes: @Sendable (String) -> Bool = { list in
             pattern.matches(list) && (token.map { state.access?.grant(on: list, to: $0) != nil } ?? true)
         }
-        return FeedQuery(includes: includes, position: position, identity: identity)
+        return FeedQuery(
+            includes: includes, position: point?.position, fingerprint: point?.fingerprint, identity: identity, sealed: token != nil,
+            seal: seal)
     }
 
     /// The store feed (`GET /v1/changes`): the commits of the lists `lists` (a pattern) names that
@@ -69,7 +93,12 @@ extension JournalRoutes {
         guard wait >= 0, Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be from 0 to \(configuration.maxWait.components.seconds) seconds")
         }
-        var page = try await store.feed(after: feed.position, limit: limit, including: feed.includes)
+        var page = try await store.feed(after: feed.position, fingerprint: feed.fingerprint, limit: limit, including: feed.includes)
+        // A user's poll reads past other lists' events without answering for them: its answer
+        // tells nothing of them (nor does its sealed cursor).
+        while feed.sealed, page.events.isEmpty, page.hasMore {
+            page = try await store.feed(after: page.position, fingerprint: nil, limit: limit, including: feed.includes)
+        }
         if wait > 0, page.events.isEmpty, !page.hasMore {
             let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
@@ -83,10 +112,16 @@ extension JournalRoutes {
                 let timeout = min(deadline - ContinuousClock.now, .seconds(1))
                 // A client that hangs up ends its wait, and frees its place, at once.
                 guard await hangUp.wait({ [store] in await store.waitForCommit(after: seen, timeout: timeout); return true }) != nil else { break }
-                page = try await store.feed(after: page.position, limit: limit, including: feed.includes)
+                page = try await store.feed(after: page.position, fingerprint: nil, limit: limit, including: feed.includes)
+                while feed.sealed, page.events.isEmpty, page.hasMore {
+                    page = try await store.feed(after: page.position, fingerprint: nil, limit: limit, including: feed.includes)
+                }
             }
         }
-        return Self.json(WireDocument.changes(page.events, cursor: FeedCursor(store: feed.identity, position: page.position), hasMore: page.hasMore))
+        return Self.json(
+            WireDocument.changes(
+                page.events, cursor: feed.cursor(at: page.position, fingerprint: page.fingerprint), hasMore: page.hasMore,
+                cursorAfter: { feed.cursor(at: $0.position, fingerprint: $0.fingerprint) }))
     }
 
     /// The store feed as Server-Sent Events (`GET /v1/events?lists=`): `id:` the cursor after the
@@ -100,8 +135,10 @@ extension JournalRoutes {
         // Errors before the stream starts get a status (a cursor expired); the first page, read
         // for that, is the stream's first.
         let firstReadAt = store.commitGeneration()
-        let first = try await store.feed(after: feed.position, limit: FeedFanout.pageLimit, including: feed.includes)
-        let (store, feedFanout, identity, includes, logger) = (store, feedFanout, feed.identity, feed.includes, context.logger)
+        let first = try await store.feed(
+            after: feed.position, fingerprint: feed.fingerprint, limit: FeedFanout.pageLimit, including: feed.includes)
+        let (store, feedFanout, includes, logger) = (store, feedFanout, feed.includes, context.logger)
+        let cursor: FeedFanout.CursorWriter = { position, fingerprint in feed.cursor(at: position, fingerprint: fingerprint) }
         let (channel, keepAlive, state) = (context.channel, configuration.keepAliveInterval, state)
         // A user's stream ends when its token expires; the client reconnects with a fresh token
         // and resumes from its Last-Event-ID.
@@ -112,6 +149,7 @@ extension JournalRoutes {
             defer { withExtendedLifetime(slot) {} }
             var page: FeedPage? = first
             var position = first.position
+            var fingerprint = first.fingerprint
             var atHead = false
             // The commit generation before the last read (a commit after it may not be in it).
             var readAt = firstReadAt
@@ -124,7 +162,7 @@ extension JournalRoutes {
                     if let page { current = page } else {
                         readAt = store.commitGeneration()
                         do {
-                            current = try await store.feed(after: position, limit: FeedFanout.pageLimit, including: includes)
+                            current = try await store.feed(after: position, fingerprint: nil, limit: FeedFanout.pageLimit, including: includes)
                         } catch {
                             let api = APIError.from(error, logger: logger, storeLocation: store.location)
                             let data = WireDocument.error(code: api.code, message: api.message)
@@ -135,11 +173,14 @@ extension JournalRoutes {
                     page = nil
                     if !current.events.isEmpty {
                         var bytes = ByteBuffer()
-                        for event in current.events { bytes.writeImmutableBuffer(FeedFanout.frame(event, store: identity)) }
+                        for event in current.events {
+                            bytes.writeImmutableBuffer(FeedFanout.frame(event, cursor: cursor(event.position, event.fingerprint)))
+                        }
                         try await writer.write(bytes)
                         state.addEventBytes(bytes.readableBytes)
                         quietSince = ContinuousClock.now
                     }
+                    if current.position != position { fingerprint = current.fingerprint }
                     position = current.position
                     if current.hasMore { continue }
                 }
@@ -151,21 +192,25 @@ extension JournalRoutes {
                     guard await hangUp.wait({ await store.waitForCommit(after: seen, timeout: min(keepAlive, .seconds(1))); return true }) != nil
                     else { break following }
                     if store.commitGeneration() == seen, ContinuousClock.now - quietSince >= keepAlive {
-                        try await writer.write(FeedFanout.keepAlive(at: position, store: identity))
+                        try await writer.write(FeedFanout.keepAlive(cursor(position, fingerprint)))
                         quietSince = ContinuousClock.now
                     }
                     continue
                 }
-                let (from, seen) = (position, readAt)
+                let (from, mark, seen) = (position, fingerprint, readAt)
                 let woken = await hangUp.wait {
-                    await feedFanout.follow(after: from, includes: includes, connection: connection, keepAlive: keepAlive, readAt: seen)
+                    await feedFanout.follow(
+                        after: from, fingerprint: mark, includes: includes, cursor: cursor, connection: connection, keepAlive: keepAlive,
+                        readAt: seen)
                 }
                 switch woken ?? .ended {
                 case .behind(let at):
+                    if at != position { fingerprint = nil }
                     position = at
-                case .quiet(let at):
+                case .quiet(let at, let mark):
+                    if at != position { fingerprint = mark }
                     position = at
-                    try await writer.write(FeedFanout.keepAlive(at: at, store: identity))
+                    try await writer.write(FeedFanout.keepAlive(cursor(at, fingerprint)))
                     atHead = true
                 case .ended:
                     break following

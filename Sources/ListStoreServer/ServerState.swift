@@ -16,6 +16,7 @@ final class ServerState: Sendable {
     private let streamedBytes = _Locked(0)
     private let merging = _Locked(0)
     private let currentAccess: _Locked<AccessConfiguration?>
+    private let cursorSeal = _Locked(FeedCursorSeal?.none)
 
     init(_ configuration: JournalServer.Configuration) {
         connections = ConnectionLimiter(maximum: configuration.effectiveMaxConnections)
@@ -45,6 +46,12 @@ final class ServerState: Sendable {
         merging.withLock { $0 += 1 }
         defer { merging.withLock { $0 -= 1 } }
         return try await body()
+    }
+
+    /// The seal of the store feed's cursors, once read from the store (see `JournalRoutes.feedSeal()`).
+    var feedCursorSeal: FeedCursorSeal? {
+        get { cursorSeal.withLock { $0 } }
+        set { cursorSeal.withLock { $0 = newValue } }
     }
 
     /// The access configuration in force (`nil`: the service token alone); replaced whole when the

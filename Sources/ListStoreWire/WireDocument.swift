@@ -77,13 +77,17 @@ public enum WireDocument {
     /// a page of the store feed (`GET /v1/changes`), each event a list's commit, or
     /// `{"cursor":…,"deleted":true,"list":…}` for a deleted list; `cursor` is where the follower reads
     /// on, and each event's is the cursor just after it (a follower that stores it with what it
-    /// applied resumes exactly there).
+    /// applied resumes exactly there): `cursorAfter` writes it (by default, at the event's position
+    /// and fingerprint, not sealed).
     /// - Complexity: O(size of the entries).
-    public static func changes(_ events: [FeedEvent], cursor: FeedCursor, hasMore: Bool) -> [UInt8] {
-        JSONWriter.object(capacity: events.reduce(128) { $0 + ($1.entry?.stagesJSON.count ?? 0) + 320 }) { w in
+    public static func changes(
+        _ events: [FeedEvent], cursor: FeedCursor, hasMore: Bool, cursorAfter: ((FeedEvent) -> FeedCursor)? = nil
+    ) -> [UInt8] {
+        let after = cursorAfter ?? { FeedCursor(store: cursor.store, position: $0.position, fingerprint: $0.fingerprint) }
+        return JSONWriter.object(capacity: events.reduce(128) { $0 + ($1.entry?.stagesJSON.count ?? 0) + 320 }) { w in
             w.member("cursor", cursor.description)
             w.key("events")
-            w.array(events) { w, event in w.feedEvent(event, cursor: FeedCursor(store: cursor.store, position: event.position)) }
+            w.array(events) { w, event in w.feedEvent(event, cursor: after(event)) }
             w.member("hasMore", hasMore)
             w.schemaVersion()
         }
@@ -155,7 +159,8 @@ public enum WireDocument {
     }
 
     /// A push (ListMerge's article "Offline Writes and Conflicts"):
-    /// `{"author"?,"client","intents":[…],"message"?,"seq"}`.
+    /// `{"author"?,"client","intents":[…],"listId"?,"message"?,"seq"}` (`listId`: the identity of
+    /// the list the change was made for, see `Push.listID`).
     /// - Complexity: O(size of the intents).
     public static func push(_ push: Push) -> [UInt8] {
         JSONWriter.object { w in
@@ -164,6 +169,9 @@ public enum WireDocument {
             }
             w.member("client", push.id.client)
             w.member("intents", Intent.jsonValue(push.intents))
+            if let listID = push.listID {
+                w.member("listId", listID)
+            }
             if let message = push.message {
                 w.member("message", message)
             }
@@ -330,7 +338,8 @@ public enum WireDocument {
         }
         if object["deleted"]?.boolValue == true { return FeedEvent(position: position, list: list, entry: nil) }
         guard let entry = object["entry"] else { throw DecodingError(description: "feed event: expected \"entry\" or \"deleted\"") }
-        return FeedEvent(position: position, list: list, entry: try self.entry(entry, list: list))
+        return FeedEvent(
+            position: position, list: list, entry: try self.entry(entry, list: list), listID: try optionalString(object, "listId"))
     }
 
     /// The snapshot of a snapshot document with `list`, `version` and `digest` (`show --json`).
@@ -379,7 +388,8 @@ public enum WireDocument {
         }
         return Push(
             id: PushID(client: try string(object, "client"), seq: seq), intents: intents,
-            author: try optionalString(object, "author"), message: try optionalString(object, "message"))
+            author: try optionalString(object, "author"), message: try optionalString(object, "message"),
+            listID: try optionalString(object, "listId"))
     }
 
     /// The answer of a `pushAnswer` document.
@@ -416,7 +426,8 @@ public enum WireDocument {
         ListSummary(
             name: try string(object, "name"), version: try int(object, "version"),
             digest: ListDigest(hex: try string(object, "digest")), sectionCount: try int(object, "sections"),
-            elementCount: try int(object, "elements"), baseVersion: try int(object, "baseVersion"))
+            elementCount: try int(object, "elements"), baseVersion: try int(object, "baseVersion"),
+            id: try optionalString(object, "id"))
     }
 
     private static func pushAnswer(_ object: JSONObject) throws -> PushAnswer {
@@ -535,6 +546,7 @@ extension JSONWriter {
                 w.member("deleted", true)
             }
             w.member("list", event.list)
+            if let listID = event.listID { w.member("listId", listID) }
         }
     }
 
@@ -543,6 +555,7 @@ extension JSONWriter {
         member("baseVersion", list.baseVersion)
         member("digest", list.digest.hex)
         member("elements", list.elementCount)
+        if let id = list.id { member("id", id) }
         member("name", list.name)
         if let replicaOf {
             key("replicaOf")

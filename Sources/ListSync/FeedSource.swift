@@ -102,14 +102,22 @@ extension LocalSource: FeedSource {
         }
         let deadline = ContinuousClock.now + wait
         var generation = store.commitGeneration()
-        var page = try await store.feed(after: cursor?.position, limit: limit, including: { pattern.matches($0) })
+        let point = cursor?.point
+        if let cursor, point == nil {
+            throw SyncError.resyncRequired(.differentStore, message: "the feed cursor was sealed by a server: \(cursor.place.prefix(16))…")
+        }
+        var page = try await store.feed(
+            after: point?.position, fingerprint: point?.fingerprint, limit: limit, including: { pattern.matches($0) })
         while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline, !Task.isCancelled {
             await store.waitForCommit(after: generation, timeout: min(pollInterval, deadline - ContinuousClock.now))
             generation = store.commitGeneration()
-            page = try await store.feed(after: page.position, limit: limit, including: { pattern.matches($0) })
+            page = try await store.feed(
+                after: page.position, fingerprint: page.fingerprint, limit: limit, including: { pattern.matches($0) })
         }
         return FeedChanges(
-            changes: page.events.map { FeedChange(event: $0, cursor: FeedCursor(store: identity, position: $0.position)) },
-            cursor: FeedCursor(store: identity, position: page.position), hasMore: page.hasMore)
+            changes: page.events.map {
+                FeedChange(event: $0, cursor: FeedCursor(store: identity, position: $0.position, fingerprint: $0.fingerprint))
+            },
+            cursor: FeedCursor(store: identity, position: page.position, fingerprint: page.fingerprint), hasMore: page.hasMore)
     }
 }

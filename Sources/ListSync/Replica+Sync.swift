@@ -30,7 +30,10 @@ extension Replica {
     /// outbox until a pull finds them in the source's record.
     ///
     /// A replica pushes only to its own source: the store its last pull came from (by UUID; a new
-    /// epoch of it is still its source), and the list it follows. When the source has recorded a
+    /// epoch of it is still its source), and the list it follows, by its identity: a change is
+    /// never merged into another list that took the name of a deleted one (the source refuses it
+    /// with `StoreError.Code.listNotFound`, and the next pull reports it as a `listDeleted`
+    /// conflict). When the source has recorded a
     /// change's id for another change (`.pushMismatch`: the replica's file was copied or restored
     /// from a backup, or someone forged a push under its id) or refuses its sequence number
     /// (`.pushOutOfOrder`), the replica takes a new client id for the changes the source has not
@@ -60,7 +63,10 @@ extension Replica {
         pushing: while true {
             let outbox = try await store.outbox(of: list)
             for entry in outbox where entry.pushedVersion == nil {
-                let push = entry.push
+                // Made for the list the replica follows: a source whose list of that name is
+                // another list (the followed one was deleted) refuses it (`.listNotFound`).
+                var push = entry.push
+                push.listID = position.listID
                 let answer: PushAnswer
                 do {
                     answer = try await source.push(push, to: sourceList)
@@ -100,6 +106,11 @@ extension Replica {
             // Another source: with `replacing`, the pull points the replica at it first, and the
             // changes pending go there with the push after it.
             guard options.replacing else { throw SyncError.refused(message) }
+            push = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
+        } catch let error as StoreError where error.code == .listNotFound {
+            // The list the changes were made for is gone at the source: the pull reports them
+            // (replaced by another list of the name), or fails as the list is not found.
+            guard try await position()?.listID != nil else { throw error }
             push = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
         }
         var pull = try await pull(from: source, options: options)
@@ -159,7 +170,8 @@ extension Replica {
                 guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
                 let head = try await source.snapshot(of: sourceList, at: nil)
                 confirmed = head.sections
-                position = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
+                position = ReplicaSource(
+                    store: identity, list: sourceList, version: head.version, digest: head.digest, listID: position.listID)
                 result.applied += 1
                 result.resynced = true
                 result.reason = reason
@@ -253,7 +265,8 @@ extension Replica {
                 throw SyncError.diverged(version: entry.version, expected: entry.digest, actual: digest)
             }
             confirmed = next
-            position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
+            position = ReplicaSource(
+                store: identity, list: sourceList, version: entry.version, digest: entry.digest, listID: position.listID)
             applied += 1
         }
     }

@@ -79,12 +79,15 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         let identity = try await source.identity()
         try await refuseOwnStore(identity)
         // The position and the head, read together (another pull may be moving both).
-        let current = try await store.replicaHead(of: list)
+        var current = try await store.replicaHead(of: list)
         try refuseReplacing(current, with: identity, sourceList: sourceList, replacing: options.replacing)
         if current?.position?.store.uuid != identity.uuid {
             // A new source (already following it, the check was made when it started).
             try await refuseCycle(source, sourceList: sourceList)
         }
+        var result = PullResult(list: list, version: 0, digest: "", applied: 0, resynced: false, reason: nil)
+        current = try await checkListIdentity(
+            current, source: source, sourceList: sourceList, identity: identity, options: options, into: &result)
         if let current, current.hasLocalChanges {
             // Local changes: they are rebased onto the source's new head.
             let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
@@ -93,7 +96,6 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             }
             return result
         }
-        var result = PullResult(list: list, version: 0, digest: "", applied: 0, resynced: false, reason: nil)
         do {
             do {
                 try await apply(
@@ -245,7 +247,8 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         var result = PullResult(list: list, version: position.version, digest: position.digest.hex, applied: 0, resynced: false, reason: nil)
         for (k, entry) in entries.enumerated() {
             guard entry.parentVersion == result.version else { return (result, false) }
-            let next = ReplicaSource(store: feed.identity, list: sourceList, version: entry.version, digest: entry.digest)
+            let next = ReplicaSource(
+                store: feed.identity, list: sourceList, version: entry.version, digest: entry.digest, listID: position.listID)
             do {
                 try await commit(entry, at: next, next: k + 1 < entries.count ? entries[k + 1] : nil)
             } catch is CancellationError {
@@ -308,7 +311,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             if summary.baseVersion > 0 {
                 throw SyncError.resyncRequired(.pruned, message: "the source's history starts at version \(summary.baseVersion)")
             }
-            position = ReplicaSource(store: identity, list: sourceList, version: 0, digest: ListDigest.of([]))
+            position = ReplicaSource(store: identity, list: sourceList, version: 0, digest: ListDigest.of([]), listID: summary.id)
         }
         guard var position else { return }
         result.version = position.version
@@ -318,7 +321,8 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             let state = current == nil ? [] : try await store.snapshot(of: list, at: nil).sections
             let (changeset, head) = try await source.catchUp(of: sourceList, from: position.version, applyingTo: state)
             guard !changeset.isEmpty || head.version != position.version else { return }
-            let next = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
+            let next = ReplicaSource(
+                store: identity, list: sourceList, version: head.version, digest: head.digest, listID: position.listID)
             try await commit(head.sections, at: next, author: nil, message: "catch-up to source version \(head.version)")
             result.version = head.version
             result.digest = head.digest.hex
@@ -327,7 +331,8 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         }
 
         try await forEachEntry(of: source, sourceList: sourceList, after: position.version, pageSize: options.pageSize) { entry, next in
-            position = ReplicaSource(store: identity, list: sourceList, version: entry.version, digest: entry.digest)
+            position = ReplicaSource(
+                store: identity, list: sourceList, version: entry.version, digest: entry.digest, listID: position.listID)
             do {
                 try await commit(entry, at: position, next: next)
             } catch let error as StoreError where error.code == .invalidEdit {
@@ -429,8 +434,12 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         from source: some ListSource, sourceList: String, identity: StoreIdentity, reason: ResyncReason,
         into result: inout PullResult
     ) async throws {
+        // The list's identity, read before and after its head: recorded only when both agree.
+        let before = try await source.summary(of: sourceList).id
         let head = try await source.snapshot(of: sourceList, at: nil)
-        let position = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest)
+        let after = try await source.summary(of: sourceList).id
+        let position = ReplicaSource(
+            store: identity, list: sourceList, version: head.version, digest: head.digest, listID: before == after ? after : nil)
         try await commit(head.sections, at: position, author: nil, message: "resync (\(reason)) to source version \(head.version)")
         result.version = head.version
         result.digest = head.digest.hex

@@ -73,7 +73,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         }
         var result = ReplicaSetPullResult()
         var cursor: FeedCursor?
-        let recorded = try await position().map { FeedCursor(store: $0.store, position: $0.position) }
+        let recorded = try await position().map { FeedCursor(store: $0.store, place: $0.place) }
         if let recorded {
             if recorded.store == identity {
                 cursor = recorded
@@ -93,7 +93,8 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
             } catch let error where cursor != nil && Self.meansStartOver(error) {
                 // Pruned past the cursor, or the source was restored: read what it retains, then
                 // bring every list to the source's head by itself.
-                result.reason = (error as? SyncError)?.resyncReason ?? .pruned
+                result.reason =
+                    (error as? SyncError)?.resyncReason ?? ((error as? StoreError)?.code == .cursorOfAnotherHistory ? .historyChanged : .pruned)
                 hold = hold ?? recorded ?? FeedCursor(store: identity, position: 0)
                 cursor = nil
                 continue
@@ -102,7 +103,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
                 try await apply(change, from: source, identity: identity, holding: hold, into: &result)
             }
             if hold == nil, page.changes.last?.cursor != page.cursor {
-                try await store.moveReplicaSet(pattern.description, feed: identity, to: page.cursor.position)
+                try await store.moveReplicaSet(pattern.description, feed: identity, to: page.cursor.position, place: page.cursor.place)
             }
             cursor = page.cursor
             if !page.hasMore { break }
@@ -111,7 +112,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         if let hold {
             result.resynced = true
             try await reconcile(with: source, identity: identity, holding: hold, into: &result)
-            if let cursor { try await store.moveReplicaSet(pattern.description, feed: identity, to: cursor.position) }
+            if let cursor { try await store.moveReplicaSet(pattern.description, feed: identity, to: cursor.position, place: cursor.place) }
         }
         return result
     }
@@ -182,7 +183,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
                     failures = 0
                 }
                 guard let position = try await position() else { continue }
-                let start = FeedCursor(store: position.store, position: position.position)
+                let start = FeedCursor(store: position.store, place: position.place)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         let identity = start.store
@@ -217,7 +218,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
 
     /// Whether a feed read's failure means the cursor cannot be resumed from (the set starts over).
     static func meansStartOver(_ error: any Error) -> Bool {
-        if let error = error as? StoreError, error.code == .cursorExpired { return true }
+        if let error = error as? StoreError, error.code == .cursorExpired || error.code == .cursorOfAnotherHistory { return true }
         if let error = error as? SyncError, error.resyncReason != nil { return true }
         return false
     }
@@ -239,9 +240,9 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         into result: inout ReplicaSetPullResult
     ) async throws {
         let set = pattern.description
-        let (feed, position) = hold.map { ($0.store, $0.position) } ?? (identity, change.cursor.position)
+        let (feed, position, place) = hold.map { ($0.store, $0.position, $0.place) } ?? (identity, change.cursor.position, change.cursor.place)
         guard let event = change.event, pattern.matches(event.list) else {
-            if hold == nil { try await store.moveReplicaSet(set, feed: feed, to: position) }
+            if hold == nil { try await store.moveReplicaSet(set, feed: feed, to: position, place: place) }
             return
         }
         let list = event.list
@@ -252,7 +253,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
             } catch StoreError.Code.storeNotFound {
                 existed = false
             }
-            let conflicts = try await store.dropReplicaList(list, of: identity, set: set, feed: feed, position: position)
+            let conflicts = try await store.dropReplicaList(list, of: identity, set: set, feed: feed, position: position, place: place)
             if existed {
                 result.changes.append(ReplicaSetChange(list: list, kind: .deleted, conflicts: conflicts))
                 if !conflicts.isEmpty { result.conflicts[list, default: []] += conflicts }
@@ -263,14 +264,14 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         let replicated = head?.position.flatMap { $0.store.uuid == identity.uuid && $0.list == list ? $0 : nil }
         if let replicated, replicated.store == identity, entry.version <= replicated.version {
             // A commit the replica holds (a resumed pull meets it again, or a list pulled alone).
-            if hold == nil { try await store.moveReplicaSet(set, feed: feed, to: position) }
+            if hold == nil { try await store.moveReplicaSet(set, feed: feed, to: position, place: place) }
             return
         }
         let follows = head == nil ? entry.parentVersion == 0 : replicated?.store == identity && replicated?.version == entry.parentVersion
         if follows, !(head?.hasLocalChanges ?? false), head.map({ $0.digest == $0.position?.digest }) ?? true {
-            let next = ReplicaSource(store: identity, list: list, version: entry.version, digest: entry.digest)
+            let next = ReplicaSource(store: identity, list: list, version: entry.version, digest: entry.digest, listID: event.listID)
             do {
-                _ = try await store.commitReplica(entry, to: list, source: next, set: set, feed: feed, position: position) { committed in
+                _ = try await store.commitReplica(entry, to: list, source: next, set: set, feed: feed, position: position, place: place) { committed in
                     guard committed.digest == entry.digest else {
                         throw SyncError.diverged(version: entry.version, expected: entry.digest, actual: committed.digest)
                     }
@@ -285,7 +286,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
             }
         }
         try await pullAlone(list, from: source, created: head == nil, into: &result)
-        if hold == nil { try await store.moveReplicaSet(set, feed: feed, to: position) }
+        if hold == nil { try await store.moveReplicaSet(set, feed: feed, to: position, place: place) }
     }
 
     /// Pulls `list` by itself (rebasing its local changes, or resyncing it by diff).
@@ -320,7 +321,8 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         let names = Set(lists.map(\.name))
         for list in try await localLists() where !names.contains(list) {
             guard let position = try await store.replicaSource(of: list), position.store.uuid == identity.uuid else { continue }
-            let conflicts = try await store.dropReplicaList(list, of: identity, set: pattern.description, feed: hold.store, position: hold.position)
+            let conflicts = try await store.dropReplicaList(
+                list, of: identity, set: pattern.description, feed: hold.store, position: hold.position, place: hold.place)
             result.changes.append(ReplicaSetChange(list: list, kind: .deleted, conflicts: conflicts))
             if !conflicts.isEmpty { result.conflicts[list, default: []] += conflicts }
         }

@@ -15,6 +15,13 @@ public enum ResyncReason: String, Hashable, Sendable, Codable, CustomStringConve
     case aheadOfSource
     /// The replica list already held data without recording which source version it equals.
     case noCursor
+    /// The list the replica followed was deleted at the source, and another list took its name:
+    /// the replica now follows the new list, and its local changes were reported as `listDeleted`
+    /// conflicts instead of being merged into it.
+    case listReplaced
+    /// The source's history is not the one the follower's cursor is of: it was restored from a
+    /// backup without `advance-epoch`, and handed the cursor's feed position to another event.
+    case historyChanged
 
     /// The raw value.
     public var description: String { rawValue }

@@ -270,6 +270,25 @@ import Darwin
         #expect(try await f.status(replica)["pending"] == 0)
     }
 
+    /// `drop` of a replica list with local changes its source does not hold yet refuses (exit 65,
+    /// naming how many) and changes nothing, unless `--discard-pending`.
+    @Test func dropRefusesAReplicaListWithPendingChangesUnlessTold() async throws {
+        let f = try Fixture()
+        let replica = f.path("replica.liststore")
+        _ = try await f.run("pull", ["--db", f.source], replica)
+        try await f.commit(replica, ["a", "x", "b", "c"])
+        let refused = try await CLIRunner.runOffPool(["drop", "--db", replica, "--list", "inbox"])
+        #expect(refused.status == 65 && refused.stdout.isEmpty, "\(refused.stderr)")
+        #expect(refused.stderr.contains("1 local change") && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(try await f.status(replica)["pending"] == 1)
+        let dropped = try await CLIRunner.runOffPool(["drop", "--db", replica, "--list", "inbox", "--discard-pending", "--json"])
+        #expect(dropped.status == 0, "\(dropped.stderr)")
+        #expect(try dropped.object()["deleted"] == true)
+        // A list without pending changes goes without being told.
+        let plain = try await CLIRunner.runOffPool(["drop", "--db", f.source, "--list", "inbox"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+    }
+
     @Test func badInputExitsWithTheDocumentedCodeAndChangesNothing() async throws {
         let f = try Fixture()
         let replica = f.path("replica.liststore")

@@ -172,8 +172,9 @@ func copy(_ name: String, from sqlite: Store, to database: PostgresTestDatabase)
         let logger = database.configuration.logger
         let listID = try await client.query(
             """
-            INSERT INTO list (name, head_version, head_digest, base_version, created_at)
-            VALUES (\(name), \(summary.version), \(summary.digest.hex), \(summary.baseVersion), '2026-01-01T00:00:00.000Z') RETURNING id
+            INSERT INTO list (name, head_version, head_digest, base_version, created_at, uid)
+            VALUES (\(name), \(summary.version), \(summary.digest.hex), \(summary.baseVersion), '2026-01-01T00:00:00.000Z',
+                \(summary.id!)) RETURNING id
             """, logger: logger
         ).collect().first!.decode(Int64.self)
         for (s, section) in head.sections.enumerated() {

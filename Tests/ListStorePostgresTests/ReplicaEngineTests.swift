@@ -131,7 +131,10 @@ import Testing
         #expect(first.version == 30 && head.version == 30 && first.applied == 30 && !first.resynced)
         #expect(try await replicaStore.snapshot(of: "l", at: nil).sections == head.sections)
         let identity = try await source.identity()
-        #expect(try await replica.position() == ReplicaSource(store: identity, list: "l", version: head.version, digest: head.digest))
+        let listID = try #require(try await source.summary(of: "l").id)
+        #expect(
+            try await replica.position()
+                == ReplicaSource(store: identity, list: "l", version: head.version, digest: head.digest, listID: listID))
         // The journal keeps the source's entries: the same versions, stages, authors and messages.
         let mine = try await replicaStore.journal(of: "l", after: 0, limit: 1_000, maxBytes: .max).entries
         let theirs = try await source.journal(of: "l", after: 0, limit: 1_000, maxBytes: .max).entries

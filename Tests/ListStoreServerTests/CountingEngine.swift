@@ -1,4 +1,5 @@
 import ListStore
+@_spi(FeedCursors) import ListStoreCore
 
 /// A store that counts the journal pages read through it (`journal(of:after:limit:maxBytes:)`), the
 /// feed pages (`feed(after:limit:including:)`) and
@@ -76,13 +77,19 @@ final class CountingEngine: ListStoreEngine {
     /// When set, `feed(after:limit:including:)` fails as a store that does not answer.
     let feedFails = _Locked(false)
 
-    func feed(after position: Int?, limit: Int, including: @escaping @Sendable (String) -> Bool) async throws -> FeedPage {
+    func feed(
+        after position: Int?, fingerprint: Int64?, limit: Int, including: @escaping @Sendable (String) -> Bool
+    ) async throws -> FeedPage {
         feeds.withLock { $0 += 1 }
         if feedFails.withLock({ $0 }) { throw StoreError(.io, "the database does not answer") }
-        return try await store.feed(after: position, limit: limit, including: including)
+        return try await store.feed(after: position, fingerprint: fingerprint, limit: limit, including: including)
     }
 
-    func deleteList(_ list: String) async throws -> Int { try await store.deleteList(list) }
+    func feedSecret() async throws -> [UInt8] { try await store.feedSecret() }
+
+    func deleteList(_ list: String, discardingPending: Bool) async throws -> Int {
+        try await store.deleteList(list, discardingPending: discardingPending)
+    }
 
     func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage {
         reads.withLock { $0 += 1 }

@@ -70,7 +70,8 @@ import Testing
             #expect(next.events.map(\.list) == ["users/ana/projects/new", "users/ana/inbox"])
             #expect(next.events.map(\.version) == [1, 2])
             let none = try Self.page(try await server.request("/v1/changes?lists=**&since=\(next.cursor)", token: ana))
-            #expect(none.events.isEmpty && none.cursor == next.cursor && !none.hasMore)
+            // (A user's cursor is sealed anew with every answer: see FeedCursorTests.)
+            #expect(none.events.isEmpty && none.cursor != next.cursor && !none.hasMore)
 
             // A long poll ends with the commit of a list it follows.
             let waiting = Task { try Self.page(try await server.request("/v1/changes?lists=users/ana/**&wait=30&since=\(next.cursor)", token: ana)) }

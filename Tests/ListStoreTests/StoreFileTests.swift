@@ -135,6 +135,7 @@ import Testing
                 DROP TABLE consumer; DROP TABLE replica_source;
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
                 DROP TABLE replica_set; DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
+                DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
             try db.checkpoint(.truncate)
@@ -165,6 +166,8 @@ import Testing
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
                 DROP TABLE replica_set; ALTER TABLE push DROP COLUMN covers_from; ALTER TABLE push DROP COLUMN fingerprints;
                 DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
+                DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
+                ALTER TABLE replica_source DROP COLUMN list_uid;
                 DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
                 UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
                 UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'
@@ -195,6 +198,9 @@ import Testing
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: """
                 DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
+                DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
+                ALTER TABLE replica_source DROP COLUMN list_uid; ALTER TABLE feed DROP COLUMN fingerprint;
+                ALTER TABLE replica_set DROP COLUMN cursor;
                 DELETE FROM schema_migration WHERE version > 8; PRAGMA user_version = 8;
                 """)
             try db.checkpoint(.truncate)
