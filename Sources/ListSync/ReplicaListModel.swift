@@ -147,14 +147,8 @@ public final class ReplicaListModel {
 
     @ObservationIgnored private var subscribers: [UInt64: AsyncStream<Transition>.Continuation] = [:]
     @ObservationIgnored private var lastSubscriber: UInt64 = 0
-    /// How the background sync runs, while it should (`start()` to `stop()`).
-    @ObservationIgnored private var followSettings: _FollowSettings?
-    @ObservationIgnored private var following: Task<Void, Never>?
-    @ObservationIgnored private var followGeneration: UInt64 = 0
-    /// Set while `sync()` runs: the background sync is paused meanwhile (one pull at a time).
-    @ObservationIgnored private var syncRunning = false
-    /// The last `sync()`: the next one waits for it, so that one pull runs at a time.
-    @ObservationIgnored private var lastSync: Task<ReplicaSyncResult?, Never>?
+    /// The background sync and its pauses: one follow at a time, none during a `sync()`.
+    @ObservationIgnored private var follow: _FollowController!
 
     /// A model showing `replica`'s head and syncing it with `source`.
     ///
@@ -175,10 +169,14 @@ public final class ReplicaListModel {
         var status = Status()
         if let replicaStatus = try Self.readStatus(of: replica) { status.update(from: replicaStatus) }
         self.status = status
+        follow = _FollowController(
+            launch: { [weak self] settings, generation in self?.launchFollow(settings, generation) ?? Task {} },
+            onFollowing: { [weak self] following in
+                if let self, self.status.isFollowing != following { self.status.isFollowing = following }
+            })
     }
 
     deinit {
-        following?.cancel()
         for continuation in subscribers.values { continuation.finish() }
     }
 
@@ -282,13 +280,7 @@ public final class ReplicaListModel {
     /// - Complexity: that of `Replica.sync(with:)`, plus reading the replica's new journal entries.
     @discardableResult
     public func sync() async -> ReplicaSyncResult? {
-        let previous = lastSync
-        let task = Task { [weak self] () -> ReplicaSyncResult? in
-            _ = await previous?.value
-            return await self?.syncNow()
-        }
-        lastSync = task
-        return await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        await follow.exclusively { [weak self] in await self?.syncNow() }
     }
 
     /// Starts syncing in the background, off the main actor, until `stop()`: a follow with pushing
@@ -312,18 +304,14 @@ public final class ReplicaListModel {
     public func start(
         retrying retry: RetryPolicy = .standard, wait: Duration = .seconds(30), localPollInterval: Duration = .seconds(1)
     ) {
-        followSettings = _FollowSettings(retry: retry, wait: wait, localPollInterval: localPollInterval)
-        status.isFollowing = true
         // One still stopping restarts when it ends; during a `sync()`, it starts after it.
-        settleFollowing()
+        follow.start(_FollowSettings(retry: retry, wait: wait, localPollInterval: localPollInterval))
     }
 
     /// Stops the background sync: its task is cancelled, and `status.isFollowing` turns `false` once
     /// it has ended. Local changes stay committed and pending until the next sync.
     public func stop() {
-        followSettings = nil
-        following?.cancel()
-        settleFollowing()
+        follow.stop()
     }
 
     /// Brings `sections` up to the replica's head, reading the store off the main actor, and publishes
@@ -367,19 +355,11 @@ public final class ReplicaListModel {
         for continuation in subscribers.values { continuation.yield(transition) }
     }
 
+    /// A sync, run by `follow.exclusively`: the background sync is paused meanwhile (two pulls of
+    /// one replica must not run at once).
     private func syncNow() async -> ReplicaSyncResult? {
-        // The background sync pauses: two pulls of one replica must not run at once.
-        syncRunning = true
         status.isSyncing = true
-        defer {
-            status.isSyncing = false
-            syncRunning = false
-            settleFollowing()
-        }
-        if let running = following {
-            running.cancel()
-            await running.value
-        }
+        defer { status.isSyncing = false }
         let replica = replica
         let source = source
         let outcome = await Self.offMain { try await replica.sync(with: source) }
@@ -394,14 +374,10 @@ public final class ReplicaListModel {
         return try? outcome.get()
     }
 
-    private func launchFollow() {
-        guard let settings = followSettings else { return }
-        followGeneration += 1
-        let generation = followGeneration
-        status.isFollowing = true
+    private func launchFollow(_ settings: _FollowSettings, _ generation: UInt64) -> Task<Void, Never> {
         let replica = replica
         let source = source
-        following = Task.detached { [weak self] in
+        return Task.detached { [weak self] in
             var failure: (any Error)?
             do {
                 try await replica.follow(
@@ -436,24 +412,8 @@ public final class ReplicaListModel {
     }
 
     private func followEnded(_ generation: UInt64, failure: (any Error)?) {
-        guard generation == followGeneration else { return }
-        following = nil
-        if let failure {
-            recordFailure(failure)
-            followSettings = nil
-        }
-        settleFollowing()
-    }
-
-    /// Once no background sync and no `sync()` runs: starts the background sync if it should run
-    /// (`start()` was called while it stopped, or a `sync()` paused it), or records that it stopped.
-    private func settleFollowing() {
-        guard following == nil, !syncRunning else { return }
-        if followSettings != nil {
-            launchFollow()
-        } else {
-            status.isFollowing = false
-        }
+        guard follow.ended(generation, failed: failure != nil) else { return }
+        if let failure { recordFailure(failure) }
     }
 
     private func recordFailure(_ error: any Error) {

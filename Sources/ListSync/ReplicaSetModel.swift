@@ -51,19 +51,22 @@ public final class ReplicaSetModel {
     public private(set) var status = Status()
 
     @ObservationIgnored private var models: [String: ReplicaListModel] = [:]
-    @ObservationIgnored private var following: Task<Void, Never>?
+    /// The background sync and its pauses: one follow at a time, none during a `sync()` (the same
+    /// controller as `ReplicaListModel`'s).
+    @ObservationIgnored private var follow: _FollowController!
 
     /// A model of `set`, syncing with `source`.
     /// - Throws: `StoreError` of the replica's store.
-    /// - Complexity: O(lists of the store).
+    /// - Complexity: O(lists of the store): it reads them once, on the caller's actor.
     public init(set: ReplicaSet<Store>, source: any FeedSource) throws {
         self.set = set
         self.source = source
         lists = try Self.readLists(set)
-    }
-
-    deinit {
-        following?.cancel()
+        follow = _FollowController(
+            launch: { [weak self] settings, generation in self?.launchFollow(settings, generation) ?? Task {} },
+            onFollowing: { [weak self] following in
+                if let self, self.status.isFollowing != following { self.status.isFollowing = following }
+            })
     }
 
     /// The model of the set's list `list` (made once, then the same): its sections and transitions
@@ -77,10 +80,16 @@ public final class ReplicaSetModel {
     }
 
     /// Pushes every list's local changes, then pulls the set, off the main actor; publishes what
-    /// changed. Errors land in `status`.
+    /// changed. Errors land in `status`. One sync runs at a time (a call waits for the one under
+    /// way); the background sync is paused meanwhile and resumed after.
     /// - Returns: what the sync did, or nil when it failed.
     @discardableResult
     public func sync() async -> ReplicaSetSyncResult? {
+        await follow.exclusively { [weak self] in await self?.syncNow() }
+    }
+
+    /// A sync, run by `follow.exclusively` (the background sync paused).
+    private func syncNow() async -> ReplicaSetSyncResult? {
         let (set, source) = (set, source)
         let outcome = await Task.detached { try await set.sync(with: source) }.result
         switch outcome {
@@ -98,41 +107,45 @@ public final class ReplicaSetModel {
 
     /// Syncs the set in the background, off the main actor, until `stop()`: local edits pushed as
     /// they are committed, the source's changes applied as they land (one event stream for the
-    /// whole set from a server), transient failures retried with `retry`'s delays.
+    /// whole set from a server), transient failures retried with `retry`'s delays. Calling it while
+    /// the background sync runs keeps it running; the new settings apply from its next restart.
     public func start(retrying retry: RetryPolicy = .standard, localPollInterval: Duration = .seconds(1)) {
-        guard following == nil else { return }
-        status.isFollowing = true
+        follow.start(_FollowSettings(retry: retry, wait: .seconds(30), localPollInterval: localPollInterval))
+    }
+
+    /// Stops the background sync: `status.isFollowing` turns `false` once it has ended. Local
+    /// changes stay committed and pending until the next sync.
+    public func stop() {
+        follow.stop()
+    }
+
+    // MARK: - Internals
+
+    private func launchFollow(_ settings: _FollowSettings, _ generation: UInt64) -> Task<Void, Never> {
         let (set, source) = (set, source)
-        following = Task.detached { [weak self] in
+        return Task.detached { [weak self] in
             var failure: (any Error)?
             do {
                 try await set.follow(
-                    from: source, pushing: true, localPollInterval: localPollInterval, retrying: retry,
+                    from: source, pushing: true, localPollInterval: settings.localPollInterval, retrying: settings.retry,
                     onEvent: { [weak self] event in await self?.heard(event) },
                     onChange: { [weak self] change in
                         guard let self else { throw CancellationError() }  // the model went away
                         await self.changed([change])
                     })
             } catch {
-                if !(error is CancellationError) { failure = error }
+                if !Task.isCancelled, !(error is CancellationError) { failure = error }
             }
-            await self?.followEnded(failure)
+            await self?.followEnded(generation, failure: failure)
         }
     }
-
-    /// Stops the background sync; local changes stay committed and pending until the next sync.
-    public func stop() {
-        following?.cancel()
-        following = nil
-        status.isFollowing = false
-    }
-
-    // MARK: - Internals
 
     private func changed(_ changes: [ReplicaSetChange]) async {
         status.isOffline = false
         status.lastError = nil
-        if let names = try? Self.readLists(set), names != lists { lists = names }
+        // The store is read off the main actor.
+        let set = set
+        if let names = try? await Task.detached(operation: { try Self.readLists(set) }).value, names != lists { lists = names }
         if let position = try? await set.position() { status.lastConflicts = position.lastConflicts }
         for change in changes {
             if change.kind == .deleted {
@@ -154,9 +167,8 @@ public final class ReplicaSetModel {
         }
     }
 
-    private func followEnded(_ failure: (any Error)?) {
-        following = nil
-        status.isFollowing = false
+    private func followEnded(_ generation: UInt64, failure: (any Error)?) {
+        guard follow.ended(generation, failed: failure != nil) else { return }
         if let failure { status.lastError = failure }
     }
 
