@@ -6,12 +6,12 @@ import ListStoreCore
 /// PercentEncoding.encode("a/b c")      // "a%2Fb%20c"
 /// PercentEncoding.decode("a%2Fb%20c")  // "a/b c"
 /// ```
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// `text` with every byte of its UTF-8 outside the unreserved set (`A–Z a–z 0–9 - . _ ~`) encoded,
     /// and the dots of `.` and `..` too: as path segments, a URL's normalization (a proxy's, a URL
     /// loader's) would resolve them away.
     /// - Complexity: O(length).
-    public static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         if text == "." || text == ".." { return String(repeating: "%2E", count: text.utf8.count) }
         let hex = Array("0123456789ABCDEF".utf8)
         var out: [UInt8] = []
@@ -32,7 +32,7 @@ public enum PercentEncoding {
     /// The text `encoded` encodes, or `nil` when a `%` is not followed by two hexadecimal digits or
     /// the bytes are not UTF-8.
     /// - Complexity: O(length).
-    public static func decode(_ encoded: String) -> String? {
+    package static func decode(_ encoded: String) -> String? {
         var bytes: [UInt8] = []
         var input = Array(encoded.utf8)[...]
         while let byte = input.popFirst() {

@@ -14,18 +14,18 @@ import ListStoreCore
 /// ```
 ///
 /// Decoding ignores unknown keys and throws `WireDocument.DecodingError` naming what is wrong.
-public enum WireDocument {
+package enum WireDocument {
     /// A document that does not have the expected shape.
-    public struct DecodingError: Error, Sendable, CustomStringConvertible {
+    package struct DecodingError: Error, Sendable, CustomStringConvertible {
         /// One line for people.
-        public var description: String
+        package var description: String
     }
 
     // MARK: Encoding
 
     /// `{"epoch":…,"schemaVersion":1,"uuid":…}`: which store serves the journal.
     /// - Complexity: O(1).
-    public static func identity(_ identity: StoreIdentity) -> [UInt8] {
+    package static func identity(_ identity: StoreIdentity) -> [UInt8] {
         JSONWriter.object { w in
             w.member("epoch", identity.epoch)
             w.schemaVersion()
@@ -35,7 +35,7 @@ public enum WireDocument {
 
     /// `{"lists":[{"baseVersion","digest","elements","name","sections","version"}…],"schemaVersion":1}`.
     /// - Complexity: O(number of lists).
-    public static func lists(_ lists: [ListSummary]) -> [UInt8] {
+    package static func lists(_ lists: [ListSummary]) -> [UInt8] {
         JSONWriter.object { w in
             w.key("lists")
             w.array(lists) { w, list in w.object { w in w.summaryMembers(list, schemaVersion: false) } }
@@ -47,14 +47,14 @@ public enum WireDocument {
     /// that is a replica, `"replicaOf":{"epoch","list","store"}`: the store and list it follows (a
     /// replica checks it before following the list, so that no store follows itself through a cycle).
     /// - Complexity: O(1).
-    public static func summary(_ summary: ListSummary, replicaOf: ReplicaSource? = nil) -> [UInt8] {
+    package static func summary(_ summary: ListSummary, replicaOf: ReplicaSource? = nil) -> [UInt8] {
         JSONWriter.object { w in w.summaryMembers(summary, schemaVersion: true, replicaOf: replicaOf) }
     }
 
     /// The `replicaOf` member of a summary document: the store the list follows, `nil` for a list
     /// that is not a replica.
     /// - Throws: `DecodingError`.
-    public static func decodeReplicaOf(_ bytes: [UInt8]) throws -> StoreIdentity? {
+    package static func decodeReplicaOf(_ bytes: [UInt8]) throws -> StoreIdentity? {
         guard let replicaOf = try topLevel(bytes, "list summary")["replicaOf"]?.objectValue else { return nil }
         return StoreIdentity(uuid: try string(replicaOf, "store"), epoch: try int(replicaOf, "epoch"))
     }
@@ -63,7 +63,7 @@ public enum WireDocument {
     /// "push"?,"sections","stages":[…],"version"}…],"hasMore":…,"list":…,"schemaVersion":1}`; the
     /// stages are copied as the store recorded them.
     /// - Complexity: O(size of the entries).
-    public static func journal(_ page: JournalPage, list: String) -> [UInt8] {
+    package static func journal(_ page: JournalPage, list: String) -> [UInt8] {
         JSONWriter.object(capacity: page.entries.reduce(64) { $0 + $1.stagesJSON.count + 256 }) { w in
             w.key("commits")
             w.array(page.entries) { w, entry in w.commit(entry) }
@@ -80,7 +80,7 @@ public enum WireDocument {
     /// applied resumes exactly there): `cursorAfter` writes it (by default, at the event's position
     /// and fingerprint, not sealed).
     /// - Complexity: O(size of the entries).
-    public static func changes(
+    package static func changes(
         _ events: [FeedEvent], cursor: FeedCursor, hasMore: Bool, cursorAfter: ((FeedEvent) -> FeedCursor)? = nil
     ) -> [UInt8] {
         let after = cursorAfter ?? { FeedCursor(store: cursor.store, position: $0.position, fingerprint: $0.fingerprint) }
@@ -96,7 +96,7 @@ public enum WireDocument {
     /// One event of the store feed, `{"entry":{…},"list":…}` or `{"deleted":true,"list":…}`, as an
     /// event stream's data (`GET /v1/events?lists=`).
     /// - Complexity: O(size of the entry).
-    public static func feedEvent(_ event: FeedEvent) -> [UInt8] {
+    package static func feedEvent(_ event: FeedEvent) -> [UInt8] {
         var writer = JSONWriter(capacity: (event.entry?.stagesJSON.count ?? 0) + 320)
         writer.feedEvent(event)
         return writer.bytes
@@ -105,7 +105,7 @@ public enum WireDocument {
     /// `{"deleted":true,"list":…,"schemaVersion":1,"version":…}`: what `DELETE /v1/lists/L` and
     /// `liststore drop --json` answer, with the version the list had.
     /// - Complexity: O(1).
-    public static func deleted(_ list: String, version: Int) -> [UInt8] {
+    package static func deleted(_ list: String, version: Int) -> [UInt8] {
         JSONWriter.object { w in
             w.member("deleted", true)
             w.member("list", list)
@@ -116,7 +116,7 @@ public enum WireDocument {
 
     /// One journal entry as a `commits` member (without `schemaVersion`), for event streams.
     /// - Complexity: O(size of the entry).
-    public static func commitObject(_ entry: JournalEntry) -> [UInt8] {
+    package static func commitObject(_ entry: JournalEntry) -> [UInt8] {
         var writer = JSONWriter(capacity: entry.stagesJSON.count + 256)
         writer.commit(entry)
         return writer.bytes
@@ -126,7 +126,7 @@ public enum WireDocument {
     /// "rowsWritten","schemaVersion":1,"stages","version"}`; `pending` (the local change's sequence
     /// number) only for a commit queued on a replica list.
     /// - Complexity: O(1).
-    public static func commit(_ result: CommitResult) -> [UInt8] {
+    package static func commit(_ result: CommitResult) -> [UInt8] {
         JSONWriter.object { w in
             w.member("changed", result.changed)
             w.member("changes", result.changeCount)
@@ -146,7 +146,7 @@ public enum WireDocument {
     /// `{"digest","from","list","schemaVersion":1,"stages":[…],"to"}`: one changeset from version
     /// `from` to the snapshot `to`, with `to`'s digest.
     /// - Complexity: O(size of the changeset).
-    public static func diff(_ changeset: ListChangeset, from: Int, to: ListSnapshot) -> [UInt8] {
+    package static func diff(_ changeset: ListChangeset, from: Int, to: ListSnapshot) -> [UInt8] {
         JSONWriter.object { w in
             w.member("digest", to.digest.hex)
             w.member("from", from)
@@ -162,7 +162,7 @@ public enum WireDocument {
     /// `{"author"?,"client","intents":[…],"listId"?,"message"?,"seq"}` (`listId`: the identity of
     /// the list the change was made for, see `Push.listID`).
     /// - Complexity: O(size of the intents).
-    public static func push(_ push: Push) -> [UInt8] {
+    package static func push(_ push: Push) -> [UInt8] {
         JSONWriter.object { w in
             if let author = push.author {
                 w.member("author", author)
@@ -183,14 +183,14 @@ public enum WireDocument {
     /// (`fingerprint`: the recorded push's, see `Push.fingerprint`; absent for pushes recorded before
     /// sources kept them).
     /// - Complexity: O(size of the conflicts).
-    public static func pushAnswer(_ answer: PushAnswer) -> [UInt8] {
+    package static func pushAnswer(_ answer: PushAnswer) -> [UInt8] {
         JSONWriter.object { w in w.pushAnswerMembers(answer, schemaVersion: true) }
     }
 
     /// Pushes a source recorded for a client: `{"list","pushes":[answer…],"schemaVersion":1}`, each
     /// `answer` as `pushAnswer` writes it (without `schemaVersion`).
     /// - Complexity: O(size of the conflicts).
-    public static func pushes(_ answers: [PushAnswer], list: String) -> [UInt8] {
+    package static func pushes(_ answers: [PushAnswer], list: String) -> [UInt8] {
         JSONWriter.object { w in
             w.member("list", list)
             w.key("pushes")
@@ -201,7 +201,7 @@ public enum WireDocument {
 
     /// `{"consumer","list","schemaVersion":1,"version"}`: a consumer's acknowledged version.
     /// - Complexity: O(1).
-    public static func consumer(_ name: String, of list: String, version: Int) -> [UInt8] {
+    package static func consumer(_ name: String, of list: String, version: Int) -> [UInt8] {
         JSONWriter.object { w in
             w.member("consumer", name)
             w.member("list", list)
@@ -212,7 +212,7 @@ public enum WireDocument {
 
     /// `{"error":{"code":…,"currentVersion"?,"expectedVersion"?,"message":…},"schemaVersion":1}`.
     /// - Complexity: O(1).
-    public static func error(code: String, message: String, expectedVersion: Int? = nil, currentVersion: Int? = nil) -> [UInt8] {
+    package static func error(code: String, message: String, expectedVersion: Int? = nil, currentVersion: Int? = nil) -> [UInt8] {
         JSONWriter.object { w in
             w.key("error")
             w.object { w in
@@ -233,14 +233,14 @@ public enum WireDocument {
 
     /// The store identity of an `identity` document.
     /// - Throws: `DecodingError`.
-    public static func decodeIdentity(_ bytes: [UInt8]) throws -> StoreIdentity {
+    package static func decodeIdentity(_ bytes: [UInt8]) throws -> StoreIdentity {
         let object = try topLevel(bytes, "store identity")
         return StoreIdentity(uuid: try string(object, "uuid"), epoch: try int(object, "epoch"))
     }
 
     /// The lists of a `lists` document.
     /// - Throws: `DecodingError`.
-    public static func decodeLists(_ bytes: [UInt8]) throws -> [ListSummary] {
+    package static func decodeLists(_ bytes: [UInt8]) throws -> [ListSummary] {
         let object = try topLevel(bytes, "lists")
         guard let lists = object["lists"]?.arrayValue else { throw DecodingError(description: "lists: expected an array") }
         return try lists.map { value in
@@ -251,13 +251,13 @@ public enum WireDocument {
 
     /// The summary of a `summary` document.
     /// - Throws: `DecodingError`.
-    public static func decodeSummary(_ bytes: [UInt8]) throws -> ListSummary {
+    package static func decodeSummary(_ bytes: [UInt8]) throws -> ListSummary {
         try summary(try topLevel(bytes, "list summary"))
     }
 
     /// The page of a `journal` document; each entry keeps its stages as JSON text.
     /// - Throws: `DecodingError`.
-    public static func decodeJournal(_ bytes: [UInt8]) throws -> JournalPage {
+    package static func decodeJournal(_ bytes: [UInt8]) throws -> JournalPage {
         let object = try topLevel(bytes, "journal")
         let list = try string(object, "list")
         guard let commits = object["commits"]?.arrayValue, let hasMore = object["hasMore"]?.boolValue else {
@@ -279,21 +279,21 @@ public enum WireDocument {
 
     /// A journal entry of a `commits` member (`list` names its list).
     /// - Throws: `DecodingError`.
-    public static func decodeCommitObject(_ bytes: [UInt8], list: String) throws -> JournalEntry {
+    package static func decodeCommitObject(_ bytes: [UInt8], list: String) throws -> JournalEntry {
         try entry(try parse(bytes, "commit"), list: list)
     }
 
     /// One event of the store feed (an event stream's data, or a member of a `changes` page's
     /// `events`), at `position`.
     /// - Throws: `DecodingError`.
-    public static func decodeFeedEvent(_ bytes: [UInt8], position: Int) throws -> FeedEvent {
+    package static func decodeFeedEvent(_ bytes: [UInt8], position: Int) throws -> FeedEvent {
         try feedEvent(try parse(bytes, "feed event"), position: position)
     }
 
     /// A `changes` page: its events, each with the cursor just after it, the page's cursor, and
     /// whether more follow.
     /// - Throws: `DecodingError` (a cursor that is not one is one).
-    public static func decodeChanges(_ bytes: [UInt8]) throws -> (events: [(event: FeedEvent, cursor: FeedCursor)], cursor: FeedCursor, hasMore: Bool) {
+    package static func decodeChanges(_ bytes: [UInt8]) throws -> (events: [(event: FeedEvent, cursor: FeedCursor)], cursor: FeedCursor, hasMore: Bool) {
         let object = try topLevel(bytes, "changes")
         guard let events = object["events"]?.arrayValue else { throw DecodingError(description: "changes: expected \"events\"") }
         let frame = try changesFrame(object)
@@ -344,7 +344,7 @@ public enum WireDocument {
 
     /// The snapshot of a snapshot document with `list`, `version` and `digest` (`show --json`).
     /// - Throws: `DecodingError`.
-    public static func decodeSnapshot(_ bytes: [UInt8]) throws -> ListSnapshot {
+    package static func decodeSnapshot(_ bytes: [UInt8]) throws -> ListSnapshot {
         let value = try parse(bytes, "snapshot")
         guard let object = value.objectValue else { throw DecodingError(description: "snapshot: expected an object") }
         let sections: [ListSection]
@@ -361,7 +361,7 @@ public enum WireDocument {
     /// The changeset of a `diff` document, decoded against `state` (the list at its `from` version),
     /// and the snapshot it leads to.
     /// - Throws: `DecodingError`; `DocumentError` when the stages do not apply to `state`.
-    public static func decodeDiff(_ bytes: [UInt8], applyingTo state: [ListSection]) throws
+    package static func decodeDiff(_ bytes: [UInt8], applyingTo state: [ListSection]) throws
         -> (changeset: ListChangeset, to: ListSnapshot)
     {
         let object = try topLevel(bytes, "diff")
@@ -375,7 +375,7 @@ public enum WireDocument {
 
     /// The push of a `push` document.
     /// - Throws: `DecodingError` (wrong or missing members, a sequence number below 1, a bad intent).
-    public static func decodePush(_ bytes: [UInt8]) throws -> Push {
+    package static func decodePush(_ bytes: [UInt8]) throws -> Push {
         let object = try topLevel(bytes, "push")
         let seq = try int(object, "seq")
         guard seq >= 1 else { throw DecodingError(description: "push: \"seq\" must be 1 or more") }
@@ -394,13 +394,13 @@ public enum WireDocument {
 
     /// The answer of a `pushAnswer` document.
     /// - Throws: `DecodingError`.
-    public static func decodePushAnswer(_ bytes: [UInt8]) throws -> PushAnswer {
+    package static func decodePushAnswer(_ bytes: [UInt8]) throws -> PushAnswer {
         try pushAnswer(try topLevel(bytes, "push answer"))
     }
 
     /// The answers of a `pushes` document.
     /// - Throws: `DecodingError`.
-    public static func decodePushes(_ bytes: [UInt8]) throws -> [PushAnswer] {
+    package static func decodePushes(_ bytes: [UInt8]) throws -> [PushAnswer] {
         let object = try topLevel(bytes, "pushes")
         guard let pushes = object["pushes"]?.arrayValue else { throw DecodingError(description: "pushes: expected an array") }
         return try pushes.map { value in
@@ -411,7 +411,7 @@ public enum WireDocument {
 
     /// The error of an `error` document: its code, message and versions.
     /// - Throws: `DecodingError`.
-    public static func decodeError(_ bytes: [UInt8]) throws -> (code: String, message: String, expectedVersion: Int?, currentVersion: Int?) {
+    package static func decodeError(_ bytes: [UInt8]) throws -> (code: String, message: String, expectedVersion: Int?, currentVersion: Int?) {
         let object = try topLevel(bytes, "error")
         guard let error = object["error"]?.objectValue else { throw DecodingError(description: "error: expected an object") }
         return (

@@ -11,7 +11,7 @@ import ListStoreWire
 /// ```swift
 /// let line = ReplicaDocument.pullResult(try await replica.pull(from: source))
 /// ```
-public enum ReplicaDocument {
+package enum ReplicaDocument {
     /// What `pull --json` prints: `{"applied","confirmedChanges"?,"conflicts"?,"list","pending"?,"reason",
     /// "resynced","schemaVersion":1,"version"}`. `pending` (local changes rebased on top),
     /// `confirmedChanges` (local changes the source's head now holds) and `conflicts` (those of pushes
@@ -21,7 +21,7 @@ public enum ReplicaDocument {
     /// let line = ReplicaDocument.pullResult(try await replica.pull(from: source))
     /// ```
     /// - Complexity: O(size of the conflicts).
-    public static func pullResult(_ result: ReplicaPullResult) -> [UInt8] {
+    package static func pullResult(_ result: ReplicaPullResult) -> [UInt8] {
         JSONWriter.object { w in w.pullMembers(result, schemaVersion: true) }
     }
 
@@ -34,7 +34,7 @@ public enum ReplicaDocument {
     /// let line = ReplicaDocument.pushResult(try await replica.push(to: source))
     /// ```
     /// - Complexity: O(size of the conflicts).
-    public static func pushResult(_ result: ReplicaPushResult) -> [UInt8] {
+    package static func pushResult(_ result: ReplicaPushResult) -> [UInt8] {
         JSONWriter.object { w in w.pushMembers(result, schemaVersion: true) }
     }
 
@@ -46,7 +46,7 @@ public enum ReplicaDocument {
     /// let line = ReplicaDocument.syncResult(push: synced.push, pull: synced.pull)
     /// ```
     /// - Complexity: O(size of the conflicts).
-    public static func syncResult(push: ReplicaPushResult, pull: ReplicaPullResult) -> [UInt8] {
+    package static func syncResult(push: ReplicaPushResult, pull: ReplicaPullResult) -> [UInt8] {
         JSONWriter.object { w in
             w.key("pull")
             w.object { w in w.pullMembers(pull, schemaVersion: false) }
@@ -65,7 +65,7 @@ public enum ReplicaDocument {
     /// let document = ReplicaDocument.replicaStatus(statuses)
     /// ```
     /// - Complexity: O(size of the conflict reports).
-    public static func replicaStatus(_ statuses: [ReplicaStatus]) -> [UInt8] {
+    package static func replicaStatus(_ statuses: [ReplicaStatus]) -> [UInt8] {
         JSONWriter.object { w in
             w.key("replicas")
             w.array(statuses) { w, status in w.replicaStatus(status) }
@@ -79,20 +79,20 @@ extension ReplicaDocument {
     /// "conflicts":{list:[…]},"created":[…],"cursor","deleted":[…],"lists","reason","resynced","schemaVersion":1}`
     /// (`change`: `created`, `applied`, `pulled`, `deleted`, `pushed`).
     /// - Complexity: O(size of the result).
-    public static func setPullResult(_ result: ReplicaSetPullResult, lists pattern: String) -> [UInt8] {
+    package static func setPullResult(_ result: ReplicaSetPullResult, lists pattern: String) -> [UInt8] {
         JSONWriter.object { w in w.setPullMembers(result, lists: pattern, schemaVersion: true) }
     }
 
     /// What `push --lists --json` prints: `{"lists","pushes":[…each as push --json, without schemaVersion…],"schemaVersion":1}`.
     /// - Complexity: O(size of the results).
-    public static func setPushResult(_ results: [ReplicaPushResult], lists pattern: String) -> [UInt8] {
+    package static func setPushResult(_ results: [ReplicaPushResult], lists pattern: String) -> [UInt8] {
         JSONWriter.object { w in w.setPushMembers(results, lists: pattern, schemaVersion: true) }
     }
 
     /// What `sync --lists --json` prints: `{"pull":{…},"push":{…},"schemaVersion":1}`, each as
     /// `pull --lists --json` and `push --lists --json` print them, without `schemaVersion`.
     /// - Complexity: O(size of the result).
-    public static func setSyncResult(_ result: ReplicaSetSyncResult, lists pattern: String) -> [UInt8] {
+    package static func setSyncResult(_ result: ReplicaSetSyncResult, lists pattern: String) -> [UInt8] {
         JSONWriter.object { w in
             w.key("pull")
             w.object { w in w.setPullMembers(result.pull, lists: pattern, schemaVersion: false) }
@@ -105,14 +105,14 @@ extension ReplicaDocument {
     /// One change of a followed set, as `pull --lists --follow --json` prints it:
     /// `{"change","conflicts"?,"list","schemaVersion":1,"version"?}`.
     /// - Complexity: O(size of its conflicts).
-    public static func setChange(_ change: ReplicaSetChange) -> [UInt8] {
+    package static func setChange(_ change: ReplicaSetChange) -> [UInt8] {
         JSONWriter.object { w in w.setChangeMembers(change, schemaVersion: true) }
     }
 
     /// What `status --lists --json` prints: `{"lastConflicts":{list:[…]},"lists","position":{"epoch",
     /// "position","store","updatedAt"}|null,"replicas":[…as status --json…],"schemaVersion":1}`.
     /// - Complexity: O(size of the statuses).
-    public static func setStatus(_ position: ReplicaSetPosition?, statuses: [ReplicaStatus], lists pattern: String) -> [UInt8] {
+    package static func setStatus(_ position: ReplicaSetPosition?, statuses: [ReplicaStatus], lists pattern: String) -> [UInt8] {
         JSONWriter.object { w in
             w.member("lastConflicts", JSONWriter.byList(position?.lastConflicts ?? [:]))
             w.member("lists", pattern)
