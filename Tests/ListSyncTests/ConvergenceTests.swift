@@ -65,6 +65,11 @@ struct NotingClients: _ForwardingSource {
         var newClientIDs = 0
         var prunedPushRecords = 0
         let (copyAt, restoreReplicaAt, restoreSourceAt) = (Self.rounds / 4, Self.rounds / 2, 3 * Self.rounds / 4)
+        // The list deleted and made anew under its name: the pushes its record held then, and the
+        // local changes made to it that no replica may push to the new one.
+        let recreateAt = 5 * Self.rounds / 8
+        var recordedBefore = 0
+        var dropped = 0
 
         /// Closes replica `c`'s store, runs `body` on its path, and opens it again.
         func reopen(_ c: Int, _ body: (String) throws -> Void) async throws {
@@ -74,9 +79,18 @@ struct NotingClients: _ForwardingSource {
             replicas[c] = Replica(store: try Store(path: path), list: "l")
         }
         func sync(_ c: Int, through target: any ListSource) async throws {
+            let pending = try await replicas[c].store.outbox(of: "l").count
             let result = try await replicas[c].sync(with: NotingClients(base: target, clients: clients))
             reported += result.push.conflicts + result.pull.conflicts
             newClientIDs += result.push.clientIDsTaken
+            // A list made anew in place of the one the changes were made for: none was pushed.
+            if result.pull.reason == .listReplaced { dropped += pending }
+        }
+        func pull(_ c: Int) async throws {
+            let pending = try await replicas[c].store.outbox(of: "l").count
+            let result = try await replicas[c].pull(from: LocalSource(source))
+            reported += result.conflicts
+            if result.reason == .listReplaced { dropped += pending }
         }
         func edit(_ c: Int) async throws {
             for _ in 0..<(1 + Int(rng.next() % 3)) {
@@ -103,12 +117,26 @@ struct NotingClients: _ForwardingSource {
                     try await sync(1, through: LocalSource(source))
                     try await reopen(1) { try StoreFileFaults.restoreInPlace($0, from: backup) }
                 }
+                if round == recreateAt {
+                    // The list deleted at the source and made anew under its name (with the old
+                    // one's content), after every replica synced, while each holds offline changes
+                    // to the old list: they are reported (`listDeleted`), never merged into the new.
+                    for c in replicas.indices { try await sync(c, through: LocalSource(source)) }
+                    for client in clients.withLock({ $0 }) {
+                        recordedBefore += try await source.pushes(from: client, to: "l", seqs: 1...Int.max).count
+                    }
+                    let head = try await source.snapshot(of: "l")
+                    for c in replicas.indices { try await edit(c) }
+                    try await source.deleteList("l")
+                    try await source.commit(head.sections, to: "l")
+                }
                 if round == restoreSourceAt {
                     // The source restored in place from a backup older than a push it answered.
                     let backup = directory.file("source.backup")
                     try source.close()
                     try FileManager.default.copyItem(atPath: sourcePath, toPath: backup)
                     source = try Store(path: sourcePath)
+                    try await pull(2)
                     try await edit(2)
                     let pushed = try await replicas[2].push(to: NotingClients(base: LocalSource(source), clients: clients))
                     #expect(pushed.pushed > 0)
@@ -159,12 +187,12 @@ struct NotingClients: _ForwardingSource {
                     lostAnswers += 1
                 }
             default:  // a pull only
-                reported += try await replicas[c].pull(from: LocalSource(source)).conflicts
+                try await pull(c)
             }
         }
         // The final round: everyone pushes, then everyone pulls.
         for c in replicas.indices { try await sync(c, through: LocalSource(source)) }
-        for replica in replicas { reported += try await replica.pull(from: LocalSource(source)).conflicts }
+        for c in replicas.indices { try await pull(c) }
 
         let head = try await source.snapshot(of: "l")
         for (c, replica) in replicas.enumerated() {
@@ -176,7 +204,8 @@ struct NotingClients: _ForwardingSource {
         // Every push applied once: the source recorded each local change once (and the rogue's).
         var recorded = 0
         for client in clients.withLock({ $0 }) { recorded += try await source.pushes(from: client, to: "l", seqs: 1...Int.max).count }
-        #expect(recorded == localChanges.reduce(0, +) + forged, "\(recorded) pushes recorded")
+        // (Those the list made anew dropped were reported instead; those the deleted one held went with it.)
+        #expect(recordedBefore + recorded == localChanges.reduce(0, +) - dropped + forged, "\(recorded) pushes recorded")
         let pushIDs = try await source.journal(of: "l", limit: .max).entries.compactMap(\.pushID)
         #expect(Set(pushIDs).count == pushIDs.count, "a push was applied twice")
         #expect(try await source.verify().isValid)
@@ -191,7 +220,14 @@ struct NotingClients: _ForwardingSource {
         let present = Set(elementIDs)
         let deleted = editors.reduce(into: serverEditor.deletedElements) { $0.formUnion($1.deletedElements) }
         let known = editors.reduce(into: serverEditor.deletedWithSections) { $0.formUnion($1.deletedWithSections) }
-        let reportedIDs = Set(reported.filter { $0.kind == .sectionDeleted || $0.kind == .removedWithSection }.map(\.item.id))
+        var reportedIDs = Set(
+            reported.filter { $0.kind == .sectionDeleted || $0.kind == .removedWithSection || $0.kind == .listDeleted }.map(\.item.id))
+        // A section inserted into a deleted list is reported with its elements (in `mine`).
+        for conflict in reported where conflict.kind == .listDeleted {
+            guard let mine = conflict.mine, case .insertSection(_, _, let elements, _, _)? = try? Intent.intents(decoding: .array([mine])).first
+            else { continue }
+            reportedIDs.formUnion(elements.map(\.ref.id))
+        }
         for id in (editors + [serverEditor]).flatMap(\.insertedElements) where !present.contains(id) {
             #expect(deleted.contains(id) || known.contains(id) || reportedIDs.contains(id), "\(id) was lost; \(reported.filter { $0.item.id == id })")
         }
@@ -199,8 +235,9 @@ struct NotingClients: _ForwardingSource {
         #expect(lostAnswers > 0 || Self.rounds < 100)
         if faults {
             #expect(
-                newClientIDs > 0 && forged > 0 && prunedPushRecords > 0,
-                "the faults were met: \(newClientIDs) new client ids, \(forged) forged pushes, \(prunedPushRecords) push records pruned")
+                newClientIDs > 0 && forged > 0 && prunedPushRecords > 0 && dropped > 0,
+                "the faults were met: \(newClientIDs) new client ids, \(forged) forged pushes, \(prunedPushRecords) push records pruned, \(dropped) changes to a deleted list")
+            #expect(reported.filter { $0.kind == .listDeleted }.count >= dropped, "each change to the deleted list is reported")
         }
     }
 
