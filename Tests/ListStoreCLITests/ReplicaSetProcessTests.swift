@@ -217,6 +217,9 @@ import Darwin
                 let wasReported = reported[c, default: []].contains(edit.list + "/" + edit.id)
                 let listWent = deleted.contains { $0.list == edit.list && $0.round > edit.round }
                 #expect(inSource || wasReported || listWent, "client \(c)'s edit \(edit.id) of \(edit.list) is lost (deletions \(deleted.filter { $0.list == edit.list }.map(\.round)))")
+                // A list deleted after the edit and made anew under its name is another list: the
+                // edit went with the old one, or was reported, and never reached the new one.
+                #expect(!(inSource && listWent), "client \(c)'s edit \(edit.id) of \(edit.list) was merged into a list made after the one it was made for")
             }
             try store.close()
         }
