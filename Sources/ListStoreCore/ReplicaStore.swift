@@ -94,6 +94,11 @@ public protocol ReplicaStore: ListStoreEngine {
         _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int, place: String
     ) async throws -> [Conflict]
 
+    /// Reports the local changes of the replica list `list`, whose source list no longer exists, as
+    /// `listDeleted` conflicts (returned, and kept as its last conflicts) and takes them out of its
+    /// outbox, in one transaction; the list keeps what it holds.
+    @_spi(Replication) func reportChangesToDeletedSource(of list: String) async throws -> [Conflict]
+
     /// Records `id` as the identity of the source list the replica list `list` follows
     /// (`ReplicaSource.listID`): learnt by a pull, or taken on with `ReplicaPullOptions.replacing`.
     @_spi(Replication) func setSourceListID(_ id: String, of list: String) async throws

@@ -92,6 +92,10 @@ extension StoreDriver {
         }
     }
 
+    @_spi(Replication) public func reportChangesToDeletedSource(of list: String) async throws -> [Conflict] {
+        try await run(.write) { try $0.steps.reportChangesToDeletedSource(of: list) }
+    }
+
     @_spi(Replication) public func setSourceListID(_ id: String, of list: String) async throws {
         try await run(.write) { try $0.steps.setSourceListID(id, of: list) }
     }

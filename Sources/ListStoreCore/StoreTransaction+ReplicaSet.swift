@@ -83,6 +83,20 @@ extension StoreTransaction {
         return conflicts
     }
 
+    /// Reports the local changes of the replica list `list`, whose source list no longer exists, as
+    /// `listDeleted` conflicts (returned, and kept as its last conflicts), and takes them out of its
+    /// outbox, in this transaction: they can be pushed nowhere. The list keeps what it holds.
+    /// - Throws: `StoreError` `.listNotFound`. - Complexity: O(size of the outbox).
+    package func reportChangesToDeletedSource(of list: String) throws -> [Conflict] {
+        let info = try listRow(list, locking: true)
+        let outbox = try outbox(of: info)
+        guard !outbox.isEmpty else { return [] }
+        let conflicts = try deletedListConflicts(of: list)
+        try deleteOutbox(listID: info.id, seqs: outbox.map(\.seq))
+        try setLastConflicts(Array(Conflict.jsonValue(conflicts).serialized().utf8), listID: info.id)
+        return conflicts
+    }
+
     /// Records `id` as the identity of the source list the replica list `list` follows (nothing for
     /// a list that is not a replica).
     /// - Throws: `StoreError` `.listNotFound`. - Complexity: O(1).

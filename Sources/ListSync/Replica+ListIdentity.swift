@@ -16,8 +16,11 @@ extension Replica {
     ///   its history goes, and the new list's head becomes its version 1. With
     ///   `ReplicaPullOptions.replacing`, the replica follows the new list instead, keeping its local
     ///   changes, which the pull rebases onto it and the next push sends there.
-    /// - A source list that no longer exists is left to the pull, which fails with
-    ///   `StoreError.Code.listNotFound` and changes nothing.
+    /// - When the source has no list of the name any more (deleted, or no longer readable with the
+    ///   token), the replica's local changes are reported as `listDeleted` conflicts, kept in its
+    ///   status, and taken out of its outbox (they can be pushed nowhere), in one transaction; the
+    ///   pull then fails with `StoreError.Code.listNotFound` saying so. The list keeps what it holds
+    ///   (`Store.deleteList(_:)` removes it).
     func checkListIdentity(
         _ current: ReplicaHead?, source: some ListSource, sourceList: String, identity: StoreIdentity, options: PullOptions,
         into result: inout PullResult
@@ -29,8 +32,12 @@ extension Replica {
             let summary: ListSummary
             do {
                 summary = try await source.summary(of: sourceList)
-            } catch StoreError.Code.listNotFound {
-                return current
+            } catch let error as StoreError where error.code == .listNotFound {
+                guard sameSource, position.listID != nil, current?.hasLocalChanges == true else { throw error }
+                let reported = try await store.reportChangesToDeletedSource(of: list)
+                throw StoreError(
+                    .listNotFound,
+                    "list '\(sourceList)' is no longer at the source (deleted, or not readable with this token): the replica's local changes are reported as \(reported.count) listDeleted conflict\(reported.count == 1 ? "" : "s") (see its status), and it keeps what it held")
             }
             guard let id = summary.id, id != position.listID else { return current }
             guard sameSource, position.listID != nil, !options.replacing else {

@@ -102,6 +102,30 @@ import Testing
         }
     }
 
+    /// A list deleted and not made anew: the replica's edits are reported (its status keeps them),
+    /// leave its outbox, and the pull says the list is gone; the replica keeps what it held.
+    @Test(arguments: Via.allCases)
+    func aReplicaReportsItsEditsToAListDeletedAtTheSource(_ via: Via) async throws {
+        try await withSource(via) { store, source, directory in
+            try await store.commit(linearList(2), to: "shop")
+            let replica = Replica(store: try Store(path: directory.file("phone.liststore")), list: "shop")
+            try await replica.pull(from: source)
+            try await replica.store.commit(withMine(linearList(2)), to: "shop")
+            try await store.deleteList("shop")
+            do {
+                try await replica.sync(with: source)
+                Issue.record("a sync of a deleted list succeeded")
+            } catch let error as StoreError {
+                #expect(error.code == .listNotFound && error.message.contains("listDeleted"), "\(error)")
+            }
+            let status = try #require(try await replica.status())
+            #expect(status.pending == 0 && status.lastConflicts.map(\.kind) == [.listDeleted])
+            #expect(status.lastConflicts.map(\.item.id) == ["mine"])
+            #expect(try await replica.store.snapshot(of: "shop").sections == withMine(linearList(2)))
+            #expect(try await replica.store.deleteList("shop") == 2)
+        }
+    }
+
     /// Told to (`replacing`), the replica follows the new list and its edits go there.
     @Test(arguments: Via.allCases)
     func toldToReplaceTheReplicaTakesItsEditsToTheNewList(_ via: Via) async throws {
