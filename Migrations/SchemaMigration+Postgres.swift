@@ -2,7 +2,7 @@ extension SchemaMigration {
     /// Every PostgreSQL migration (`Migrations/postgres/*.sql`), in the order they apply. Version 1
     /// is the schema that SQLite's versions 1 to 3 make, version 2 SQLite's version 4, version 3 its
     /// version 5, version 4 its version 6, version 5 its version 7, version 6 its version 8, version 7
-    /// its version 9.
+    /// its version 9, version 8 its version 10.
     package static let postgres: [SchemaMigration] = [
         SchemaMigration(
             version: 1, name: "v0001_postgres_initial.sql", bytes: PackageResources.v0001_postgres_initial_sql,

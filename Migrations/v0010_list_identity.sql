@@ -19,6 +19,10 @@ ALTER TABLE replica_source ADD COLUMN list_uid TEXT;
 -- at one is still told from another history's. `feed_secret` seals the cursors a journal server
 -- gives users, so that a cursor tells nothing of other users' lists.
 ALTER TABLE feed ADD COLUMN fingerprint INTEGER;
+-- The identity of the list each event is of (a deletion's too): a follower tells a list made anew
+-- under an old name from the one it held, whichever event it meets first.
+ALTER TABLE feed ADD COLUMN list_uid TEXT;
+UPDATE feed SET list_uid = (SELECT uid FROM list WHERE list.id = feed.list_id) WHERE deleted = 0;
 ALTER TABLE store ADD COLUMN feed_secret TEXT;
 UPDATE store SET feed_secret = lower(hex(randomblob(32)));
 -- A replica set's cursor, as its source wrote it (a journal server's cursors are sealed; `position`

@@ -12,6 +12,8 @@ ALTER TABLE replica_source ADD COLUMN list_uid TEXT;
 -- commits of deleted lists kept as rows the feed passes over (`deleted` 2), the secret that seals
 -- users' cursors, and a replica set's cursor as its source wrote it.
 ALTER TABLE feed ADD COLUMN fingerprint BIGINT;
+ALTER TABLE feed ADD COLUMN list_uid TEXT;
+UPDATE feed SET list_uid = (SELECT uid FROM list WHERE list.id = feed.list_id) WHERE deleted = 0;
 ALTER TABLE store ADD COLUMN feed_secret TEXT;
 UPDATE store SET feed_secret = replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
 ALTER TABLE replica_set ADD COLUMN cursor TEXT;

@@ -15,8 +15,9 @@ public struct FeedEvent: Sendable, Hashable {
     /// The commit's journal entry; `nil` when the list was deleted (its name may then be used again
     /// by a new list, whose versions start at 1).
     public var entry: JournalEntry?
-    /// The identity of the list committed to (`ListSummary.id`): a list made anew under the name of
-    /// a deleted one has another. `nil` for a deletion, and from a source that does not tell.
+    /// The identity of the list committed to, or deleted (`ListSummary.id`): a list made anew under
+    /// the name of a deleted one has another. `nil` from a source that does not tell (and for events
+    /// written before lists had one).
     public var listID: String?
     /// A random number the store drew for this event when it wrote it: with its position, it names
     /// the event in this history of the store alone. A cursor carries it, so that a store restored

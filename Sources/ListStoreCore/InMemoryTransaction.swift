@@ -53,7 +53,7 @@ struct InMemoryTables: Sendable {
     var nextSectionID: Int64 = 1
     /// The store feed, by position.
     /// (`gone`: a commit of a list deleted since, passed over by the feed.)
-    var feed: [(position: Int, listID: Int64, list: String, version: Int, deleted: Bool, gone: Bool, fingerprint: Int64)] = []
+    var feed: [(position: Int, listID: Int64, list: String, uid: String?, version: Int, deleted: Bool, gone: Bool, fingerprint: Int64)] = []
     /// The secret that seals feed cursors.
     var feedSecret: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
     var feedPosition = 0
@@ -477,7 +477,8 @@ final class InMemoryTransaction: StoreTransaction {
 
     func appendFeed(listID: Int64, list: String, version: Int, deleted: Bool) throws {
         tables.feedPosition += 1
-        tables.feed.append((tables.feedPosition, listID, list, version, deleted, false, FeedEvent.newFingerprint()))
+        let uid = tables.names[listID].flatMap { tables.lists[$0]?.row.uid }
+        tables.feed.append((tables.feedPosition, listID, list, uid, version, deleted, false, FeedEvent.newFingerprint()))
     }
 
     func deleteRows(of info: ListRow) throws {
@@ -507,14 +508,12 @@ final class InMemoryTransaction: StoreTransaction {
         return try Array(tables.feed[low...].lazy.filter { !$0.gone }.prefix(limit)).map { row in
             var event: FeedEvent
             if row.deleted {
-                event = FeedEvent(position: row.position, list: row.list, entry: nil)
+                event = FeedEvent(position: row.position, list: row.list, entry: nil, listID: row.uid)
             } else {
                 guard let entry = tables.journal[row.listID]?[row.version] else {
                     throw damaged("feed position \(row.position) names a journal entry that is missing")
                 }
-                event = FeedEvent(
-                    position: row.position, list: row.list, entry: entry,
-                    listID: tables.names[row.listID].flatMap { tables.lists[$0]?.row.uid })
+                event = FeedEvent(position: row.position, list: row.list, entry: entry, listID: row.uid)
             }
             event.fingerprint = row.fingerprint
             return event

@@ -91,7 +91,7 @@ public protocol ReplicaStore: ListStoreEngine {
     /// `position`, in one transaction; returns each of the list's local changes as a `listDeleted`
     /// conflict, which the set's position keeps.
     @_spi(Replication) func dropReplicaList(
-        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int, place: String
+        _ list: String, of source: StoreIdentity, listID: String?, set pattern: String, feed: StoreIdentity, position: Int, place: String
     ) async throws -> [Conflict]
 
     /// Reports the local changes of the replica list `list`, whose source list no longer exists, as
@@ -108,11 +108,12 @@ public protocol ReplicaStore: ListStoreEngine {
     /// `listDeleted` conflict with its content (returned, and kept as the list's last conflicts),
     /// the list is deleted with its history (the store feed tells its followers), and `sections`
     /// become version 1 of a new list at `source`. `check` runs with the new list's commit and may
-    /// throw to roll everything back.
+    /// throw to roll everything back. `nil`, changing nothing, when the replica no longer follows
+    /// the list of identity `previous` (another pull replaced it meanwhile).
     @_spi(Replication) func replaceReplicaList(
-        _ list: String, with sections: [ListSection], source: ReplicaSource, message: String,
+        _ list: String, following previous: String, with sections: [ListSection], source: ReplicaSource, message: String,
         check: @escaping @Sendable (CommitResult) throws -> Void
-    ) async throws -> [Conflict]
+    ) async throws -> [Conflict]?
 
     /// Commits a pull of a replica list with local changes, in one transaction: `merged` becomes the
     /// head unless the head moved past `expectedVersion` (`.versionConflict`), `position` the

@@ -8,10 +8,13 @@ extension SQLTransaction {
             throw damaged("it has no identity row")
         }
         try run(
-            "INSERT INTO feed (position, list_id, list, version, deleted, fingerprint) VALUES (?, ?, ?, ?, ?, ?)",
+            """
+            INSERT INTO feed (position, list_id, list, version, deleted, fingerprint, list_uid)
+            VALUES (?, ?, ?, ?, ?, ?, (SELECT uid FROM list WHERE id = ?))
+            """,
             [
                 .integer(try row.int64(0)), .integer(listID), .text(list), SQLValue(version), SQLValue(deleted ? 1 : 0),
-                .integer(FeedEvent.newFingerprint()),
+                .integer(FeedEvent.newFingerprint()), .integer(listID),
             ])
     }
 
@@ -36,9 +39,8 @@ extension SQLTransaction {
     package func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent] {
         try rows(
             """
-            SELECT f.position, f.list, f.deleted, l.uid, f.fingerprint, \(Self.entryColumns("j."))
+            SELECT f.position, f.list, f.deleted, f.list_uid, f.fingerprint, \(Self.entryColumns("j."))
             FROM feed f LEFT JOIN journal j ON j.list_id = f.list_id AND j.version = f.version AND f.deleted = 0
-                LEFT JOIN list l ON l.id = f.list_id AND f.deleted = 0
             WHERE f.position > ? AND f.deleted < 2 ORDER BY f.position LIMIT ?
             """, [SQLValue(position), SQLValue(limit)]
         ).map { row in

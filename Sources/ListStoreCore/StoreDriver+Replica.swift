@@ -101,13 +101,13 @@ extension StoreDriver {
     }
 
     @_spi(Replication) public func replaceReplicaList(
-        _ list: String, with sections: [ListSection], source: ReplicaSource, message: String,
+        _ list: String, following previous: String, with sections: [ListSection], source: ReplicaSource, message: String,
         check: @escaping @Sendable (CommitResult) throws -> Void
-    ) async throws -> [Conflict] {
+    ) async throws -> [Conflict]? {
         try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.replaceReplicaList(
-                list, with: sections, source: source, message: message,
+                list, following: previous, with: sections, source: source, message: message,
                 check: { result in try CallerError.passing { try check(result) } })
         }
     }

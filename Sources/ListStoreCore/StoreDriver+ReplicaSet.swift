@@ -48,10 +48,10 @@ extension StoreDriver {
     /// transaction; returns its local changes, each as a `listDeleted` conflict (see
     /// `ReplicaSetPosition.lastConflicts`).
     @_spi(Replication) public func dropReplicaList(
-        _ list: String, of source: StoreIdentity, set pattern: String, feed: StoreIdentity, position: Int, place: String
+        _ list: String, of source: StoreIdentity, listID: String?, set pattern: String, feed: StoreIdentity, position: Int, place: String
     ) async throws -> [Conflict] {
         try await run(.create) {
-            try $0.steps.dropReplicaList(list, of: source, set: pattern, store: feed, position: position, place: place)
+            try $0.steps.dropReplicaList(list, of: source, listID: listID, set: pattern, store: feed, position: position, place: place)
         }
     }
 }

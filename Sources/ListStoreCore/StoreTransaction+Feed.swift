@@ -50,6 +50,10 @@ extension StoreTransaction {
             }
         }
         page.hasMore = page.position < last
+        if let position, page.position == position, page.fingerprint == nil {
+            // Nothing read past the start: its fingerprint is still the cursor's to carry.
+            page.fingerprint = try feedFingerprint(at: position)
+        }
         return page
     }
 
@@ -59,7 +63,7 @@ extension StoreTransaction {
     /// yet confirmed) is refused with `.pendingChanges`.
     /// - Throws: `StoreError` `.listNotFound`, `.pendingChanges`.
     /// - Complexity: O(rows of the list).
-    package func deleteList(_ list: String, discardingPending: Bool = true) throws -> Int {
+    package func deleteList(_ list: String, discardingPending: Bool) throws -> Int {
         let info = try listRow(list, locking: true)
         if !discardingPending {
             let (pending, pushed) = try outboxCounts(listID: info.id)
@@ -71,8 +75,9 @@ extension StoreTransaction {
                         + "\(count == 1 ? "it" : "them") first, or delete with --discard-pending to lose \(count == 1 ? "it" : "them")")
             }
         }
-        try deleteRows(of: info)
+        // The deletion's event names the list's identity (read from its row: written first).
         try appendFeed(listID: info.id, list: list, version: info.headVersion, deleted: true)
+        try deleteRows(of: info)
         try announce(nil, of: list)
         return info.headVersion
     }

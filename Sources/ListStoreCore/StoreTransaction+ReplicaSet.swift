@@ -35,12 +35,14 @@ extension StoreTransaction {
     /// (pending, or pushed and not yet confirmed) is reported as a `listDeleted` conflict with its
     /// content: returned, and kept in the set's last conflicts under the list's name (replacing an
     /// earlier report of that name). A list the store does not hold, or one that is not a replica
-    /// of that list of `source` (a list of its own, or of another store, by the same name), is
-    /// left as it is: only the set moves.
+    /// of that list of `source` (a list of its own, or of another store, by the same name, or a
+    /// replica of another list of that name than `listID`, the deleted one's identity), is left as
+    /// it is: only the set moves.
     /// - Throws: `StoreError` of the reads and writes.
     /// - Complexity: O(rows of the list).
     package func dropReplicaList(
-        _ list: String, of source: StoreIdentity, set pattern: String, store: StoreIdentity, position: Int, place: String
+        _ list: String, of source: StoreIdentity, listID: String? = nil, set pattern: String, store: StoreIdentity, position: Int,
+        place: String
     ) throws -> [Conflict] {
         var conflicts: [Conflict] = []
         let info: ListRow?
@@ -49,9 +51,11 @@ extension StoreTransaction {
         } catch let error as StoreError where error.code == .listNotFound {
             info = nil
         }
-        if let info, let replica = try replicaSource(listID: info.id), replica.store.uuid == source.uuid, replica.list == list {
+        if let info, let replica = try replicaSource(listID: info.id), replica.store.uuid == source.uuid, replica.list == list,
+            replica.listID == nil || listID == nil || replica.listID == listID
+        {
             conflicts = try deletedListConflicts(of: list)
-            _ = try deleteList(list)
+            _ = try deleteList(list, discardingPending: true)
         }
         var report: [UInt8]?
         if !conflicts.isEmpty {
@@ -64,17 +68,22 @@ extension StoreTransaction {
         return conflicts
     }
 
-    /// Replaces the replica list `list`, whose source list was deleted and whose name a new list
-    /// took, by a replica of the new list (see `ReplicaStore.replaceReplicaList`): its outbox
+    /// Replaces the replica list `list`, whose source list (of identity `previous`) was deleted and
+    /// whose name a new list took, by a replica of the new list (see
+    /// `ReplicaStore.replaceReplicaList`); `nil`, changing nothing, when the replica no longer
+    /// follows `previous` (another pull replaced it meanwhile). Its outbox
     /// becomes `listDeleted` conflicts, kept as the new list's last conflicts, the list goes with
     /// its history, and `sections` become version 1 of a new list at `source`.
     /// - Throws: `StoreError` `.listNotFound`; what `commitReplica` and `check` throw.
     /// - Complexity: O(rows of the list and of `sections`).
     package func replaceReplicaList(
-        _ list: String, with sections: [ListSection], source: ReplicaSource, message: String, check: (CommitResult) throws -> Void
-    ) throws -> [Conflict] {
+        _ list: String, following previous: String, with sections: [ListSection], source: ReplicaSource, message: String,
+        check: (CommitResult) throws -> Void
+    ) throws -> [Conflict]? {
+        // Another pull may have replaced it meanwhile (and the new list may have local changes).
+        guard try replicaSource(listID: try listRow(list, locking: true).id)?.listID == previous else { return nil }
         let conflicts = try deletedListConflicts(of: list)
-        _ = try deleteList(list)
+        _ = try deleteList(list, discardingPending: true)
         _ = try commitReplica(
             to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot { _ in sections }, check: check)
         if !conflicts.isEmpty {

@@ -38,7 +38,10 @@ struct FeedCursorSeal: Sendable {
 
     /// The position and fingerprint `cursor` stands at: a sealed cursor this store's servers
     /// sealed, or (unless `sealedOnly`) a plain one.
-    /// - Throws: `APIError` 400 `invalidArgument` for a cursor that is neither.
+    /// - Throws: `APIError` 410 `cursorExpired` for a cursor that is neither, with a message that
+    ///   says nothing of the feed: the client reads its lists anew and follows from a new cursor,
+    ///   as after any cursor it can no longer follow (a replica set recorded before cursors were
+    ///   sealed starts over so).
     func open(_ cursor: FeedCursor, sealedOnly: Bool) throws -> (position: Int, fingerprint: Int64?) {
         if !cursor.isSealed {
             guard !sealedOnly, let point = cursor.point else { throw Self.refused }
@@ -55,8 +58,16 @@ struct FeedCursorSeal: Sendable {
         return (Int(values[0]), values[1] == 0 ? nil : values[1])
     }
 
-    private static let refused = APIError.invalidArgument(
-        "not a feed cursor this server gave (send back the cursor an answer or event carried, as it was)")
+    private static let refused = APIError(
+        .gone, "cursorExpired",
+        "the cursor is not one this server gave to this token: read the lists anew, then follow from the cursor of a new request")
+
+    /// `error` as a user may be told it: a store feed cursor that cannot be followed, with a
+    /// message that names no position of the feed (the store's says where the feed starts and ends).
+    static func forUser(_ error: any Error) -> any Error {
+        guard let error = error as? StoreError, error.code == .cursorExpired || error.code == .cursorOfAnotherHistory else { return error }
+        return StoreError(error.code, "the cursor can no longer be followed: read the lists anew, then follow from the cursor of a new request")
+    }
 
     /// What a sealed place is bound to: its store's uuid and epoch.
     private static func binding(_ store: StoreIdentity) -> [UInt8] { Array("\(store.uuid).\(store.epoch)".utf8) }

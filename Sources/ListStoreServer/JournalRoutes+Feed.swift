@@ -28,6 +28,36 @@ extension JournalRoutes {
         func cursor(at position: Int, fingerprint: Int64?) -> FeedCursor {
             seal.cursor(at: position, fingerprint: fingerprint, store: identity, sealed: sealed)
         }
+
+        /// The pages a user's request reads past other lists' events before it answers without
+        /// events (at most this × 8 × its limit events: one request's work stays bounded).
+        static let pagesPastOthers = 32
+
+        /// Reads on past pages without events of its lists, for a user (sealed cursors), at most
+        /// `pagesPastOthers` of them: whether others' lists moved does not show in the answer.
+        func readPastOthers(_ page: inout FeedPage, store: any ListStoreEngine, limit: Int) async throws {
+            var pages = 0
+            while sealed, page.events.isEmpty, page.hasMore, pages < Self.pagesPastOthers {
+                page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: includes)
+                pages += 1
+            }
+        }
+
+        /// What an answer says of `hasMore`: for a user, only that its page is full (more of its
+        /// own may follow), never that other lists' events lie ahead.
+        func hasMore(_ page: FeedPage, limit: Int) -> Bool {
+            sealed ? page.hasMore && page.events.count >= limit : page.hasMore
+        }
+
+        /// Runs a read of the feed at the request's cursor; for a user, a cursor that cannot be
+        /// followed is refused with a message that names no feed position.
+        func reading<T>(_ body: () async throws -> T) async throws -> T {
+            do {
+                return try await body()
+            } catch {
+                throw sealed ? FeedCursorSeal.forUser(error) : error
+            }
+        }
     }
 
     /// The seal of the store's feed cursors, read from the store once (every server of one store
@@ -93,12 +123,12 @@ extension JournalRoutes {
         guard wait >= 0, Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be from 0 to \(configuration.maxWait.components.seconds) seconds")
         }
-        var page = try await store.feed(after: feed.position, fingerprint: feed.fingerprint, limit: limit, including: feed.includes)
+        var page = try await feed.reading {
+            try await store.feed(after: feed.position, fingerprint: feed.fingerprint, limit: limit, including: feed.includes)
+        }
         // A user's poll reads past other lists' events without answering for them: its answer
         // tells nothing of them (nor does its sealed cursor).
-        while feed.sealed, page.events.isEmpty, page.hasMore {
-            page = try await store.feed(after: page.position, fingerprint: nil, limit: limit, including: feed.includes)
-        }
+        try await feed.readPastOthers(&page, store: store, limit: limit)
         if wait > 0, page.events.isEmpty, !page.hasMore {
             let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
@@ -112,15 +142,13 @@ extension JournalRoutes {
                 let timeout = min(deadline - ContinuousClock.now, .seconds(1))
                 // A client that hangs up ends its wait, and frees its place, at once.
                 guard await hangUp.wait({ [store] in await store.waitForCommit(after: seen, timeout: timeout); return true }) != nil else { break }
-                page = try await store.feed(after: page.position, fingerprint: nil, limit: limit, including: feed.includes)
-                while feed.sealed, page.events.isEmpty, page.hasMore {
-                    page = try await store.feed(after: page.position, fingerprint: nil, limit: limit, including: feed.includes)
-                }
+                page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: feed.includes)
+                try await feed.readPastOthers(&page, store: store, limit: limit)
             }
         }
         return Self.json(
             WireDocument.changes(
-                page.events, cursor: feed.cursor(at: page.position, fingerprint: page.fingerprint), hasMore: page.hasMore,
+                page.events, cursor: feed.cursor(at: page.position, fingerprint: page.fingerprint), hasMore: feed.hasMore(page, limit: limit),
                 cursorAfter: { feed.cursor(at: $0.position, fingerprint: $0.fingerprint) }))
     }
 
@@ -135,8 +163,10 @@ extension JournalRoutes {
         // Errors before the stream starts get a status (a cursor expired); the first page, read
         // for that, is the stream's first.
         let firstReadAt = store.commitGeneration()
-        let first = try await store.feed(
-            after: feed.position, fingerprint: feed.fingerprint, limit: FeedFanout.pageLimit, including: feed.includes)
+        let engine = store
+        let first = try await feed.reading {
+            try await engine.feed(after: feed.position, fingerprint: feed.fingerprint, limit: FeedFanout.pageLimit, including: feed.includes)
+        }
         let (store, feedFanout, includes, logger) = (store, feedFanout, feed.includes, context.logger)
         let cursor: FeedFanout.CursorWriter = { position, fingerprint in feed.cursor(at: position, fingerprint: fingerprint) }
         let (channel, keepAlive, state) = (context.channel, configuration.keepAliveInterval, state)
@@ -164,6 +194,7 @@ extension JournalRoutes {
                         do {
                             current = try await store.feed(after: position, fingerprint: nil, limit: FeedFanout.pageLimit, including: includes)
                         } catch {
+                            let error = feed.sealed ? FeedCursorSeal.forUser(error) : error
                             let api = APIError.from(error, logger: logger, storeLocation: store.location)
                             let data = WireDocument.error(code: api.code, message: api.message)
                             try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))

@@ -336,7 +336,9 @@ package enum WireDocument {
         guard let object = value.objectValue, let list = object["list"]?.stringValue else {
             throw DecodingError(description: "feed event: expected an object with \"list\"")
         }
-        if object["deleted"]?.boolValue == true { return FeedEvent(position: position, list: list, entry: nil) }
+        if object["deleted"]?.boolValue == true {
+            return FeedEvent(position: position, list: list, entry: nil, listID: try optionalString(object, "listId"))
+        }
         guard let entry = object["entry"] else { throw DecodingError(description: "feed event: expected \"entry\" or \"deleted\"") }
         return FeedEvent(
             position: position, list: list, entry: try self.entry(entry, list: list), listID: try optionalString(object, "listId"))

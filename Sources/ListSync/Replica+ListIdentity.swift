@@ -50,13 +50,18 @@ extension Replica {
             let head = try await source.snapshot(of: sourceList, at: nil)
             guard try await source.summary(of: sourceList).id == id else { continue }
             let next = ReplicaSource(store: identity, list: sourceList, version: head.version, digest: head.digest, listID: id)
-            let conflicts = try await store.replaceReplicaList(
-                list, with: head.sections, source: next,
+            guard let previous = position.listID else { continue }
+            let replaced = try await store.replaceReplicaList(
+                list, following: previous, with: head.sections, source: next,
                 message: "the source list was deleted and another list took its name: replica of the new list at source version \(head.version)"
             ) { committed in
                 guard committed.digest == next.digest else {
                     throw SyncError.diverged(version: next.version, expected: next.digest, actual: committed.digest)
                 }
+            }
+            guard let conflicts = replaced else {
+                // Another pull replaced it meanwhile: it follows the new list already.
+                return try await store.replicaHead(of: list)
             }
             result.applied += 1
             result.resynced = true

@@ -89,8 +89,13 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         current = try await checkListIdentity(
             current, source: source, sourceList: sourceList, identity: identity, options: options, into: &result)
         if let current, current.hasLocalChanges {
-            // Local changes: they are rebased onto the source's new head.
-            let result = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
+            // Local changes: they are rebased onto the source's new head (with what the identity
+            // check did: a replaced list's report).
+            var rebased = try await pullRebasing(from: source, sourceList: sourceList, identity: identity, options: options)
+            rebased.applied += result.applied
+            rebased.conflicts = result.conflicts + rebased.conflicts
+            if result.resynced { (rebased.resynced, rebased.reason) = (true, result.reason) }
+            let result = rebased
             if let consumer = options.consumer {
                 try await source.acknowledge(consumer: consumer, of: sourceList, version: result.version)
             }

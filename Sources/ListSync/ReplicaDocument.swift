@@ -109,8 +109,9 @@ extension ReplicaDocument {
         JSONWriter.object { w in w.setChangeMembers(change, schemaVersion: true) }
     }
 
-    /// What `status --lists --json` prints: `{"lastConflicts":{list:[…]},"lists","position":{"epoch",
-    /// "position","store","updatedAt"}|null,"replicas":[…as status --json…],"schemaVersion":1}`.
+    /// What `status --lists --json` prints: `{"lastConflicts":{list:[…]},"lists","position":{"cursor",
+    /// "epoch","position","store","updatedAt"}|null,"replicas":[…as status --json…],"schemaVersion":1}`
+    /// (`cursor`: the feed cursor as the source wrote it; `position` 0 when the source sealed it).
     /// - Complexity: O(size of the statuses).
     package static func setStatus(_ position: ReplicaSetPosition?, statuses: [ReplicaStatus], lists pattern: String) -> [UInt8] {
         JSONWriter.object { w in
@@ -119,6 +120,7 @@ extension ReplicaDocument {
             w.key("position")
             if let position {
                 w.object { w in
+                    w.member("cursor", "\(position.store.uuid).\(position.store.epoch).\(position.place)")
                     w.member("epoch", position.store.epoch)
                     w.member("position", position.position)
                     w.member("store", position.store.uuid)

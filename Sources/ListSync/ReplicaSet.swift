@@ -249,11 +249,14 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         guard let entry = event.entry else {
             let existed: Bool
             do {
-                existed = try await store.replicaSource(of: list).map { $0.store.uuid == identity.uuid && $0.list == list } ?? false
+                existed = try await store.replicaSource(of: list).map {
+                    $0.store.uuid == identity.uuid && $0.list == list && ($0.listID == nil || event.listID == nil || $0.listID == event.listID)
+                } ?? false
             } catch StoreError.Code.storeNotFound {
                 existed = false
             }
-            let conflicts = try await store.dropReplicaList(list, of: identity, set: set, feed: feed, position: position, place: place)
+            let conflicts = try await store.dropReplicaList(
+                list, of: identity, listID: event.listID, set: set, feed: feed, position: position, place: place)
             if existed {
                 result.changes.append(ReplicaSetChange(list: list, kind: .deleted, conflicts: conflicts))
                 if !conflicts.isEmpty { result.conflicts[list, default: []] += conflicts }
@@ -261,7 +264,12 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
             return
         }
         let head = try await store.replicaHead(of: list)
-        let replicated = head?.position.flatMap { $0.store.uuid == identity.uuid && $0.list == list ? $0 : nil }
+        // The replica of this very list (a list made anew under its name is another: pulled alone,
+        // which replaces it).
+        let replicated = head?.position.flatMap {
+            $0.store.uuid == identity.uuid && $0.list == list && ($0.listID == nil || event.listID == nil || $0.listID == event.listID)
+                ? $0 : nil
+        }
         if let replicated, replicated.store == identity, entry.version <= replicated.version {
             // A commit the replica holds (a resumed pull meets it again, or a list pulled alone).
             if hold == nil { try await store.moveReplicaSet(set, feed: feed, to: position, place: place) }
@@ -322,7 +330,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
         for list in try await localLists() where !names.contains(list) {
             guard let position = try await store.replicaSource(of: list), position.store.uuid == identity.uuid else { continue }
             let conflicts = try await store.dropReplicaList(
-                list, of: identity, set: pattern.description, feed: hold.store, position: hold.position, place: hold.place)
+                list, of: identity, listID: nil, set: pattern.description, feed: hold.store, position: hold.position, place: hold.place)
             result.changes.append(ReplicaSetChange(list: list, kind: .deleted, conflicts: conflicts))
             if !conflicts.isEmpty { result.conflicts[list, default: []] += conflicts }
         }

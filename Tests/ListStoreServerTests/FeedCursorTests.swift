@@ -57,11 +57,15 @@ import Testing
             let woken = try await held.value
             #expect(woken.events.map(\.list) == ["users/ana/inbox"] && woken.events.map(\.version) == [4])
 
-            // A user's plain cursor (one a position could be guessed with) or a forged one is refused.
+            // A user's plain cursor (one a position could be guessed with) or a forged one cannot be
+            // followed (410, as a cursor too old: the client reads its lists anew), and the answer
+            // names no position of the feed.
             let identity = try await store.identity()
             for forged in ["\(identity.uuid).\(identity.epoch).3", "\(identity.uuid).\(identity.epoch).s" + String(repeating: "A", count: 59)] {
                 let refused = try await server.request("/v1/changes?lists=**&since=\(forged)", token: ana)
-                #expect(refused.status == 400 && StoreFeedRouteTests.code(refused) == "invalidArgument", "\(forged)")
+                #expect(refused.status == 410 && StoreFeedRouteTests.code(refused) == "cursorExpired", "\(forged)")
+                let message = try WireDocument.decodeError(refused.body).message
+                #expect(message.allSatisfy { !$0.isNumber }, "\(forged): \(message)")
             }
             // The service token reads every list, and its cursors say where they are.
             let service = try StoreFeedRouteTests.page(try await server.request("/v1/changes?lists=**"))

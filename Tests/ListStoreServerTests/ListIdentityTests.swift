@@ -4,6 +4,7 @@ import ListJSON
 import ListMerge
 import ListStore
 import ListStoreTestSupport
+import ListStoreWire
 import ListSync
 import Testing
 
@@ -185,6 +186,48 @@ import Testing
             // Nothing more to report, nothing pending.
             let again = try await set.sync(with: source)
             #expect(again.pull.conflicts.isEmpty && again.push.isEmpty)
+        }
+    }
+
+    /// A source whose feed answers a page, then runs `then` once (before the set acts on the page).
+    struct ChangingAfterAPage: FeedSource, _ForwardingSource {
+        let feed: any FeedSource
+        var base: any ListSource { feed }
+        let then: _Locked<(@Sendable () async throws -> Void)?>
+
+        func lists(matching pattern: ListPattern) async throws -> [ListSummary] { try await feed.lists(matching: pattern) }
+        func followChanges(of pattern: ListPattern, after cursor: FeedCursor?) -> AsyncThrowingStream<FeedChange, any Error> {
+            feed.followChanges(of: pattern, after: cursor)
+        }
+        func changes(of pattern: ListPattern, after cursor: FeedCursor?, limit: Int, wait: Duration) async throws -> FeedChanges {
+            let page = try await feed.changes(of: pattern, after: cursor, limit: limit, wait: wait)
+            if let then = then.withLock({ body in defer { body = nil }; return body }) { try await then() }
+            return page
+        }
+    }
+
+    /// A set that meets the old list's commit first, while the list is deleted and made anew (the
+    /// commit is pulled alone, which replaces the replica by one of the new list), then the old
+    /// list's deletion: the deletion is of the old list, and leaves the new one's replica alone.
+    @Test(arguments: Via.allCases)
+    func aDeletionEventLeavesTheReplicaOfTheListMadeAnew(_ via: Via) async throws {
+        try await withSource(via) { store, feed, directory in
+            try await store.commit(linearList(2), to: "p/l")
+            let set = try ReplicaSet(store: try Store(path: directory.file("phone.liststore")), lists: "p/**")
+            try await set.pull(from: feed)
+            try await set.store.commit(withMine(linearList(2)), to: "p/l")
+            try await store.commit(linearList(3), to: "p/l")
+            let source = ChangingAfterAPage(
+                feed: feed,
+                then: _Locked({
+                    try await store.deleteList("p/l")
+                    try await store.commit(linearList(1, prefix: "y"), to: "p/l")
+                }))
+            let pulled = try await set.pull(from: source)
+            #expect(!pulled.deleted.contains("p/l"), "\(pulled.changes)")
+            #expect(pulled.conflicts["p/l"]?.map(\.item.id) == ["mine"])
+            #expect(try await set.store.snapshot(of: "p/l").digest == store.snapshot(of: "p/l").digest)
+            #expect(try await set.store.replicaSource(of: "p/l")?.listID == (try await store.summary(of: "p/l").id))
         }
     }
 

@@ -199,7 +199,7 @@ import Testing
             try db.execute(sql: """
                 DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
-                ALTER TABLE replica_source DROP COLUMN list_uid; ALTER TABLE feed DROP COLUMN fingerprint;
+                ALTER TABLE replica_source DROP COLUMN list_uid; ALTER TABLE feed DROP COLUMN fingerprint; ALTER TABLE feed DROP COLUMN list_uid;
                 ALTER TABLE replica_set DROP COLUMN cursor;
                 DELETE FROM schema_migration WHERE version > 8; PRAGMA user_version = 8;
                 """)

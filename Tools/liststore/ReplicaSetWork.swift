@@ -69,7 +69,9 @@ enum ReplicaSetWork {
         }
         var text = "\(Output.printable(pattern)): "
         if let position {
-            text += "at position \(position.position) of store \(position.store.uuid) (epoch \(position.store.epoch)), \(StageSummary.plural(statuses.count, "list"))\n"
+            // A server seals the cursors it gives users: their position only it reads.
+            let place = position.place.hasPrefix("s") ? "at a sealed cursor" : "at position \(position.position)"
+            text += "\(place) of store \(position.store.uuid) (epoch \(position.store.epoch)), \(StageSummary.plural(statuses.count, "list"))\n"
         } else {
             text += "not pulled yet\n"
         }

@@ -27,8 +27,13 @@ import CEpoll
 ///
 /// With `feed` (set-followers), each follower opens one stream of the store feed with a request of
 /// its own (its lists and its token: `GET /v1/events?lists=…&since=<cursor>` with a bearer token),
-/// and the "version" of an event is its feed position: the number after the last `.` of its `id:`
-/// cursor. Each follower gets only its lists' events; `delivered` counts them all.
+/// and the "version" of an event is its feed position. A user's cursors are sealed (`<uuid>.<epoch>.s…`:
+/// no position in them), so the pool reads the position from a `FeedCommitTable`: it takes the
+/// list and the entry's `version` from the event's `data:` line and looks the pair up; events the
+/// table does not hold (a backlog, a deletion) are passed over. Each follower keeps the cursor text
+/// of the last `id:` line it read (a keep-alive's too) and sends it back as it was, as `since`, when
+/// it opens its stream again (the first request carries the starting cursor, or no `since`). Each
+/// follower gets only its lists' events; `delivered` counts them all.
 ///
 /// Two times: `arrivals` holds when each answer (or event) was complete **at the follower's socket**,
 /// which the kernel notes as the data arrives (`SO_TIMESTAMPNS` on Linux: the arrival of the last
@@ -84,6 +89,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
         var lastVersion: Int
         /// An event stream whose answer head was read: what follows are events.
         var streaming = false
+        /// With `feed`: the cursor to send as `since` (the last `id:` line's text; empty: none).
+        var cursor: [UInt8] = []
     }
 
     let count: Int
@@ -104,8 +111,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
 
     private let requestPrefix: [UInt8]
     private let requestSuffix: [UInt8]
-    /// With `feed`: each follower's request before and after its `since` position.
+    /// With `feed`: each follower's request before and after its `&since=<cursor>`.
     private let feedRequests: [(prefix: [UInt8], suffix: [UInt8])]?
+    /// With `feed`: the feed position of each commit whose arrival counts, by list and version.
+    private let feedCommits: FeedCommitTable?
     private var deliveredCount = 0
     private var followers: [Follower]
     /// Each follower's socket and what it waits for (`fd` -1 when it has none).
@@ -147,13 +156,25 @@ final class HTTPFollowerPool: @unchecked Sendable {
             requestSuffix = Array("&limit=100&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n".utf8)
         }
         feedRequests = nil
+        feedCommits = nil
         followers = [Follower](repeating: Follower(lastVersion: since), count: count)
         pollfds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: count)
     }
 
-    /// Followers of the store feed: follower f sends `requests[f].prefix`, its last position, then
-    /// `requests[f].suffix` (the cursor's text up to its position goes in the prefix).
-    init(port: Int, feedRequests requests: [(prefix: String, suffix: String)], since: Int, firstVersion: Int, lastVersion: Int) {
+    /// Followers of the store feed: follower f sends `requests[f].prefix` (the request line up to
+    /// its query, `GET /v1/events?lists=…`), `&since=` and its cursor when it has one, then
+    /// `requests[f].suffix`.
+    /// - Parameters:
+    ///   - cursor: the cursor every follower starts from, as the server gave it (nil: no `since`,
+    ///     from the oldest event the store retains).
+    ///   - since: the feed position `cursor` stands at (the events up to it are not recorded).
+    ///   - commits: the feed position of each commit, by its list and version; the events of a
+    ///     follower's stream that it does not hold are passed over.
+    ///   - firstVersion, lastVersion: the feed positions whose arrivals are recorded.
+    init(
+        port: Int, feedRequests requests: [(prefix: String, suffix: String)], cursor: String?, since: Int, commits: FeedCommitTable,
+        firstVersion: Int, lastVersion: Int
+    ) {
         count = requests.count
         self.port = port
         events = true
@@ -164,7 +185,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
         requestPrefix = []
         requestSuffix = []
         feedRequests = requests.map { (Array($0.prefix.utf8), Array($0.suffix.utf8)) }
-        followers = [Follower](repeating: Follower(lastVersion: since), count: requests.count)
+        feedCommits = commits
+        var start = Follower(lastVersion: since)
+        start.cursor = Array((cursor ?? "").utf8)
+        followers = [Follower](repeating: start, count: requests.count)
         pollfds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: requests.count)
     }
 
@@ -379,7 +403,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// An event stream's bytes so far: its answer head first (nil once it is read and says 200; the
     /// status otherwise, 0 for a head that does not parse), then every complete line, taking the
     /// version of each `id:` line (chunk sizes and other lines are skipped; `data:` holds JSON on
-    /// one line).
+    /// one line). With `feed`: the feed position of each `data:` line's commit (`feedCommits`), and
+    /// the last `id:` line's cursor as the follower's.
     private func readEvents(_ f: Int, at time: Time) -> Int? {
         if !followers[f].streaming {
             let input = followers[f].input
@@ -395,18 +420,35 @@ final class HTTPFollowerPool: @unchecked Sendable {
             followers[f].streaming = true
         }
         guard let last = followers[f].input.lastIndex(of: UInt8(ascii: "\n")) else { return nil }
-        let prefix = Array("id: ".utf8)
+        let (idPrefix, dataPrefix) = (Self.idPrefix, Self.dataPrefix)
         var start = 0
         var versions: [Int] = []
+        // With `feed`: where the last `id:` line's cursor is in the input.
+        var cursor: Range<Int>?
         followers[f].input.withUnsafeBufferPointer { bytes in
             for i in 0...last where bytes[i] == UInt8(ascii: "\n") {
                 let line = bytes[start..<i]
                 start = i + 1
-                guard line.starts(with: prefix) else { continue }
+                if let commits = feedCommits {
+                    // A user's cursor is sealed: it is kept as it is, and the data tells the commit.
+                    if line.starts(with: idPrefix) {
+                        let from = line.startIndex + idPrefix.count
+                        var end = from
+                        while end < line.endIndex, Self.isCursorByte(line[end]) { end += 1 }
+                        cursor = from..<end
+                    } else if line.starts(with: dataPrefix) {
+                        let data = UnsafeBufferPointer(rebasing: line.dropFirst(dataPrefix.count))
+                        if let commit = Self.feedEventCommit(in: data),
+                            let position = commits.position(list: UnsafeBufferPointer(rebasing: data[commit.list]), version: commit.version)
+                        {
+                            versions.append(position)
+                        }
+                    }
+                    continue
+                }
+                guard line.starts(with: idPrefix) else { continue }
                 var value = 0, digits = 0
-                // A feed cursor's position is after its last dot.
-                let number = feedRequests == nil ? line.dropFirst(prefix.count) : line[((line.lastIndex(of: UInt8(ascii: ".")) ?? line.startIndex) + 1)...]
-                for byte in number {
+                for byte in line.dropFirst(idPrefix.count) {
                     guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
                     value = value * 10 + Int(byte - UInt8(ascii: "0"))
                     digits += 1
@@ -415,6 +457,15 @@ final class HTTPFollowerPool: @unchecked Sendable {
             }
         }
         for version in versions { deliver(f, version: version, at: time) }
+        if let cursor, !cursor.isEmpty {
+            // Into the follower's buffer (no allocation once it holds a cursor); the slice ends
+            // here, before the input is cut.
+            do {
+                let text = followers[f].input[cursor]
+                followers[f].cursor.removeAll(keepingCapacity: true)
+                followers[f].cursor.append(contentsOf: text)
+            }
+        }
         followers[f].input.removeSubrange(0...last)
         followers[f].since = followers[f].lastVersion
         return nil
@@ -467,15 +518,22 @@ final class HTTPFollowerPool: @unchecked Sendable {
         return nil
     }
 
-    /// Queues the next long poll (from the follower's last version) and sends what it can of it;
-    /// returns what failed, or nil.
+    /// Queues the next long poll (from the follower's last version), or opens its stream again
+    /// (with `feed`: from its last cursor), and sends what it can of it; returns what failed, or nil.
     private func request(_ f: Int) -> String? {
         followers[f].since = followers[f].lastVersion
         let (prefix, suffix) = feedRequests?[f] ?? (requestPrefix, requestSuffix)
         // Written into the follower's buffer: this runs for every answer.
         followers[f].out.removeAll(keepingCapacity: true)
         followers[f].out.append(contentsOf: prefix)
-        followers[f].out.append(contentsOf: String(followers[f].lastVersion).utf8)
+        if feedRequests == nil {
+            followers[f].out.append(contentsOf: String(followers[f].lastVersion).utf8)
+        } else if !followers[f].cursor.isEmpty {
+            // The cursor the server gave last, as it was (a user's is sealed: no position in it).
+            followers[f].out.append(contentsOf: Self.sinceParameter)
+            let cursor = followers[f].cursor
+            followers[f].out.append(contentsOf: cursor)
+        }
         followers[f].out.append(contentsOf: suffix)
         followers[f].sent = 0
         return sendRequest(f)
@@ -648,6 +706,76 @@ final class HTTPFollowerPool: @unchecked Sendable {
     private static func contains(_ bytes: [UInt8], _ token: StaticString) -> Bool {
         let utf8 = Array(UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount))
         return bytes.indices.contains { bytes[$0...].starts(with: utf8) }
+    }
+
+    private static let idPrefix = Array("id: ".utf8)
+    private static let dataPrefix = Array("data: ".utf8)
+    private static let sinceParameter = Array("&since=".utf8)
+
+    /// Whether `byte` may be in a feed cursor (`<uuid>.<epoch>.<place>`: hex digits, dashes, dots,
+    /// base64url).
+    private static func isCursorByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            true
+        default: false
+        }
+    }
+
+    /// The list (where its name is in `data`, between its quotes, as written) and the entry's
+    /// `version` of one event of the store feed, `{"entry":{…,"version":V},"list":"…",…}`: a scan
+    /// that follows strings and nesting, so that only the top-level `list` and the `version` of the
+    /// object one level in (the entry; not `parentVersion`, nor anything inside `stages`) are
+    /// taken. nil for a deletion (`{"deleted":true,"list":…}`: no entry) or anything else.
+    static func feedEventCommit(in data: UnsafeBufferPointer<UInt8>) -> (list: Range<Int>, version: Int)? {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), colon = UInt8(ascii: ":")
+        var list: Range<Int>?
+        var version: Int?
+        var depth = 0
+        var i = data.startIndex
+        // Depth 1 is the event, 2 its entry.
+        while i < data.endIndex {
+            switch data[i] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                i += 1
+            case quote:
+                var end = i + 1
+                while end < data.endIndex && data[end] != quote {
+                    end += data[end] == backslash ? 2 : 1
+                }
+                guard end + 1 < data.endIndex else { return nil }
+                let isKey = data[end + 1] == colon
+                if isKey, depth == 1, data[(i + 1)..<end].elementsEqual("list".utf8), end + 2 < data.endIndex, data[end + 2] == quote {
+                    var close = end + 3
+                    while close < data.endIndex && data[close] != quote {
+                        close += data[close] == backslash ? 2 : 1
+                    }
+                    guard close < data.endIndex else { return nil }
+                    list = (end + 3)..<close
+                    i = close + 1
+                } else if isKey, depth == 2, data[(i + 1)..<end].elementsEqual("version".utf8) {
+                    var j = end + 2, value = 0, digits = 0
+                    while j < data.endIndex, data[j] >= UInt8(ascii: "0"), data[j] <= UInt8(ascii: "9") {
+                        value = value * 10 + Int(data[j] - UInt8(ascii: "0"))
+                        digits += 1
+                        j += 1
+                    }
+                    if digits > 0 { version = value }
+                    i = j
+                } else {
+                    i = end + 1
+                }
+            default:
+                i += 1
+            }
+        }
+        guard let list, let version else { return nil }
+        return (list, version)
     }
 
     /// The `version` members of the objects of the top-level `commits` array of a journal document:

@@ -15,15 +15,34 @@ import ListStore
 /// each user `users/{sub}/**`. Commits land on random lists; how long after a commit returns does
 /// the one follower whose list it is have it?
 ///
-/// The scenario process creates the store (one small commit per list), raises its open-file limit
-/// as http-followers does, starts the server (this executable again, with a hidden flag and the
-/// access file), and opens the followers (`HTTPFollowerPool` in feed mode: raw sockets, one thread
-/// with epoll), each from the feed's position after the lists were made. Once every follower's
+/// The scenario process creates the store (one small commit per list: each list is at version 1),
+/// raises its open-file limit as http-followers does, starts the server (this executable again,
+/// with a hidden flag and the access file), and opens the followers (`HTTPFollowerPool` in feed
+/// mode: raw sockets, one thread with epoll), each from the head of the feed. Once every follower's
 /// stream is open and waiting, one untimed warm-up commit; then `commitCount` commits,
 /// `spacingMs` apart, each to a random list of a random user, timed as each `commit` returns.
 /// latency = the owner's arrival (at its socket: `HTTPFollowerPool`'s "Two times") − commit
 /// return; every commit must reach its owner and no one else (`missingDeliveries` 0,
 /// `deliveries` = commits).
+///
+/// The server seals the cursors it gives users (`<uuid>.<epoch>.s…`) and refuses a user's plain
+/// one, so the followers neither make their cursors nor read positions from them:
+/// - where they start: before the pool starts, user 0 polls `GET /v1/changes?lists=users%2Fu0%2F%2A%2A&limit=100`
+///   (then with `since`, while `hasMore`) up to the head, and every follower's stream starts
+///   with that sealed head cursor as `since` (a sealed cursor is bound to the store, uuid and epoch,
+///   not to its user). Neither a stream without `since` nor a head poll of each user: both make
+///   the server read the whole feed (100,000 events) for each of the 10,000 users, 10⁹ events
+///   read before anything is measured. A follower that opens its stream again sends the cursor of
+///   the last `id:` line it read.
+/// - which commit arrived: the scenario draws each side's commits before its followers start, and
+///   knows the version each will give its list (versions count up from 1; each commit's result is
+///   checked against it); a `FeedCommitTable` maps (list, version) to the commit's feed position
+///   (the warm-up's is the head's + 1, commit c's the warm-up's + 1 + c), and the pool reads the
+///   list and the entry's version of each event's `data:` line. Other events (the lists'
+///   first commits, were a stream to start earlier) are passed over.
+///
+/// `LISTSTORE_BENCH_SET_USERS` (an integer ≥ 1) sets the number of users instead of 10,000, for a
+/// smaller run (the name and the target stay).
 ///
 /// - ours: 10,000 set followers;
 /// - the baseline, measured first in the same run: the same server and writer with 1 set follower,
@@ -36,7 +55,7 @@ struct SetFollowersScenario {
     static let name = "set-followers-10k"
     static let baselineName = "the same server and writer with 1 set follower"
     static let target = Target(minRatio: nil, maxOursMs: 250)
-    static let users = 10_000
+    static let users = ProcessInfo.processInfo.environment["LISTSTORE_BENCH_SET_USERS"].flatMap { Int($0) }.map { max(1, $0) } ?? 10_000
     static let listsPerUser = 10
     static let commitCount = 200
     static let spacingMs = 25
@@ -46,7 +65,7 @@ struct SetFollowersScenario {
     static var scenario: Scenario {
         Scenario(
             name: name,
-            summary: "commit to one of 100,000 lists → delivered to its owner among \(users) users following their 10 lists over one event stream each (p99) vs \(baselineName)",
+            summary: "commit to one of \(users * listsPerUser) lists → delivered to its owner among \(users) users following their 10 lists over one event stream each (p99) vs \(baselineName)",
             target: target
         ) { () throws(ScenarioFailure) in try SetFollowersScenario().run() }
     }
@@ -87,6 +106,8 @@ struct SetFollowersScenario {
         var head = try store.feed(after: nil, limit: 20_000, including: { _ in false })
         while head.hasMore { head = try store.feed(after: head.position, limit: 20_000, including: { _ in false }) }
         var position = head.position
+        // Each list's version (its first commit made it 1), as the commits made it.
+        var versions = [Int](repeating: 1, count: Self.users * Self.listsPerUser)
 
         let key = P256.Signing.PrivateKey()
         let accessPath = directory.file("access.json")
@@ -99,14 +120,36 @@ struct SetFollowersScenario {
         var failures: [String] = []
         for followers in [1, Self.users] {
             let who = followers == 1 ? "baseline (1 set follower)" : "ours (\(followers) set followers)"
-            let server = try HTTPFollowersScenario.ServerProcess(arguments: [Self.serveFlag, path, accessPath])
             let warmUp = position + 1
             let (first, last) = (warmUp + 1, warmUp + Self.commitCount)
+            // This side's commits (the warm-up's list, then `targets`), drawn before the followers
+            // start, with the version each will give its list and its feed position.
+            var next = versions
+            next[0] += 1
+            var planned = [(list: Self.list(user: 0, 0), version: next[0], position: warmUp)]
+            var targets: [(user: Int, k: Int, version: Int)] = []
+            for c in 0..<Self.commitCount {
+                let user = Int(random.next() % UInt64(followers))
+                let k = Int(random.next() % UInt64(Self.listsPerUser))
+                next[user * Self.listsPerUser + k] += 1
+                targets.append((user, k, next[user * Self.listsPerUser + k]))
+                planned.append((Self.list(user: user, k), next[user * Self.listsPerUser + k], first + c))
+            }
+            let server = try HTTPFollowersScenario.ServerProcess(arguments: [Self.serveFlag, path, accessPath])
             let requests = (0..<followers).map { user in
-                (prefix: "GET /v1/events?lists=users%2Fu\(user)%2F%2A%2A&since=\(identity.uuid).\(identity.epoch).",
+                (prefix: "GET /v1/events?lists=users%2Fu\(user)%2F%2A%2A",
                  suffix: " HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(tokens[user])\r\n\r\n")
             }
-            let pool = HTTPFollowerPool(port: server.port, feedRequests: requests, since: position, firstVersion: first, lastVersion: last)
+            let cursor: String
+            do {
+                cursor = try Self.headCursor(port: server.port, token: tokens[0], store: identity)
+            } catch {
+                _ = server.stop(timeout: .seconds(30))
+                throw error
+            }
+            let pool = HTTPFollowerPool(
+                port: server.port, feedRequests: requests, cursor: cursor, since: position, commits: FeedCommitTable(planned),
+                firstVersion: first, lastVersion: last)
             let thread = Thread { pool.run() }
             thread.name = "set-followers"
             thread.start()
@@ -115,19 +158,27 @@ struct SetFollowersScenario {
             let measured = Result { () throws -> Void in
                 try HTTPFollowersScenario.waitFor("every follower waiting", pool, timeoutSeconds: 180, scenario: Self.name) { $0.waitingSince >= position }
                 // The warm-up: to the first follower's list.
-                try store.commit([ListSection(model: model, elements: [ListItem(id: "e0", json: -1)])], to: Self.list(user: 0, 0))
+                let warm = try store.commit([ListSection(model: model, elements: [ListItem(id: "e0", json: -1)])], to: Self.list(user: 0, 0))
+                versions[0] = warm.version
                 position += 1
+                guard warm.version == planned[0].version else {
+                    throw log.failure("the warm-up commit made \(Self.list(user: 0, 0)) version \(warm.version), not \(planned[0].version)")
+                }
                 try HTTPFollowersScenario.waitFor("the warm-up commit", pool, timeoutSeconds: 60, scenario: Self.name) { $0.latest >= warmUp }
                 log.progress("\(who): every stream open; \(Self.commitCount) commits, \(Self.spacingMs) ms apart")
                 var at = MonotonicClock.nanoseconds() + 200_000_000
-                for c in 0..<Self.commitCount {
-                    let user = Int(random.next() % UInt64(followers))
-                    let k = Int(random.next() % UInt64(Self.listsPerUser))
+                for (c, (user, k, version)) in targets.enumerated() {
                     MonotonicClock.sleep(until: at)
-                    try store.commit([ListSection(model: model, elements: [ListItem(id: "e0", json: .init(integerLiteral: c + 1))])], to: Self.list(user: user, k))
+                    let result = try store.commit(
+                        [ListSection(model: model, elements: [ListItem(id: "e0", json: .init(integerLiteral: c + 1))])], to: Self.list(user: user, k))
                     returnedAt.append(MonotonicClock.nanoseconds())
                     owners.append(user)
+                    versions[user * Self.listsPerUser + k] = result.version
                     position += 1
+                    // The pool tells the commit by the version the table has for it.
+                    guard result.version == version else {
+                        throw log.failure("commit \(c) made \(Self.list(user: user, k)) version \(result.version), not \(version)")
+                    }
                     at += Int64(Self.spacingMs) * 1_000_000
                 }
                 try HTTPFollowersScenario.waitFor("every commit at its owner", pool, timeoutSeconds: 60, scenario: Self.name) { $0.delivered >= Self.commitCount }
@@ -174,6 +225,32 @@ struct SetFollowersScenario {
             scenario: Self.name, oursMs: LiveDeliveryScenario.percentile(ours.latencies, 99), baseline: Self.baselineName,
             baselineMs: LiveDeliveryScenario.percentile(baseline.latencies, 99), target: Self.target, details: details,
             oursRuns: "p99 of \(ours.latencies.count)", baselineRuns: "p99 of \(baseline.latencies.count)", failures: failures)
+    }
+
+    /// A sealed cursor at the head of the store feed, as the server gives the user of `token`
+    /// (user 0): its poll of its lists, `GET /v1/changes?lists=users%2Fu0%2F%2A%2A&limit=100`, then
+    /// with `since` while `hasMore`.
+    /// - Throws: `ScenarioFailure` for an answer other than 200 or one without a cursor of `store`.
+    private static func headCursor(port: Int, token: String, store: StoreIdentity) throws -> String {
+        struct Page: Decodable {
+            var cursor: String
+            var hasMore: Bool
+        }
+        let client = try KeepAliveClient(port: port)
+        var since: String?
+        for _ in 0..<100_000 {
+            let path = "/v1/changes?lists=users%2Fu0%2F%2A%2A&limit=100" + (since.map { "&since=\($0)" } ?? "")
+            let (status, body) = try client.getBody(path, bearer: token)
+            guard status == 200, let page = try? JSONDecoder().decode(Page.self, from: Data(body)),
+                page.cursor.hasPrefix("\(store.uuid).\(store.epoch).")
+            else {
+                throw ScenarioFailure(
+                    scenario: name, message: "the head cursor: status \(status): \(String(decoding: body.prefix(200), as: UTF8.self))")
+            }
+            if !page.hasMore { return page.cursor }
+            since = page.cursor
+        }
+        throw ScenarioFailure(scenario: name, message: "the head cursor: no end of the feed after 100,000 pages")
     }
 
     /// The public half of `key` as a JWK.
