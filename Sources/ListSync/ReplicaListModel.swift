@@ -469,7 +469,11 @@ public final class ReplicaListModel {
             return unchanged
         }
         let status = try store.replicaStatus(of: list)
-        if head.version == version { return _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: status) }
+        // The same version of the same list (a replica replaced by one of a list made anew under
+        // its name numbers its versions from 1 again: its digest tells them apart).
+        if head.version == version, ListDigest.of(base) == head.digest {
+            return _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: status)
+        }
         if head.version > version, head.version - version <= journalEntryLimit,
             let replayed = try? replay(store, list, from: version, base, through: head.version)
         {

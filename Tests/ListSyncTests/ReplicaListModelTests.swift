@@ -236,6 +236,23 @@ import Testing
     }
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    /// A replica replaced by one of a list made anew under its name numbers its versions from 1
+    /// again: a model at the same version number still shows the new list, with the change.
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    @Test func aModelOfAReplacedListShowsTheNewOne() async throws {
+        let directory = try TemporaryDirectory()
+        let (source, model) = try await setUp(directory, [("s", ["a", "b"])])
+        #expect(model.version == 1)
+        try await source.deleteList("l")
+        try await source.commit(sections([("t", ["x"])]), to: "l")
+        let recorder = TransitionRecorder(model)
+        let synced = await model.sync()
+        #expect(synced?.pull.reason == .listReplaced)
+        #expect(layout(model.sections) == [["t", "x"]] && model.version == 1)
+        let transitions = try await recorder.first(1)
+        #expect(transitions.first?.changeset == ListChangeset(source: sections([("s", ["a", "b"])]), target: sections([("t", ["x"])])))
+    }
+
     @Test func refreshPublishesCommitsMadeElsewhereByTheJournalOrByOneDiff() async throws {
         let directory = try TemporaryDirectory()
         let (source, model) = try await setUp(directory, [("s", ["a", "b"])])
