@@ -136,6 +136,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             // The HTTP API's OpenAPI 3.1 document, served at /v1/openapi.json.
             resources: [.embedInCode("openapi.json")]

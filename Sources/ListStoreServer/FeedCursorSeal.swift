@@ -1,4 +1,5 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import ListStoreCore
 import ListStoreWire
@@ -6,9 +7,12 @@ import ListStoreWire
 /// Seals and opens the store feed cursors a server gives users, so that a cursor says nothing of
 /// the lists its user cannot read: a sealed cursor's place (`FeedCursor.place`, `s…`) is the
 /// position and fingerprint of the feed's event it stands at, encrypted and authenticated with
-/// AES-GCM under a key derived from the store's secret (made with the store, so that every server
-/// of one store opens every other's), bound to the store's uuid and epoch. Each sealing draws a new
-/// nonce: two cursors at the same place look unrelated, and neither tells how far the feed moved.
+/// AES-GCM-SIV (swift-crypto's) under a key derived from the store's secret (made with the store, so
+/// that every server of one store opens every other's), bound to the store's uuid and epoch. Each
+/// sealing draws a new random nonce: two cursors at the same place look unrelated, and neither tells
+/// how far the feed moved. SIV because a server seals once per event per user stream, for as long
+/// as the store lives: with plain GCM, two seals that drew the same nonce would give the key away;
+/// with SIV, they only tell that two cursors are at the same place.
 ///
 /// The service token, which reads every list, gets cursors that are not sealed (`<position>` or
 /// `<position>-<fingerprint>`); a user's plain cursor is refused, so that no one learns the feed's
@@ -32,8 +36,8 @@ struct FeedCursorSeal: Sendable {
             withUnsafeBytes(of: value.bigEndian) { plaintext.append(contentsOf: $0) }
         }
         // Sealing with a fresh random nonce cannot fail for a 32-byte key.
-        let box = try! AES.GCM.seal(plaintext, using: key, authenticating: Self.binding(store))
-        return FeedCursor(store: store, place: "s" + Self.base64URL(Array(box.combined!)))
+        let box = try! AES.GCM._SIV.seal(plaintext, using: key, nonce: AES.GCM._SIV.Nonce(), authenticating: Self.binding(store))
+        return FeedCursor(store: store, place: "s" + Self.base64URL(Array(box.combined)))
     }
 
     /// The position and fingerprint `cursor` stands at: a sealed cursor this store's servers
@@ -48,8 +52,8 @@ struct FeedCursorSeal: Sendable {
             return point
         }
         guard let bytes = Self.bytes(base64URL: cursor.place.dropFirst()), bytes.count == 12 + 16 + 16,
-            let box = try? AES.GCM.SealedBox(combined: bytes),
-            let plaintext = try? AES.GCM.open(box, using: key, authenticating: Self.binding(cursor.store)), plaintext.count == 16
+            let box = try? AES.GCM._SIV.SealedBox(combined: bytes),
+            let plaintext = try? AES.GCM._SIV.open(box, using: key, authenticating: Self.binding(cursor.store)), plaintext.count == 16
         else { throw Self.refused }
         let values = stride(from: 0, to: 16, by: 8).map { offset in
             plaintext[offset..<offset + 8].reduce(Int64(0)) { $0 << 8 | Int64($1) }
