@@ -154,15 +154,6 @@ final class KeepAliveClient {
 
     /// Sends `GET path` with the bearer token and reads the whole answer; its status.
     func get(_ path: String, bearer: String) throws -> Int {
-        try answer(path, bearer: bearer, keepingBody: false).status
-    }
-
-    /// Sends `GET path` with the bearer token and reads the whole answer; its status and body.
-    func getBody(_ path: String, bearer: String) throws -> (status: Int, body: [UInt8]) {
-        try answer(path, bearer: bearer, keepingBody: true)
-    }
-
-    private func answer(_ path: String, bearer: String, keepingBody: Bool) throws -> (status: Int, body: [UInt8]) {
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(bearer)\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
             throw ScenarioFailure(scenario: "http", message: "the server closed the connection")
@@ -178,9 +169,8 @@ final class KeepAliveClient {
         let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
         while buffer.count < headEnd! + 4 + length { try receive() }
-        let body = keepingBody ? Array(buffer[(headEnd! + 4)..<(headEnd! + 4 + length)]) : []
         buffer.removeFirst(headEnd! + 4 + length)
-        return (status, body)
+        return status
     }
 
     private func receive() throws {

@@ -714,7 +714,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
 
     /// Whether `byte` may be in a feed cursor (`<uuid>.<epoch>.<place>`: hex digits, dashes, dots,
     /// base64url).
-    private static func isCursorByte(_ byte: UInt8) -> Bool {
+    static func isCursorByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):

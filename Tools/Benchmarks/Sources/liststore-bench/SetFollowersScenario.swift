@@ -27,13 +27,15 @@ import ListStore
 ///
 /// The server seals the cursors it gives users (`<uuid>.<epoch>.s…`) and refuses a user's plain
 /// one, so the followers neither make their cursors nor read positions from them:
-/// - where they start: before the pool starts, user 0 polls `GET /v1/changes?lists=users%2Fu0%2F%2A%2A&limit=100`
-///   (then with `since`, while `hasMore`) up to the head, and every follower's stream starts
-///   with that sealed head cursor as `since` (a sealed cursor is bound to the store, uuid and epoch,
-///   not to its user). Neither a stream without `since` nor a head poll of each user: both make
-///   the server read the whole feed (100,000 events) for each of the 10,000 users, 10⁹ events
-///   read before anything is measured. A follower that opens its stream again sends the cursor of
-///   the last `id:` line it read.
+/// - where they start: before the pool starts, user 0 opens a stream without `since`, which reads
+///   the feed from its start, and keeps the cursor of its first keep-alive (written at the head,
+///   after the keep-alive interval, 15 s, of silence; the setup is that much longer); every
+///   follower's stream starts with that sealed head cursor as `since` (a sealed cursor is bound to
+///   the store, its uuid and epoch, not to its user). Neither a stream without `since` for each
+///   user nor a head poll of each user: both make the server read the whole feed (100,000 events)
+///   for each of the 10,000 users, 10⁹ events read before anything is measured; and a user's poll
+///   does not tell whether its cursor is at the head. A follower that opens its stream again sends
+///   the cursor of the last `id:` line it read.
 /// - which commit arrived: the scenario draws each side's commits before its followers start, and
 ///   knows the version each will give its list (versions count up from 1; each commit's result is
 ///   checked against it); a `FeedCommitTable` maps (list, version) to the commit's feed position
@@ -227,30 +229,54 @@ struct SetFollowersScenario {
             oursRuns: "p99 of \(ours.latencies.count)", baselineRuns: "p99 of \(baseline.latencies.count)", failures: failures)
     }
 
-    /// A sealed cursor at the head of the store feed, as the server gives the user of `token`
-    /// (user 0): its poll of its lists, `GET /v1/changes?lists=users%2Fu0%2F%2A%2A&limit=100`, then
-    /// with `since` while `hasMore`.
-    /// - Throws: `ScenarioFailure` for an answer other than 200 or one without a cursor of `store`.
-    private static func headCursor(port: Int, token: String, store: StoreIdentity) throws -> String {
-        struct Page: Decodable {
-            var cursor: String
-            var hasMore: Bool
-        }
-        let client = try KeepAliveClient(port: port)
-        var since: String?
-        for _ in 0..<100_000 {
-            let path = "/v1/changes?lists=users%2Fu0%2F%2A%2A&limit=100" + (since.map { "&since=\($0)" } ?? "")
-            let (status, body) = try client.getBody(path, bearer: token)
-            guard status == 200, let page = try? JSONDecoder().decode(Page.self, from: Data(body)),
-                page.cursor.hasPrefix("\(store.uuid).\(store.epoch).")
-            else {
-                throw ScenarioFailure(
-                    scenario: name, message: "the head cursor: status \(status): \(String(decoding: body.prefix(200), as: UTF8.self))")
+    /// A sealed cursor at the head of the store feed, as the server gives the user of `token` (user
+    /// 0): the `id:` of the first keep-alive of its stream `GET /v1/events?lists=users%2Fu0%2F%2A%2A`
+    /// (no `since`), which the server writes once the stream has read the feed to its head and
+    /// nothing came for its keep-alive interval (15 s). A user's `GET /v1/changes` answers would not
+    /// do: they do not tell whether their cursor is at the head (a poll reads past at most 32 pages
+    /// of other lists' events, and says `hasMore` only for a full page).
+    /// - Throws: `ScenarioFailure` for an answer other than 200, a stream that ends, a cursor not of
+    ///   `store`, or no keep-alive within `timeoutSeconds`.
+    private static func headCursor(port: Int, token: String, store: StoreIdentity, timeoutSeconds: Int64 = 300) throws -> String {
+        func failure(_ message: String) -> ScenarioFailure { ScenarioFailure(scenario: name, message: "the head cursor: " + message) }
+        guard let fd = KeepAliveClient.connectLoopback(port: port) else { throw failure("cannot connect to port \(port)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = Array(
+            ("GET /v1/events?lists=users%2Fu0%2F%2A%2A HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
+                + "Authorization: Bearer \(token)\r\n\r\n").utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { throw failure("cannot send") }
+        let marker = Array(": keep-alive\nid: ".utf8)
+        var input = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        // Where the marker was not found yet.
+        var searched = 0
+        let deadline = MonotonicClock.nanoseconds() + timeoutSeconds * 1_000_000_000
+        while MonotonicClock.nanoseconds() < deadline {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+            guard count > 0 else { throw failure("the stream ended: \(String(decoding: input.prefix(300), as: UTF8.self).debugDescription)") }
+            input += chunk[0..<count]
+            if input.count >= 12, !input.starts(with: "HTTP/1.1 200".utf8) {
+                throw failure("the answer was \(String(decoding: input.prefix(300), as: UTF8.self).debugDescription)")
             }
-            if !page.hasMore { return page.cursor }
-            since = page.cursor
+            while searched + marker.count <= input.count {
+                guard input[searched..<(searched + marker.count)].elementsEqual(marker) else {
+                    searched += 1
+                    continue
+                }
+                let from = searched + marker.count
+                var end = from
+                while end < input.count, HTTPFollowerPool.isCursorByte(input[end]) { end += 1 }
+                // The line must be complete.
+                guard end < input.count else { break }
+                let cursor = String(decoding: input[from..<end], as: UTF8.self)
+                guard cursor.hasPrefix("\(store.uuid).\(store.epoch).") else { throw failure("not a cursor of the store: \(cursor)") }
+                return cursor
+            }
         }
-        throw ScenarioFailure(scenario: name, message: "the head cursor: no end of the feed after 100,000 pages")
+        throw failure("no keep-alive within \(timeoutSeconds) s")
     }
 
     /// The public half of `key` as a JWK.
