@@ -286,6 +286,23 @@ public struct AccessToken: Sendable, Hashable {
         self.claims = claims
         self.expiresAt = expiresAt
     }
+
+    /// The longest a token is taken to last: its `exp` may be any number (1e21, the largest
+    /// double, one that reads as infinity), and the waits it bounds are durations and instants of
+    /// a clock, which cannot hold such numbers.
+    static let longestLifetime = Duration.seconds(100 * 365 * 86_400)
+
+    /// How long the token is still accepted after `now`: zero once it expired, and at most
+    /// `longestLifetime` however far its expiry. The one place a long poll's or an event stream's
+    /// end is computed from the token (the route's and those taken beneath Hummingbird).
+    /// - Complexity: O(1).
+    func lifetime(after now: Date = Date()) -> Duration {
+        let seconds = expiresAt.timeIntervalSince(now)
+        // Not a number, or not later than now: nothing left.
+        guard seconds > 0 else { return .zero }
+        let longest = Double(Self.longestLifetime.components.seconds)
+        return seconds < longest ? .seconds(seconds) : Self.longestLifetime
+    }
 }
 
 /// Why a token is refused: answered 401 with `WWW-Authenticate: Bearer error="invalid_token"`. The

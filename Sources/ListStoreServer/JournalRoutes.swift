@@ -135,9 +135,10 @@ struct JournalRoutes: Sendable {
         }
     }
 
-    /// How long the request's user token is still accepted (`nil` for the service token).
+    /// How long the request's user token is still accepted (`nil` for the service token), at most
+    /// `AccessToken.longestLifetime` (see `AccessToken.lifetime(after:)`).
     static func lifetime(of context: ServerRequestContext) -> Duration? {
-        userToken(context).map { .seconds(max(0, $0.expiresAt.timeIntervalSinceNow)) }
+        userToken(context).map { $0.lifetime() }
     }
 
     /// The user's token of a request (`nil` for the service token).

@@ -246,7 +246,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         // A user's long poll ends when its token does: the client asks again with a fresh one.
         var wait = Duration.seconds(query.wait)
-        if case .user(let token) = identity { wait = min(wait, .seconds(max(0, token.expiresAt.timeIntervalSinceNow))) }
+        if case .user(let token) = identity { wait = min(wait, token.lifetime()) }
         return (query.page(of: list), .now + wait)
     }
 
