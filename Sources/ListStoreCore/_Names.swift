@@ -6,8 +6,9 @@ import Foundation
 /// new list or consumer must also hold no C1 control characters and look like itself alone: it is
 /// in Unicode normalization form C (so "é" as one scalar and "e" + U+0301 cannot name two lists that
 /// print the same), and it holds no invisible formatting characters (bidirectional controls that reorder what is shown, zero-width spaces, the
-/// byte order mark; the zero-width joiner of emoji sequences is allowed). Names stored before these
-/// rules keep working.
+/// byte order mark; the zero-width joiner of emoji sequences is allowed). A new list's name has at
+/// most `ListPattern.maximumNameSegments` (64) segments, the parts between its `/`s, so that
+/// matching it against a pattern costs little. Names stored before these rules keep working.
 ///
 /// Package-visible: ListStorePostgres validates names by the same rules.
 package enum _Names {
@@ -36,6 +37,12 @@ package enum _Names {
     /// Why `name` cannot name a new list or consumer, or `nil`.
     package static func problem(withNew name: String, _ what: String) -> String? {
         if let problem = problem(with: name, what) { return problem }
+        if what == "list" {
+            let segments = name.utf8.count { $0 == UInt8(ascii: "/") } + 1
+            guard segments <= ListPattern.maximumNameSegments else {
+                return "a list name must have at most \(ListPattern.maximumNameSegments) segments (the parts between its '/'), not \(segments)"
+            }
+        }
         guard !name.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) else {
             return "a \(what) name must not contain control characters: \(name.debugDescription)"
         }

@@ -27,7 +27,9 @@ import NIOHTTPTypes
 /// ```
 ///
 /// Complexity: a delivery costs one read of a feed page (at most `pageLimit` events), the framing
-/// of its events, and O(events × followers) checks of which follower takes which event.
+/// of its events, and O(events × followers) checks of which follower takes which event, each a
+/// look-up once the follower met the event's list (`FeedFilter` keeps its answers): one follower's
+/// pattern, however costly within `ListPattern`'s bounds, is matched once per list, not per event.
 final class FeedFanout: Sendable {
     /// Why `follow` returned; the stream's connection has every event of its lists up to `position`.
     enum Wake: Sendable, Equatable {

@@ -10,9 +10,11 @@ import NIOCore
 extension JournalRoutes {
     /// What a feed request asks for: its lists, and where it starts.
     struct FeedQuery: Sendable {
-        /// Whether a list is one the request follows: it matches the pattern and the token may read
-        /// it, under the access rules in force when asked (rules read again apply at once).
-        var includes: @Sendable (String) -> Bool
+        /// The lists the request follows: those the pattern matches that the token may read, under
+        /// the access rules in force when asked (rules read again apply at once).
+        var filter: FeedFilter
+        /// Whether a list is one the request follows (`filter`'s answer).
+        var includes: @Sendable (String) -> Bool { { [filter] in filter.includes($0) } }
         /// The position after which it reads (nil: from the oldest retained).
         var position: Int?
         /// The fingerprint of the event at `position`, as the cursor said (`nil`: not checked).
@@ -71,8 +73,8 @@ extension JournalRoutes {
 
     /// The `lists` pattern and the cursor (`since`, or `lastEventID` when a stream resumes) of a
     /// feed request.
-    /// - Throws: `APIError` 400 for a missing or malformed pattern or cursor, 409 `cursorMismatch`
-    ///   for a cursor of another store or epoch.
+    /// - Throws: `APIError` 400 for a missing or malformed pattern (one beyond `ListPattern`'s
+    ///   bounds among them) or cursor, 409 `cursorMismatch` for a cursor of another store or epoch.
     func feedQuery(_ request: Request, _ context: ServerRequestContext, lastEventID: String? = nil) async throws -> FeedQuery {
         let query = request.uri.queryParameters
         guard let text = query["lists"].map(String.init), !text.isEmpty else {
@@ -100,12 +102,9 @@ extension JournalRoutes {
             // A user's cursors are sealed: one that is not was not this server's to them.
             point = try seal.open(cursor, sealedOnly: token != nil)
         }
-        let includes: @Sendable (String) -> Bool = { list in
-            pattern.matches(list) && (token.map { state.access?.grant(on: list, to: $0) != nil } ?? true)
-        }
         return FeedQuery(
-            includes: includes, position: point?.position, fingerprint: point?.fingerprint, identity: identity, sealed: token != nil,
-            seal: seal)
+            filter: FeedFilter(pattern: pattern, token: token, state: state), position: point?.position, fingerprint: point?.fingerprint,
+            identity: identity, sealed: token != nil, seal: seal)
     }
 
     /// The store feed (`GET /v1/changes`): the commits of the lists `lists` (a pattern) names that

@@ -244,7 +244,7 @@ public struct JournalServer: Sendable {
     /// ```
     /// - Complexity: O(1).
     public func replaceAccess(_ access: AccessConfiguration) {
-        state.access = access
+        state.replaceAccess(access)
     }
 
     /// The store served: a SQLite `Store`, or a `PostgresStore` that other servers share.

@@ -15,13 +15,14 @@ final class ServerState: Sendable {
     private let boundPort = _Locked(Int?.none)
     private let streamedBytes = _Locked(0)
     private let merging = _Locked(0)
-    private let currentAccess: _Locked<AccessConfiguration?>
+    /// The access configuration in force, and how many times it was replaced.
+    private let currentAccess: _Locked<(access: AccessConfiguration?, generation: UInt64)>
     private let cursorSeal = _Locked(FeedCursorSeal?.none)
 
     init(_ configuration: JournalServer.Configuration) {
         connections = ConnectionLimiter(maximum: configuration.effectiveMaxConnections)
         streams = ConnectionLimiter(maximum: configuration.effectiveMaxStreams)
-        currentAccess = _Locked(configuration.access)
+        currentAccess = _Locked((configuration.access, 0))
     }
 
     /// The port the server is bound to, once known.
@@ -55,9 +56,18 @@ final class ServerState: Sendable {
     }
 
     /// The access configuration in force (`nil`: the service token alone); replaced whole when the
-    /// server reads its access file again.
-    var access: AccessConfiguration? {
-        get { currentAccess.withLock { $0 } }
-        set { currentAccess.withLock { $0 = newValue } }
+    /// server reads its access file again (`replaceAccess(_:)`).
+    var access: AccessConfiguration? { currentAccess.withLock { $0.access } }
+
+    /// The access configuration in force and its generation: 0 for the server's configuration, one
+    /// more at each replacement. What was decided under a generation holds until it changes.
+    var accessInForce: (access: AccessConfiguration?, generation: UInt64) { currentAccess.withLock { $0 } }
+
+    /// The generation of the access configuration in force (see `accessInForce`).
+    var accessGeneration: UInt64 { currentAccess.withLock { $0.generation } }
+
+    /// Puts `access` in force, as the next generation.
+    func replaceAccess(_ access: AccessConfiguration?) {
+        currentAccess.withLock { $0 = (access, $0.generation &+ 1) }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import ListDiffTestSupport
-import ListStoreCore
+@testable import ListStoreCore
 import ListStoreServer
 import Testing
 
@@ -106,6 +106,107 @@ import Testing
             let expected = Self.reference(pattern, name, claims)
             #expect(try ListPattern(pattern).matches(name, claims: claims) == expected, "\(pattern) ~ \(name) with \(claims)")
         }
+    }
+
+    /// Random patterns of up to 4 `**` among up to 10 segments against names of up to 12
+    /// segments, built from few letters so that they often nearly match: `ListPattern.matches`
+    /// answers as a naive matcher that tries every way (`naive(_:_:_:)`). A failure names its seed.
+    @Test(arguments: 0..<8) func randomPatternsMatchAsANaiveMatcher(seed: UInt64) throws {
+        var random = SplitMix64(seed: 0x5E6_0000 + seed)
+        let patternSegments = ["a", "b", "ab", "*", "a*", "*b", "a*b", "*a*", "**", "**", "**", "{sub}", "", "b*a*b"]
+        let nameSegments = ["a", "b", "ab", "aab", "ba", "abab", "", "bab", "{sub}"]
+        for round in 0..<2_000 {
+            var segments = (0...Int.random(in: 0...9, using: &random)).map { _ in patternSegments.randomElement(using: &random)! }
+            while segments.filter({ $0 == "**" }).count > 4 { segments.remove(at: segments.firstIndex(of: "**")!) }
+            if segments.isEmpty || segments == [""] { segments = ["**"] }
+            let pattern = segments.joined(separator: "/")
+            let name = (0...Int.random(in: 0...11, using: &random)).map { _ in nameSegments.randomElement(using: &random)! }
+                .joined(separator: "/")
+            let claims = Int.random(in: 0...1, using: &random) == 0 ? ["sub": ["ab"]] : [:]
+            let expected = Self.naive(pattern.components(separatedBy: "/")[...], name.components(separatedBy: "/")[...], claims)
+            #expect(
+                try ListPattern(pattern).matches(name, claims: claims) == expected,
+                "seed \(seed), round \(round): \(pattern) ~ \(name) with \(claims) should be \(expected)")
+        }
+    }
+
+    /// The naive matcher: every way of matching, segment by segment (`**` tries every count), and
+    /// within a segment byte by byte (`*` tries every length).
+    static func naive(_ pattern: ArraySlice<String>, _ name: ArraySlice<String>, _ claims: [String: [String]]) -> Bool {
+        guard let first = pattern.first else { return name.isEmpty }
+        if first == "**" {
+            return (0...name.count).contains { naive(pattern.dropFirst(), name.dropFirst($0), claims) }
+        }
+        guard let segment = name.first else { return false }
+        let matched: Bool
+        if first.hasPrefix("{"), first.hasSuffix("}") {
+            matched = (claims[String(first.dropFirst().dropLast())] ?? []).contains { ListPattern.canStandForASegment($0) && $0 == segment }
+        } else {
+            matched = naiveGlob(Array(first.utf8)[...], Array(segment.utf8)[...])
+        }
+        return matched && naive(pattern.dropFirst(), name.dropFirst(), claims)
+    }
+
+    static func naiveGlob(_ pattern: ArraySlice<UInt8>, _ bytes: ArraySlice<UInt8>) -> Bool {
+        guard let first = pattern.first else { return bytes.isEmpty }
+        if first == UInt8(ascii: "*") {
+            return (0...bytes.count).contains { naiveGlob(pattern.dropFirst(), bytes.dropFirst($0)) }
+        }
+        return bytes.first == first && naiveGlob(pattern.dropFirst(), bytes.dropFirst())
+    }
+
+    /// The worst patterns within the bounds (32 segments, 4 `**`, 1,024 bytes) against the worst
+    /// names within them (64 segments, 1,024 bytes), chosen to nearly match, and random ones:
+    /// matching compares at most (P + 1) × (N + 1) pairs of segments, and looks at no more bytes
+    /// than 5 × (pattern's bytes + P) × (name's bytes + N) (each pair at most once before the first
+    /// `**` and once for each). Steps are counted, not time.
+    @Test func matchingWithinTheBoundsTakesBoundedSteps() throws {
+        let (maxP, maxN) = (ListPattern.maximumSegments, ListPattern.maximumNameSegments)
+        func joined(_ parts: [String]) -> String { parts.joined(separator: "/") }
+        let anyThenA = Array(repeating: ["**", "a"], count: 4).flatMap { $0 }
+        let patterns = [
+            joined(anyThenA + Array(repeating: "a", count: maxP - anyThenA.count - 1) + ["c"]),
+            joined(Array(repeating: "**", count: 4) + Array(repeating: "*", count: maxP - 5) + ["c"]),
+            joined(Array(repeating: ["*", "**"], count: 4).flatMap { $0 } + Array(repeating: "a*", count: maxP - 9) + ["*c"]),
+            joined(["**", "*a*a*a*a*a*a*a*b", "**", "a*a", "**", String(repeating: "a", count: 15), "**", "x"]),
+            "**/*" + String(repeating: "a", count: 500) + "b*/**",
+            "**/" + Array(repeating: "a", count: 250).joined(separator: "*") + "b",
+        ]
+        let names = [
+            "a/aa/a",
+            joined(Array(repeating: "a", count: maxN)),
+            joined(Array(repeating: String(repeating: "a", count: 15), count: maxN)),
+            String(repeating: "a", count: 1024),
+            joined(Array(repeating: "a", count: maxN - 1) + ["b"]),
+        ]
+        var cases = patterns.flatMap { pattern in names.map { (pattern, $0) } }
+        var random = SplitMix64(seed: 0xB0_0DED)
+        let pieces = ["a", "aa", "*", "a*", "*a", "*a*", "**", "b"]
+        for _ in 0..<2_000 {
+            var segments = (0..<Int.random(in: 1...maxP, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+            while segments.filter({ $0 == "**" }).count > ListPattern.maximumAnySegments { segments.remove(at: segments.firstIndex(of: "**")!) }
+            cases.append((joined(segments + ["b"]).suffix(ListPattern.maximumBytes).description, names.randomElement(using: &random)!))
+        }
+        var most = ListPattern.Steps()
+        for (text, name) in cases {
+            guard let pattern = try? ListPattern(text) else { continue }
+            let (p, n) = (text.split(separator: "/", omittingEmptySubsequences: false).count, name.split(separator: "/", omittingEmptySubsequences: false).count)
+            #expect(p <= maxP && n <= maxN && text.utf8.count <= 1024 && name.utf8.count <= 1024)
+            var steps = ListPattern.Steps()
+            let matched = pattern.matches(name, claims: [:], counting: &steps)
+            // The naive matcher tries every way: only for short names.
+            if n <= 4 && name.utf8.count <= 16 {
+                #expect(matched == Self.naive(text.components(separatedBy: "/")[...], name.components(separatedBy: "/")[...], [:]), "\(text) ~ \(name.prefix(40))")
+            }
+            #expect(steps.segments <= (p + 1) * (n + 1), "\(text) ~ \(name.prefix(40)): \(steps.segments) pairs of segments")
+            #expect(steps.bytes <= 5 * (text.utf8.count + p) * (name.utf8.count + n), "\(text) ~ \(name.prefix(40)): \(steps.bytes) bytes")
+            most.segments = max(most.segments, steps.segments)
+            most.bytes = max(most.bytes, steps.bytes)
+        }
+        // At worst some two thousand pairs of segments, and some 260,000 bytes (a piece of 500
+        // bytes sought at each place of a segment of 1,024).
+        #expect(most.segments <= (maxP + 1) * (maxN + 1), "\(most.segments)")
+        #expect(most.bytes <= 300_000, "\(most.bytes)")
     }
 
     /// The reference: `/`-prefixed name against a regular expression of `/`-prefixed segments.

@@ -112,6 +112,55 @@ import Testing
         }
     }
 
+    /// Patterns beyond their bounds (segments, `**`s, bytes) are answered 400 with one error by
+    /// the feed's long poll and its event stream, before anything is read; a new list's name beyond
+    /// its segments is refused (400 `invalidListName`); what is within the bounds is served.
+    @Test func patternsAndNamesBeyondTheirBoundsAnswer400() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(2), to: "l")
+        try await ServerHarness.with(store, token: "service") { server in
+            var server = server
+            server.token = "service"
+            let segments = { (count: Int, last: String) in Array(repeating: "a", count: count - 1).joined(separator: "/") + "/" + last }
+            let tooLong: [(pattern: String, problem: String)] = [
+                (segments(32 + 1, "a"), "segments"),
+                (Array(repeating: "**", count: 4 + 1).joined(separator: "/x/"), "'**'"),
+                (String(repeating: "b", count: 1024 + 1), "bytes"),
+                // The pattern of the report: 2,000 '**' before a segment that matches nothing.
+                (String(repeating: "**/", count: 2000) + "nomatch", "bytes"),
+            ]
+            for (pattern, problem) in tooLong {
+                let encoded = PercentEncoding.encode(pattern)
+                let answer = try await server.request("/v1/changes?lists=\(encoded)")
+                let error = try? WireDocument.decodeError(answer.body)
+                #expect(answer.status == 400 && error?.code == "invalidArgument", "\(pattern.prefix(40)): \(answer.status)")
+                #expect(error?.message.contains(problem) == true, "\(error?.message ?? "")")
+                let stream = try await RawAnswer.exchange(
+                    port: server.port, "GET /v1/events?lists=\(encoded) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer service\r\n")
+                #expect(stream.status == 400 && stream.errorCode == "invalidArgument", "\(pattern.prefix(40)): \(stream.status)")
+            }
+            let within = [
+                segments(32, "**"),
+                Array(repeating: "**", count: 4).joined(separator: "/x/"),
+                String(repeating: "b", count: 1024),
+            ]
+            for pattern in within {
+                let answer = try await server.request("/v1/changes?lists=\(PercentEncoding.encode(pattern))")
+                #expect(answer.status == 200, "\(pattern.prefix(40)): \(String(decoding: answer.body, as: UTF8.self))")
+            }
+            // A new list's name: at most 64 segments.
+            let commit = String(decoding: ListSnapshot(list: "x", version: 0, digest: ListDigest.of(linearList(2)), sections: linearList(2)).documentJSON, as: UTF8.self)
+            let deep = segments(64 + 1, "a")
+            let refused = try await server.request("/v1/lists/\(PercentEncoding.encode(deep))/commits", method: "POST", body: commit)
+            let error = try? WireDocument.decodeError(refused.body)
+            #expect(refused.status == 400 && error?.code == "invalidListName" && error?.message.contains("segments") == true, "\(refused.status) \(error?.message ?? "")")
+            let deepest = segments(64, "a")
+            #expect(try await server.request("/v1/lists/\(PercentEncoding.encode(deepest))/commits", method: "POST", body: commit).status == 200)
+            #expect(try await store.lists().map(\.name).sorted() == [deepest, "l"].sorted())
+        }
+    }
+
     @Test func badPatternsAndCursorsAnswerClearly() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

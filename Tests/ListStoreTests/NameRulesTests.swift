@@ -39,6 +39,25 @@ import Testing
         #expect(try store.consumers(of: "café").isEmpty)
     }
 
+    /// A new list's name has at most 64 segments (split by `/`), so that matching it against a
+    /// pattern stays cheap; a consumer's name is not split.
+    @Test func newListsWithTooManySegmentsAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("n.liststore"))
+        let deepest = Array(repeating: "s", count: 64).joined(separator: "/")
+        #expect(try store.commit(linearList(1), to: deepest).version == 1)
+        for name in [deepest + "/s", deepest + "/", String(repeating: "/", count: 64)] {
+            #expect {
+                try store.commit(linearList(2), to: name)
+            } throws: { error in
+                let error = error as? StoreError
+                return error?.code == .invalidListName && error?.message.contains("64 segments") == true
+            }
+        }
+        #expect(try store.lists().map(\.name) == [deepest])
+        #expect(try store.registerConsumer(deepest + "/s", of: deepest).name == deepest + "/s")
+    }
+
     @Test func namesInNFCWithEmojiSequencesAreAccepted() throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("n.liststore"))

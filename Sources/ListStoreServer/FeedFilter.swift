@@ -1,0 +1,59 @@
+import ListStoreCore
+
+/// Which lists a store feed request follows (`GET /v1/changes`, `GET /v1/events?lists=`): those its
+/// pattern matches that its token may read under the access rules in force (rules read again apply
+/// at once). Each list's answer is kept until the rules change, so that a stream's pattern and its
+/// token's rules are matched once per list, not once per event: after a follower's first event of a
+/// list, the fan-out that writes every follower's events in one pass spends a look-up on it, and a
+/// costly pattern (within `ListPattern`'s bounds) delays no other follower's events again.
+///
+/// ```swift
+/// let filter = FeedFilter(pattern: try ListPattern("users/ana/**"), token: token, state: state)
+/// filter.includes("users/ana/inbox")   // true while the rules grant Ana her lists
+/// ```
+final class FeedFilter: Sendable {
+    /// The most lists whose answers are kept; when full, all are forgotten.
+    static let capacity = 4096
+
+    private let pattern: ListPattern
+    /// The user's token (`nil` for the service token, which reads every list).
+    private let token: AccessToken?
+    private let state: ServerState
+    private let kept = _Locked(Kept())
+
+    /// The answers kept, and the generation of the access rules they were found under.
+    private struct Kept {
+        var generation: UInt64?
+        var lists: [String: Bool] = [:]
+    }
+
+    /// The lists of `pattern` that `token` (`nil`: the service token) may read, under the rules
+    /// `state` holds.
+    init(pattern: ListPattern, token: AccessToken?, state: ServerState) {
+        self.pattern = pattern
+        self.token = token
+        self.state = state
+    }
+
+    /// Whether the request follows `list`.
+    /// - Complexity: O(length of `list`) once its answer is kept; the first time (and after the rules
+    ///   change), the cost of matching the pattern and the rules (see `ListPattern`).
+    func includes(_ list: String) -> Bool {
+        let (access, generation) = state.accessInForce
+        let known = kept.withLock { kept -> Bool? in
+            if kept.generation != generation {
+                kept.generation = generation
+                kept.lists.removeAll()
+            }
+            return kept.lists[list]
+        }
+        if let known { return known }
+        let included = pattern.matches(list) && (token.map { access?.grant(on: list, to: $0) != nil } ?? true)
+        kept.withLock { kept in
+            guard kept.generation == generation else { return }
+            if kept.lists.count >= Self.capacity { kept.lists.removeAll(keepingCapacity: true) }
+            kept.lists[list] = included
+        }
+        return included
+    }
+}
