@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import JWTKit
 import ListJSON
@@ -26,7 +27,9 @@ import ListStoreCore
 /// signature is checked by vapor/jwt-kit with the key the token's `kid` names (a token without
 /// `kid` is tried with each key), in the key's own algorithm: `alg: none`, or a token signed with
 /// HMAC keyed by a public key, is refused. A token is verified once and known until it expires (its
-/// expiry is checked on every request); reading the file again starts anew.
+/// expiry is checked on every request); reading the file again starts anew, and the long polls and
+/// event streams under way ask the new configuration whether it still accepts their tokens
+/// (`recheck(_:now:)`).
 public struct AccessConfiguration: Sendable {
     /// What the token's `iss` must be, when set.
     public var issuer: String?
@@ -36,8 +39,9 @@ public struct AccessConfiguration: Sendable {
     public var leeway: Duration
     /// The rules, in the file's order.
     public var rules: [AccessRule]
-    /// The verification keys, by their `kid`s (a key without one gets `#` and its index).
-    private let keys: [(kid: String, collection: JWTKeyCollection)]
+    /// The verification keys, by their `kid`s (a key without one gets `#` and its index), each with
+    /// the digest of its JWK but its `kid` (what a token verified by it remembers).
+    private let keys: [(kid: String, collection: JWTKeyCollection, digest: [UInt8])]
     /// The tokens this configuration verified, until they expire: a client sends the same token
     /// with many requests, and its signature is checked once (expiry on every request).
     private let verified = VerifiedTokens()
@@ -74,10 +78,10 @@ public struct AccessConfiguration: Sendable {
         guard let list = jwks?["keys"]?.arrayValue, !list.isEmpty else {
             throw Problem("the access file names no keys: 'keys' must be a JWKS document {\"keys\": [...]}, or 'keysFile' its path")
         }
-        var keys: [(kid: String, collection: JWTKeyCollection)] = []
+        var keys: [(kid: String, collection: JWTKeyCollection, digest: [UInt8])] = []
         for (index, key) in list.enumerated() {
             let kid = key["kid"]?.stringValue ?? "#\(index + 1)"
-            keys.append((kid, try await Self.collection(for: key, named: "key \(index + 1) (kid \(kid))")))
+            keys.append((kid, try await Self.collection(for: key, named: "key \(index + 1) (kid \(kid))"), Self.digest(of: key)))
         }
         self.keys = keys
         issuer = try Self.string(document, "issuer")
@@ -137,32 +141,29 @@ public struct AccessConfiguration: Sendable {
             header.objectValue != nil, let payloadBytes = Self.base64URL(parts[1]),
             let payload = try? JSONValue(parsing: payloadBytes), payload.objectValue != nil
         else { throw AccessRefusal("the token is not a JSON Web Token") }
-        let candidates: [JWTKeyCollection]
-        if let kid = header["kid"] {
-            guard let kid = kid.stringValue, let key = keys.first(where: { $0.kid == kid }) else {
+        let kid: String?
+        let candidates: [(kid: String, collection: JWTKeyCollection, digest: [UInt8])]
+        if let value = header["kid"] {
+            guard let value = value.stringValue, let key = keys.first(where: { $0.kid == value }) else {
                 throw AccessRefusal("the token's key id is not one of the server's keys")
             }
-            candidates = [key.collection]
+            (kid, candidates) = (value, [key])
         } else {
-            candidates = keys.map(\.collection)
+            (kid, candidates) = (nil, keys)
         }
-        var signed = false
-        for collection in candidates where !signed {
-            signed = (try? await collection.verify(token, as: SignedPayload.self)) != nil
+        var signer: [UInt8]?
+        for key in candidates where signer == nil {
+            if (try? await key.collection.verify(token, as: SignedPayload.self)) != nil { signer = key.digest }
         }
-        guard signed else { throw AccessRefusal("the token's signature does not verify") }
-        let time = now.timeIntervalSince1970
-        let leeway = Double(leeway.components.seconds)
+        guard let signer else { throw AccessRefusal("the token's signature does not verify") }
         guard let exp = payload["exp"]?.doubleValue else { throw AccessRefusal("the token has no expiry (exp)") }
-        guard exp + leeway > time else { throw AccessRefusal("the token has expired") }
+        var facts = AccessToken.Facts(kid: kid, key: signer, expiry: exp, notBefore: nil, issuer: payload["iss"]?.stringValue)
         if let nbf = payload["nbf"] {
-            guard let nbf = nbf.doubleValue, nbf - leeway <= time else { throw AccessRefusal("the token is not valid yet (nbf)") }
+            guard let nbf = nbf.doubleValue else { throw AccessRefusal("the token is not valid yet (nbf)") }
+            facts.notBefore = nbf
         }
-        if let issuer, payload["iss"]?.stringValue != issuer { throw AccessRefusal("the token's issuer is not this server's") }
-        if let audience {
-            let audiences = payload["aud"].map { $0.stringValue.map { [$0] } ?? ($0.arrayValue ?? []).compactMap(\.stringValue) } ?? []
-            guard audiences.contains(audience) else { throw AccessRefusal("the token's audience is not this server") }
-        }
+        facts.audiences = payload["aud"].map { $0.stringValue.map { [$0] } ?? ($0.arrayValue ?? []).compactMap(\.stringValue) } ?? []
+        try check(facts, at: now)
         var claims: [String: [String]] = [:]
         for (name, value) in payload.objectValue! {
             if let string = value.stringValue {
@@ -171,11 +172,51 @@ public struct AccessConfiguration: Sendable {
                 claims[name] = array.compactMap(\.stringValue)
             }
         }
-        let verifiedToken = AccessToken(
+        var verifiedToken = AccessToken(
             subject: payload["sub"]?.stringValue, claims: claims,
-            expiresAt: Date(timeIntervalSince1970: exp + leeway))
+            expiresAt: Date(timeIntervalSince1970: exp + Double(leeway.components.seconds)))
+        verifiedToken.facts = facts
         verified.keep(verifiedToken, for: token)
         return verifiedToken
+    }
+
+    /// Refuses the facts of a token whose signature verified, unless they are what this
+    /// configuration asks at `now`: not expired, valid already, the issuer and audience asked.
+    private func check(_ facts: AccessToken.Facts, at now: Date) throws {
+        let time = now.timeIntervalSince1970
+        let leeway = Double(leeway.components.seconds)
+        guard facts.expiry + leeway > time else { throw AccessRefusal("the token has expired") }
+        if let nbf = facts.notBefore, nbf - leeway > time { throw AccessRefusal("the token is not valid yet (nbf)") }
+        if let issuer, facts.issuer != issuer { throw AccessRefusal("the token's issuer is not this server's") }
+        if let audience, !facts.audiences.contains(audience) { throw AccessRefusal("the token's audience is not this server") }
+    }
+
+    /// `token`, verified by another configuration (the one in force before the access file was read
+    /// again), as this one would verify it now: with the expiry of this configuration's `leeway`.
+    /// What `verify(_:now:)` would answer for the token's text, without its signature checked anew:
+    /// the key that verified it must be one of this configuration's (the same JWK, under the `kid`
+    /// the token names, if any), and its claims must pass this configuration's checks.
+    ///
+    /// ```swift
+    /// let still = try newAccess.recheck(token)   // AccessRefusal when the key or the issuer went
+    /// ```
+    /// - Throws: `AccessRefusal` saying why; a token made with `AccessToken`'s initializer (no
+    ///   configuration verified it) is refused.
+    /// - Complexity: O(keys + size of the token's claims).
+    func recheck(_ token: AccessToken, now: Date = Date()) throws -> AccessToken {
+        guard let facts = token.facts else { throw AccessRefusal("the token was not verified by the server's keys") }
+        if let kid = facts.kid {
+            guard let key = keys.first(where: { $0.kid == kid }) else {
+                throw AccessRefusal("the token's key id is not one of the server's keys")
+            }
+            guard key.digest == facts.key else { throw AccessRefusal("the token's signature does not verify") }
+        } else {
+            guard keys.contains(where: { $0.digest == facts.key }) else { throw AccessRefusal("the token's signature does not verify") }
+        }
+        try check(facts, at: now)
+        var rechecked = token
+        rechecked.expiresAt = Date(timeIntervalSince1970: facts.expiry + Double(leeway.components.seconds))
+        return rechecked
     }
 
     /// The highest grant of the rules on `list` for `token`; `nil`: no access.
@@ -232,6 +273,13 @@ public struct AccessConfiguration: Sendable {
         return collection
     }
 
+    /// The SHA-256 digest of a JWK without its `kid`: the key, whatever it is named.
+    private static func digest(of key: JSONValue) -> [UInt8] {
+        var object = key.objectValue ?? [:]
+        object["kid"] = nil
+        return Array(SHA256.hash(data: JSONValue.object(object).serializedBytes()))
+    }
+
     private static func string(_ document: JSONValue, _ name: String) throws -> String? {
         guard let value = document[name], !value.isNull else { return nil }
         guard let string = value.stringValue else { throw Problem("'\(name)' must be a string") }
@@ -279,6 +327,23 @@ public struct AccessToken: Sendable, Hashable {
     public var claims: [String: [String]]
     /// When the token expires, leeway included.
     public var expiresAt: Date
+    /// What the configuration that verified the token found in it (`nil` for a token made with the
+    /// initializer): what `AccessConfiguration.recheck(_:now:)` asks of it.
+    var facts: Facts?
+
+    /// What a configuration checked of a token whose signature it verified.
+    struct Facts: Sendable, Hashable {
+        /// The `kid` of the token's header, if it has one.
+        var kid: String?
+        /// The digest of the key that verified its signature (see `AccessConfiguration`).
+        var key: [UInt8]
+        /// Its `exp` and `nbf`, in seconds since 1970.
+        var expiry: Double
+        var notBefore: Double?
+        /// Its `iss`, when a string, and the strings of its `aud`.
+        var issuer: String?
+        var audiences: [String] = []
+    }
 
     /// A token's identity. - Complexity: O(1).
     public init(subject: String?, claims: [String: [String]], expiresAt: Date) {

@@ -15,7 +15,9 @@ import NIOHTTPTypes
 /// must take over again: the fan-out found its connection unable to take more (or closed), a read
 /// failed, the keep-alive interval passed with nothing to write, or the server is shutting down.
 /// While a stream is followed, only the fan-out writes to its connection, and while it is not,
-/// only the stream does, so the events of a stream are written in order.
+/// only the stream does, so the events of a stream are written in order. A user's stream rests on
+/// the access rules under which its token may read the list: when they change (`accessChanged()`),
+/// it is handed back before anything more is written to it, and checks its access again.
 ///
 /// `HeadWatcher` drives it: each read of the heads (`headsRead(_:)`) starts a delivery for the
 /// streams a head has passed, and its timer ends the quiet ones (`expire()`).
@@ -58,9 +60,14 @@ final class EventFanout: Sendable {
         var deadline: ContinuousClock.Instant
         var keepAlive: Duration
         var maxBytes: Int
+        /// The generation of the access rules the stream rests on (`nil`: the service token's).
+        var accessGeneration: UInt64?
         var connection: EventStreamConnection
         var channel: any Channel { connection.channel }
         var continuation: CheckedContinuation<Wake, Never>
+
+        /// Whether the access rules changed since the stream checked them (`generation`: those in force).
+        func isStale(_ generation: UInt64) -> Bool { accessGeneration.map { $0 != generation } ?? false }
     }
 
     private struct State {
@@ -112,8 +119,12 @@ final class EventFanout: Sendable {
     /// Hands the event stream on `channel`, whose connection has every event of `list` up to
     /// `cursor`, to the fan-out until it must take over again (see `Wake`): after `keepAlive` with
     /// nothing written, it is `.quiet`; pages are read with `maxBytes` (see `page(of:after:maxBytes:)`).
-    /// Returns `.behind` at once when the last read of the heads found the list past `cursor`.
-    func follow(_ list: String, after cursor: Int, connection: EventStreamConnection, keepAlive: Duration, maxBytes: Int) async -> Wake {
+    /// Returns `.behind` at once when the last read of the heads found the list past `cursor`, or
+    /// when the access rules in force are no longer of `accessGeneration`, the generation the
+    /// stream of a user's token rests on (`nil` for the service token's).
+    func follow(
+        _ list: String, after cursor: Int, connection: EventStreamConnection, keepAlive: Duration, maxBytes: Int, accessGeneration: UInt64? = nil
+    ) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
             return state.nextID
@@ -125,9 +136,10 @@ final class EventFanout: Sendable {
                 let wake = state.withLock { state -> Wake? in
                     guard !state.closed, !state.cancelled.contains(id) else { return .ended }
                     if (state.heads[list] ?? -1) > cursor { return .behind(cursor: cursor) }
+                    if let accessGeneration, serverState.accessGeneration != accessGeneration { return .behind(cursor: cursor) }
                     state.waiting[id] = Follower(
                         id: id, list: list, cursor: cursor, deadline: deadline, keepAlive: keepAlive, maxBytes: maxBytes,
-                        connection: connection, continuation: continuation)
+                        accessGeneration: accessGeneration, connection: connection, continuation: continuation)
                     return nil
                 }
                 if let wake { continuation.resume(returning: wake) }
@@ -218,9 +230,13 @@ final class EventFanout: Sendable {
     }
 
     /// Writes `events` to each follower's connection from its event loop; returns those written
-    /// to, and hands the others (a connection closed or unable to take more) back to their
-    /// streams at `cursor`.
-    private func write(_ events: ByteBuffer, to followers: [Follower], cursor: Int) async -> [Follower] {
+    /// to, and hands the others (a connection closed or unable to take more, or a stream whose
+    /// access rules changed since it checked them) back to their streams at `cursor`.
+    private func write(_ events: ByteBuffer, to all: [Follower], cursor: Int) async -> [Follower] {
+        // Read after the page: a stream whose rules changed gets nothing more until it checks them.
+        let generation = serverState.accessGeneration
+        let followers = all.filter { !$0.isStale(generation) }
+        handBack(all.filter { $0.isStale(generation) }, .behind(cursor: cursor))
         let part = HTTPResponsePart.body(events)
         var chunk = ByteBuffer()
         chunk.reserveCapacity(events.readableBytes + 16)
@@ -268,13 +284,19 @@ final class EventFanout: Sendable {
     /// interval starts again when the delivery `wrote` to them.
     private func requeue(_ followers: [Follower], at cursor: Int, goOnPastHead: Bool, wrote: Bool) -> [Follower] {
         let now = ContinuousClock.now
-        let (goOn, ended) = state.withLock { state -> ([Follower], [Follower]) in
-            guard !state.closed else { return ([], followers) }
+        let generation = serverState.accessGeneration
+        let (goOn, ended, stale) = state.withLock { state -> ([Follower], [Follower], [Follower]) in
+            guard !state.closed else { return ([], followers, []) }
             var goOn = [Follower]()
             var ended = [Follower]()
+            var stale = [Follower]()
             for var follower in followers {
                 if state.cancelled.contains(follower.id) {
                     ended.append(follower)
+                    continue
+                }
+                if follower.isStale(generation) {
+                    stale.append(follower)
                     continue
                 }
                 follower.cursor = cursor
@@ -285,9 +307,10 @@ final class EventFanout: Sendable {
                     state.waiting[follower.id] = follower
                 }
             }
-            return (goOn, ended)
+            return (goOn, ended, stale)
         }
         for follower in ended { follower.continuation.resume(returning: .ended) }
+        handBack(stale, .behind(cursor: cursor))
         return goOn
     }
 
@@ -317,6 +340,20 @@ final class EventFanout: Sendable {
         guard !followers.isEmpty else { return }
         state.withLock { $0.handedBack += followers.count }
         for follower in followers { follower.continuation.resume(returning: wake) }
+    }
+
+    /// Hands the waiting streams whose access rules changed back to them, which check their access
+    /// again (a delivery hands back those it holds before it writes to them): the access file was
+    /// read again.
+    /// - Complexity: O(streams waiting).
+    func accessChanged() {
+        let generation = serverState.accessGeneration
+        let stale = state.withLock { state -> [Follower] in
+            let stale = state.waiting.values.filter { $0.isStale(generation) }
+            for follower in stale { state.waiting[follower.id] = nil }
+            return stale
+        }
+        for follower in stale { follower.continuation.resume(returning: .behind(cursor: follower.cursor)) }
     }
 
     /// Follows streams again after `close()` (a server run again).

@@ -12,7 +12,10 @@ import NIOHTTPTypes
 /// hands itself over with `follow(after:includes:connection:keepAlive:)`, which returns when the
 /// stream must take over again: its connection could not take more, a read failed, its keep-alive
 /// interval passed with nothing written, or the server is shutting down. Only one of the two writes
-/// to a connection at a time, so its events are in order.
+/// to a connection at a time, so its events are in order. A user's stream rests on the access rules
+/// in force when it checked them: when they change (`accessChanged()`), it is handed back before
+/// anything more is written to it, and checks its token again (its lists are checked at once:
+/// `FeedFilter` asks the rules in force).
 ///
 /// `HeadWatcher` drives it: each time the store may have a new commit (a commit signal, or its poll
 /// interval), `poke()` starts a delivery for the streams waiting at each position; its timer ends
@@ -66,9 +69,14 @@ final class FeedFanout: Sendable {
         var cursor: CursorWriter
         var deadline: ContinuousClock.Instant
         var keepAlive: Duration
+        /// The generation of the access rules the stream rests on (`nil`: the service token's).
+        var accessGeneration: UInt64?
         var connection: EventStreamConnection
         var channel: any Channel { connection.channel }
         var continuation: CheckedContinuation<Wake, Never>
+
+        /// Whether the access rules changed since the stream checked them (`generation`: those in force).
+        func isStale(_ generation: UInt64) -> Bool { accessGeneration.map { $0 != generation } ?? false }
     }
 
     private struct State {
@@ -131,10 +139,12 @@ final class FeedFanout: Sendable {
     /// Hands the stream on `connection`, whose client has every event of its lists (those
     /// `includes` accepts) up to `position`, to the fan-out until it must take over again. `readAt`
     /// is the store's commit generation before the stream's last read: when a commit landed since,
-    /// it returns `.behind` at once (the poke of that commit may have come before the stream waited).
+    /// it returns `.behind` at once (the poke of that commit may have come before the stream waited),
+    /// as when the access rules in force are no longer of `accessGeneration`, the generation the
+    /// stream of a user's token rests on (`nil` for the service token's).
     func follow(
         after position: Int, fingerprint: Int64?, includes: @escaping @Sendable (String) -> Bool, cursor: @escaping CursorWriter,
-        connection: EventStreamConnection, keepAlive: Duration, readAt: UInt64
+        connection: EventStreamConnection, keepAlive: Duration, readAt: UInt64, accessGeneration: UInt64? = nil
     ) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
@@ -147,9 +157,10 @@ final class FeedFanout: Sendable {
                 let wake = state.withLock { state -> Wake? in
                     guard !state.closed, !state.cancelled.contains(id) else { return .ended }
                     if store.commitGeneration() != readAt { return .behind(position: position) }
+                    if let accessGeneration, serverState.accessGeneration != accessGeneration { return .behind(position: position) }
                     state.waiting[id] = Follower(
                         id: id, position: position, fingerprint: fingerprint, includes: includes, cursor: cursor, deadline: deadline,
-                        keepAlive: keepAlive, connection: connection, continuation: continuation)
+                        keepAlive: keepAlive, accessGeneration: accessGeneration, connection: connection, continuation: continuation)
                     return nil
                 }
                 if let wake { continuation.resume(returning: wake) }
@@ -288,11 +299,14 @@ final class FeedFanout: Sendable {
 
     /// Writes to each follower the events of `page` it takes, from its connection's event loop;
     /// returns those that are now at the page's end, and hands the others (a connection closed or
-    /// unable to take more) back to their streams at `start`.
+    /// unable to take more, or a stream whose access rules changed since it checked them) back to
+    /// their streams at `start`.
     private func write(_ page: Page, to followers: [Follower], from start: Int) async -> [Follower] {
         var byLoop = [ObjectIdentifier: [(Follower, ByteBuffer)]]()
         var moved = [Follower]()
-        for follower in followers {
+        let generation = serverState.accessGeneration
+        handBack(followers.filter { $0.isStale(generation) }, .behind(position: start))
+        for follower in followers where !follower.isStale(generation) {
             var bytes = ByteBuffer()
             for frame in page.frames where follower.includes(frame.list) {
                 bytes.writeString("id: \(follower.cursor(frame.position, frame.fingerprint))\n")
@@ -347,22 +361,29 @@ final class FeedFanout: Sendable {
     /// Hands `followers`, now at `position`, back to `waiting`; returns them instead when `goOn`
     /// (the delivery reads again). Ends the cancelled ones, and all on shutdown.
     private func requeue(_ followers: [Follower], at position: Int, fingerprint: Int64?, goOn: Bool) -> [Follower] {
-        let (kept, ended) = state.withLock { state -> ([Follower], [Follower]) in
-            guard !state.closed else { return ([], followers) }
+        let generation = serverState.accessGeneration
+        let (kept, ended, stale) = state.withLock { state -> ([Follower], [Follower], [Follower]) in
+            guard !state.closed else { return ([], followers, []) }
             var kept = [Follower]()
             var ended = [Follower]()
+            var stale = [Follower]()
             for var follower in followers {
                 if state.cancelled.contains(follower.id) {
                     ended.append(follower)
+                    continue
+                }
+                if follower.isStale(generation) {
+                    stale.append(follower)
                     continue
                 }
                 if follower.position != position { follower.fingerprint = fingerprint }
                 follower.position = position
                 if goOn { kept.append(follower) } else { state.waiting[follower.id] = follower }
             }
-            return (kept, ended)
+            return (kept, ended, stale)
         }
         for follower in ended { follower.continuation.resume(returning: .ended) }
+        handBack(stale, .behind(position: position))
         return kept
     }
 
@@ -391,6 +412,20 @@ final class FeedFanout: Sendable {
 
     private func handBack(_ followers: [Follower], _ wake: Wake) {
         for follower in followers { follower.continuation.resume(returning: wake) }
+    }
+
+    /// Hands the waiting streams whose access rules changed back to them, which check their token
+    /// again (a delivery hands back those it holds before it writes to them): the access file was
+    /// read again.
+    /// - Complexity: O(streams waiting).
+    func accessChanged() {
+        let generation = serverState.accessGeneration
+        let stale = state.withLock { state -> [Follower] in
+            let stale = state.waiting.values.filter { $0.isStale(generation) }
+            for follower in stale { state.waiting[follower.id] = nil }
+            return stale
+        }
+        for follower in stale { follower.continuation.resume(returning: .behind(position: follower.position)) }
     }
 
     /// Follows streams again after `close()` (a server run again).

@@ -2,7 +2,7 @@ import ListStoreCore
 
 /// Which lists a store feed request follows (`GET /v1/changes`, `GET /v1/events?lists=`): those its
 /// pattern matches that its token may read under the access rules in force (rules read again apply
-/// at once). Each list's answer is kept until the rules change, so that a stream's pattern and its
+/// at once; a token they no longer accept, its key gone, reads nothing: `isRefused`). Each list's answer is kept until the rules change, so that a stream's pattern and its
 /// token's rules are matched once per list, not once per event: after a follower's first event of a
 /// list, the fan-out that writes every follower's events in one pass spends a look-up on it, and a
 /// costly pattern (within `ListPattern`'s bounds) delays no other follower's events again.
@@ -21,9 +21,11 @@ final class FeedFilter: Sendable {
     private let state: ServerState
     private let kept = _Locked(Kept())
 
-    /// The answers kept, and the generation of the access rules they were found under.
+    /// The answers kept, and the generation of the access rules they were found under, with the
+    /// token as those rules accept it (`nil`: they refuse it).
     private struct Kept {
         var generation: UInt64?
+        var token: AccessToken?
         var lists: [String: Bool] = [:]
     }
 
@@ -40,20 +42,37 @@ final class FeedFilter: Sendable {
     ///   change), the cost of matching the pattern and the rules (see `ListPattern`).
     func includes(_ list: String) -> Bool {
         let (access, generation) = state.accessInForce
-        let known = kept.withLock { kept -> Bool? in
-            if kept.generation != generation {
-                kept.generation = generation
-                kept.lists.removeAll()
-            }
-            return kept.lists[list]
+        let (known, accepted) = kept.withLock { kept -> (Bool?, AccessToken?) in
+            refresh(&kept, access: access, generation: generation)
+            return (kept.lists[list], kept.token)
         }
         if let known { return known }
-        let included = pattern.matches(list) && (token.map { access?.grant(on: list, to: $0) != nil } ?? true)
+        let included = pattern.matches(list) && (token == nil || accepted.map { access?.grant(on: list, to: $0) != nil } ?? false)
         kept.withLock { kept in
             guard kept.generation == generation else { return }
             if kept.lists.count >= Self.capacity { kept.lists.removeAll(keepingCapacity: true) }
             kept.lists[list] = included
         }
         return included
+    }
+
+    /// Whether the access rules in force refuse the token (its key went, or its issuer or
+    /// audience is no longer the server's): the request reads nothing, and a stream ends.
+    /// - Complexity: that of `AccessConfiguration.recheck(_:now:)` once per change of the rules.
+    var isRefused: Bool {
+        guard token != nil else { return false }
+        let (access, generation) = state.accessInForce
+        return kept.withLock { kept in
+            refresh(&kept, access: access, generation: generation)
+            return kept.token == nil
+        }
+    }
+
+    /// Forgets what was kept under other rules than those of `generation`, and checks the token again.
+    private func refresh(_ kept: inout Kept, access: AccessConfiguration?, generation: UInt64) {
+        guard kept.generation != generation else { return }
+        kept.generation = generation
+        kept.lists.removeAll()
+        kept.token = token.flatMap { try? access?.recheck($0) }
     }
 }

@@ -14,6 +14,8 @@ final class HeadWatcher: Sendable {
         var list: String
         var after: Int
         var deadline: ContinuousClock.Instant
+        /// The generation of the access rules the wait rests on (`nil`: none, the service token's).
+        var accessGeneration: UInt64?
         var continuation: CheckedContinuation<Bool, Never>
     }
 
@@ -35,17 +37,20 @@ final class HeadWatcher: Sendable {
     let feedFanout: FeedFanout?
     /// The long polls taken beneath Hummingbird, woken from each read of the heads.
     let longPolls: LongPollFanout?
+    /// The server's state, whose access rules the waits of users' tokens rest on.
+    let serverState: ServerState?
     private let state = _Locked(State())
 
     init(
         store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil, feedFanout: FeedFanout? = nil,
-        longPolls: LongPollFanout? = nil
+        longPolls: LongPollFanout? = nil, serverState: ServerState? = nil
     ) {
         self.store = store
         self.pollInterval = pollInterval
         self.fanout = fanout
         self.feedFanout = feedFanout
         self.longPolls = longPolls
+        self.serverState = serverState
     }
 
     private func withState<T>(_ body: (inout State) -> T) -> T {
@@ -145,8 +150,10 @@ final class HeadWatcher: Sendable {
 
     /// Returns `true` as soon as the head of `list` is past `version`, or the list is deleted
     /// (seen by the next read of the heads), `false` after `timeout` (ended by `run()`, at most
-    /// `pollInterval` late), when the task is cancelled or the watcher closes.
-    func wait(for list: String, after version: Int, timeout: Duration) async -> Bool {
+    /// `pollInterval` late), when the task is cancelled or the watcher closes, and, for a wait
+    /// that rests on the access rules of generation `accessGeneration`, as soon as the rules in
+    /// force are of another (`accessChanged()`): the caller checks its access again.
+    func wait(for list: String, after version: Int, timeout: Duration, accessGeneration: UInt64? = nil) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         let id = withState { state -> UInt64 in
             state.nextID &+= 1
@@ -157,9 +164,12 @@ final class HeadWatcher: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let added = withState { state -> Bool? in
                     guard !state.closed, !state.cancelled.contains(id) else { return false }
+                    // The rules changed since the caller checked them.
+                    if let accessGeneration, let current = serverState?.accessGeneration, current != accessGeneration { return false }
                     // A commit the last read saw already passed it (it landed after the caller read).
                     if (state.heads[list] ?? -1) > version { return true }
-                    state.waiters[id] = Waiter(list: list, after: version, deadline: deadline, continuation: continuation)
+                    state.waiters[id] = Waiter(
+                        list: list, after: version, deadline: deadline, accessGeneration: accessGeneration, continuation: continuation)
                     return nil
                 }
                 if let added { continuation.resume(returning: added) }
@@ -172,6 +182,18 @@ final class HeadWatcher: Sendable {
             }
             waiter?.continuation.resume(returning: false)
         }
+    }
+
+    /// Ends the waits that rest on access rules other than those in force now (they return
+    /// `false`, and their callers check their access again): the access file was read again.
+    /// - Complexity: O(waits).
+    func accessChanged() {
+        guard let current = serverState?.accessGeneration else { return }
+        let stale = withState { state -> [CheckedContinuation<Bool, Never>] in
+            let ids = state.waiters.filter { $0.value.accessGeneration.map { $0 != current } ?? false }.map(\.key)
+            return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in stale { continuation.resume(returning: false) }
     }
 
     /// Ends every wait now and every later one at once (the server is shutting down).

@@ -134,7 +134,8 @@ extension JournalRoutes {
             // A user's long poll ends when its token does: the client asks again with a fresh one.
             let deadline = ContinuousClock.now + min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
             let hangUp = HangUpWatch(context.channel)
-            while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline {
+            // A token the access rules no longer accept (read again meanwhile) gets its answer now.
+            while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline, !feed.filter.isRefused {
                 let seen = store.commitGeneration()
                 // Commit signals are hints (another process's may not come): read again at least
                 // every second.
@@ -166,12 +167,15 @@ extension JournalRoutes {
         let first = try await feed.reading {
             try await engine.feed(after: feed.position, fingerprint: feed.fingerprint, limit: FeedFanout.pageLimit, including: feed.includes)
         }
-        let (store, feedFanout, includes, logger) = (store, feedFanout, feed.includes, context.logger)
+        let (store, feedFanout, includes, filter, logger) = (store, feedFanout, feed.includes, feed.filter, context.logger)
         let cursor: FeedFanout.CursorWriter = { position, fingerprint in feed.cursor(at: position, fingerprint: fingerprint) }
         let (channel, keepAlive, state) = (context.channel, configuration.keepAliveInterval, state)
         // A user's stream ends when its token expires; the client reconnects with a fresh token
         // and resumes from its Last-Event-ID.
         let expiry = Self.lifetime(of: context).map { ContinuousClock.now + $0 }
+        // A user's stream rests on the access rules in force: its lists are checked under the rules
+        // in force (`filter`), and it ends when they no longer accept its token.
+        let user = Self.userToken(context) != nil
         let body = ResponseBody { writer in
             let connection = EventStreamConnection(channel: channel, writer: writer)
             let hangUp = HangUpWatch(channel)
@@ -186,6 +190,9 @@ extension JournalRoutes {
             var quietSince = ContinuousClock.now
             following: while !Task.isCancelled && !feedFanout.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
                 let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
+                // The generation of the rules it follows under, read before it checks them.
+                let generation = user ? state.accessGeneration : nil
+                if filter.isRefused { break following }
                 if !atHead {
                     let current: FeedPage
                     if let page { current = page } else {
@@ -231,7 +238,7 @@ extension JournalRoutes {
                 let woken = await hangUp.wait {
                     await feedFanout.follow(
                         after: from, fingerprint: mark, includes: includes, cursor: cursor, connection: connection, keepAlive: keepAlive,
-                        readAt: seen)
+                        readAt: seen, accessGeneration: generation)
                 }
                 switch woken ?? .ended {
                 case .behind(let at):

@@ -135,6 +135,68 @@ struct JournalRoutes: Sendable {
         }
     }
 
+    /// What a request of `token` that needs `need` on `list` is answered under `access` (`nil`:
+    /// it may go on): the answer a new request would get, so that a long poll or an event stream
+    /// whose access a reload took away ends as if it came now. 401 when `access` no longer accepts
+    /// the token (its key went, or its issuer or audience is no longer the server's; see
+    /// `AccessConfiguration.recheck(_:now:)`), 404 `listNotFound` when it may no longer read the
+    /// list (exactly as a list that does not exist), 403 `forbidden` when it may read but no longer
+    /// `need` it.
+    /// - Complexity: that of `AccessConfiguration.recheck(_:now:)` and of the rules' matching.
+    static func refusal(of token: AccessToken, on list: String, needing need: AccessGrant, under access: AccessConfiguration?, storeLocation: String)
+        -> APIError?
+    {
+        guard let access else {
+            return AccessMiddleware.unauthorized("this server needs 'Authorization: Bearer <token>' with its token", invalidToken: true)
+        }
+        let still: AccessToken
+        do {
+            still = try access.recheck(token)
+        } catch let refusal as AccessRefusal {
+            return AccessMiddleware.unauthorized(refusal.description, invalidToken: true)
+        } catch {
+            return AccessMiddleware.unauthorized("the token is not accepted", invalidToken: true)
+        }
+        guard let grant = access.grant(on: list, to: still) else {
+            let missing = StoreError.listNotFound(list, in: storeLocation)
+            return APIError(APIError.status(of: missing.code), missing.code.description, APIError.redacted(missing.message, storeLocation))
+        }
+        guard grant >= need else { return APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(need) it") }
+        return nil
+    }
+
+    /// The generation of the access rules under which the request's user token may still read
+    /// `list` (`nil` for the service token, which the rules do not concern): what a long poll or an
+    /// event stream rests on, and checks again when the rules change
+    /// (`reading(_:as:after:state:storeLocation:)`).
+    /// - Throws: the answer a new request would get (see `refusal(of:on:needing:under:storeLocation:)`).
+    func readingGeneration(of list: String, _ context: ServerRequestContext) throws -> UInt64? {
+        guard let token = Self.userToken(context) else { return nil }
+        let (access, generation) = state.accessInForce
+        if let refusal = Self.refusal(of: token, on: list, needing: .read, under: access, storeLocation: store.location) { throw refusal }
+        return generation
+    }
+
+    /// Whether a stream or a poll may go on reading a list.
+    enum Reading: Equatable {
+        /// It may, resting on the access rules of this generation (`nil`: the service token's).
+        case allowed(UInt64?)
+        /// The rules in force took it away.
+        case refused
+    }
+
+    /// Whether `token`, whose reading of `list` rested on the access rules of generation `checked`
+    /// (`nil`: the service token's), may still read it: allowed under the new generation when the
+    /// rules changed since and still grant it, under `checked` when they did not change.
+    /// - Complexity: O(1) while the rules do not change; then that of `refusal(of:on:needing:under:storeLocation:)`.
+    static func reading(_ list: String, as token: AccessToken?, after checked: UInt64?, state: ServerState, storeLocation: String) -> Reading {
+        guard let token, let checked else { return .allowed(nil) }
+        let (access, generation) = state.accessInForce
+        if generation == checked { return .allowed(checked) }
+        if refusal(of: token, on: list, needing: .read, under: access, storeLocation: storeLocation) != nil { return .refused }
+        return .allowed(generation)
+    }
+
     /// How long the request's user token is still accepted (`nil` for the service token), at most
     /// `AccessToken.longestLifetime` (see `AccessToken.lifetime(after:)`).
     static func lifetime(of context: ServerRequestContext) -> Duration? {
@@ -193,15 +255,28 @@ struct JournalRoutes: Sendable {
             var version = since ?? 0
             if since == nil { version = try await store.summary(of: list).baseVersion }
             // A user's long poll ends when its token does: the client asks again with a fresh one.
-            let timeout = min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
+            let deadline = ContinuousClock.now + min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
+            // It rests on the access rules under which its token may read the list: when they
+            // change, it is answered as a new request would be if they took that away.
+            var checked = try readingGeneration(of: list, context)
             // A client that hangs up ends its wait, and frees its place, at once.
-            let woken = await HangUpWatch(context.channel).wait { [watcher, version] in
-                await watcher.wait(for: list, after: version, timeout: timeout)
-            }
-            // Nobody hears an answer now: counted as a request whose client hung up (499).
-            guard let woken else { throw CancellationError() }
-            if woken {
-                (empty, body) = try await read(store.commitGeneration())
+            let hangUp = HangUpWatch(context.channel)
+            while true {
+                let (timeout, generation) = (deadline - ContinuousClock.now, checked)
+                let woken = await hangUp.wait { [watcher, version] in
+                    await watcher.wait(for: list, after: version, timeout: timeout, accessGeneration: generation)
+                }
+                // Nobody hears an answer now: counted as a request whose client hung up (499).
+                guard let woken else { throw CancellationError() }
+                if woken {
+                    (empty, body) = try await read(store.commitGeneration())
+                }
+                // The rules changed during the wait or the read: the answer is the new request's.
+                if let generation, state.accessGeneration != generation {
+                    checked = try readingGeneration(of: list, context)
+                    if !woken, ContinuousClock.now < deadline { continue }
+                }
+                break
             }
         }
         return Self.json(body)
@@ -286,6 +361,10 @@ struct JournalRoutes: Sendable {
         // A user's stream ends when its token expires; the client reconnects with a fresh token
         // and resumes from its Last-Event-ID.
         let expiry = Self.lifetime(of: context).map { ContinuousClock.now + $0 }
+        // It rests on the access rules under which its token may read the list, and ends when a
+        // change of the rules takes that away (the client's reconnection gets the new answer).
+        let token = Self.userToken(context)
+        let readable = try readingGeneration(of: list, context)
         // The stream writes its backlog page by page, each write waiting while the connection
         // cannot take more (a client that does not read), so a stream holds at most one page of
         // the store; at the head it hands itself to the fan-out, which writes the next commits to
@@ -302,6 +381,7 @@ struct JournalRoutes: Sendable {
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
             var page: EventPage? = first
+            var checked = readable
             // Whether the client has every event up to the head the stream last saw (after a
             // keep-alive: the stream follows again without reading).
             var atHead = false
@@ -311,6 +391,9 @@ struct JournalRoutes: Sendable {
             following: while !Task.isCancelled && !fanout.isClosed && (page != nil || expiry.map({ ContinuousClock.now < $0 }) ?? true) {
                 // The waits at the head end at the token's expiry at the latest.
                 let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
+                guard case .allowed(let still) = Self.reading(list, as: token, after: checked, state: state, storeLocation: store.location)
+                else { break following }
+                checked = still
                 if !atHead {
                     let current: EventPage
                     if let page { current = page } else {
@@ -325,6 +408,10 @@ struct JournalRoutes: Sendable {
                     }
                     page = nil
                     if let last = current.lastVersion {
+                        // The rules may have changed during the read.
+                        guard case .allowed(let still) = Self.reading(list, as: token, after: checked, state: state, storeLocation: store.location)
+                        else { break following }
+                        checked = still
                         try await writer.write(current.events)
                         state.addEventBytes(current.events.readableBytes)
                         cursor = last
@@ -334,16 +421,20 @@ struct JournalRoutes: Sendable {
                 if let expiry, ContinuousClock.now >= expiry { break following }
                 atHead = false
                 guard let connection else {
-                    let cursor = cursor
-                    guard let woken = await hangUp.wait({ await watcher.wait(for: list, after: cursor, timeout: keepAlive) }) else { break following }
+                    let (cursor, generation) = (cursor, checked)
+                    guard let woken = await hangUp.wait({ await watcher.wait(for: list, after: cursor, timeout: keepAlive, accessGeneration: generation) })
+                    else { break following }
                     if woken { continue }
                     if watcher.isClosed || Task.isCancelled { break following }
+                    if let generation, state.accessGeneration != generation { continue }
                     try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
                     atHead = true
                     continue
                 }
-                let from = cursor
-                let woken = await hangUp.wait { await fanout.follow(list, after: from, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes) }
+                let (from, generation) = (cursor, checked)
+                let woken = await hangUp.wait {
+                    await fanout.follow(list, after: from, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes, accessGeneration: generation)
+                }
                 switch woken ?? .ended {
                 case .behind(let version):
                     cursor = version

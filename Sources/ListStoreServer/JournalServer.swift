@@ -236,15 +236,25 @@ public struct JournalServer: Sendable {
         public var description: String { "\(file) \(reason)" }
     }
 
-    /// Puts `access` in force for the requests that start from now on (those under way keep the
-    /// one they started with): what `liststore serve` does when its access file changes (SIGHUP).
+    /// Puts `access` in force for the requests that start from now on: what `liststore serve`
+    /// does when its access file changes (SIGHUP). The requests under way keep the one they started
+    /// with, but for the long polls and event streams of users' tokens, which rest on it: those it
+    /// no longer allows (a grant or a key taken away, see `AccessConfiguration.recheck(_:now:)`)
+    /// end at once, before anything committed from now on reaches them. A long poll is answered as
+    /// a new request would be (404 `listNotFound` for a list its token may no longer read, 401 for a
+    /// token no longer accepted); an event stream ends, and its client's reconnection gets that
+    /// answer. The store feed's streams and polls follow the lists the new rules grant.
     ///
     /// ```swift
     /// server.replaceAccess(try await AccessConfiguration(contentsOfFile: path))
     /// ```
-    /// - Complexity: O(1).
+    /// - Complexity: O(long polls and event streams open), a check of each user's against the rules.
     public func replaceAccess(_ access: AccessConfiguration) {
         state.replaceAccess(access)
+        fanout.accessChanged()
+        feedFanout.accessChanged()
+        longPolls.accessChanged()
+        running.withLock { $0 }?.accessChanged()
     }
 
     /// The store served: a SQLite `Store`, or a `PostgresStore` that other servers share.
@@ -271,6 +281,9 @@ public struct JournalServer: Sendable {
     let longPolls: LongPollFanout
     /// The services of the run under way, which a graceful shutdown stops (`shutDownGracefully()`).
     private let services = _Locked<ServiceGroup?>(nil)
+    /// The head watcher of the run under way, whose waits `replaceAccess(_:)` ends when they rest on
+    /// rules replaced.
+    private let running = _Locked<HeadWatcher?>(nil)
 
     /// A server of `store`.
     public init(store: any ListStoreEngine, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
@@ -282,7 +295,7 @@ public struct JournalServer: Sendable {
         feedFanout = FeedFanout(store: store, state: state)
         metrics = ServerMetrics()
         pages = JournalPages(store: store)
-        longPolls = LongPollFanout(pages: pages, slots: state.streams, logger: logger)
+        longPolls = LongPollFanout(pages: pages, slots: state.streams, logger: logger, serverState: state)
     }
 
     /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM. On a
@@ -301,7 +314,10 @@ public struct JournalServer: Sendable {
         let (pages, longPolls) = (pages, longPolls)
         longPolls.open()
         let watcher = HeadWatcher(
-            store: store, pollInterval: configuration.pollInterval, fanout: fanout, feedFanout: feedFanout, longPolls: longPolls)
+            store: store, pollInterval: configuration.pollInterval, fanout: fanout, feedFanout: feedFanout, longPolls: longPolls,
+            serverState: state)
+        running.withLock { $0 = watcher }
+        defer { running.withLock { $0 = nil } }
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).
         state.port = configuration.port != 0 ? configuration.port : nil
         let router = Router(context: ServerRequestContext.self)

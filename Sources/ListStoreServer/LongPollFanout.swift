@@ -18,7 +18,10 @@ import NIOCore
 /// commits were apart (`http-followers-10k`).
 ///
 /// `HeadWatcher` drives it: each read of the heads (`headsRead(_:generation:)`) wakes the polls a
-/// head has passed, and its timer ends the others on time (`expire()`).
+/// head has passed, and its timer ends the others on time (`expire()`). A user's poll rests on the
+/// access rules under which its token may read the list: when they change (`accessChanged()`), a
+/// poll they no longer allow is answered at once as a new request would be (404 `listNotFound`,
+/// or 401 for a token they no longer accept).
 ///
 /// ```swift
 /// // on the connection's event loop, a request `LongPollHandler` may take:
@@ -61,6 +64,9 @@ final class LongPollFanout: Sendable {
         var slot: ConnectionLimiter.Slot?
         /// Whether it waits for a read of its page under way (not for a commit, nor its time).
         var reading = false
+        /// The user's token and the generation of the access rules it was taken under (`nil`: the
+        /// service token's poll).
+        var access: (token: AccessToken, generation: UInt64)?
     }
 
     private struct State {
@@ -84,22 +90,28 @@ final class LongPollFanout: Sendable {
     private let slots: ConnectionLimiter
     private let pages: JournalPages
     private let logger: Logger
+    /// The server's state, whose access rules the users' polls rest on.
+    private let serverState: ServerState?
     private let state = _Locked(State())
     /// Each event loop's `LoopDeliveries`, which carry the answers to it.
     private let loopDeliveries = _Locked([ObjectIdentifier: LoopDeliveries]())
 
     /// A fan-out of `pages`' store, each waiting poll holding one of `slots`, reading pages from
-    /// `pages` (which the journal route shares).
-    init(pages: JournalPages, slots: ConnectionLimiter, logger: Logger) {
+    /// `pages` (which the journal route shares); users' polls rest on the access rules of
+    /// `serverState`.
+    init(pages: JournalPages, slots: ConnectionLimiter, logger: Logger, serverState: ServerState? = nil) {
         self.pages = pages
         store = pages.store
         self.slots = slots
         self.logger = logger
+        self.serverState = serverState
     }
 
     /// Takes a poll of the page `key` (its `wait` ending at `deadline`), to be answered on `loop`
     /// with `answer` (once; never after `release(_:)`), or answered now (`Taken.answer`). Returns
-    /// `nil` when it is not for this fan-out to take, and the route answers it.
+    /// `nil` when it is not for this fan-out to take, and the route answers it. A user's poll
+    /// gives its token and the generation of the access rules under which it may read the list
+    /// (`access`); one whose rules are no longer in force is the route's.
     ///
     /// - A poll behind the list's head (as the last read of the heads found it; a head only
     ///   grows) is answered at once: from the page kept since the store last learned of a commit
@@ -117,11 +129,12 @@ final class LongPollFanout: Sendable {
     /// - Complexity: O(pages kept).
     func take(
         _ key: JournalPages.Key, deadline: ContinuousClock.Instant, on loop: any EventLoop,
-        answer: @escaping @Sendable (Answer) -> Void
+        access: (token: AccessToken, generation: UInt64)? = nil, answer: @escaping @Sendable (Answer) -> Void
     ) -> Taken? {
         let generation = store.commitGeneration()
         let (taken, start) = state.withLock { state -> (Taken?, Start?) in
             guard !state.closed, let since = key.since, let head = state.heads[key.list], since <= head else { return (nil, nil) }
+            if let access, let serverState, serverState.accessGeneration != access.generation { return (nil, nil) }
             let behind = since < head
             if behind, let page = pages.kept(key, generation: generation) {
                 state.taken += 1
@@ -130,7 +143,7 @@ final class LongPollFanout: Sendable {
             // At a head the store may have moved past: read first, and wait if the page is empty.
             let checking = !behind && state.headsGeneration != generation
             if checking && state.headsGeneration == nil { return (nil, nil) }  // the last read of the heads failed
-            var held = Held(key: key, deadline: deadline, loop: loop, answer: answer, slot: nil, reading: behind || checking)
+            var held = Held(key: key, deadline: deadline, loop: loop, answer: answer, slot: nil, reading: behind || checking, access: access)
             if !behind && !checking {
                 guard let slot = slots.slot() else { return (nil, nil) }
                 held.slot = slot
@@ -359,6 +372,37 @@ final class LongPollFanout: Sendable {
         }
         answerEmpty(due)
         return next.map { max(.milliseconds(1), $0 - now) }
+    }
+
+    /// Answers at once the users' polls that the access rules now in force no longer allow, as a
+    /// new request would be answered (see `JournalRoutes.refusal(of:on:needing:under:storeLocation:)`),
+    /// whether they wait or a read of their page is under way; the others rest on the new rules
+    /// from now on: the access file was read again.
+    /// - Complexity: O(polls held), a check of each user's poll against the rules.
+    func accessChanged() {
+        guard let serverState else { return }
+        let (access, generation) = serverState.accessInForce
+        let location = store.location
+        let refused = state.withLock { state -> [(Held, APIError)] in
+            var refused = [(Held, APIError)]()
+            for (id, held) in state.held {
+                guard let (token, checked) = held.access, checked != generation else { continue }
+                if let refusal = JournalRoutes.refusal(of: token, on: held.key.list, needing: .read, under: access, storeLocation: location) {
+                    state.held[id] = nil
+                    refused.append((held, refusal))
+                } else {
+                    state.held[id]?.access = (token, generation)
+                }
+            }
+            return refused
+        }
+        var byLoop = [ObjectIdentifier: [(Held, APIError)]]()
+        for poll in refused { byLoop[ObjectIdentifier(poll.0.loop), default: []].append(poll) }
+        for group in byLoop.values {
+            deliveries(to: group[0].0.loop).post {
+                for (poll, refusal) in group { poll.answer(.error(refusal)) }
+            }
+        }
     }
 
     /// Takes polls again after `close()` (a server run again), from the next read of the heads.

@@ -149,9 +149,9 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     handOnEverything(context: context, reading: reading)
                     break requests
                 }
-                if let (key, deadline) = poll(head) {
+                if let (key, deadline, access) = poll(head) {
                     let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-                    if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, answer: { bound.value.answer($0) }) {
+                    if let taken = intake.fanout.take(key, deadline: deadline, on: context.eventLoop, access: access, answer: { bound.value.answer($0) }) {
                         pending!.moveReaderIndex(forwardBy: head.length)
                         heldSince = .now
                         context.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.requestReceived, promise: nil)
@@ -219,9 +219,10 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         deliveries?.run()
     }
 
-    /// The page a request asks and when its wait ends, when it is a long poll this handler may
-    /// take (see the type's overview); `nil` otherwise.
-    private func poll(_ head: PlainRequestHead) -> (JournalPages.Key, ContinuousClock.Instant)? {
+    /// The page a request asks, when its wait ends, and for a user's token the token and the
+    /// generation of the access rules under which it may read the list, when it is a long poll this
+    /// handler may take (see the type's overview); `nil` otherwise.
+    private func poll(_ head: PlainRequestHead) -> (JournalPages.Key, ContinuousClock.Instant, (token: AccessToken, generation: UInt64)?)? {
         guard head.method == "GET", !head.hasRouteFields, let authority = head.host,
             let (segment, query) = Self.journalTarget(head.target[...].utf8)
         else { return nil }
@@ -240,14 +241,17 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             since: values[0], limit: values[1], wait: values[2], maxBytes: values[3], configuration: intake.configuration),
             query.since != nil, query.wait > 0
         else { return nil }
+        // The rules read first: a poll taken under rules replaced meanwhile is the route's.
+        let (access, generation) = intake.access.state.accessInForce
         guard intake.origins.isAllowedRemembering(host: authority),
             case .known(let identity) = intake.access.identify(head.authorization),
-            let grant = JournalRoutes.grant(on: list, to: identity, access: intake.access.state.access), grant >= .read
+            let grant = JournalRoutes.grant(on: list, to: identity, access: access), grant >= .read
         else { return nil }
         // A user's long poll ends when its token does: the client asks again with a fresh one.
         var wait = Duration.seconds(query.wait)
-        if case .user(let token) = identity { wait = min(wait, token.lifetime()) }
-        return (query.page(of: list), .now + wait)
+        guard case .user(let token) = identity else { return (query.page(of: list), .now + wait, nil) }
+        wait = min(wait, token.lifetime())
+        return (query.page(of: list), .now + wait, (token, generation))
     }
 
     /// The query parameters a poll taken may have, in the order of `poll`'s values.

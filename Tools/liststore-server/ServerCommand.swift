@@ -24,7 +24,8 @@ struct ServerCommand: AsyncParsableCommand {
             With --auth FILE (or LISTSTORE_AUTH) the server also serves users: their JWTs are verified \
             against the file's keys and its rules grant each token read, write or admin on the lists \
             their patterns match (see "Running a server" in ListStoreServer's documentation); the \
-            --token stays the service token, with full access. SIGHUP reads the file again: a file \
+            --token stays the service token, with full access. SIGHUP reads the file again, and ends \
+            at once the long polls and event streams whose grant or key it took away: a file \
             that does not parse keeps the configuration in force, and the server logs why. \
             The address is printed on stdout once it accepts connections; requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
             polls and event streams, and exits with 0 once the requests under way are answered and their \
