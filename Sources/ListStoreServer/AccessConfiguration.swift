@@ -165,7 +165,9 @@ public struct AccessConfiguration: Sendable {
         facts.audiences = payload["aud"].map { $0.stringValue.map { [$0] } ?? ($0.arrayValue ?? []).compactMap(\.stringValue) } ?? []
         try check(facts, at: now)
         var claims: [String: [String]] = [:]
-        for (name, value) in payload.objectValue! {
+        // `sub` names one user: a token whose `sub` is not a string has none for the rules (and
+        // cannot write, see `JournalRoutes.author(of:)`).
+        for (name, value) in payload.objectValue! where name != "sub" || value.stringValue != nil {
             if let string = value.stringValue {
                 claims[name] = [string]
             } else if let array = value.arrayValue, array.allSatisfy({ $0.stringValue != nil }) {
@@ -322,6 +324,8 @@ private final class VerifiedTokens: Sendable {
 /// being accepted.
 public struct AccessToken: Sendable, Hashable {
     /// The token's `sub`: what the journal records as the author of its commits and pushes.
+    /// `nil` when the token has none or its `sub` is not a string: it may not write then, and the
+    /// rules that name `{sub}` grant it nothing.
     public var subject: String?
     /// Each claim whose value is a string or an array of strings, as its strings.
     public var claims: [String: [String]]

@@ -203,6 +203,18 @@ struct JournalRoutes: Sendable {
         userToken(context).map { $0.lifetime() }
     }
 
+    /// The author a user's commit or push is recorded under: its token's `sub` (`nil` for the
+    /// service token, whose writes record the body's author).
+    /// - Throws: 403 `forbidden` for a token whose `sub` is not a string, or that has none: its
+    ///   writes would be recorded without an author.
+    static func author(of context: ServerRequestContext) throws -> String?? {
+        guard let token = userToken(context) else { return .none }
+        guard let subject = token.subject else {
+            throw APIError(.forbidden, "forbidden", "the token's sub is not a string: a user's commits and pushes are recorded under it")
+        }
+        return .some(subject)
+    }
+
     /// The user's token of a request (`nil` for the service token).
     static func userToken(_ context: ServerRequestContext) -> AccessToken? {
         if case .user(let token) = context.identity { token } else { nil }
@@ -296,7 +308,7 @@ struct JournalRoutes: Sendable {
         }
         let expectedVersion = try Self.expectedVersion(value)
         // A user's commit is recorded as theirs, whatever the body says.
-        let author = try Self.userToken(context).map { $0.subject } ?? Self.optionalString(value, "author")
+        let author = try Self.author(of: context) ?? Self.optionalString(value, "author")
         let message = try Self.optionalString(value, "message")
         let result = try await metrics.timing(metrics.commitDuration) {
             try await store.commit(sections, to: list, expectedVersion: expectedVersion, author: author, message: message)
@@ -317,7 +329,7 @@ struct JournalRoutes: Sendable {
         }
         // A user's push is recorded as theirs in the journal, whatever the push says; the push
         // itself is recorded as sent, so that its retries are known.
-        let author = Self.userToken(context).map { $0.subject } ?? push.author
+        let author = try Self.author(of: context) ?? push.author
         // A client that hangs up stops its merge: nobody would hear the answer, and a large push
         // would go on taking a core for nothing (the replica pushes again, exactly once).
         let store = store

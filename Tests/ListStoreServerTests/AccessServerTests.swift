@@ -142,6 +142,34 @@ import Testing
         }
     }
 
+    /// A token whose `sub` is not a string (an array, a number) or that has none cannot write: its
+    /// commits and pushes would be recorded without an author (403 `forbidden`, saying why). Its
+    /// reads go on by the rules that do not name `{sub}`, and those that do grant it nothing.
+    @Test func aTokenWhoseSubIsNotAStringCannotWrite() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for list in ["users/ana/inbox", "teams/red/plan"] { try await store.commit(linearList(3), to: list) }
+        try await ServerHarness.with(store, try await Self.configuration()) { server in
+            let subs: [JSONValue?] = [["ana"], 42, ["ana", "bob"], nil]
+            for sub in subs {
+                var claims: [String: JSONValue] = ["admin_of": ["red"]]
+                if let sub { claims["sub"] = sub }
+                let token = Self.tokens.token(claims)
+                let what = sub.map { String(decoding: $0.serializedBytes(), as: UTF8.self) } ?? "none"
+                let commit = try await server.request("/v1/lists/teams%2Fred%2Fplan/commits", method: "POST", body: Self.commitBody(nil), token: token)
+                let error = try? WireDocument.decodeError(commit.body)
+                #expect(commit.status == 403 && error?.code == "forbidden" && error?.message.contains("sub") == true, "sub \(what): \(commit.status) \(error?.message ?? "")")
+                let push = try await server.request(
+                    "/v1/lists/teams%2Fred%2Fplan/pushes", method: "POST", body: #"{"client":"c1","seq":1,"intents":[]}"#, token: token)
+                #expect(push.status == 403 && (try? WireDocument.decodeError(push.body).code) == "forbidden", "sub \(what): \(push.status)")
+                #expect(try await server.request("/v1/lists/teams%2Fred%2Fplan/snapshot", token: token).status == 200, "sub \(what)")
+                #expect(try await server.request("/v1/lists/users%2Fana%2Finbox", token: token).status == 404, "sub \(what)")
+            }
+            #expect(try await store.summary(of: "teams/red/plan").version == 1)
+            #expect(try await store.summary(of: "users/ana/inbox").version == 1)
+        }
+    }
+
     /// A token whose rules grant nothing gets no list's content from any route of the API's
     /// document: a route added without a declared need shows here as an answer it should not get.
     @Test func aTokenWithoutGrantsGetsNothingFromAnyRoute() async throws {
