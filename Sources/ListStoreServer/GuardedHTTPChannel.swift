@@ -3,6 +3,7 @@ import HummingbirdHTTP2
 import ListStoreWire
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 
 /// Hummingbird's HTTP channel behind two guards: a cap on open connections and a timeout on request
@@ -99,10 +100,13 @@ struct GuardedHTTPChannel: ServerChildChannel {
         switch protocols {
         case .http1(let http1):
             return guarded.flatMap { http1.setup(channel: channel, logger: logger) }.flatMapThrowing { connection in
+                let operations = channel.pipeline.syncOperations
+                // Right behind the HTTP decoder: an absolute-form target's host is not dropped.
+                try operations.addHandler(
+                    AbsoluteFormHandler(), position: .after(try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)))
                 // In front of the HTTP decoder, right behind the header timeout, which it tells of
                 // the polls it takes.
                 if let longPolls {
-                    let operations = channel.pipeline.syncOperations
                     try operations.addHandler(LongPollHandler(longPolls), position: .after(try operations.handler(type: HeaderTimeoutHandler.self)))
                 }
                 return Value(channel: channel, http: .http1(connection))

@@ -4,7 +4,9 @@ import Hummingbird
 
 /// Refuses (403) requests that a web page could have sent or read in the server's name: a `Host`
 /// that is not the server's own — DNS rebinding, where a hostile name resolves to the server — and
-/// an `Origin` that is not allowed — a cross-site request from a browser.
+/// an `Origin` that is not allowed — a cross-site request from a browser. A request that names two
+/// hosts (two `Host` fields, or an absolute-form target whose host is not its `Host`) is refused
+/// first (400 `invalidArgument`, RFC 9112 §3.2).
 ///
 /// The server's own hosts:
 /// - bound to loopback (`127.0.0.0/8`, `::1`, `localhost`): `localhost`, an address of
@@ -40,6 +42,12 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The first `Host` is the request's authority; another is left among its fields (so is the
+        // host of an absolute-form target that is not its Host, see `AbsoluteFormHandler`).
+        if request.headers[.host] != nil {
+            throw APIError.invalidArgument(
+                "the request names more than one host (two Host fields, or an absolute-form target whose host is not its Host)")
+        }
         guard let authority = request.head.authority, isAllowedRemembering(host: authority) else {
             throw APIError(.forbidden, "hostNotAllowed", "the Host of this request is not this server's (see --allow-host)")
         }
@@ -122,4 +130,7 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
 
 extension HTTPField.Name {
     static let origin = HTTPField.Name("Origin")!
+    /// `Host`, which a request's fields hold only when it came more than once (the first is the
+    /// request's authority).
+    static let host = HTTPField.Name("Host")!
 }
