@@ -8,19 +8,19 @@ struct AdvanceEpochCommand: AsyncParsableCommand {
         commandName: "advance-epoch",
         abstract: "Tell followers and replicas that a store was restored from a backup.",
         discussion: """
-            Run it once after restoring a store from a backup (a file copied back, a database \\
-            restored from a dump) or after failing a PostgreSQL database over to a standby that \\
-            may have lagged: the store may have lost commits and pushes that followers and \\
-            replicas saw. It bumps the store's epoch and gives it a new client id. Followers and \\
-            replicas of the old epoch then resync by diff on their next pull, and replicas push \\
-            again every local change the restored store has no record of; the store's own \\
-            replica lists push their changes under the new client id. Nothing else changes: the \\
+            Run it once after restoring a store from a backup (a file copied back, a database \
+            restored from a dump) or after failing a PostgreSQL database over to a standby that \
+            may have lagged: the store may have lost commits and pushes that followers and \
+            replicas saw. It bumps the store's epoch and gives it a new client id. Followers and \
+            replicas of the old epoch then resync by diff on their next pull, and replicas push \
+            again every local change the restored store has no record of; the store's own \
+            replica lists push their changes under the new client id. Nothing else changes: the \
             lists, their versions and their journals stay as restored.
 
-            Output: 'store.liststore: epoch 3 (store 1f0c…)'. --json prints \\
+            Output: 'store.liststore: epoch 3 (store 1f0c…)'. --json prints \
             {"schemaVersion":1,"store":…,"epoch":…,"client":…}.
 
-            \\(ExitStatus.helpText)
+            \(ExitStatus.helpText)
             """
     )
 
