@@ -383,11 +383,25 @@ final class LongPollFanout: Sendable {
         guard let serverState else { return }
         let (access, generation) = serverState.accessInForce
         let location = store.location
+        // The polls to check, then their answers found outside the lock (once per token and list:
+        // many polls share them), then those still held are answered or rest on the new rules.
+        let stale = state.withLock { state in
+            state.held.compactMap { id, held in held.access.flatMap { $0.generation != generation ? (id, $0.token, held.key.list) : nil } }
+        }
+        struct Reading: Hashable {
+            var token: AccessToken
+            var list: String
+        }
+        var refusals = [Reading: APIError?]()
+        for (_, token, list) in stale where refusals[Reading(token: token, list: list)] == nil {
+            refusals[Reading(token: token, list: list)] = .some(
+                JournalRoutes.refusal(of: token, on: list, needing: .read, under: access, storeLocation: location))
+        }
         let refused = state.withLock { state -> [(Held, APIError)] in
             var refused = [(Held, APIError)]()
-            for (id, held) in state.held {
-                guard let (token, checked) = held.access, checked != generation else { continue }
-                if let refusal = JournalRoutes.refusal(of: token, on: held.key.list, needing: .read, under: access, storeLocation: location) {
+            for (id, token, list) in stale {
+                guard let held = state.held[id], held.access?.generation != generation else { continue }
+                if let refusal = refusals[Reading(token: token, list: list)] ?? nil {
                     state.held[id] = nil
                     refused.append((held, refusal))
                 } else {
