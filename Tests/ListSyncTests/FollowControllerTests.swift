@@ -93,8 +93,10 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
 }
 
 /// Both models' background sync (one `_FollowController`): started, stopped and synced at random
-/// points, one follow runs at a time, never beside a sync, and it runs exactly when it should.
-@Suite(.timeLimit(.minutes(5))) @MainActor struct FollowControllerTests {
+/// points, one follow runs at a time, never beside a sync, and it runs exactly when it should. One
+/// case at a time, its follows polling at a calm pace: beside the rest of the suite on two cores,
+/// they must not starve other tests of the machine.
+@Suite(.serialized, .timeLimit(.minutes(5))) @MainActor struct FollowControllerTests {
     /// What a step of the random sequences does.
     enum Step: CaseIterable { case start, stop, sync, syncInTheBackground, commit, yield }
 
@@ -104,18 +106,18 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
         _ condition: @escaping @MainActor @Sendable () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let what = "the condition at \(sourceLocation)"
-        try await waitUntil(what, within: .seconds(120)) { await condition() }
+        try await waitUntil(what, within: .seconds(120), every: .milliseconds(50)) { await condition() }
     }
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
-    @Test(arguments: (1...6).map { 0xF0_11_0 + UInt64($0) })
+    @Test(arguments: (1...3).map { 0xF0_11_0 + UInt64($0) })
     func aSetModelStartedStoppedAndSyncedAtRandomRunsOneFollowAtATime(_ seed: UInt64) async throws {
         let directory = try TemporaryDirectory()
         let source = try Store(path: directory.file("source.liststore"))
         for list in ["team/a", "team/b"] { try await source.commit(linearList(3), to: list) }
         let set = try ReplicaSet(store: try Store(path: directory.file("phone.liststore")), lists: "team/*")
         try await set.pull(from: LocalSource(source))
-        let watched = WatchedSource(LocalSource(source, pollInterval: .milliseconds(10)))
+        let watched = WatchedSource(LocalSource(source, pollInterval: .milliseconds(50)))
         let model = try ReplicaSetModel(set: set, source: watched)
         var random = SplitMix64(seed: seed)
         var background: [Task<Void, Never>] = []
@@ -123,7 +125,7 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
         for k in 0..<40 {
             switch Step.allCases.randomElement(using: &random)! {
             case .start:
-                model.start(retrying: RetryPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20)), localPollInterval: .milliseconds(20))
+                model.start(retrying: RetryPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)), localPollInterval: .milliseconds(100))
                 started = true
             case .stop:
                 model.stop()
@@ -138,7 +140,7 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
         }
         for task in background { await task.value }
         // Started: one follow, which applies the source's commits. Stopped: none.
-        model.start(retrying: RetryPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20)), localPollInterval: .milliseconds(20))
+        model.start(retrying: RetryPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)), localPollInterval: .milliseconds(100))
         try await Self.until { watched.follows == 1 }
         try await source.commit(linearList(99), to: "team/b")
         let listB = try model.model(for: "team/b")
@@ -149,14 +151,14 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
     }
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
-    @Test(arguments: (1...6).map { 0xF0_12_0 + UInt64($0) })
+    @Test(arguments: (1...3).map { 0xF0_12_0 + UInt64($0) })
     func aListModelStartedStoppedAndSyncedAtRandomRunsOneFollowAtATime(_ seed: UInt64) async throws {
         let directory = try TemporaryDirectory()
         let source = try Store(path: directory.file("source.liststore"))
         try await source.commit(linearList(3), to: "l")
         let replica = Replica(store: try Store(path: directory.file("phone.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source))
-        let watched = WatchedSource(LocalSource(source, pollInterval: .milliseconds(10)))
+        let watched = WatchedSource(LocalSource(source, pollInterval: .milliseconds(50)))
         let model = try ReplicaListModel(replica: replica, source: watched)
         var random = SplitMix64(seed: seed)
         var background: [Task<Void, Never>] = []
@@ -164,8 +166,8 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
         for k in 0..<40 {
             switch Step.allCases.randomElement(using: &random)! {
             case .start:
-                model.start(retrying: RetryPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20)), wait: .milliseconds(200),
-                    localPollInterval: .milliseconds(20))
+                model.start(retrying: RetryPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)), wait: .milliseconds(200),
+                    localPollInterval: .milliseconds(100))
                 started = true
             case .stop:
                 model.stop()
@@ -179,8 +181,8 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
             #expect(model.status.isFollowing || !started, "seed \(seed), step \(k)")
         }
         for task in background { await task.value }
-        model.start(retrying: RetryPolicy(initialDelay: .milliseconds(5), maximumDelay: .milliseconds(20)), wait: .milliseconds(200),
-            localPollInterval: .milliseconds(20))
+        model.start(retrying: RetryPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)), wait: .milliseconds(200),
+            localPollInterval: .milliseconds(100))
         try await source.commit(linearList(99), to: "l")
         try await Self.until { model.sections == linearList(99) }
         model.stop()
