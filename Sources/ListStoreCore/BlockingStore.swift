@@ -80,7 +80,7 @@ extension BlockingStore {
     }
 
     /// The store feed after `position`: every commit of the lists `including` accepts, at
-    /// store-wide positions in commit order (``ListStoreEngine/feed(after:limit:including:)``).
+    /// store-wide positions in commit order (``ListStoreEngine/feed(after:fingerprint:limit:including:)``).
     /// ```swift
     /// let page = try store.feed(after: cursor)
     /// ```

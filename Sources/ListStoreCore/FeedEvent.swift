@@ -1,4 +1,4 @@
-/// One event of the store feed (``ListStoreEngine/feed(after:limit:including:)``): a commit of a list,
+/// One event of the store feed (``ListStoreEngine/feed(after:fingerprint:limit:including:)``): a commit of a list,
 /// or its deletion, at its store-wide position.
 ///
 /// ```swift
