@@ -110,6 +110,12 @@ public struct JournalServer: Sendable {
         /// let configuration = JournalServer.Configuration(port: 8080, eventLoops: System.coreCount)
         /// ```
         public var eventLoops: Int?
+        /// How long a shutdown (a signal, or the task of `run` cancelled) waits for the requests
+        /// under way to be answered before it cancels them (default 10 seconds). Long polls and
+        /// event streams end at once; a request whose store operation has not ended by then is
+        /// cancelled, and the operations of the store engines are bounded themselves (PostgreSQL:
+        /// `PostgresStore.Configuration.operationTimeout`).
+        public var shutdownGracePeriod: Duration = .seconds(10)
 
         /// A configuration; the defaults suit a server on this machine.
         public init(
@@ -298,10 +304,10 @@ public struct JournalServer: Sendable {
         longPolls = LongPollFanout(pages: pages, slots: state.streams, logger: logger, serverState: state)
     }
 
-    /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM. On a
-    /// signal it stops accepting connections, ends long polls and event streams, and returns once
-    /// the requests under way are answered; cancelled, it closes each connection accepted from
-    /// that moment at once and stops the requests under way.
+    /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM. Either
+    /// way it shuts down gracefully: it stops accepting connections, ends long polls and event
+    /// streams, and returns once the requests under way are answered, or once
+    /// `Configuration.shutdownGracePeriod` has passed, when it cancels those still under way.
     ///
     /// - Parameters:
     ///   - handlingSignals: whether SIGINT and SIGTERM shut the server down gracefully.
@@ -362,19 +368,25 @@ public struct JournalServer: Sendable {
             logger: logger.deferringMetadata)
         // Services shut down in reverse order: the watcher first, which ends the waits of long polls
         // and event streams, then the HTTP server, which waits for the requests under way.
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [app, WatcherService(watcher: watcher)],
-                gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger))
+        var services = ServiceGroupConfiguration(
+            services: [app, WatcherService(watcher: watcher)], gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [],
+            logger: logger)
+        // A shutdown that outlasts its grace period cancels what is left.
+        services.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
+        let group = ServiceGroup(configuration: services)
         // Cancelled, it takes no new connection from that moment (a graceful shutdown closes the
-        // listening socket first instead).
+        // listening socket first instead), and shuts down gracefully: the group runs in a task of
+        // its own, since cancelling Hummingbird's server while it accepts a connection would drop
+        // that connection's channel unserved, which NIO stops the process for.
         state.connections.open()
-        services.withLock { $0 = group }
-        defer { services.withLock { $0 = nil } }
+        self.services.withLock { $0 = group }
+        defer { self.services.withLock { $0 = nil } }
+        let running = Task { try await group.run() }
         try await withTaskCancellationHandler {
-            try await group.run()
+            try await running.value
         } onCancel: {
             state.connections.close()
+            Task { await group.triggerGracefulShutdown() }
         }
     }
 

@@ -24,10 +24,9 @@ final class RawConnection: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else {
-            close(fd)
-            throw POSIXError(.ECONNREFUSED)
-        }
+        // Not closed here: an initializer that throws once every property is set still runs
+        // `deinit`, which closes it (twice would close whatever descriptor took its number).
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         var time = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
