@@ -55,6 +55,16 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The list is a replica with local changes its source does not hold yet: deleting it would
         /// lose them. Nothing was deleted; push them first, or say that they may go.
         public static let pendingChanges = Code("pendingChanges")
+        /// The store could not be reached, or did not finish the operation within its bound (a
+        /// database restarting or failing over, every pooled connection busy, a lock held longer
+        /// than the lock timeout). Nothing was changed: the same call may be tried again.
+        public static let unavailable = Code("unavailable")
+        /// The store was lost while it committed a change (the connection broke, or the operation's
+        /// bound passed, after the commit was sent): the change may or may not have landed. Read
+        /// the list to know; a push may be sent again as it is (its sequence number makes it land
+        /// once), a commit with its `expectedVersion` (it lands, or is a `.versionConflict` if its
+        /// first try landed).
+        public static let outcomeUnknown = Code("outcomeUnknown")
 
         public var description: String { name }
 
@@ -64,7 +74,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             let known: [Code] = [
                 .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .listNotFound, .versionNotFound,
                 .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument, .pushOutOfOrder,
-                .pushMismatch, .pendingChanges, .cursorExpired, .cursorOfAnotherHistory,
+                .pushMismatch, .pendingChanges, .cursorExpired, .cursorOfAnotherHistory, .unavailable, .outcomeUnknown,
             ]
             guard let code = known.first(where: { $0.name == name }) else { return nil }
             self = code

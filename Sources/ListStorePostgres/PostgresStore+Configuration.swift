@@ -22,12 +22,24 @@ extension PostgresStore {
         /// before it fails with `.io`: postgres-nio's pool retries a refused connection instead of
         /// failing the call. Default: 30 seconds.
         public var openTimeout: Duration = .seconds(30)
+        /// The bound of each operation of the open store, from the request for a pooled connection
+        /// to the commit's answer. Past it, a request still waiting for a connection is withdrawn
+        /// and a connection in use is closed: the call fails with `.unavailable` (nothing changed)
+        /// or `.outcomeUnknown` (the commit was sent, its answer lost). PostgreSQL stops the
+        /// statement itself at the same bound (`statement_timeout`), and ends a transaction left
+        /// idle as long (`idle_in_transaction_session_timeout`). Default: 15 seconds.
+        public var operationTimeout: Duration = .seconds(15)
+        /// How long a statement waits for a row lock another transaction holds (PostgreSQL's
+        /// `lock_timeout`) before the operation fails with `.unavailable`, having changed nothing.
+        /// Default: 5 seconds.
+        public var lockTimeout: Duration = .seconds(5)
         /// Whether opening a database without tables makes it an empty store (the default), or
         /// fails with `.storeNotFound` and leaves it untouched (for tools that only read).
         public var createsStore = true
 
         /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`
-        /// (also `postgresql://`). User, password and database may be percent-encoded; the port
+        /// (also `postgresql://`), with libpq's `connect_timeout` (seconds; default 10) and
+        /// `application_name` (default `liststore`). User, password and database may be percent-encoded; the port
         /// defaults to 5432, the user to `postgres`, the database to the user's name; TLS is off
         /// unless `sslmode` asks for it. `?host=/directory` connects through the Unix-domain socket
         /// `/directory/.s.PGSQL.PORT` instead of TCP.
@@ -55,6 +67,14 @@ extension PostgresStore {
             case let mode:
                 throw StoreError(.invalidArgument, "unknown sslmode '\(mode)' in \(Self.redacted(url)) (disable, prefer or require)")
             }
+            var connectTimeout: Duration?
+            if let text = query["connect_timeout"] {
+                // libpq's parameter: whole seconds, at least 2 (0 would mean "wait forever").
+                guard let seconds = Int(text), (0...3600).contains(seconds) else {
+                    throw StoreError(.invalidArgument, "connect_timeout must be a number of seconds up to 3600 in \(Self.redacted(url))")
+                }
+                connectTimeout = .seconds(seconds == 0 ? 3600 : max(seconds, 2))
+            }
             if let socketDirectory = query["host"], socketDirectory.hasPrefix("/") {
                 postgres = PostgresClient.Configuration(
                     unixSocketPath: socketDirectory + "/.s.PGSQL.\(port)", username: username, password: components.password,
@@ -66,6 +86,9 @@ extension PostgresStore {
                 postgres = PostgresClient.Configuration(
                     host: host, port: port, username: username, password: components.password, database: database, tls: tls)
             }
+            postgres.options.maximumConnections = Self.defaultConnections
+            if let connectTimeout { postgres.options.connectTimeout = connectTimeout }
+            if let name = query["application_name"] { applicationName = name }
             self.logger = logger
         }
 
@@ -79,7 +102,34 @@ extension PostgresStore {
         /// ```
         /// - Complexity: O(1); the client connects once it runs.
         public func makeClient() -> PostgresClient {
-            PostgresClient(configuration: postgres, backgroundLogger: logger)
+            PostgresClient(configuration: sessionConfiguration, backgroundLogger: logger)
+        }
+
+        /// The pooled connections of a store: 10, unless the caller sets
+        /// `postgres.options.maximumConnections` (`liststore serve --db-connections`). Every
+        /// process that opens the store holds up to this many, one of them listening for other
+        /// processes' commits: keep processes × connections below the server's `max_connections`
+        /// (100 by default), with room for its superuser connections and for tools.
+        public static let defaultConnections = 10
+
+        /// The name every session of the store gives PostgreSQL (`application_name`, shown in
+        /// `pg_stat_activity`): `liststore`, or the URL's `application_name`.
+        public var applicationName = "liststore"
+
+        /// `postgres` with the sessions' settings: the application's name, and the bounds of
+        /// statements, lock waits and transactions left idle (`operationTimeout`, `lockTimeout`).
+        var sessionConfiguration: PostgresClient.Configuration {
+            var configuration = postgres
+            let milliseconds = { (duration: Duration) in
+                String(max(1, duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000))
+            }
+            configuration.options.additionalStartupParameters += [
+                ("application_name", applicationName),
+                ("statement_timeout", milliseconds(operationTimeout)),
+                ("lock_timeout", milliseconds(lockTimeout)),
+                ("idle_in_transaction_session_timeout", milliseconds(operationTimeout)),
+            ]
+            return configuration
         }
 
         /// Whether `text` names a PostgreSQL database (`postgres://` or `postgresql://`, any case)

@@ -25,9 +25,9 @@ extension PostgresStore: StoreDriver {
 
     /// Runs `body` with the row steps of one transaction of `kind`, as `transaction(_:_:)`.
     func writing<T: Sendable>(
-        _ kind: _TransactionKind = .writing, _ body: @escaping @Sendable (PostgresTransaction) throws -> T
+        _ kind: _TransactionKind = .writing, within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresTransaction) throws -> T
     ) async throws -> T {
-        let (value, written) = try await transaction(kind) { connection in
+        let (value, written) = try await transaction(kind, within: limit) { [self] connection in
             try await PostgresTransaction.threads.runIfActive { [self] in
                 let transaction = PostgresTransaction(self, connection)
                 let value = try body(transaction)

@@ -54,10 +54,14 @@ extension PostgresStore {
     /// What a failed session says, in a few words: the server's own message when it refused.
     private static func reason(_ error: any Error) -> String {
         if let error = error as? PSQLError {
+            if error.code == .sslUnsupported {
+                return "the server does not offer TLS, which the URL requires (sslmode=require); use sslmode=prefer or disable, or enable ssl on the server"
+            }
             if let message = error.serverInfo?[.message] {
                 return "the server refused: \(message)" + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
             }
             if let underlying = error.underlying { return Self.reason(underlying) }
+            return "\(error.code)"
         }
         if let error = error as? NIOConnectionError {
             if error.dnsAError != nil || error.dnsAAAAError != nil, error.connectionErrors.isEmpty {

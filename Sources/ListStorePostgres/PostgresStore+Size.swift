@@ -12,7 +12,8 @@ extension PostgresStore {
     ///   task is cancelled before the read starts.
     /// - Complexity: O(1), one round trip.
     public func sizeInBytes() async throws -> Int {
-        try await withConnection { connection in
+        let logger = self.logger
+        return try await withConnection { connection, _ in
             let rows = try await connection.query("SELECT pg_database_size(current_database())", logger: logger)
             for try await size in rows.decode(Int.self) { return size }
             return 0

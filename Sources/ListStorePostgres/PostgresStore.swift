@@ -44,6 +44,8 @@ public final class PostgresStore: Sendable {
     let listens: Bool
     /// Whether opening makes a database without tables an empty store.
     let createsStore: Bool
+    /// The bound of each operation (`Configuration.operationTimeout`).
+    let operationTimeout: Duration
 
     /// The advisory lock that migrations hold.
     static let migrationLock: Int64 = 0x4C49_5354
@@ -112,11 +114,15 @@ public final class PostgresStore: Sendable {
         self.location = configuration.location
         self.listens = configuration.postgres.options.maximumConnections >= 2
         self.createsStore = configuration.createsStore
+        self.operationTimeout = configuration.operationTimeout
         self.running = running
         try await Self.checkSession(configuration, location: location, timeout: min(configuration.openTimeout, .seconds(10)))
         try await within(configuration.openTimeout) { store in
             // Servers starting at once migrate one by one, under an advisory lock ("LIST").
-            try await store.writing { transaction in
+            try await store.writing(within: configuration.openTimeout) { transaction in
+                // Migrations are bounded by the open's timeout, not by those of operations.
+                try transaction.query("SET LOCAL lock_timeout = 0")
+                try transaction.query("SET LOCAL statement_timeout = 0")
                 try transaction.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))")
                 try transaction.migrate(creating: store.createsStore)
             }
@@ -150,62 +156,82 @@ public final class PostgresStore: Sendable {
     // MARK: Connections
 
     /// Runs `body` on this store, giving up after `limit` with `.io` ("no answer") or when the task
-    /// is cancelled (`CancellationError`); the work is cancelled then, and the timer ends with the
-    /// call.
-    ///
-    /// Not a task group: a group waits for all its children, and a connection attempt that
-    /// postgres-nio retries does not end when it is cancelled. The first of the work, the timer and
-    /// a cancellation resumes the caller.
+    /// is cancelled (`CancellationError`), without waiting for `body` to end: a connection attempt
+    /// that postgres-nio retries does not end when it is cancelled.
     private func within(_ limit: Duration, _ body: @escaping @Sendable (PostgresStore) async throws -> Void) async throws {
-        let pending = _Locked<CheckedContinuation<Void, any Error>?>(nil)
-        let tasks = _Locked<[Task<Void, Never>]>([])
-        let location = self.location
-        // Resumes the caller (once) and cancels the work and the timer.
-        let finish: @Sendable (Result<Void, any Error>) -> Void = { result in
-            pending.withLock { $0.take() }?.resume(with: result)
-            for task in tasks.withLock({ $0 }) { task.cancel() }
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                pending.withLock { $0 = continuation }
-                let work = Task { [self] in
-                    do {
-                        try await body(self)
-                        finish(.success(()))
-                    } catch {
-                        finish(.failure(error))
-                    }
-                }
-                let timer = Task {
-                    guard (try? await Task.sleep(for: limit)) != nil else { return }
-                    finish(.failure(StoreError(.io, "cannot reach the store at \(location) (no answer within \(limit))")))
-                }
-                tasks.withLock { $0 = [work, timer] }
-                // What finished before the tasks were kept found nothing to cancel.
-                if Task.isCancelled { finish(.failure(CancellationError())) }
-                if pending.withLock({ $0 == nil }) { finish(.success(())) }
-            }
-        } onCancel: {
-            finish(.failure(CancellationError()))
+        guard try await Bounded.run(within: limit, { [self] in try await body(self) }) != nil else {
+            throw StoreError(.io, "cannot reach the store at \(location) (no answer within \(limit))")
         }
     }
 
-    /// Runs `body` on a pooled connection; maps every error that is not a `StoreError` or a
+    /// Runs `body` on a pooled connection within `limit` (default: `operationTimeout`), from the
+    /// request for a connection to `body`'s end; maps every error that is not a `StoreError` or a
     /// cancellation to one.
-    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    ///
+    /// Past `limit`, a request still waiting for a connection is withdrawn, and a connection in use
+    /// is closed, which fails the statement under way at once: the call ends with `.unavailable`
+    /// (or `.outcomeUnknown` when the commit was sent), whatever the database does, and the pool
+    /// opens a new connection in place of the one closed.
+    func withConnection<T: Sendable>(
+        within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection, PostgresOperation) async throws -> T
+    ) async throws -> T {
         try Task.checkCancellation()
-        return try await _PostgresErrors.mapping(location) {
-            try await client.withConnection { connection in try await body(connection) }
+        let (client, limit, location) = (client, limit ?? operationTimeout, location)
+        let operation = PostgresOperation()
+        do {
+            return try await _PostgresErrors.mapping(location) {
+                try await withThrowingTaskGroup(of: T?.self) { group in
+                    group.addTask {
+                        try await client.withConnection { connection in
+                            guard operation.start(on: connection) else { throw CancellationError() }
+                            defer { operation.end() }
+                            return try await body(connection, operation)
+                        }
+                    }
+                    group.addTask {
+                        // Cancelled once the work is done: no verdict then.
+                        guard (try? await Task.sleep(for: limit)) != nil else { return nil }
+                        // Without a connection yet, the work is withdrawn (cancelled below); with
+                        // one, its connection is closed, and the work fails at once.
+                        operation.expire()
+                        return nil
+                    }
+                    while let next = try await group.next() {
+                        if let value = next {
+                            group.cancelAll()
+                            return value
+                        }
+                        if !operation.hasConnection { group.cancelAll() }
+                    }
+                    throw CancellationError()  // not reached: the work ends with a value or an error
+                }
+            }
+        } catch let error where operation.expired {
+            throw Self.expiry(of: operation, after: limit, at: location, error: error)
+        } catch let error as StoreError where operation.committing && error.code == .unavailable {
+            throw StoreError(.outcomeUnknown, "the store at \(location) was lost while the change committed: it may have landed (\(error.message))")
         }
+    }
+
+    /// The error of an operation that did not end within `limit`.
+    private static func expiry(of operation: PostgresOperation, after limit: Duration, at location: String, error: any Error) -> StoreError {
+        if operation.committing {
+            return StoreError(.outcomeUnknown, "the store at \(location) did not confirm the commit within \(limit): the change may have landed")
+        }
+        if !operation.hadConnection {
+            return StoreError(.unavailable, "no connection to the store at \(location) within \(limit) (every pooled connection is busy, or the database does not answer); nothing was changed")
+        }
+        return StoreError(.unavailable, "the store at \(location) did not answer within \(limit); nothing was changed")
     }
 
     /// Runs `body` in one transaction: `.readOnly` reads one consistent state of the database
     /// (repeatable read); `.writing` commits what `body` wrote when it returns, and rolls it back
-    /// when it throws.
+    /// when it throws. Within `limit` (default: `operationTimeout`), as `withConnection`.
     func transaction<T: Sendable>(
-        _ kind: _TransactionKind, _ body: (PostgresConnection) async throws -> T
+        _ kind: _TransactionKind, within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
+        let logger = self.logger
+        return try await withConnection(within: limit) { connection, operation in
             try await connection.query(PostgresQuery(unsafeSQL: kind.begin), logger: logger)
             let value: T
             do {
@@ -214,7 +240,13 @@ public final class PostgresStore: Sendable {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
-            try await connection.query("COMMIT", logger: logger)
+            operation.commit()
+            do {
+                try await connection.query("COMMIT", logger: logger)
+            } catch let error as PSQLError where error.code == .server {
+                operation.commitRefused()  // the database answered: it did not commit
+                throw error
+            }
             return value
         }
     }

@@ -34,6 +34,9 @@ struct APIError: Error {
     static let serverBusyCode = "serverBusy"
     /// The `Retry-After` of a 503 answer, in seconds.
     static let retryAfterSeconds = 5
+    /// The `Retry-After` of a 503 answer for a store that cannot be reached now (`unavailable`,
+    /// `outcomeUnknown`), in seconds: a database's restart or failover takes seconds.
+    static let storeRetryAfterSeconds = 2
 
     /// 503 with `Retry-After`: the server is at one of its limits.
     static func serverBusy(_ message: String) -> APIError {
@@ -61,6 +64,7 @@ struct APIError: Error {
             var api = APIError(status(of: error.code), error.code.description, redacted(error.message, storeLocation))
             api.expectedVersion = error.expectedVersion
             api.currentVersion = error.currentVersion
+            if api.status == .serviceUnavailable { api.headers[.retryAfter] = String(storeRetryAfterSeconds) }
             return api
         case let error as HTTPError where error.status != .internalServerError:
             return APIError(error.status, error.status == .contentTooLarge ? "bodyTooLarge" : "http", error.body ?? error.status.reasonPhrase)
@@ -82,6 +86,8 @@ struct APIError: Error {
         case .cursorExpired, .cursorOfAnotherHistory: .gone
         case .versionConflict, .pushOutOfOrder, .pushMismatch, .pendingChanges: .conflict
         case .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument: .badRequest
+        // The store could not be reached, or lost a commit's answer: the body's code says which.
+        case .unavailable, .outcomeUnknown: .serviceUnavailable
         default: .internalServerError
         }
     }

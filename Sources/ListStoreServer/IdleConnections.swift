@@ -40,6 +40,10 @@ final class IdleConnections: Sendable {
     /// How many checks found a client still reading its answer (for tests).
     var readingChecks: Int { state.withLock { $0.readingChecks } }
 
+    /// How many times a connection has turned idle so far (for tests: unlike `count`, it never
+    /// goes down, so a wait for it cannot miss a connection idle only for a moment).
+    var turnedIdle: UInt64 { state.withLock { $0.nextSeq } }
+
     /// `channel` holds no request from now on; `close` closes it, to make room.
     /// - Complexity: O(1) amortized.
     func idle(_ channel: any Channel, close: @escaping @Sendable () -> Void) {

@@ -222,18 +222,31 @@ struct JournalRoutes: Sendable {
 
     /// The routes that need no token, added before the token's middleware: `GET /v1/openapi.json`,
     /// the API's description, and `GET /health`, for load balancers: 200 `{"status":"ok"}` when the
-    /// store answers (a read of its identity: on PostgreSQL a round trip), 503 `storeUnavailable`
-    /// when it does not. Neither tells anything about the lists.
+    /// store answers within a second (a read of its identity: on PostgreSQL a round trip), 503
+    /// `storeUnavailable` when it fails or is slower. Neither tells anything about the lists.
     func addUnauthenticated(to router: Router<ServerRequestContext>) {
         router.get("v1/openapi.json") { _, _ in Self.json(Self.openAPIDocument) }
         router.get("health") { _, context in
-            do {
-                _ = try await store.identity()
-            } catch {
-                context.logger.warning("health check: the store does not answer: \(error)")
-                throw APIError(.serviceUnavailable, "storeUnavailable", "the store does not answer")
+            if let failure = await Self.probe(store, within: Self.healthLimit) {
+                context.logger.warning("health check: the store does not answer: \(failure)")
+                var error = APIError(.serviceUnavailable, "storeUnavailable", "the store does not answer")
+                error.headers[.retryAfter] = String(APIError.storeRetryAfterSeconds)
+                throw error
             }
             return Self.json(Array(#"{"schemaVersion":1,"status":"ok"}"#.utf8))
+        }
+    }
+
+    /// How long `GET /health` waits for the store.
+    static let healthLimit = Duration.seconds(1)
+
+    /// Reads `store`'s identity and returns `nil` when it answers within `limit`, or what went
+    /// wrong, without waiting past `limit` for a read that does not end (it is cancelled then).
+    static func probe(_ store: any ListStoreEngine, within limit: Duration) async -> String? {
+        do {
+            return try await Bounded.run(within: limit, { try await store.identity() }) == nil ? "no answer within \(limit)" : nil
+        } catch {
+            return "\(error)"
         }
     }
 

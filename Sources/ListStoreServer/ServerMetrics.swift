@@ -28,8 +28,12 @@ final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     /// swift-metrics' way into `registry`.
     let factory: PrometheusMetricsFactory
-    /// The most lists whose gauges a scrape reads and writes.
-    static let maxListsShown = 200
+    /// The most lists whose gauges a scrape reads and writes: 200 (tests of the bound set fewer).
+    var maxListsShown: Int {
+        get { listsShownBound.withLock { $0 } }
+        set { listsShownBound.withLock { $0 = newValue } }
+    }
+    private let listsShownBound = _Locked(200)
     /// The lists whose gauges the last scrape wrote.
     private let shownLists = _Locked(Set<String>())
 
@@ -97,7 +101,7 @@ final class ServerMetrics: Sendable {
             gauge("liststore_store_size_bytes").record(try await store.sizeInBytes())
             let lists = try await store.lists()
             gauge("liststore_lists").record(lists.count)
-            let shown = lists.sorted(by: { $0.name < $1.name }).prefix(Self.maxListsShown)
+            let shown = lists.sorted(by: { $0.name < $1.name }).prefix(maxListsShown)
             let shownNames = Set(shown.map(\.name))
             // The gauges of lists no longer shown (deleted, or pushed past the first by new names)
             // go, rather than stay at their last values.

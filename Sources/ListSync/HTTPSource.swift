@@ -306,6 +306,11 @@ public struct HTTPSource: ListSource {
         if status == 409, let reported, reported.code == "cursorMismatch" {
             return SyncError.resyncRequired(.epochChanged, message: "\(what): \(reported.message)")
         }
+        if let reported, [StoreError.Code.unavailable, .outcomeUnknown].contains(StoreError.Code(named: reported.code)) {
+            // The server's store could not be reached, or lost a change's commit: trying again
+            // heals both (a push lands once however often it is sent).
+            return SyncError.transport("\(what): HTTP \(status ?? 503) \(reported.code): \(message)", transient: true)
+        }
         if let reported, let code = StoreError.Code(named: reported.code) {
             return StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
         }

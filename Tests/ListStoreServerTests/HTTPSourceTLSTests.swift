@@ -1,4 +1,5 @@
 import Foundation
+import ListDiffTestSupport
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
@@ -7,7 +8,8 @@ import Testing
 
 /// `HTTPSource` with its own certificate authorities, against a `JournalServer` over TLS whose
 /// certificate an authority made for the test signed.
-@Suite struct HTTPSourceTLSTests {
+/// Its tests make certificates with `openssl`, which blocks: on threads of their own (`.blockingWaits`).
+@Suite(.blockingWaits) struct HTTPSourceTLSTests {
     @Test(.timeLimit(.minutes(1))) func aSourceThatTrustsTheAuthorityPullsAndFollowsOverTLS() async throws {
         let directory = try TemporaryDirectory()
         let certificates = try TestCertificates(in: directory)

@@ -1,4 +1,5 @@
 import Foundation
+import ListDiffTestSupport
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
@@ -6,7 +7,8 @@ import Testing
 
 /// `JournalServer` over TLS, with a certificate authority and a server certificate made for the
 /// test (by `openssl`), and `curl` as the client: HTTP/2 and HTTP/1.1 by ALPN.
-@Suite struct TLSTests {
+/// Its tests make certificates with `openssl`, which blocks: on threads of their own (`.blockingWaits`).
+@Suite(.blockingWaits) struct TLSTests {
     /// `curl` on a thread of its own (it blocks): the status and what it printed.
     static func curl(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await withCheckedThrowingContinuation { continuation in

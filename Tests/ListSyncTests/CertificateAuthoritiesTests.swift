@@ -1,11 +1,13 @@
 import Foundation
+import ListDiffTestSupport
 import ListStoreTestSupport
 import ListSync
 import Testing
 
 /// `HTTPSource.CertificateAuthorities` reads the certificates of PEM text, and refuses text that
 /// holds none or one it cannot read, naming where it came from.
-@Suite struct CertificateAuthoritiesTests {
+/// Its tests make certificates with `openssl`, which blocks: on threads of their own (`.blockingWaits`).
+@Suite(.blockingWaits) struct CertificateAuthoritiesTests {
     @Test func everyCertificateBlockIsReadAndTextAroundThemIsIgnored() throws {
         let directory = try TemporaryDirectory()
         let one = try Data(contentsOf: URL(fileURLWithPath: TestCertificates(in: directory).authority))

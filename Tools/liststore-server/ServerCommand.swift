@@ -29,7 +29,9 @@ struct ServerCommand: AsyncParsableCommand {
             that does not parse keeps the configuration in force, and the server logs why. \
             The address is printed on stdout once it accepts connections; requests are logged on stderr. SIGINT or SIGTERM stops accepting connections, ends long \
             polls and event streams, and exits with 0 once the requests under way are answered and their \
-            answers written (as long as a client keeps reading; up to twice --idle-timeout for one that stops).
+            answers written (as long as a client keeps reading; up to twice --idle-timeout for one that stops), \
+            and within --shutdown-grace seconds (default 10) whatever the store does: then what is \
+            still under way is cancelled, and the process ends at most 5 seconds later.
 
             Only requests whose Host is this server's are answered (403 otherwise): on a loopback \
             address, localhost, 127.0.0.0/8 and [::1] on its port; on any other address, localhost \
@@ -52,14 +54,22 @@ struct ServerCommand: AsyncParsableCommand {
             ?sslmode=disable|prefer|require) serves a store in PostgreSQL; a database without tables \
             becomes an empty store. Several servers may serve one database: each wakes its long polls \
             and event streams on the others' commits through LISTEN/NOTIFY, and polls every 20 ms \
-            for what it missed. Without --db, LISTSTORE_DB names the store.
+            for what it missed. Each server holds up to --db-connections connections (default 10, or \
+            LISTSTORE_DB_CONNECTIONS): keep servers × connections below the database's \
+            max_connections. Each store operation is bounded by --db-timeout seconds (default 15), \
+            from the wait for a connection to the commit's answer; row locks are waited for 5 \
+            seconds at most. A request whose operation cannot reach the database, or does not end \
+            in time, is answered 503 with Retry-After and the code 'unavailable' (nothing changed) \
+            or 'outcomeUnknown' (the commit was sent and its answer lost: it may have landed). \
+            The URL may also give libpq's connect_timeout (seconds) and application_name. Without \
+            --db, LISTSTORE_DB names the store.
 
             With --tls-cert and --tls-key (PEM files: the certificate chain, the server's own \
             certificate first, and its private key) the server speaks HTTPS only, HTTP/2 or HTTP/1.1 \
             as the client asks (ALPN); clients of a certificate no system authority signed give its \
             authority to 'liststore pull --ca-cert FILE' or HTTPSource. GET /metrics answers the \
             server's figures in Prometheus's text format (with the token, when there is one); GET \
-            /health answers 200 while the store does, without a token; GET /v1/openapi.json answers \
+            /health answers 200 while the store answers within a second (503 otherwise), without a token; GET /v1/openapi.json answers \
             the API's OpenAPI 3.1 document.
 
             With LISTSTORE_PARENT_PID=<pid> in its environment (set by the process that starts \
@@ -124,6 +134,15 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
     var tlsKey: String?
 
+    @Option(name: .long, help: ArgumentHelp("PostgreSQL: the most connections this server holds (default: $LISTSTORE_DB_CONNECTIONS, or 10).", valueName: "n"))
+    var dbConnections: Int?
+
+    @Option(name: .long, help: ArgumentHelp("PostgreSQL: the bound of each store operation, from the wait for a connection to the commit.", valueName: "seconds"))
+    var dbTimeout = 15
+
+    @Option(name: .long, help: ArgumentHelp("How long a shutdown waits for the requests under way before it cancels them.", valueName: "seconds"))
+    var shutdownGrace = 10
+
     @Flag(name: .long, help: "Serve a non-loopback --host without --token: anyone who reaches the port can read and write.")
     var allowUnauthenticated = false
 
@@ -164,6 +183,9 @@ struct ServerCommand: AsyncParsableCommand {
         if let eventLoops, !(1...1024).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 1024") }
         guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 or more") }
         guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be 1 or more") }
+        if let dbConnections, !(1...10_000).contains(dbConnections) { throw ValidationError("--db-connections must be between 1 and 10000") }
+        guard (1...3600).contains(dbTimeout) else { throw ValidationError("--db-timeout must be between 1 and 3600") }
+        guard (0...3600).contains(shutdownGrace) else { throw ValidationError("--shutdown-grace must be between 0 and 3600") }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
     }
@@ -180,16 +202,19 @@ struct ServerCommand: AsyncParsableCommand {
         if PostgresStore.Configuration.isURL(db) {
             // PostgreSQL's client runs as a service of its own, beside the server (which it
             // outlives: a group shuts its services down in reverse order).
-            let postgres: PostgresStore.Configuration
+            var postgres: PostgresStore.Configuration
             do {
                 postgres = try PostgresStore.Configuration(url: db)
             } catch {
                 failOpening(error)
             }
+            postgres.postgres.options.maximumConnections = databaseConnections()
+            postgres.operationTimeout = .seconds(dbTimeout)
+            let configured = postgres
             let client = postgres.makeClient()
             let serving = Serving { () async -> (any ListStoreEngine)? in
                 do {
-                    return try await PostgresStore(client: client, configuration: postgres)
+                    return try await PostgresStore(client: client, configuration: configured)
                 } catch {
                     // A signal while the store opens ends the open: the process stops quietly.
                     if Task.isCancelled { return nil }
@@ -198,11 +223,14 @@ struct ServerCommand: AsyncParsableCommand {
             } serve: { store in
                 try await serve(store, handlingSignals: false)
             }
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: [.init(service: client), .init(service: serving, successTerminationBehavior: .gracefullyShutdownGroup)],
-                    gracefulShutdownSignals: [.sigterm, .sigint], logger: postgres.logger))
-            try await group.run()
+            var services = ServiceGroupConfiguration(
+                services: [.init(service: client), .init(service: serving, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: postgres.logger)
+            // The server's own grace period, then the client's close; past that, cancellation, and
+            // past its bound the process ends (ServiceLifecycle stops it).
+            services.maximumGracefulShutdownDuration = .seconds(shutdownGrace + 5)
+            services.maximumCancellationDuration = .seconds(5)
+            try await ServiceGroup(configuration: services).run()
         } else {
             let store: Store
             do {
@@ -238,11 +266,12 @@ struct ServerCommand: AsyncParsableCommand {
             }
         }
         JournalServer.raiseDescriptorLimit()
-        let configuration = JournalServer.Configuration(
+        var configuration = JournalServer.Configuration(
             host: host, port: port, token: token, maxBodyBytes: maxBodyMiB << 20, maxPageBytes: maxPageMiB << 20,
             maxConnections: maxConnections, maxStreams: maxStreams, idleTimeout: .seconds(idleTimeout),
             headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls, access: access,
             eventLoops: eventLoops)
+        configuration.shutdownGracePeriod = .seconds(shutdownGrace)
         if token == nil, access == nil, !configuration.bindsToLoopback {
             guard allowUnauthenticated else {
                 fail("--host \(host) is reachable from other machines: give --token (or LISTSTORE_TOKEN) or --auth, or --allow-unauthenticated", 64)
@@ -293,12 +322,25 @@ struct ServerCommand: AsyncParsableCommand {
         if let postgres = store as? PostgresStore { await postgres.close() }
     }
 
+    /// The PostgreSQL connections of this server: `--db-connections`, `LISTSTORE_DB_CONNECTIONS`, or
+    /// the default.
+    private func databaseConnections() -> Int {
+        if let dbConnections { return dbConnections }
+        guard let text = ProcessInfo.processInfo.environment["LISTSTORE_DB_CONNECTIONS"], !text.isEmpty else {
+            return PostgresStore.Configuration.defaultConnections
+        }
+        guard let count = Int(text), (1...10_000).contains(count) else {
+            fail("LISTSTORE_DB_CONNECTIONS must be a number between 1 and 10000, not '\(text)'", 64)
+        }
+        return count
+    }
+
     /// Exits with the status for a store that cannot be opened.
     private func failOpening(_ error: any Error) -> Never {
         guard let error = error as? StoreError else { fail("\(error)", 1) }
         switch error.code {
         case .invalidArgument: fail(error.message, 64)
-        case .notAStore, .unsupportedSchema, .damaged, .io: fail(error.message, 74)
+        case .notAStore, .unsupportedSchema, .damaged, .io, .unavailable: fail(error.message, 74)
         default: fail(error.message, 1)
         }
     }

@@ -1,0 +1,57 @@
+import ListStoreCore
+import PostgresNIO
+
+/// What one store operation on PostgreSQL has done so far (`PostgresStore.withConnection`): whether
+/// it has a connection, whether its commit was sent, whether its time ran out. Its time running
+/// out closes its connection, so that a statement waiting on a database that does not answer fails
+/// at once.
+final class PostgresOperation: Sendable {
+    private struct State {
+        var connection: PostgresConnection?
+        var hadConnection = false
+        var committing = false
+        var expired = false
+    }
+
+    private let state = _Locked(State())
+
+    /// Takes `connection` for the operation; `false` when its time ran out first (the connection
+    /// goes back to the pool unused).
+    func start(on connection: PostgresConnection) -> Bool {
+        state.withLock { state in
+            guard !state.expired else { return false }
+            state.connection = connection
+            state.hadConnection = true
+            return true
+        }
+    }
+
+    /// The operation is done with its connection.
+    func end() {
+        state.withLock { $0.connection = nil }
+    }
+
+    /// The commit is about to be sent: from now on a lost connection may have committed.
+    func commit() {
+        state.withLock { $0.committing = true }
+    }
+
+    /// The database refused the commit: nothing landed.
+    func commitRefused() {
+        state.withLock { $0.committing = false }
+    }
+
+    /// The operation's time ran out: its connection, if it holds one, is closed.
+    func expire() {
+        let connection = state.withLock { state -> PostgresConnection? in
+            state.expired = true
+            return state.connection
+        }
+        connection?.close().whenComplete { _ in }
+    }
+
+    var hasConnection: Bool { state.withLock { $0.connection != nil } }
+    var hadConnection: Bool { state.withLock { $0.hadConnection } }
+    var committing: Bool { state.withLock { $0.committing } }
+    var expired: Bool { state.withLock { $0.expired } }
+}
