@@ -31,9 +31,14 @@ final class PostgresOperation: Sendable {
         state.withLock { $0.connection = nil }
     }
 
-    /// The commit is about to be sent: from now on a lost connection may have committed.
-    func commit() {
-        state.withLock { $0.committing = true }
+    /// The commit is about to be sent: from now on a lost connection may have committed. `false`
+    /// when the operation's time has run out: the commit must not be sent.
+    func commit() -> Bool {
+        state.withLock { state in
+            guard !state.expired else { return false }
+            state.committing = true
+            return true
+        }
     }
 
     /// The database refused the commit: nothing landed.
@@ -50,7 +55,6 @@ final class PostgresOperation: Sendable {
         connection?.close().whenComplete { _ in }
     }
 
-    var hasConnection: Bool { state.withLock { $0.connection != nil } }
     var hadConnection: Bool { state.withLock { $0.hadConnection } }
     var committing: Bool { state.withLock { $0.committing } }
     var expired: Bool { state.withLock { $0.expired } }

@@ -168,10 +168,11 @@ public final class PostgresStore: Sendable {
     /// request for a connection to `body`'s end; maps every error that is not a `StoreError` or a
     /// cancellation to one.
     ///
-    /// Past `limit`, a request still waiting for a connection is withdrawn, and a connection in use
-    /// is closed, which fails the statement under way at once: the call ends with `.unavailable`
-    /// (or `.outcomeUnknown` when the commit was sent), whatever the database does, and the pool
-    /// opens a new connection in place of the one closed.
+    /// Past `limit`, the call ends with `.unavailable` (or `.outcomeUnknown` when the commit was
+    /// sent), whatever the database and the pool do: a request still waiting for a connection is
+    /// withdrawn, and a connection in use is closed, which fails the statement under way, so that
+    /// no commit is sent after the call has ended; the pool opens a new connection in its place.
+    /// A cancelled caller ends at once too, and its operation as if its time had run out.
     func withConnection<T: Sendable>(
         within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection, PostgresOperation) async throws -> T
     ) async throws -> T {
@@ -180,34 +181,28 @@ public final class PostgresStore: Sendable {
         let operation = PostgresOperation()
         do {
             return try await _PostgresErrors.mapping(location) {
-                try await withThrowingTaskGroup(of: T?.self) { group in
-                    group.addTask {
-                        try await client.withConnection { connection in
-                            guard operation.start(on: connection) else { throw CancellationError() }
-                            defer { operation.end() }
-                            return try await body(connection, operation)
-                        }
+                // Not a task group: the pool does not always end a cancelled wait for a connection,
+                // and a group would wait for it.
+                let result = try await Bounded.run(within: limit) {
+                    try await client.withConnection { connection in
+                        guard operation.start(on: connection) else { throw CancellationError() }
+                        defer { operation.end() }
+                        return try await body(connection, operation)
                     }
-                    group.addTask {
-                        // Cancelled once the work is done: no verdict then.
-                        guard (try? await Task.sleep(for: limit)) != nil else { return nil }
-                        // Without a connection yet, the work is withdrawn (cancelled below); with
-                        // one, its connection is closed, and the work fails at once.
-                        operation.expire()
-                        return nil
-                    }
-                    while let next = try await group.next() {
-                        if let value = next {
-                            group.cancelAll()
-                            return value
-                        }
-                        if !operation.hasConnection { group.cancelAll() }
-                    }
-                    throw CancellationError()  // not reached: the work ends with a value or an error
                 }
+                guard let result else {
+                    // The work goes on without a caller: its connection closed, it fails at once.
+                    operation.expire()
+                    throw CancellationError()
+                }
+                return result
             }
         } catch let error where operation.expired {
             throw Self.expiry(of: operation, after: limit, at: location, error: error)
+        } catch let error as CancellationError {
+            // A cancelled caller: its work sends no commit from now on.
+            operation.expire()
+            throw error
         } catch let error as StoreError where operation.committing && error.code == .unavailable {
             throw StoreError(.outcomeUnknown, "the store at \(location) was lost while the change committed: it may have landed (\(error.message))")
         }
@@ -240,7 +235,8 @@ public final class PostgresStore: Sendable {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
-            operation.commit()
+            // Not once the call has ended (its time ran out, or its caller was cancelled).
+            guard operation.commit() else { throw CancellationError() }
             do {
                 try await connection.query("COMMIT", logger: logger)
             } catch let error as PSQLError where error.code == .server {

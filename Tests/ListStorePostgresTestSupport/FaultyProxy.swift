@@ -43,7 +43,7 @@ public final class FaultyProxy: @unchecked Sendable {
     /// A proxy to `127.0.0.1:port`, forwarding.
     public init(to port: Int) throws {
         targetPort = port
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = Self.loopback(port: 0)
         var one: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -58,7 +58,8 @@ public final class FaultyProxy: @unchecked Sendable {
         withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(listener, $0, &length) }
         }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        self.port = Int(UInt16(bigEndian: address.sin_port))
         Thread { [self] in acceptLoop() }.start()
     }
 

@@ -70,8 +70,8 @@ struct PostgresFaultTests {
                 try await waitUntil("the store answers again", every: .milliseconds(100)) {
                     (try? await server.request("/health").status) == 200
                 }
-                let poll = Task { try await server.request("/v1/lists/l/journal?since=1&wait=30") }
-                try await waitUntil("the poll waits") { server.server.longPolls.heldCount >= 1 }
+                let poll = Task { () async throws -> (status: Int, body: [UInt8]) in let answer = try await server.request("/v1/lists/l/journal?since=1&wait=30"); return (answer.status, answer.body) }
+                try await waitUntil("the poll waits") { server.server.state.streams.current >= 1 }
                 try await direct.commit(linearList(4), to: "l")
                 let answer = try await poll.value
                 #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self).contains("\"version\":2"))
@@ -99,8 +99,8 @@ struct PostgresFaultTests {
             configuration.pollInterval = .seconds(60)
             try await ServerHarness.with(store, configuration) { server in
                 // The listener runs (a commit of another server wakes a poll).
-                let first = Task { try await server.request("/v1/lists/l/journal?since=1&wait=30") }
-                try await waitUntil("the poll waits") { server.server.longPolls.heldCount >= 1 }
+                let first = Task { () async throws -> (status: Int, body: [UInt8]) in let answer = try await server.request("/v1/lists/l/journal?since=1&wait=30"); return (answer.status, answer.body) }
+                try await waitUntil("the poll waits") { server.server.state.streams.current >= 1 }
                 try await direct.commit(linearList(4), to: "l")
                 #expect(try await first.value.status == 200)
 
@@ -113,8 +113,8 @@ struct PostgresFaultTests {
                 }
                 // Another server's commit wakes a poll at the head: through the listener's NOTIFY
                 // once it listens again, or through its restart, which counts as a commit.
-                let poll = Task { try await server.request("/v1/lists/l/journal?since=2&wait=30") }
-                try await waitUntil("the poll waits") { server.server.longPolls.heldCount >= 1 }
+                let poll = Task { () async throws -> (status: Int, body: [UInt8]) in let answer = try await server.request("/v1/lists/l/journal?since=2&wait=30"); return (answer.status, answer.body) }
+                try await waitUntil("the poll waits") { server.server.state.streams.current >= 1 }
                 try await direct.commit(linearList(5), to: "l")
                 let answer = try await poll.value
                 #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self).contains("\"version\":3"))
@@ -139,7 +139,8 @@ struct PostgresFaultTests {
             try await client.withConnection { connection in
                 _ = try await connection.query("BEGIN", logger: logger)
                 _ = try await connection.query("SELECT name FROM list WHERE name = 'l' FOR UPDATE", logger: logger)
-                await #expect(throws: StoreError.Code.unavailable) { try await store.commit(linearList(4), to: "l") }
+                let refused = await #expect(throws: StoreError.self) { try await store.commit(linearList(4), to: "l") }
+                #expect(refused?.code == .unavailable, "\(String(describing: refused))")
                 try await ServerHarness.with(store) { server in
                     let answer = try await server.request("/v1/lists/l/commits", method: "POST", body: AccessServerTests.commitBody(1))
                     #expect(answer.status == 503 && Self.code(answer.body) == "unavailable", "\(String(decoding: answer.body, as: UTF8.self))")
@@ -166,17 +167,20 @@ struct PostgresFaultTests {
             let store = try await Self.store(database, through: proxy, name: name)
             defer { Task { await store.close() } }
             try await store.commit(linearList(1), to: "l")
-            // A DBA's `pg_terminate_backend` of the store's sessions, every 30 ms.
+            // A DBA's `pg_terminate_backend` of the store's sessions, 15 times, 50 to 250 ms apart.
             let admin = database.configuration.makeClient()
             let adminRunning = Task { await admin.run() }
             defer { adminRunning.cancel() }
             let terminating = Task {
-                while !Task.isCancelled {
-                    _ = try? await admin.query(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = \(name) AND pid <> pg_backend_pid()",
+                var terminated = 0
+                for _ in 0..<15 where !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(Int.random(in: 50...250)))
+                    let rows = try? await admin.query(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = \(name) AND pid <> pg_backend_pid()",
                         logger: database.configuration.logger)
-                    try? await Task.sleep(for: .milliseconds(30))
+                    if let rows { for try await count in rows.decode(Int.self) { terminated += count } }
                 }
+                return terminated
             }
             var acknowledged: [Int: Int] = [1: 1]  // version → the item count its snapshot has
             var version = 1
@@ -206,10 +210,9 @@ struct PostgresFaultTests {
                     }
                 }
             }
-            terminating.cancel()
-            _ = await terminating.value
+            let terminated = try await terminating.value
             let head = try await direct.snapshot(of: "l")
-            #expect(head.version == version && head.sections == linearList(60), "\(outcomes)")
+            #expect(head.version == version && head.sections == linearList(60), "\(outcomes), \(terminated) sessions terminated")
             for (version, count) in acknowledged {
                 #expect(try await direct.snapshot(of: "l", at: version).sections == linearList(count))
             }
