@@ -87,10 +87,15 @@ public struct JournalPage: Sendable, Hashable {
     public var entries: [JournalEntry]
     /// Whether more entries follow the last one.
     public var hasMore: Bool
+    /// The identity of the list read (`ListSummary.id`), when the source tells it: a reader that
+    /// goes on page after page tells a list deleted and made again under its name from the one it
+    /// started with.
+    public var listID: String?
 
     /// A page.
-    public init(entries: [JournalEntry], hasMore: Bool) {
+    public init(entries: [JournalEntry], hasMore: Bool, listID: String? = nil) {
         self.entries = entries
         self.hasMore = hasMore
+        self.listID = listID
     }
 }

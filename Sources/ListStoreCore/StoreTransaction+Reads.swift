@@ -30,12 +30,13 @@ extension StoreTransaction {
                 }
                 fitting += 1
             }
-            return JournalPage(entries: try entries(of: info, after: version, through: info.headVersion, limit: fitting), hasMore: hasMore)
+            return JournalPage(
+                entries: try entries(of: info, after: version, through: info.headVersion, limit: fitting), hasMore: hasMore, listID: info.uid)
         }
         var entries = try entries(of: info, after: version, through: info.headVersion, limit: min(limit, Int(Int64.max) - 1) + 1)
         let hasMore = entries.count > limit
         if hasMore { entries.removeLast() }
-        return JournalPage(entries: entries, hasMore: hasMore)
+        return JournalPage(entries: entries, hasMore: hasMore, listID: info.uid)
     }
 
     /// The pending state of the list `info` names (its position, confirmed state, outbox and the

@@ -60,6 +60,8 @@ final class EventFanout: Sendable {
         var deadline: ContinuousClock.Instant
         var keepAlive: Duration
         var maxBytes: Int
+        /// The identity of the list the stream follows (`nil`: unknown).
+        var listID: String?
         /// The generation of the access rules the stream rests on (`nil`: the service token's).
         var accessGeneration: UInt64?
         var connection: EventStreamConnection
@@ -121,9 +123,13 @@ final class EventFanout: Sendable {
     /// nothing written, it is `.quiet`; pages are read with `maxBytes` (see `page(of:after:maxBytes:)`).
     /// Returns `.behind` at once when the last read of the heads found the list past `cursor`, or
     /// when the access rules in force are no longer of `accessGeneration`, the generation the
-    /// stream of a user's token rests on (`nil` for the service token's).
+    /// stream of a user's token rests on (`nil` for the service token's). A stream is handed back
+    /// `.behind` when a read of the heads finds its list gone or behind it (deleted, or made
+    /// again), and a delivery does not write the page of another list than `listID` to it: the
+    /// stream reads, and ends.
     func follow(
-        _ list: String, after cursor: Int, connection: EventStreamConnection, keepAlive: Duration, maxBytes: Int, accessGeneration: UInt64? = nil
+        _ list: String, after cursor: Int, connection: EventStreamConnection, keepAlive: Duration, maxBytes: Int, listID: String? = nil,
+        accessGeneration: UInt64? = nil
     ) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
@@ -138,7 +144,7 @@ final class EventFanout: Sendable {
                     if (state.heads[list] ?? -1) > cursor { return .behind(cursor: cursor) }
                     if let accessGeneration, serverState.accessGeneration != accessGeneration { return .behind(cursor: cursor) }
                     state.waiting[id] = Follower(
-                        id: id, list: list, cursor: cursor, deadline: deadline, keepAlive: keepAlive, maxBytes: maxBytes,
+                        id: id, list: list, cursor: cursor, deadline: deadline, keepAlive: keepAlive, maxBytes: maxBytes, listID: listID,
                         accessGeneration: accessGeneration, connection: connection, continuation: continuation)
                     return nil
                 }
@@ -177,11 +183,20 @@ final class EventFanout: Sendable {
     /// How many times a `follow` returned `.behind` or `.quiet` so far (for tests).
     var handedBackCount: Int { state.withLock { $0.handedBack } }
 
+    /// Whether the heads say that the list a stream follows at `cursor` is no longer the one it
+    /// started with: the list is gone (deleted), or its head is behind the stream (deleted and
+    /// made again), as a read of the heads found them.
+    private static func replaced(_ list: String, _ cursor: Int, _ heads: [String: Int]) -> Bool {
+        (heads[list] ?? -1) < cursor
+    }
+
     /// Takes the heads a read found: starts a delivery for the streams of each version a head
-    /// passed.
+    /// passed, and hands back those whose list is gone or behind them (see `replaced`).
     func headsRead(_ heads: [String: Int]) {
-        let groups = state.withLock { state -> [PageKey: [Follower]] in
+        let (groups, replaced) = state.withLock { state -> ([PageKey: [Follower]], [Follower]) in
             state.heads = heads
+            let replaced = state.waiting.values.filter { Self.replaced($0.list, $0.cursor, heads) }
+            for follower in replaced { state.waiting[follower.id] = nil }
             var groups = [PageKey: [Follower]]()
             for follower in state.waiting.values where (heads[follower.list] ?? -1) > follower.cursor {
                 groups[PageKey(list: follower.list, since: follower.cursor, limit: Self.pageLimit), default: []].append(follower)
@@ -190,8 +205,9 @@ final class EventFanout: Sendable {
                 for follower in followers { state.waiting[follower.id] = nil }
             }
             state.deliveries += groups.count
-            return groups
+            return (groups, replaced)
         }
+        for follower in replaced { handBack([follower], .behind(cursor: follower.cursor)) }
         for (key, followers) in groups {
             Task { await self.deliver(key.list, after: key.since ?? 0, maxBytes: followers[0].maxBytes, to: followers) }
         }
@@ -223,6 +239,12 @@ final class EventFanout: Sendable {
                 continue
             }
             emptyReads = 0
+            // A stream of another list of that name (deleted and made again) reads, and ends.
+            let other = followers.filter { follower in follower.listID.map { page.listID != nil && $0 != page.listID } ?? false }
+            if !other.isEmpty {
+                handBack(other, .behind(cursor: cursor))
+                followers.removeAll { follower in other.contains { $0.id == follower.id } }
+            }
             followers = await write(page.events, to: followers, cursor: cursor)
             cursor = last
             if !page.hasMore { followers = requeue(followers, at: cursor, goOnPastHead: true, wrote: true) }

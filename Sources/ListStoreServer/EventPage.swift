@@ -8,9 +8,12 @@ struct EventPage: Sendable {
     /// The version of the last event, nil when the page is empty.
     var lastVersion: Int?
     var hasMore: Bool
+    /// The identity of the list read (see `JournalPage.listID`).
+    var listID: String?
 
     init(_ page: JournalPage) {
         hasMore = page.hasMore
+        listID = page.listID
         for entry in page.entries {
             events.writeString("id: \(entry.version)\nevent: commit\ndata: ")
             events.writeBytes(WireDocument.commitObject(entry))

@@ -378,6 +378,8 @@ struct JournalRoutes: Sendable {
         // Errors before the stream starts get a status: unknown list, a version not retained. The
         // first page, read for that, is the stream's first.
         let first = try await fanout.page(of: list, after: since, maxBytes: maxBytes)
+        // The list the stream follows: one deleted and made again under its name is another.
+        let listID = first.listID
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
         let (store, state, fanout, watcher, logger) = (store, state, fanout, watcher, context.logger)
@@ -425,13 +427,25 @@ struct JournalRoutes: Sendable {
                         do {
                             current = try await fanout.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
                         } catch {
-                            let api = APIError.from(error, logger: logger, storeLocation: store.location)
+                            var api = APIError.from(error, logger: logger, storeLocation: store.location)
+                            // A list made again under its name may not have the stream's version:
+                            // the end says that the list was deleted.
+                            if let listID, let summary = try? await store.summary(of: list), summary.id != listID {
+                                api = APIError(.notFound, StoreError.Code.listNotFound.description, Self.listDeletedMessage(list))
+                            }
                             let data = WireDocument.error(code: api.code, message: api.message)
                             try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
                             break
                         }
                     }
                     page = nil
+                    // The list deleted and made again under its name since the stream started: the
+                    // stream ends (a deleted list's read failed above), as its long polls answer 404.
+                    if let listID, let read = current.listID, read != listID {
+                        let data = WireDocument.error(code: StoreError.Code.listNotFound.description, message: Self.listDeletedMessage(list))
+                        try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                        break
+                    }
                     if let last = current.lastVersion {
                         // The rules may have changed during the read.
                         guard case .allowed(let still) = Self.reading(list, as: token, after: checked, state: state, storeLocation: store.location)
@@ -458,7 +472,8 @@ struct JournalRoutes: Sendable {
                 }
                 let (from, generation) = (cursor, checked)
                 let woken = await hangUp.wait {
-                    await fanout.follow(list, after: from, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes, accessGeneration: generation)
+                    await fanout.follow(
+                        list, after: from, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes, listID: listID, accessGeneration: generation)
                 }
                 switch woken ?? .ended {
                 case .behind(let version):
@@ -480,6 +495,9 @@ struct JournalRoutes: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// What ends the event stream of a list deleted since the stream started.
+    static func listDeletedMessage(_ list: String) -> String { "the list '\(list)' was deleted since the stream started" }
 
     /// A place among the long polls and event streams, or 503 when they are all taken.
     func streamSlot() throws -> ConnectionLimiter.Slot {

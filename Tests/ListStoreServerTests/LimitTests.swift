@@ -32,7 +32,8 @@ import Testing
         #expect(page.entries.map(\.version) == [5, 6] && !page.hasMore)
         page = try await store.journal(of: "l", after: 0, limit: 2, maxBytes: 10_000_000)
         #expect(page.entries.map(\.version) == [1, 2] && page.hasMore)
-        #expect(try await store.journal(of: "l", after: 0, limit: 0, maxBytes: 1) == JournalPage(entries: [], hasMore: true))
+        page = try await store.journal(of: "l", after: 0, limit: 0, maxBytes: 1)
+        #expect(page.entries.isEmpty && page.hasMore)
 
         // The server pages by bytes, and a client paging with hasMore gets everything.
         try await ServerHarness.with(store, .init(port: 0, maxPageBytes: 250_000)) { server in

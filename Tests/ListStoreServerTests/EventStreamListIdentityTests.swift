@@ -1,0 +1,34 @@
+import Foundation
+import ListStore
+@testable import ListStoreServer
+import ListStoreTestSupport
+import Testing
+
+/// A list's event stream follows that list, not its name: when the list is deleted, the stream
+/// ends with an error event, and when another list is made under the name meanwhile, none of the
+/// new list's commits is written to it (as a long poll answers 404).
+@Suite struct EventStreamListIdentityTests {
+    enum Ending: CaseIterable, Sendable { case deleted, deletedAndMadeAgain }
+
+    @Test(arguments: Ending.allCases) func aStreamEndsWithItsList(_ ending: Ending) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        for count in 3...5 { try await store.commit(linearList(count), to: "l") }
+        try await ServerHarness.with(store) { server in
+            let host = "Host: 127.0.0.1:\(server.port)\r\n"
+            let events = try RawConnection(port: server.port)
+            #expect(events.send("GET /v1/lists/l/events?since=2 HTTP/1.1\r\n\(host)\r\n"))
+            _ = try await RawConnection.run { events.receive(timeout: .seconds(60)) { $0.contains("id: 3\n") } }
+            try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 }
+            try await store.deleteList("l")
+            if ending == .deletedAndMadeAgain {
+                // Made again before the server reads the heads, and past the stream's version.
+                for count in 1...5 { try await store.commit(linearList(count), to: "l") }
+            }
+            let stream = try await RawConnection.run { events.receive(timeout: .seconds(60)) { $0.hasSuffix("0\r\n\r\n") } }
+            #expect(stream.text.contains("event: error") && stream.text.contains("listNotFound"), "\(ending): \(stream.text)")
+            #expect(!stream.text.contains("id: 4\n") && !stream.text.contains("id: 5\n"), "\(ending): \(stream.text)")
+            #expect(stream.text.hasSuffix("0\r\n\r\n"), "\(ending): the stream did not end: \(stream.text)")
+        }
+    }
+}
