@@ -364,6 +364,17 @@ final class EventFanout: Sendable {
         for follower in followers { follower.continuation.resume(returning: wake) }
     }
 
+    /// Hands every waiting stream back to it, which finds the store's epoch changed and ends
+    /// (see `ServerState.storeIdentity`).
+    func epochChanged() {
+        let all = state.withLock { state -> [Follower] in
+            let all = Array(state.waiting.values)
+            state.waiting.removeAll()
+            return all
+        }
+        for follower in all { handBack([follower], .behind(cursor: follower.cursor)) }
+    }
+
     /// Hands the waiting streams whose access rules changed back to them, which check their access
     /// again (a delivery hands back those it holds before it writes to them): the access file was
     /// read again.

@@ -428,6 +428,17 @@ final class FeedFanout: Sendable {
         for follower in stale { follower.continuation.resume(returning: .behind(position: follower.position)) }
     }
 
+    /// Hands every waiting stream back to it, which finds the store's epoch changed and ends
+    /// (see `ServerState.storeIdentity`).
+    func epochChanged() {
+        let all = state.withLock { state -> [Follower] in
+            let all = Array(state.waiting.values)
+            state.waiting.removeAll()
+            return all
+        }
+        for follower in all { follower.continuation.resume(returning: .behind(position: follower.position)) }
+    }
+
     /// Follows streams again after `close()` (a server run again).
     func open() {
         state.withLock { $0.closed = false }

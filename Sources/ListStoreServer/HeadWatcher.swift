@@ -81,8 +81,15 @@ final class HeadWatcher: Sendable {
     /// need.) The feed's followers are poked first, before that read.
     private func readHeads() async {
         var readAt: UInt64?
+        var identityReadAt: ContinuousClock.Instant?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
+            // The store's epoch, at most once a second while streams are open: `advance-epoch`
+            // ends them (they tell their clients to resync).
+            if fanout?.hasStreams == true || (feedFanout?.waitingCount ?? 0) > 0, identityReadAt.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
+                identityReadAt = .now
+                await readIdentity()
+            }
             // The feed's followers read the feed themselves, once for all of them.
             feedFanout?.poke()
             let waiting = withState { !$0.waiters.isEmpty } || fanout?.isFollowing == true || longPolls?.isWaiting == true
@@ -105,6 +112,18 @@ final class HeadWatcher: Sendable {
                 longPolls?.headsRead(heads, generation: generation)
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
+        }
+    }
+
+    /// Reads the store's identity; when its epoch changed, hands every stream back to it, which
+    /// ends.
+    private func readIdentity() async {
+        guard let serverState, let identity = try? await store.identity() else { return }
+        let known = serverState.storeIdentity
+        serverState.storeIdentity = identity
+        if let known, known != identity {
+            fanout?.epochChanged()
+            feedFanout?.epochChanged()
         }
     }
 

@@ -193,6 +193,10 @@ extension JournalRoutes {
                 // The generation of the rules it follows under, read before it checks them.
                 let generation = user ? state.accessGeneration : nil
                 if filter.isRefused { break following }
+                if let now = state.storeIdentity, now != feed.identity {
+                    try await writer.write(Self.epochChangedEvent(now))
+                    break following
+                }
                 if !atHead {
                     let current: FeedPage
                     if let page { current = page } else {

@@ -380,6 +380,9 @@ struct JournalRoutes: Sendable {
         let first = try await fanout.page(of: list, after: since, maxBytes: maxBytes)
         // The list the stream follows: one deleted and made again under its name is another.
         let listID = first.listID
+        // The store's epoch: the stream ends when it changes (`advance-epoch` after a restore).
+        let known = state.storeIdentity
+        let identity = if let known { known } else { try await store.identity() }
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
         let (store, state, fanout, watcher, logger) = (store, state, fanout, watcher, context.logger)
@@ -421,6 +424,10 @@ struct JournalRoutes: Sendable {
                 guard case .allowed(let still) = Self.reading(list, as: token, after: checked, state: state, storeLocation: store.location)
                 else { break following }
                 checked = still
+                if let now = state.storeIdentity, now != identity {
+                    try await writer.write(Self.epochChangedEvent(now))
+                    break following
+                }
                 if !atHead {
                     let current: EventPage
                     if let page { current = page } else {
@@ -495,6 +502,16 @@ struct JournalRoutes: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// The error event that ends a stream started before the store's epoch changed to `identity`'s
+    /// (`advance-epoch` after a restore): the client resyncs, as a cursor of the former epoch is
+    /// answered 409 `cursorMismatch`.
+    static func epochChangedEvent(_ identity: StoreIdentity) -> ByteBuffer {
+        let data = WireDocument.error(
+            code: "cursorMismatch",
+            message: "the store was restored since the stream started (epoch \(identity.epoch) now): follow again from the start, reading the lists anew")
+        return ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8))
+    }
 
     /// What ends the event stream of a list deleted since the stream started.
     static func listDeletedMessage(_ list: String) -> String { "the list '\(list)' was deleted since the stream started" }

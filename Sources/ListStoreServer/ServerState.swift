@@ -18,6 +18,15 @@ final class ServerState: Sendable {
     /// The access configuration in force, and how many times it was replaced.
     private let currentAccess: _Locked<(access: AccessConfiguration?, generation: UInt64)>
     private let cursorSeal = _Locked(FeedCursorSeal?.none)
+    private let knownIdentity = _Locked(StoreIdentity?.none)
+
+    /// The store's identity as the head watcher last read it (at most a second old while streams
+    /// are open): an event stream that started under another epoch ends, telling its client to
+    /// resync (`advance-epoch` after a restore).
+    var storeIdentity: StoreIdentity? {
+        get { knownIdentity.withLock { $0 } }
+        set { knownIdentity.withLock { $0 = newValue } }
+    }
 
     init(_ configuration: JournalServer.Configuration) {
         connections = ConnectionLimiter(maximum: configuration.effectiveMaxConnections)

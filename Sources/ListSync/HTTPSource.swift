@@ -303,7 +303,8 @@ public struct HTTPSource: ListSource {
         if status == 403, reported?.code == "forbidden" {
             return SyncError.unauthorized("\(what): the token may not do this (403): \(message)")
         }
-        if status == 409, let reported, reported.code == "cursorMismatch" {
+        // A cursor of another epoch (409), or a stream that the store's restore ended (an error event).
+        if status == 409 || status == nil, let reported, reported.code == "cursorMismatch" {
             return SyncError.resyncRequired(.epochChanged, message: "\(what): \(reported.message)")
         }
         if let reported, [StoreError.Code.unavailable, .outcomeUnknown].contains(StoreError.Code(named: reported.code)) {

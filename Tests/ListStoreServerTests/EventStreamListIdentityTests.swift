@@ -32,3 +32,32 @@ import Testing
         }
     }
 }
+
+/// Event streams open while the store's epoch advances (`advance-epoch` after a restore) end with
+/// an error event `cursorMismatch`, which tells their clients to resync: a list's stream and the
+/// store feed's.
+@Suite struct EventStreamEpochTests {
+    @Test func streamsOpenAcrossAnAdvancedEpochAreToldToResync() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        try await ServerHarness.with(store) { server in
+            let host = "Host: 127.0.0.1:\(server.port)\r\n"
+            let list = try RawConnection(port: server.port)
+            #expect(list.send("GET /v1/lists/l/events?since=0 HTTP/1.1\r\n\(host)\r\n"))
+            _ = try await RawConnection.run { list.receive(timeout: .seconds(60)) { $0.contains("id: 1\n") } }
+            let feed = try RawConnection(port: server.port)
+            #expect(feed.send("GET /v1/events?lists=** HTTP/1.1\r\n\(host)\r\n"))
+            _ = try await RawConnection.run { feed.receive(timeout: .seconds(60)) { $0.contains("event: commit") } }
+            try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 && server.server.feedFanout.waitingCount == 1 }
+            // The watcher knows the epoch the streams started under.
+            try await LimitTests.waitUntil { server.server.state.storeIdentity != nil }
+            _ = try await store.advanceEpoch()
+            for (name, connection) in [("list", list), ("feed", feed)] {
+                let end = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.hasSuffix("0\r\n\r\n") } }
+                #expect(end.text.contains("event: error") && end.text.contains("cursorMismatch"), "\(name): \(end.text)")
+                #expect(end.text.hasSuffix("0\r\n\r\n"), "\(name): the stream did not end: \(end.text)")
+            }
+        }
+    }
+}
