@@ -118,7 +118,9 @@ final class HeadWatcher: Sendable {
     /// Reads the store's identity; when its epoch changed, hands every stream back to it, which
     /// ends.
     private func readIdentity() async {
-        guard let serverState, let identity = try? await store.identity() else { return }
+        guard let serverState else { return }
+        serverState.countIdentityRead()
+        guard let identity = try? await store.identity() else { return }
         let known = serverState.storeIdentity
         serverState.storeIdentity = identity
         if let known, known != identity {

@@ -28,6 +28,11 @@ final class ServerState: Sendable {
         set { knownIdentity.withLock { $0 = newValue } }
     }
 
+    /// How many times the head watcher read the store's identity (for tests that count a client's).
+    var watcherIdentityReads: Int { identityReads.withLock { $0 } }
+    func countIdentityRead() { identityReads.withLock { $0 += 1 } }
+    private let identityReads = _Locked(0)
+
     init(_ configuration: JournalServer.Configuration) {
         connections = ConnectionLimiter(maximum: configuration.effectiveMaxConnections)
         streams = ConnectionLimiter(maximum: configuration.effectiveMaxStreams)

@@ -2,6 +2,7 @@ import Foundation
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
+import ListSync
 import Testing
 
 /// A list's event stream follows that list, not its name: when the list is deleted, the stream
@@ -58,6 +59,30 @@ import Testing
                 #expect(end.text.contains("event: error") && end.text.contains("cursorMismatch"), "\(name): \(end.text)")
                 #expect(end.text.hasSuffix("0\r\n\r\n"), "\(name): the stream did not end: \(end.text)")
             }
+        }
+    }
+
+    /// A replica following a server's list through its event stream, when the source's epoch
+    /// advances: the stream ends, the replica pulls, which resyncs, and it follows on.
+    @Test(.timeLimit(.minutes(2))) func aFollowingReplicaResyncsAcrossAnAdvancedEpoch() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        try await ServerHarness.with(store) { server in
+            let replica = Replica(store: try Store(path: directory.file("r.liststore")), list: "l")
+            let resyncs = _Locked(0)
+            let follow = Task {
+                try await replica.follow(from: try server.source()) { result in
+                    if result.resynced { resyncs.withLock { $0 += 1 } }
+                }
+            }
+            defer { follow.cancel() }
+            try await waitUntil("the follow's event stream waits at the head") { server.server.fanout.waitingCount == 1 }
+            try await LimitTests.waitUntil { server.server.state.storeIdentity != nil }
+            _ = try await store.advanceEpoch()
+            try await waitUntil("the replica resynced") { resyncs.withLock { $0 } == 1 }
+            try await store.commit(linearList(5), to: "l")
+            try await waitUntil("the replica follows on") { try await replica.store.snapshot(of: "l").sections == linearList(5) }
         }
     }
 }
