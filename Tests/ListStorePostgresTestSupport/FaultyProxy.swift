@@ -39,6 +39,9 @@ public final class FaultyProxy: @unchecked Sendable {
     private var closed = false
     /// How many connections the proxy has accepted.
     public private(set) var accepted = 0
+    /// How many reads it has held back while silent (each a request or an answer not passed on).
+    public var held: Int { condition.withLock { heldReads } }
+    private var heldReads = 0
 
     /// A proxy to `127.0.0.1:port`, forwarding.
     public init(to port: Int) throws {
@@ -146,6 +149,7 @@ public final class FaultyProxy: @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
             let go = condition.withLock { () -> Bool in
+                if currentMode == .silent { heldReads += 1 }
                 while currentMode == .silent, !closed { condition.wait() }
                 return currentMode == .forwarding && !closed
             }
