@@ -1,4 +1,6 @@
 import ListStoreCore
+import Logging
+import NIOCore
 import PostgresNIO
 
 /// What one store operation on PostgreSQL has done so far (`PostgresStore.withConnection`): whether
@@ -14,6 +16,16 @@ final class PostgresOperation: Sendable {
     }
 
     private let state = _Locked(State())
+    /// When the operation's time runs out.
+    let deadline: NIODeadline
+    /// How long it may take, for messages.
+    let limit: Duration
+
+    /// An operation of at most `limit`, from now.
+    init(limit: Duration) {
+        self.limit = limit
+        deadline = .now() + .nanoseconds(Int64(clamping: limit.components.seconds) * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000)
+    }
 
     /// Takes `connection` for the operation; `false` when its time ran out first (the connection
     /// goes back to the pool unused).
@@ -53,6 +65,24 @@ final class PostgresOperation: Sendable {
             return state.connection
         }
         connection?.close().whenComplete { _ in }
+    }
+
+    /// Runs `query` on `connection`, failing at the operation's deadline if it has not ended: a
+    /// statement sent as its connection closes may otherwise never be answered, nor failed.
+    func run(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger, location: String) -> EventLoopFuture<PostgresQueryResult> {
+        let promise = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        let done = _Locked(false)
+        let complete: @Sendable (Result<PostgresQueryResult, any Error>) -> Void = { result in
+            guard done.withLock({ done in defer { done = true }; return !done }) else { return }
+            promise.completeWith(result)
+        }
+        connection.query(query, logger: logger).whenComplete(complete)
+        let limit = self.limit
+        let timer = connection.eventLoop.scheduleTask(deadline: deadline) {
+            complete(.failure(StoreError(.unavailable, "the store at \(location) did not answer within \(limit); nothing was changed")))
+        }
+        promise.futureResult.whenComplete { _ in timer.cancel() }
+        return promise.futureResult
     }
 
     var hadConnection: Bool { state.withLock { $0.hadConnection } }

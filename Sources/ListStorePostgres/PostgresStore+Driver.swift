@@ -27,9 +27,9 @@ extension PostgresStore: StoreDriver {
     func writing<T: Sendable>(
         _ kind: _TransactionKind = .writing, within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresTransaction) throws -> T
     ) async throws -> T {
-        let (value, written) = try await transaction(kind, within: limit) { [self] connection in
+        let (value, written) = try await transaction(kind, within: limit) { [self] connection, operation in
             try await PostgresTransaction.threads.runIfActive { [self] in
-                let transaction = PostgresTransaction(self, connection)
+                let transaction = PostgresTransaction(self, connection, operation)
                 let value = try body(transaction)
                 return (value, (heads: transaction.newHeads, changed: !transaction.changedLists.isEmpty))
             }

@@ -178,7 +178,7 @@ public final class PostgresStore: Sendable {
     ) async throws -> T {
         try Task.checkCancellation()
         let (client, limit, location) = (client, limit ?? operationTimeout, location)
-        let operation = PostgresOperation()
+        let operation = PostgresOperation(limit: limit)
         do {
             return try await _PostgresErrors.mapping(location) {
                 // Not a task group: the pool does not always end a cancelled wait for a connection,
@@ -223,22 +223,22 @@ public final class PostgresStore: Sendable {
     /// (repeatable read); `.writing` commits what `body` wrote when it returns, and rolls it back
     /// when it throws. Within `limit` (default: `operationTimeout`), as `withConnection`.
     func transaction<T: Sendable>(
-        _ kind: _TransactionKind, within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        _ kind: _TransactionKind, within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection, PostgresOperation) async throws -> T
     ) async throws -> T {
-        let logger = self.logger
+        let (logger, location) = (self.logger, self.location)
         return try await withConnection(within: limit) { connection, operation in
-            try await connection.query(PostgresQuery(unsafeSQL: kind.begin), logger: logger)
+            _ = try await operation.run(PostgresQuery(unsafeSQL: kind.begin), on: connection, logger: logger, location: location).get()
             let value: T
             do {
-                value = try await body(connection)
+                value = try await body(connection, operation)
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                _ = try? await operation.run("ROLLBACK", on: connection, logger: logger, location: location).get()
                 throw error
             }
             // Not once the call has ended (its time ran out, or its caller was cancelled).
             guard operation.commit() else { throw CancellationError() }
             do {
-                try await connection.query("COMMIT", logger: logger)
+                _ = try await operation.run("COMMIT", on: connection, logger: logger, location: location).get()
             } catch let error as PSQLError where error.code == .server {
                 operation.commitRefused()  // the database answered: it did not commit
                 throw error

@@ -29,9 +29,13 @@ final class PostgresTransaction: SQLTransaction {
     /// The lists this transaction changed (their heads, or what readers keep of them).
     private(set) var changedLists: Set<String> = []
 
-    init(_ store: PostgresStore, _ connection: PostgresConnection) {
+    /// The operation the transaction is part of, whose deadline bounds each statement.
+    let operation: PostgresOperation
+
+    init(_ store: PostgresStore, _ connection: PostgresConnection, _ operation: PostgresOperation) {
         self.store = store
         self.connection = connection
+        self.operation = operation
     }
 
     var location: String { store.location }
@@ -40,7 +44,7 @@ final class PostgresTransaction: SQLTransaction {
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
         do {
-            return try connection.query(query, logger: store.logger).wait()
+            return try operation.run(query, on: connection, logger: store.logger, location: location).wait()
         } catch let error as PSQLError {
             // Mapped here, so that the store's logic tells a failed connection (`.io`) from damage.
             throw _PostgresErrors.storeError(error, location)

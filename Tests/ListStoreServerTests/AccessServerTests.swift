@@ -72,7 +72,7 @@ import Testing
                 port: server.port, "POST /v1/lists/users%2Fana%2Finbox/commits HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n", body: "{}")
             #expect(untyped.status == 401 && untyped.headers["www-authenticate"] == "Bearer", "\(untyped.status)")
             #expect(try await server.request("/v1/store", token: ana + "x").status == 401)
-            #expect(try await server.request("/health").status == 200)
+            try await server.waitUntilHealthy()
         }
     }
 

@@ -34,14 +34,9 @@ struct PostgresFaultTests {
 
     static func port(of url: String) -> Int { URLComponents(string: url)!.port! }
 
-    /// The code of an error answer.
-    static func code(_ body: [UInt8]) -> String? { (try? WireDocument.decodeError(body))?.code }
-
-    /// A database that stops answering: commits, reads and `/health` are answered 503 (the store's
-    /// `unavailable`, `/health`'s `storeUnavailable`) within their bounds, not when the client gives
-    /// up; the slots come back; once the database answers again, a long poll waiting at the head
-    /// gets a commit another server made, and commits through this server land.
-    @Test func aDatabaseThatStopsAnsweringIsAnswered503AndFollowersResumeAfter() async throws {
+    /// Runs `body` with a fresh database whose list "l" is at version 1: a store opened on it
+    /// directly (another server's), the proxy, and a store through the proxy.
+    static func withProxiedStore(_ body: (PostgresStore, FaultyProxy, PostgresStore) async throws -> Void) async throws {
         try await PostgresTestDatabase.withFresh { database in
             let direct = try await PostgresStore(configuration: database.configuration)
             defer { Task { await direct.close() } }
@@ -50,9 +45,22 @@ struct PostgresFaultTests {
             defer { proxy.stop() }
             let store = try await Self.store(database, through: proxy)
             defer { Task { await store.close() } }
+            try await body(direct, proxy, store)
+        }
+    }
+
+    /// The code of an error answer.
+    static func code(_ body: [UInt8]) -> String? { (try? WireDocument.decodeError(body))?.code }
+
+    /// A database that stops answering: commits, reads and `/health` are answered 503 (the store's
+    /// `unavailable`, `/health`'s `storeUnavailable`) within their bounds, not when the client gives
+    /// up; the slots come back; once the database answers again, a long poll waiting at the head
+    /// gets a commit another server made, and commits through this server land.
+    @Test func aDatabaseThatStopsAnsweringIsAnswered503AndFollowersResumeAfter() async throws {
+        try await Self.withProxiedStore { direct, proxy, store in
             try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(1))) { server in
                 let connections = server.server.state.connections
-                #expect(try await server.request("/health").status == 200)
+                try await server.waitUntilHealthy()
                 let before = connections.current
 
                 proxy.mode = .silent
@@ -87,14 +95,7 @@ struct PostgresFaultTests {
     /// follower is woken by the commit of another server even when the server polls only once a
     /// minute.
     @Test func aDatabaseThatRestartsWakesTheFollowersOnceBack() async throws {
-        try await PostgresTestDatabase.withFresh { database in
-            let direct = try await PostgresStore(configuration: database.configuration)
-            defer { Task { await direct.close() } }
-            try await direct.commit(linearList(3), to: "l")
-            let proxy = try FaultyProxy(to: Self.port(of: database.url))
-            defer { proxy.stop() }
-            let store = try await Self.store(database, through: proxy)
-            defer { Task { await store.close() } }
+        try await Self.withProxiedStore { direct, proxy, store in
             var configuration = JournalServer.Configuration(port: 0, keepAliveInterval: .seconds(1))
             configuration.pollInterval = .seconds(60)
             try await ServerHarness.with(store, configuration) { server in
@@ -133,7 +134,11 @@ struct PostgresFaultTests {
             try await store.commit(linearList(3), to: "l")
             var logger = Logger(label: "test")
             logger.logLevel = .critical
-            let client = database.configuration.makeClient()
+            // Another session, which holds the lock as long as the test needs (its own sessions'
+            // bounds are not the store's).
+            var holder = database.configuration
+            holder.operationTimeout = .seconds(600)
+            let client = holder.makeClient()
             let running = Task { await client.run() }
             defer { running.cancel() }
             try await client.withConnection { connection in

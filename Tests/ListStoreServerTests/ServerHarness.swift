@@ -3,6 +3,7 @@ import ListStore
 import ListSync
 @testable import ListStoreServer
 import Logging
+import ListStoreTestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -85,6 +86,13 @@ struct ServerHarness {
             await server.stop()
             throw error
         }
+    }
+
+    /// Returns once `GET /health` answers 200 (it answers 503 while the store is slower than a
+    /// second, as it may be on a loaded machine).
+    func waitUntilHealthy() async throws {
+        let harness = self
+        try await waitUntil("the health check answers 200") { (try? await harness.request("/health").status) == 200 }
     }
 
     /// Stops the server.

@@ -1,4 +1,10 @@
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
@@ -17,15 +23,20 @@ import Testing
             let server = try await ServerHarness.start(store, .init(port: 0, keepAliveInterval: .seconds(1)))
             let stop = _Locked(false)
             let port = server.port
-            // Threads (a connect blocks) that connect, send a request and let go, again and again,
-            // until told to stop.
+            // Threads (a connect blocks) that connect and let go, a connection a millisecond, until
+            // told to stop or refused (the server has stopped): what NIO trapped on is a connection
+            // accepted as the server stops, not what comes on it.
             let ended = _Locked(0)
             for _ in 0..<2 {
                 Thread {
+                    // Each held until the next is made, so that one is open at any moment.
+                    var last: RawConnection?
                     while !stop.withLock({ $0 }) {
-                        guard let connection = try? RawConnection(port: port) else { continue }
-                        _ = connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                        guard let next = try? RawConnection(port: port) else { break }
+                        last = next
+                        usleep(1000)
                     }
+                    withExtendedLifetime(last) {}
                     ended.withLock { $0 += 1 }
                 }.start()
             }
