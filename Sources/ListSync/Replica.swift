@@ -235,10 +235,6 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             } catch let error as SyncError where error.resyncReason == .epochChanged {
                 // The source was restored (its stream ended so): the next pull resyncs.
                 feed = nil
-            } catch StoreError.Code.listNotFound {
-                // The list was deleted (its stream ended so): the next pull replaces the replica,
-                // or reports the deletion.
-                feed = nil
             }
         }
     }
