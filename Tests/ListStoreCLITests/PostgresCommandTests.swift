@@ -37,6 +37,10 @@ struct PostgresCommandTests {
                 let diff = try CLIRunner.run(["diff", "--list", "l", "--from-version", "1", "--json"], environment: environment)
                 #expect(diff.status == 0 && diff.stdout.contains("elementInserted"), "\(diff.stderr)")
                 #expect(try CLIRunner.run(["verify", "--db", url]).status == 0)
+                // TLS required of a server that does not offer it (the test server does not): the
+                // reason, in one line, not postgres-nio's generic description.
+                let tls = try CLIRunner.run(["lists", "--db", url + "?sslmode=require"])
+                #expect(tls.status == 74 && tls.stderr.contains("does not offer TLS"), "\(tls.stderr)")
 
                 // A replica pulls from the database directly, registers as a consumer, and pushes
                 // an offline change back.
