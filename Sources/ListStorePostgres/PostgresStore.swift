@@ -15,7 +15,10 @@ import PostgresNIO
 /// once in ListStoreCore, as for `Store`) runs on a thread of NIO's thread pool and waits there for
 /// each round trip (at most 32 such transactions at once per process), so none blocks a thread of
 /// the cooperative pool. Method names, arguments, results and errors are those of `Store`'s async
-/// API.
+/// API, and two of PostgreSQL's own: each operation ends within `Configuration.operationTimeout`
+/// whatever the database does, with `.unavailable` when the database cannot be reached, restarts,
+/// ends the session or holds a lock past `Configuration.lockTimeout` (nothing was changed), or
+/// `.outcomeUnknown` when the connection was lost after the commit was sent (it may have landed).
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: "postgres://postgres@127.0.0.1:5432/liststore")
