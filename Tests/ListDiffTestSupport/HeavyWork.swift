@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// A trait for suites whose tests compute for seconds between suspension points (random and
@@ -96,9 +99,24 @@ private final class _OwnThreads: @unchecked Sendable {
     /// Called with `condition` locked.
     private func startThread() {
         threads += 1
-        let thread = Thread { [self] in work() }
+        let computing = !growing
+        let thread = Thread { [self] in
+            if computing { Self.yieldToOthers() }
+            work()
+        }
         thread.name = growing ? "waiting-\(threads)" : "computing-\(threads)"
         thread.start()
+    }
+
+    /// Lowers the calling thread's priority (Linux: nice 10, for this thread only), so that long
+    /// computations take the cores only when the servers, timers and clients of other tests, which
+    /// wait on the clock, do not need them: on a machine of two cores they would otherwise run late.
+    private static func yieldToOthers() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)  // 0: the calling thread, on Linux
+        #else
+        Thread.current.qualityOfService = .utility
+        #endif
     }
 
     private func work() {

@@ -200,7 +200,11 @@ import Testing
                     let body = method == "get" ? nil : (path.hasSuffix("consumers/{name}") ? #"{"version": 1}"# : Self.commitBody(nil))
                     let answer = try await server.request(concrete, method: method.uppercased(), body: body, token: nobody)
                     switch path {
-                    case "/health", "/v1/openapi.json", "/v1/store":
+                    case "/health":
+                        // Nothing about the lists, whoever asks (503 while the store is slower than a
+                        // second, as on a loaded machine).
+                        #expect(answer.status == 200 || (answer.status == 503 && !String(decoding: answer.body, as: UTF8.self).contains("users")), "\(method) \(path)")
+                    case "/v1/openapi.json", "/v1/store":
                         #expect(answer.status == 200, "\(method) \(path)")
                     case "/v1/lists":
                         #expect(try WireDocument.decodeLists(answer.body).isEmpty)

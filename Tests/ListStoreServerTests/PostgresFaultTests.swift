@@ -21,7 +21,7 @@ struct PostgresFaultTests {
     /// A store through `proxy`, whose operations are bounded by `timeout`, with its sessions named
     /// `name` (for `pg_terminate_backend`).
     static func store(
-        _ database: PostgresTestDatabase, through proxy: FaultyProxy, timeout: Duration = .seconds(2), lockTimeout: Duration = .seconds(1),
+        _ database: PostgresTestDatabase, through proxy: FaultyProxy, timeout: Duration = .seconds(5), lockTimeout: Duration = .seconds(1),
         name: String = "liststore-faults"
     ) async throws -> PostgresStore {
         var configuration = try PostgresStore.Configuration(url: proxy.url(for: database.url), logger: database.configuration.logger)
