@@ -206,8 +206,7 @@ extension JournalRoutes {
                         } catch {
                             let error = feed.sealed ? FeedCursorSeal.forUser(error) : error
                             let api = APIError.from(error, logger: logger, storeLocation: store.location)
-                            let data = WireDocument.error(code: api.code, message: api.message)
-                            try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                            try await writer.write(Self.errorEvent(code: api.code, message: api.message))
                             break
                         }
                     }

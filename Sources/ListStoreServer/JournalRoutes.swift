@@ -440,8 +440,7 @@ struct JournalRoutes: Sendable {
                             if let listID, let summary = try? await store.summary(of: list), summary.id != listID {
                                 api = APIError(.notFound, StoreError.Code.listNotFound.description, Self.listDeletedMessage(list))
                             }
-                            let data = WireDocument.error(code: api.code, message: api.message)
-                            try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                            try await writer.write(Self.errorEvent(code: api.code, message: api.message))
                             break
                         }
                     }
@@ -449,8 +448,7 @@ struct JournalRoutes: Sendable {
                     // The list deleted and made again under its name since the stream started: the
                     // stream ends (a deleted list's read failed above), as its long polls answer 404.
                     if let listID, let read = current.listID, read != listID {
-                        let data = WireDocument.error(code: StoreError.Code.listNotFound.description, message: Self.listDeletedMessage(list))
-                        try await writer.write(ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8)))
+                        try await writer.write(Self.errorEvent(code: StoreError.Code.listNotFound.description, message: Self.listDeletedMessage(list)))
                         break
                     }
                     if let last = current.lastVersion {
@@ -507,10 +505,14 @@ struct JournalRoutes: Sendable {
     /// (`advance-epoch` after a restore): the client resyncs, as a cursor of the former epoch is
     /// answered 409 `cursorMismatch`.
     static func epochChangedEvent(_ identity: StoreIdentity) -> ByteBuffer {
-        let data = WireDocument.error(
+        errorEvent(
             code: "cursorMismatch",
             message: "the store was restored since the stream started (epoch \(identity.epoch) now): follow again from the start, reading the lists anew")
-        return ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + data + Array("\n\n".utf8))
+    }
+
+    /// The `event: error` that ends an event stream, with the error document of `code` and `message`.
+    static func errorEvent(code: String, message: String) -> ByteBuffer {
+        ByteBuffer(bytes: Array("event: error\ndata: ".utf8) + WireDocument.error(code: code, message: message) + Array("\n\n".utf8))
     }
 
     /// What ends the event stream of a list deleted since the stream started.

@@ -64,9 +64,7 @@ struct PostgresServeFaultTests {
                     done.signal()
                 }.start()
                 // Under way: its statement is held by the silent database.
-                let deadline = ContinuousClock.now + .seconds(30)
-                while proxy.held == held, ContinuousClock.now < deadline { usleep(10_000) }
-                #expect(proxy.held > held, "the request never reached the database")
+                #expect(proxy.waitUntilHeld(moreThan: held, timeout: .seconds(30)), "the request never reached the database")
                 server.send(SIGTERM)
                 #expect(server.waitForExit(timeout: .seconds(60)), "SIGTERM did not end the server: \(server.errorOutput.suffix(2000))")
                 done.wait()

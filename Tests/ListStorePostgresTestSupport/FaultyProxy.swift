@@ -43,6 +43,16 @@ public final class FaultyProxy: @unchecked Sendable {
     public var held: Int { condition.withLock { heldReads } }
     private var heldReads = 0
 
+    /// Waits until the proxy holds more reads than `count` (a request has reached the silent
+    /// database); `false` when `timeout` passes first.
+    public func waitUntilHeld(moreThan count: Int, timeout: Duration) -> Bool {
+        let until = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        return condition.withLock {
+            while heldReads <= count { guard condition.wait(until: until) else { return heldReads > count } }
+            return true
+        }
+    }
+
     /// A proxy to `127.0.0.1:port`, forwarding.
     public init(to port: Int) throws {
         targetPort = port
@@ -149,7 +159,10 @@ public final class FaultyProxy: @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
             let go = condition.withLock { () -> Bool in
-                if currentMode == .silent { heldReads += 1 }
+                if currentMode == .silent {
+                    heldReads += 1
+                    condition.broadcast()
+                }
                 while currentMode == .silent, !closed { condition.wait() }
                 return currentMode == .forwarding && !closed
             }
