@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 // The libFuzzer targets that need the store's modules (which `Tools/Fuzz/run` cannot build with
 // swiftc alone: GRDB, swift-crypto). Built by `Tools/Fuzz/run` with
-//   swift build --package-path Tools/Fuzz -c release --sanitize=fuzzer --sanitize=address
+//   swift build --package-path Tools/Fuzz -c release --sanitize=fuzzer --sanitize=address -Xswiftc -enable-testing
 // A nested package, so that the fuzz executables stay out of users' dependency graph.
 import PackageDescription
 

@@ -1,9 +1,10 @@
 // libFuzzer target `journal`: journal documents (`log --json`, `GET …/journal`) and push documents
 // (`POST …/pushes`) as a client and the server decode them. What decodes encodes to a document that
 // decodes to the same page or push; everything else is refused with an error.
-// Built through Tools/Fuzz/Package.swift (it needs ListStore).
+// Built through Tools/Fuzz/Package.swift (it needs ListStore), with testing enabled: `WireDocument` is
+// package-visible, and the harness is of another package.
 import ListStore
-import ListStoreWire
+@testable import ListStoreWire
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJournal(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
