@@ -178,6 +178,20 @@ let package = Package(
         .target(
             name: "ListStoreTestSupport", dependencies: ["ListStore", "ListDiff", "ListJSON", "ListDiffTestSupport"],
             path: "Tests/ListStoreTestSupport"),
+        // The Swift examples of README.md and the DocC articles, compiled (Tools/doc-examples); they
+        // show values as playgrounds do, hence no warnings.
+        .executableTarget(name: "doc-examples", path: "Tools/doc-examples"),
+        .plugin(name: "DocExamples", capability: .buildTool(), dependencies: ["doc-examples"]),
+        .testTarget(
+            name: "DocExamplesTests",
+            dependencies: [
+                "ListStore", "ListSync", "ListStoreServer", "ListStorePostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])],
+            plugins: ["DocExamples"]
+        ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListDiffTestSupport"]),
         .testTarget(name: "ListJSONTests", dependencies: ["ListJSON", "ListDiff", "ListDiffTestSupport"]),
         .testTarget(name: "ListMergeTests", dependencies: ["ListMerge", "ListJSON", "ListDiff", "ListDiffTestSupport"]),

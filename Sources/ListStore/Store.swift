@@ -68,6 +68,20 @@ public final class Store: Sendable {
         }
     }
 
+    /// Opens the store at the file URL `url` without creating it, as `init(path:configuration:)`.
+    ///
+    /// ```swift
+    /// let store = try Store(url: URL.documentsDirectory.appending(path: "mail.liststore"))
+    /// ```
+    /// - Throws: `StoreError` `.invalidArgument` when `url` is not a file URL; otherwise as
+    ///   `init(path:configuration:)`.
+    public convenience init(url: URL, configuration: Configuration = Configuration()) throws {
+        guard url.isFileURL else {
+            throw StoreError(.invalidArgument, "a store is a file: '\(url.absoluteString)' is not a file URL")
+        }
+        try self.init(path: url.path, configuration: configuration)
+    }
+
     /// Whether the store file exists (it is created by the first write).
     public var exists: Bool { _StoreFile.exists(path) }
 

@@ -7,6 +7,7 @@ extension BlockingStore {
     ///
     /// - Throws: `.invalidSnapshot` when a value does not encode, and what the untyped commit throws.
     /// - Complexity: that of the untyped commit plus encoding every value.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func commit<Model: StorableItem, Element: StorableItem>(
         _ sections: [ArraySection<Model, Element>], to list: String, expectedVersion: Int? = nil, author: String? = nil,
@@ -19,6 +20,7 @@ extension BlockingStore {
     ///
     /// - Throws: `.invalidSnapshot` when a stored content does not decode as the type, and what
     ///   `snapshot(of:at:)` throws.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func snapshot<Model: StorableItem, Element: StorableItem>(
         of list: String, at version: Int? = nil, as type: ArraySection<Model, Element>.Type
     ) throws -> [ArraySection<Model, Element>] {
@@ -26,6 +28,7 @@ extension BlockingStore {
     }
 
     /// Changes a typed copy of the head of `list` and commits it atomically, as `edit(_:_:)`.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func edit<Model: StorableItem, Element: StorableItem>(
         _ list: String, as type: ArraySection<Model, Element>.Type, expectedVersion: Int? = nil, author: String? = nil,

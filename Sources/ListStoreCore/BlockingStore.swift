@@ -25,6 +25,7 @@ extension BlockingStore {
     /// let epoch = try store.identity().epoch
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`. - Complexity: O(1).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func identity() throws -> StoreIdentity {
         try blockingTransaction(.read) { try $0.steps.identity() }
     }
@@ -34,6 +35,7 @@ extension BlockingStore {
     /// try store.advanceEpoch()
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`. - Complexity: O(1).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func advanceEpoch() throws -> StoreIdentity {
         try blockingTransaction(.write) { try $0.steps.advanceEpoch() }
@@ -44,6 +46,7 @@ extension BlockingStore {
     /// let names = try store.lists().map(\.name)
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`. - Complexity: O(lists).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func lists() throws -> [ListSummary] {
         try blockingTransaction(.read) { try $0.steps.lists() }
     }
@@ -53,6 +56,7 @@ extension BlockingStore {
     /// let head = try store.summary(of: "inbox").version
     /// ```
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`. - Complexity: O(1).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func summary(of list: String) throws -> ListSummary {
         try blockingTransaction(.read) { try $0.steps.summary(of: list) }
     }
@@ -64,6 +68,7 @@ extension BlockingStore {
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(n) for the head; an older version adds the replay of at most 128 journal
     ///   entries. See ListStore's article "History and Retention", "Time travel".
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func snapshot(of list: String, at version: Int? = nil) throws -> ListSnapshot {
         try blockingTransaction(.read) { try $0.steps.snapshot(of: list, at: version) }
     }
@@ -75,6 +80,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.versionNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(size of the entries returned).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func journal(of list: String, after version: Int? = nil, limit: Int = 100, maxBytes: Int = .max) throws -> JournalPage {
         try blockingTransaction(.read) { try $0.steps.journal(of: list, after: version, limit: limit, maxBytes: maxBytes) }
     }
@@ -86,6 +92,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.cursorExpired`, `.invalidArgument`, `.storeNotFound`, `.damaged`,
     ///   `.io`. - Complexity: O(events read).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func feed(after position: Int? = nil, limit: Int = 100, including: (String) -> Bool = { _ in true }) throws -> FeedPage {
         try blockingTransaction(.read) { try $0.steps.feedPage(after: position, limit: limit, including: including) }
     }
@@ -96,6 +103,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(rows of the list).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func deleteList(_ list: String, discardingPending: Bool = false) throws -> Int {
         try blockingTransaction(.write) { try $0.steps.deleteList(list, discardingPending: discardingPending) }
@@ -106,6 +114,7 @@ extension BlockingStore {
     /// let (_, _, changeset) = try store.changeset(of: "inbox", from: 3)
     /// ```
     /// - Throws: as `snapshot(of:at:)`. - Complexity: that of two snapshots and one diff.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func changeset(of list: String, from version: Int, to otherVersion: Int? = nil) throws
         -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
     {
@@ -120,6 +129,7 @@ extension BlockingStore {
     /// - Throws: `StoreError` `.versionConflict`, `.invalidSnapshot`, `.invalidListName`,
     ///   `.notAStore`, `.unsupportedSchema`, `.damaged`, `.io`. Nothing is written when it throws.
     /// - Complexity: O(n + k log k) for n items and k changes, plus the changed rows' writes.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func commit(
         _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil
@@ -134,6 +144,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: what `body` throws (nothing is written), and what `commit` throws.
     /// - Complexity: that of `commit`, plus `body`.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func edit(
         _ list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil,
@@ -153,6 +164,7 @@ extension BlockingStore {
     /// - Throws: `StoreError` `.listNotFound`, `.invalidArgument`, `.pushMismatch`,
     ///   `.pushOutOfOrder`, `.damaged`, `.io`.
     /// - Complexity: O(n + m) for n items and m intents, plus the commit's diff.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func merge(_ push: Push, into list: String) throws -> PushAnswer {
         try blockingTransaction(.write) { try $0.steps.merge(push, into: list) }
     }
@@ -163,6 +175,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(log p + k) for p recorded pushes and k returned.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) throws -> [PushAnswer] {
         try blockingTransaction(.read) { try $0.steps.pushes(from: client, to: list, seqs: seqs) }
     }
@@ -173,6 +186,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.invalidArgument`, `.listNotFound`, `.versionNotFound`, `.io`.
     /// - Complexity: O(consumers of the list).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func registerConsumer(_ name: String, of list: String, at version: Int? = nil) throws -> ConsumerInfo {
         try blockingTransaction(.write) { try $0.steps.setConsumer(name, of: list, version: version, registering: true) }
@@ -184,6 +198,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.invalidArgument`, `.listNotFound`, `.versionNotFound`, `.io`.
     /// - Complexity: O(consumers of the list).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func acknowledge(consumer name: String, of list: String, version: Int) throws -> ConsumerInfo {
         try blockingTransaction(.write) { try $0.steps.setConsumer(name, of: list, version: version, registering: false) }
@@ -194,6 +209,7 @@ extension BlockingStore {
     /// try store.unregisterConsumer("search-index", of: "inbox")
     /// ```
     /// - Throws: `StoreError` `.listNotFound`, `.io`. - Complexity: O(1).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func unregisterConsumer(_ name: String, of list: String) throws -> Bool {
         try blockingTransaction(.write) { try $0.steps.unregisterConsumer(name, of: list) }
@@ -204,6 +220,7 @@ extension BlockingStore {
     /// let consumers = try store.consumers(of: "inbox")
     /// ```
     /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.io`. - Complexity: O(consumers).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func consumers(of list: String) throws -> [ConsumerInfo] {
         try blockingTransaction(.read) { try $0.steps.consumers(of: list) }
     }
@@ -215,6 +232,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.invalidArgument`, `.versionNotFound`, `.listNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(n × (new base − old base)) plus the rows removed.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) throws -> PruneResult {
         try blockingTransaction(.write) { try $0.steps.prune(list, rule, force: force) }
@@ -226,6 +244,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.listNotFound` (for `list`), `.storeNotFound`, `.io`.
     /// - Complexity: O(v × n) for v journal entries over lists of n items.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func verify(list: String? = nil, progress: ((VerificationProgress) -> Void)? = nil) throws -> VerificationReport {
         try blockingTransaction(.read) { try $0.steps.verify(list: list, progress: progress) }
     }
@@ -235,6 +254,7 @@ extension BlockingStore {
     /// let position = try store.replicaSource(of: "inbox")
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`. - Complexity: O(1).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func replicaSource(of list: String) throws -> ReplicaSource? {
         try blockingTransaction(.read) { try $0.steps.replicaSource(of: list) }
     }
@@ -244,6 +264,7 @@ extension BlockingStore {
     /// let client = try store.clientID()
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.damaged`, `.io`. - Complexity: O(1).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func clientID() throws -> String {
         try blockingTransaction(.read) { try $0.steps.clientID() }
     }
@@ -254,6 +275,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(size of the outbox).
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func outbox(of list: String) throws -> [OutboxEntry] {
         try blockingTransaction(.read) { try $0.steps.outbox(of: list) }
     }
@@ -264,6 +286,7 @@ extension BlockingStore {
     /// ```
     /// - Throws: `StoreError` `.storeNotFound`, `.listNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(1) plus the size of the last conflict report.
+    @available(*, noasync, message: "blocks its thread; in async code, call the async method of the same name with try await")
     public func replicaStatus(of list: String) throws -> ReplicaStatus? {
         try blockingTransaction(.read) { try $0.steps.replicaStatus(of: list) }
     }

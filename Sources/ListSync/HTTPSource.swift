@@ -125,14 +125,32 @@ public struct HTTPSource: ListSource {
         try self.init(url: url, token: nil, tokenProvider: tokenProvider, requestTimeout: requestTimeout)
     }
 
+    /// A source at the URL `string` whose requests carry the token `tokenProvider` gives (see
+    /// `init(url:tokenProvider:requestTimeout:)`).
+    ///
+    /// ```swift
+    /// let source = try HTTPSource("https://lists.example.com", tokenProvider: { refresh in
+    ///     try await session.accessToken(forceRefresh: refresh)
+    /// })
+    /// ```
+    /// - Throws: as `init(_:token:requestTimeout:)`.
+    public init(_ string: String, tokenProvider: @escaping TokenProvider, requestTimeout: Duration = .seconds(120)) throws {
+        try self.init(url: try HTTPSource.url(string), token: nil, tokenProvider: tokenProvider, requestTimeout: requestTimeout)
+    }
+
     /// A source at the URL `string` (see `init(url:token:requestTimeout:)`).
     /// - Throws: `SyncError.transport` unless it is an absolute `http` or `https` URL with a host and
     ///   without user name, password, query or fragment.
     public init(_ string: String, token: String? = nil, requestTimeout: Duration = .seconds(120)) throws {
+        try self.init(url: try HTTPSource.url(string), token: token, requestTimeout: requestTimeout)
+    }
+
+    /// The URL `string` names, or `SyncError.transport`.
+    private static func url(_ string: String) throws -> URL {
         guard let url = URL(string: string) else {
             throw SyncError.transport("'\(_HTTPOrigin.redacting(string))' is not an http:// or https:// URL")
         }
-        try self.init(url: url, token: token, requestTimeout: requestTimeout)
+        return url
     }
 
     public func identity() async throws -> StoreIdentity {

@@ -166,7 +166,7 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
     public func follow(
         from source: some FeedSource, pushing: Bool = false, localPollInterval: Duration = .seconds(1), retrying retry: RetryPolicy? = nil,
         onEvent: @escaping @Sendable (FollowEvent) async -> Void = { _ in },
-        onChange: @escaping @Sendable (ReplicaSetChange) async throws -> Void = { _ in }
+        onChange: @escaping @Sendable (ReplicaSetChange) async throws -> Void
     ) async throws {
         var failures = 0
         while !Task.isCancelled {

@@ -21,7 +21,7 @@ import Testing
         try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
             let source = try HTTPSource(server.url, token: ana)
             let following = Task {
-                try await set.follow(from: source, pushing: true, localPollInterval: .milliseconds(50), retrying: .standard)
+                try await set.follow(from: source, pushing: true, localPollInterval: .milliseconds(50), retrying: .standard) { _ in }
             }
             defer { following.cancel() }
             func names() async throws -> [String] { replica.exists ? try await replica.lists().map(\.name) : [] }

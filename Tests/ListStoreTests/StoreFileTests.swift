@@ -245,7 +245,7 @@ import Testing
         let path = directory.file("race.liststore")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for k in 0..<8 {
-                group.addTask { try Store(path: path).commit(linearList(k + 1), to: "l\(k)") }
+                group.addTask { try await Store(path: path).commit(linearList(k + 1), to: "l\(k)") }
             }
             try await group.waitForAll()
         }

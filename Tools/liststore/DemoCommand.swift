@@ -34,13 +34,13 @@ struct DemoCommand: AsyncParsableCommand {
             for (title, step) in Self.steps {
                 let before = (try? await store.snapshot(of: "inbox").sections) ?? []
                 let result = try await StoreFailure.mapping {
-                    try store.edit("inbox", author: "demo", message: title) { draft in try step(&draft) }
+                    try await store.edit("inbox", author: "demo", message: title) { draft in try step(&draft) }
                 }
                 Terminal.out("\n== Version \(result.version): \(title)\n")
                 Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
             }
 
-            let head = try await StoreFailure.mapping { try store.snapshot(of: "inbox") }
+            let head = try await StoreFailure.mapping { try await store.snapshot(of: "inbox") }
             Terminal.out("\n== The head, version \(head.version)\n")
             for section in head.sections {
                 Terminal.out("  \(section.model.id): \(section.elements.map(\.id).joined(separator: ", "))\n")
@@ -52,11 +52,11 @@ struct DemoCommand: AsyncParsableCommand {
             var state: [ListSection] = []
             var rows: [[String]] = []
             var allMatch = true
-            let entries = try await StoreFailure.mapping { try store.journal(of: "inbox", after: 0, limit: 1000).entries }
+            let entries = try await StoreFailure.mapping { try await store.journal(of: "inbox", after: 0, limit: 1000).entries }
             for entry in entries {
                 let (changeset, next) = try await StoreFailure.mapping { try entry.changeset(applyingTo: state) }
                 state = next
-                let replayed = try await StoreFailure.mapping { try replica.commit(state, to: "inbox", expectedVersion: entry.parentVersion) }
+                let replayed = try await StoreFailure.mapping { try await replica.commit(state, to: "inbox", expectedVersion: entry.parentVersion) }
                 let match = replayed.digest == entry.digest && replayed.version == entry.version
                 allMatch = allMatch && match
                 rows.append([
@@ -65,7 +65,10 @@ struct DemoCommand: AsyncParsableCommand {
                 ])
             }
             Terminal.out(Output.table(["version", "stages", "source digest", "replica digest", "match"], rows))
-            let verified = try await StoreFailure.mapping { try store.verify().isValid && replica.verify().isValid }
+            let verified = try await StoreFailure.mapping {
+                let sourceValid = try await store.verify().isValid
+                return try await replica.verify().isValid && sourceValid
+            }
             Terminal.out(
                 allMatch && verified
                     ? "\nEvery digest matches, and both stores verify.\n" : "\nThe replica does not match the source.\n")

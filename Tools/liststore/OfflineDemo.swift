@@ -20,35 +20,38 @@ struct OfflineDemo {
 
         // Offline on the laptop: three local changes, committed at once and queued.
         for (title, step) in Self.laptopEdits {
-            let before = try await StoreFailure.mapping { try laptop.store.snapshot(of: "inbox").sections }
-            let result = try await StoreFailure.mapping { try laptop.store.edit("inbox", author: "laptop", message: title, step) }
+            let before = try await StoreFailure.mapping { try await laptop.store.snapshot(of: "inbox").sections }
+            let result = try await StoreFailure.mapping { try await laptop.store.edit("inbox", author: "laptop", message: title, step) }
             Terminal.out("\nlaptop, offline: \(title) (local change \(result.pendingSeq ?? 0), pending)\n")
             Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
         }
         // Meanwhile on the server.
         for (title, step) in Self.serverEdits {
-            let before = try await StoreFailure.mapping { try server.snapshot(of: "inbox").sections }
-            let result = try await StoreFailure.mapping { try server.edit("inbox", author: "server", message: title, step) }
+            let before = try await StoreFailure.mapping { try await server.snapshot(of: "inbox").sections }
+            let result = try await StoreFailure.mapping { try await server.edit("inbox", author: "server", message: title, step) }
             Terminal.out("\nserver, meanwhile: \(title) (version \(result.version))\n")
             Terminal.out(try StageSummary(changeset: result.changeset, source: before).text)
         }
-        let pending = try await StoreFailure.mapping { try laptop.store.replicaStatus(of: "inbox")?.pending ?? 0 }
+        let pending = try await StoreFailure.mapping { try await laptop.store.replicaStatus(of: "inbox")?.pending ?? 0 }
         Terminal.out("\n== The laptop is back online with \(pending) pending changes: sync (push, then pull)\n")
-        let before = try await StoreFailure.mapping { try laptop.store.snapshot(of: "inbox").sections }
+        let before = try await StoreFailure.mapping { try await laptop.store.snapshot(of: "inbox").sections }
         let synced = try await laptop.sync(with: source)
         Terminal.out(
             "pushed \(synced.push.pushed) changes; the server merged them into version \(synced.push.version ?? 0)\n")
         for conflict in synced.push.conflicts { Terminal.out("  conflict: \(Self.describe(conflict))\n") }
-        let after = try await StoreFailure.mapping { try laptop.store.snapshot(of: "inbox") }
+        let after = try await StoreFailure.mapping { try await laptop.store.snapshot(of: "inbox") }
         let changeset = ListChangeset(source: before, target: after.sections)
         Terminal.out("\nThe laptop's list moves to the merged head in one transition:\n")
         Terminal.out(try StageSummary(changeset: changeset, source: before).text)
-        let head = try await StoreFailure.mapping { try server.snapshot(of: "inbox") }
+        let head = try await StoreFailure.mapping { try await server.snapshot(of: "inbox") }
         for section in head.sections {
             Terminal.out("  \(section.model.id): \(section.elements.map(\.id).joined(separator: ", "))\n")
         }
         let equal = after.digest == head.digest
-        let verified = try await StoreFailure.mapping { try laptop.store.verify().isValid && server.verify().isValid }
+        let verified = try await StoreFailure.mapping {
+            let laptopValid = try await laptop.store.verify().isValid
+            return try await server.verify().isValid && laptopValid
+        }
         Terminal.out(
             equal && verified
                 ? "\nThe laptop equals the server (digest \(Output.short(head.digest))), nothing is pending, and both verify.\n"
