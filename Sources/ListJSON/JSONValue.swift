@@ -124,6 +124,9 @@ extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, E
     }
 }
 
+/// A string with interpolations: `["text": "new \(count)"]`.
+extension JSONValue: ExpressibleByStringInterpolation {}
+
 // MARK: - Accessors
 
 extension JSONValue {

@@ -1,3 +1,4 @@
+import Foundation
 import ListDiff
 import ListMerge
 import ListStore
@@ -28,8 +29,10 @@ import Observation
 ///             Section(section.model.id) {
 ///                 ForEach(section.elements, id: \.id) { Text($0.id) }
 ///                     .onDelete { rows in
-///                         try? model.edit { draft in
-///                             for row in rows { try draft.removeElement(section.elements[row].differenceIdentifier) }
+///                         Task {
+///                             try await model.edit { draft in
+///                                 for row in rows { try draft.removeElement(section.elements[row].id) }
+///                             }
 ///                         }
 ///                     }
 ///             }
@@ -66,9 +69,13 @@ import Observation
 /// }
 /// ```
 ///
-/// The model lives on the main actor. Reading the store and syncing run off it, and the results hop
-/// back to be published; on the main actor there is only the commit of a local edit (and reading the
-/// head once, in `init`).
+/// The model lives on the main actor and never touches SQLite there: reading the store, committing
+/// an edit and syncing run off it, and the results hop back to be published. A new model shows an
+/// empty list until it has read the replica's head, which it starts doing at once
+/// (`status.isLoaded`; the first transition, `.loaded`, brings the head in).
+///
+/// It needs the Observation framework: macOS 14, iOS 17, tvOS 17, watchOS 10 or visionOS 1 on
+/// Apple platforms, while the rest of ListSync runs from macOS 13 and iOS 16.
 ///
 /// - Complexity: an edit is one commit: O(n + k log k) for n items and k changes, plus the rows it
 ///   writes. Publishing a sync reads the replica's journal entries in between and checks the result
@@ -100,6 +107,12 @@ public final class ReplicaListModel {
         /// The last error of a sync, of the background sync or of reading the store; `nil` again after
         /// the next successful sync.
         public var lastError: (any Error)?
+        /// Whether the model has read the replica's head (it shows an empty list before).
+        public var isLoaded = false
+        /// When the source was last reached successfully: the end of the last `sync()` that
+        /// succeeded, or of the last pull of the background sync that applied something. Every
+        /// successful sync sets it, whether or not it changed the list.
+        public var lastSync: Date?
 
         /// A status with nothing pending, before the first pull.
         public init() {}
@@ -112,6 +125,8 @@ public final class ReplicaListModel {
     public struct Transition: Equatable, Sendable {
         /// What made the change.
         public enum Cause: Hashable, Sendable {
+            /// The replica's head as the model first read it, from the empty list it showed before.
+            case loaded
             /// An `edit` or `commit` of this model.
             case localEdit
             /// A sync: a pull of the source's commits, with the local changes rebased on top, or a
@@ -150,30 +165,30 @@ public final class ReplicaListModel {
     /// The background sync and its pauses: one follow at a time, none during a `sync()`.
     @ObservationIgnored private var follow: _FollowController!
 
-    /// A model showing `replica`'s head and syncing it with `source`.
+    /// A model showing `replica`'s head and syncing it with `source`. It shows an empty list at
+    /// first, and reads the replica's head off the main actor at once (`status.isLoaded`, a
+    /// `.loaded` transition; `await refresh()` waits for it).
     ///
     /// ```swift
     /// let replica = Replica(store: try Store(path: "inbox.liststore"), list: "inbox")
-    /// let model = try ReplicaListModel(replica: replica, source: try HTTPSource("http://server:8080"))
+    /// let model = ReplicaListModel(replica: replica, source: try HTTPSource("http://server:8080"))
     /// model.start()
     /// ```
-    /// A replica that has never pulled shows an empty list until its first sync.
-    /// - Throws: `StoreError` of the replica's store (`.damaged`, `.io`).
-    /// - Complexity: O(n) for n items: it reads the head (kept in memory by the store after a commit).
-    public init(replica: Replica<Store>, source: any ListSource) throws {
+    /// A replica that has never pulled shows an empty list until its first sync. A store that
+    /// cannot be read leaves its error in `status.lastError`.
+    /// - Complexity: O(1) here; the head is read in the background, O(n) for n items.
+    public init(replica: Replica<Store>, source: any ListSource) {
         self.replica = replica
         self.source = source
-        let head = try Self.readHead(of: replica)
-        sections = head.sections
-        version = head.version
-        var status = Status()
-        if let replicaStatus = try Self.readStatus(of: replica) { status.update(from: replicaStatus) }
-        self.status = status
+        sections = []
+        version = 0
+        status = Status()
         follow = _FollowController(
             launch: { [weak self] settings, generation in self?.launchFollow(settings, generation) ?? Task {} },
             onFollowing: { [weak self] following in
                 if let self, self.status.isFollowing != following { self.status.isFollowing = following }
             })
+        Task { [weak self] in await self?.refresh() }
     }
 
     deinit {
@@ -201,19 +216,20 @@ public final class ReplicaListModel {
 
     // MARK: - Local edits
 
-    /// Changes a copy of `sections` with `body` and commits it to the replica at once, as a local change
-    /// queued for the source: when it returns, `sections` is the new head and the transition is
-    /// published.
+    /// Changes a copy of `sections` with `body` and commits it to the replica, off the main actor,
+    /// as a local change queued for the source: when it returns, `sections` is the new head and the
+    /// transition is published.
     ///
     /// ```swift
-    /// try model.edit(author: "ana") { draft in
-    ///     try draft.append(ListItem(id: "m9", json: ["text": "new"]), toSection: ExactString("today"))
-    ///     try draft.moveElement(ExactString("m2"), to: ElementPath(section: 0, element: 0))
+    /// try await model.edit(author: "ana") { draft in
+    ///     try draft.append(ListItem(id: "m9", json: ["text": "new"]), toSection: "today")
+    ///     try draft.moveElement("m2", to: ElementPath(section: 0, element: 0))
     /// }
     /// ```
-    /// `body` sees `sections` as the UI shows them. If the replica's head moved on meanwhile (a pull
-    /// committed and not published yet), the edit is rebased onto it by identity, as the source would
-    /// merge it, instead of undoing the pull, and the transition is one diff.
+    /// `body` runs on the main actor and sees `sections` as the UI shows them. If the replica's head
+    /// moved on meanwhile (a pull committed and not published yet), the edit is rebased onto it by
+    /// identity, as the source would merge it, instead of undoing the pull, and the transition is
+    /// one diff.
     ///
     /// - Returns: the commit (`changeset`, `version`; `pendingSeq` when it was queued).
     /// - Throws: what `body` throws (nothing is committed), `StoreError` of the commit (`.invalidEdit`,
@@ -223,10 +239,10 @@ public final class ReplicaListModel {
     @discardableResult
     public func edit(
         author: String? = nil, message: String? = nil, _ body: (inout ListDraft<ListItem, ListItem>) throws -> Void
-    ) throws -> CommitResult {
+    ) async throws -> CommitResult {
         var draft = ListDraft(sections: sections)
         try body(&draft)
-        return try commit(draft.sections, author: author, message: message)
+        return try await commit(draft.sections, author: author, message: message)
     }
 
     /// Commits `newSections` to the replica at once, as a local change queued for the source (see
@@ -235,29 +251,32 @@ public final class ReplicaListModel {
     /// ```swift
     /// var next = model.sections
     /// next[0].elements.removeFirst()
-    /// try model.commit(next, message: "archived")
+    /// try await model.commit(next, message: "archived")
     /// ```
     /// - Throws: `StoreError` of the commit (`.invalidSnapshot`, `.io`, …); the model is unchanged then.
     /// - Complexity: that of `Store.commit`, plus one O(n) comparison of the head with `sections` in its
     ///   transaction (and, when the head moved on, one rebase and one diff: O(n + k log n)).
     @discardableResult
-    public func commit(_ newSections: [ListSection], author: String? = nil, message: String? = nil) throws -> CommitResult {
+    public func commit(_ newSections: [ListSection], author: String? = nil, message: String? = nil) async throws -> CommitResult {
         let base = sections
         let baseVersion = version
-        var landed = newSections
-        let result = try replica.store.edit(replica.list, author: author, message: message) { draft in
+        let landed = _Locked(newSections)
+        let result = try await replica.store.edit(replica.list, author: author, message: message) { draft in
             if draft.sections != base {
                 // The head moved past what the model shows: rebase the change onto it.
                 draft.sections = Rebase(Intent.changes(from: base, to: newSections), onto: draft.sections).snapshot
             } else {
                 draft.sections = newSections
             }
-            landed = draft.sections
+            landed.withLock { $0 = draft.sections }
         }
-        if result.parentVersion == baseVersion {
-            if result.changed { publish(result.changeset, sections: landed, version: result.version, cause: .localEdit) }
+        // The model may have moved while the commit ran: a refresh that already shows the commit
+        // has published it (and read the pending count); otherwise publish from what it shows now.
+        guard version < result.version else { return result }
+        if result.parentVersion == baseVersion, version == baseVersion {
+            if result.changed { publish(result.changeset, sections: landed.withLock { $0 }, version: result.version, cause: .localEdit) }
         } else {
-            publish(ListChangeset(source: base, target: landed), sections: landed, version: result.version, cause: .localEdit)
+            publish(ListChangeset(source: sections, target: landed.withLock { $0 }), sections: landed.withLock { $0 }, version: result.version, cause: .localEdit)
         }
         if result.pendingSeq != nil { status.pending += 1 }
         return result
@@ -325,14 +344,15 @@ public final class ReplicaListModel {
             let baseVersion = version
             let base = sections
             let replica = replica
-            let read = await Self.offMain { try Self.catchUp(replica, from: baseVersion, base) }
+            let read = await Self.offMain { try await Self.catchUp(replica, from: baseVersion, base) }
             guard version == baseVersion else { continue }  // a local edit landed meanwhile: read from it
             switch read {
             case .success(let update):
                 if update.version != version || !update.changeset.isEmpty {
-                    publish(update.changeset, sections: update.sections, version: update.version, cause: .sync)
+                    publish(update.changeset, sections: update.sections, version: update.version, cause: status.isLoaded ? .sync : .loaded)
                 }
                 if let replicaStatus = update.status { status.update(from: replicaStatus) }
+                if !status.isLoaded { status.isLoaded = true }
             case .failure(let error):
                 if !Task.isCancelled { status.lastError = error }
             }
@@ -367,6 +387,7 @@ public final class ReplicaListModel {
         case .success:
             status.lastError = nil
             status.isOffline = false
+            status.lastSync = Date()
         case .failure(let error):
             if !(error is CancellationError) { recordFailure(error) }
         }
@@ -408,6 +429,7 @@ public final class ReplicaListModel {
     private func pulled() async {
         status.isOffline = false
         status.lastError = nil
+        status.lastSync = Date()
         await refresh()
     }
 
@@ -429,27 +451,6 @@ public final class ReplicaListModel {
         return await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
     }
 
-    /// The replica's status (`nil` before its first pull), read on the caller's thread.
-    nonisolated private static func readStatus(of replica: Replica<Store>) throws -> ReplicaStatus? {
-        guard replica.store.exists else { return nil }
-        do {
-            return try replica.store.replicaStatus(of: replica.list)
-        } catch StoreError.Code.listNotFound {
-            return nil
-        }
-    }
-
-    /// The head of the replica's list; empty at version 0 before the store or the list exist.
-    nonisolated private static func readHead(of replica: Replica<Store>) throws -> (sections: [ListSection], version: Int) {
-        guard replica.store.exists else { return ([], 0) }
-        do {
-            let head = try replica.store.snapshot(of: replica.list)
-            return (head.sections, head.version)
-        } catch StoreError.Code.listNotFound {
-            return ([], 0)
-        }
-    }
-
     /// Past this many journal entries, a catch-up is one diff: cheaper to read and to animate.
     nonisolated private static let journalEntryLimit = 64
 
@@ -457,29 +458,29 @@ public final class ReplicaListModel {
     /// `version`): the stages of the journal entries in between, or one diff from the head when the
     /// journal cannot tell (pruned, more than `journalEntryLimit` entries, stages that do not
     /// reproduce the head's digest, a store that went back).
-    nonisolated private static func catchUp(_ replica: Replica<Store>, from version: Int, _ base: [ListSection]) throws -> _CatchUp {
+    nonisolated private static func catchUp(_ replica: Replica<Store>, from version: Int, _ base: [ListSection]) async throws -> _CatchUp {
         let store = replica.store
         let list = replica.list
         let unchanged = _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: nil)
         guard store.exists else { return unchanged }
         let head: ListSummary
         do {
-            head = try store.summary(of: list)
+            head = try await store.summary(of: list)
         } catch StoreError.Code.listNotFound {
             return unchanged
         }
-        let status = try store.replicaStatus(of: list)
+        let status = try await store.replicaStatus(of: list)
         // The same version of the same list (a replica replaced by one of a list made anew under
         // its name numbers its versions from 1 again: its digest tells them apart).
         if head.version == version, ListDigest.of(base) == head.digest {
             return _CatchUp(changeset: ListChangeset(), sections: base, version: version, status: status)
         }
         if head.version > version, head.version - version <= journalEntryLimit,
-            let replayed = try? replay(store, list, from: version, base, through: head.version)
+            let replayed = try? await replay(store, list, from: version, base, through: head.version)
         {
             return _CatchUp(changeset: replayed.changeset, sections: replayed.sections, version: replayed.version, status: status)
         }
-        let snapshot = try store.snapshot(of: list)
+        let snapshot = try await store.snapshot(of: list)
         return _CatchUp(
             changeset: ListChangeset(source: base, target: snapshot.sections), sections: snapshot.sections,
             version: snapshot.version, status: status)
@@ -489,13 +490,13 @@ public final class ReplicaListModel {
     /// order, checked against the last entry's digest.
     nonisolated private static func replay(
         _ store: Store, _ list: String, from version: Int, _ base: [ListSection], through last: Int
-    ) throws -> (changeset: ListChangeset, sections: [ListSection], version: Int)? {
+    ) async throws -> (changeset: ListChangeset, sections: [ListSection], version: Int)? {
         var state = base
         var stages: [Stage<ListItem, ListItem>] = []
         var at = version
         var digest: ListDigest?
         while at < last {
-            let page = try store.journal(of: list, after: at, limit: min(100, last - at))
+            let page = try await store.journal(of: list, after: at, limit: min(100, last - at))
             for entry in page.entries {
                 guard entry.parentVersion == at else { return nil }
                 let (changeset, next) = try entry.changeset(applyingTo: state)

@@ -1,3 +1,4 @@
+import Foundation
 import ListMerge
 import ListStore
 import Observation
@@ -8,9 +9,9 @@ import Observation
 ///
 /// ```swift
 /// let set = try ReplicaSet(store: try Store(path: "ana.liststore"), lists: "users/ana/**")
-/// let model = try ReplicaSetModel(set: set, source: try HTTPSource(url, tokenProvider: signIn.token))
+/// let model = ReplicaSetModel(set: set, source: try HTTPSource(url, tokenProvider: signIn.token))
 /// model.start()                                   // push and pull every list in the background
-/// List(model.lists, id: \.self) { name in NavigationLink(name) { ListView(model: try! model.model(for: name)) } }
+/// List(model.lists, id: \.self) { name in NavigationLink(name) { ListView(model: model.model(for: name)) } }
 /// ```
 ///
 /// `start(retrying:localPollInterval:)` follows the set (`ReplicaSet.follow(from:pushing:…)`) off
@@ -19,6 +20,9 @@ import Observation
 /// `transitions()`). Lists created at the source appear in `lists`; deleted ones leave it, with the
 /// local changes they held in `status.lastConflicts` (`listDeleted`). A list's model does not sync
 /// by itself: the set does it for all of them.
+///
+/// The model never touches SQLite on the main actor: it reads the store and syncs off it. A new
+/// model has no lists until it has read them, which it starts doing at once (`status.isLoaded`).
 ///
 /// Needs the Observation framework: macOS 14, iOS 17 and later on Apple platforms (not built on
 /// this project's Linux CI for Apple platforms; it is on Linux).
@@ -36,6 +40,11 @@ public final class ReplicaSetModel {
         /// The local changes dropped with lists deleted at the source, by list (see
         /// `ReplicaSetPosition.lastConflicts`).
         public var lastConflicts: [String: [Conflict]] = [:]
+        /// Whether the model has read the set's lists from the store (`lists` is empty before).
+        public var isLoaded = false
+        /// When the source was last reached successfully: the end of the last `sync()` that
+        /// succeeded, or of the last change the background sync applied.
+        public var lastSync: Date?
 
         /// A status before anything happened.
         public init() {}
@@ -55,26 +64,40 @@ public final class ReplicaSetModel {
     /// controller as `ReplicaListModel`'s).
     @ObservationIgnored private var follow: _FollowController!
 
-    /// A model of `set`, syncing with `source`.
-    /// - Throws: `StoreError` of the replica's store.
-    /// - Complexity: O(lists of the store): it reads them once, on the caller's actor.
-    public init(set: ReplicaSet<Store>, source: any FeedSource) throws {
+    /// A model of `set`, syncing with `source`. It reads the set's lists off the main actor at once
+    /// (`status.isLoaded`; `await refresh()` waits for it).
+    /// - Complexity: O(1) here; the lists are read in the background, O(lists of the store).
+    public init(set: ReplicaSet<Store>, source: any FeedSource) {
         self.set = set
         self.source = source
-        lists = try Self.readLists(set)
+        lists = []
         follow = _FollowController(
             launch: { [weak self] settings, generation in self?.launchFollow(settings, generation) ?? Task {} },
             onFollowing: { [weak self] following in
                 if let self, self.status.isFollowing != following { self.status.isFollowing = following }
             })
+        Task { [weak self] in await self?.refresh() }
+    }
+
+    /// Reads the set's lists from the store, off the main actor, into `lists`: for lists created or
+    /// deleted in the replica's store other than through this model's syncs. Errors land in
+    /// `status.lastError`.
+    public func refresh() async {
+        let set = set
+        do {
+            let names = try await Self.readLists(set)
+            if names != lists { lists = names }
+            if !status.isLoaded { status.isLoaded = true }
+        } catch {
+            status.lastError = error
+        }
     }
 
     /// The model of the set's list `list` (made once, then the same): its sections and transitions
     /// follow what the set applies. Edits through it are pushed by the set's background sync.
-    /// - Throws: `StoreError` of the replica's store.
-    public func model(for list: String) throws -> ReplicaListModel {
+    public func model(for list: String) -> ReplicaListModel {
         if let model = models[list] { return model }
-        let model = try ReplicaListModel(replica: Replica(store: set.store, list: list), source: source)
+        let model = ReplicaListModel(replica: Replica(store: set.store, list: list), source: source)
         models[list] = model
         return model
     }
@@ -96,6 +119,7 @@ public final class ReplicaSetModel {
         case .success(let result):
             status.lastError = nil
             status.isOffline = false
+            status.lastSync = Date()
             await changed(result.pull.changes)
             return result
         case .failure(let error):
@@ -143,9 +167,8 @@ public final class ReplicaSetModel {
     private func changed(_ changes: [ReplicaSetChange]) async {
         status.isOffline = false
         status.lastError = nil
-        // The store is read off the main actor.
-        let set = set
-        if let names = try? await Task.detached(operation: { try Self.readLists(set) }).value, names != lists { lists = names }
+        status.lastSync = Date()
+        await refresh()
         if let position = try? await set.position() { status.lastConflicts = position.lastConflicts }
         for change in changes {
             if change.kind == .deleted {
@@ -172,8 +195,9 @@ public final class ReplicaSetModel {
         if let failure { status.lastError = failure }
     }
 
-    nonisolated private static func readLists(_ set: ReplicaSet<Store>) throws -> [String] {
+    /// The set's lists in its store, read off the main actor.
+    nonisolated private static func readLists(_ set: ReplicaSet<Store>) async throws -> [String] {
         guard set.store.exists else { return [] }
-        return try set.store.lists().map(\.name).filter { set.pattern.matches($0) }
+        return try await set.store.lists().map(\.name).filter { set.pattern.matches($0) }
     }
 }

@@ -118,7 +118,7 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
         let set = try ReplicaSet(store: try Store(path: directory.file("phone.liststore")), lists: "team/*")
         try await set.pull(from: LocalSource(source))
         let watched = WatchedSource(LocalSource(source, pollInterval: .milliseconds(50)))
-        let model = try ReplicaSetModel(set: set, source: watched)
+        let model = ReplicaSetModel(set: set, source: watched)
         var random = SplitMix64(seed: seed)
         var background: [Task<Void, Never>] = []
         var started = false
@@ -143,7 +143,7 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
         model.start(retrying: RetryPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)), localPollInterval: .milliseconds(100))
         try await Self.until { watched.follows == 1 }
         try await source.commit(linearList(99), to: "team/b")
-        let listB = try model.model(for: "team/b")
+        let listB = model.model(for: "team/b")
         try await Self.until { listB.sections == linearList(99) }
         model.stop()
         try await Self.until { !model.status.isFollowing && watched.now == 0 }
@@ -159,7 +159,7 @@ final class WatchedSource: FeedSource, _ForwardingSource, @unchecked Sendable {
         let replica = Replica(store: try Store(path: directory.file("phone.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source))
         let watched = WatchedSource(LocalSource(source, pollInterval: .milliseconds(50)))
-        let model = try ReplicaListModel(replica: replica, source: watched)
+        let model = ReplicaListModel(replica: replica, source: watched)
         var random = SplitMix64(seed: seed)
         var background: [Task<Void, Never>] = []
         var started = false

@@ -19,7 +19,8 @@ import Testing
         try await source.commit(sections(start), to: "l")
         let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "l")
         try await replica.pull(from: LocalSource(source))
-        let model = try ReplicaListModel(replica: replica, source: modelSource ?? LocalSource(source))
+        let model = ReplicaListModel(replica: replica, source: modelSource ?? LocalSource(source))
+        await model.refresh()
         return (source, model)
     }
 
@@ -34,10 +35,49 @@ import Testing
         #expect(model.version == 1)
         #expect(model.status.confirmedVersion == 1 && model.status.pending == 0 && !model.status.hasLocalChanges)
         #expect(!model.status.isFollowing && !model.status.isSyncing && model.status.lastError == nil)
+        #expect(model.status.isLoaded && model.status.lastSync == nil)
         // A replica that never pulled shows an empty list.
-        let fresh = try ReplicaListModel(
+        let fresh = ReplicaListModel(
             replica: Replica(store: try Store(path: directory.file("new.liststore")), list: "l"), source: model.source)
-        #expect(fresh.sections.isEmpty && fresh.version == 0 && fresh.status.confirmedVersion == nil)
+        await fresh.refresh()
+        #expect(fresh.sections.isEmpty && fresh.version == 0 && fresh.status.confirmedVersion == nil && fresh.status.isLoaded)
+    }
+
+    /// The head is read off the main actor after `init`, which returns at once with an empty list;
+    /// the head comes in as one `.loaded` transition.
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    @Test func aNewModelReadsTheHeadInTheBackgroundAndPublishesItAsLoaded() async throws {
+        let directory = try TemporaryDirectory()
+        let (source, first) = try await setUp(directory, [("s", ["a", "b"]), ("t", ["c"])])
+        let model = ReplicaListModel(replica: first.replica, source: LocalSource(source))
+        // In the same main-actor turn as `init`: nothing read yet.
+        #expect(model.sections.isEmpty && model.version == 0 && !model.status.isLoaded)
+        var transitions = model.transitions().makeAsyncIterator()
+        let loaded = try #require(await transitions.next())
+        #expect(loaded.cause == .loaded && loaded.fromVersion == 0 && loaded.toVersion == 1)
+        #expect(layout(loaded.sections) == [["s", "a", "b"], ["t", "c"]] && model.sections == loaded.sections)
+        #expect(throws: Never.self) { try BatchUpdateValidator.validate(loaded.changeset, source: [], target: loaded.sections) }
+        #expect(model.status.isLoaded && model.status.confirmedVersion == 1)
+    }
+
+    /// A sync that changes nothing is still a change of the model's status (`lastSync`), which
+    /// SwiftUI observes.
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    @Test func everySuccessfulSyncChangesTheObservedStatus() async throws {
+        let directory = try TemporaryDirectory()
+        let (_, model) = try await setUp(directory, [("s", ["a"])])
+        var previous = model.status.lastSync
+        for _ in 0..<3 {
+            let observed = _Locked(false)
+            withObservationTracking { _ = model.status } onChange: { observed.withLock { $0 = true } }
+            let result = try #require(await model.sync())
+            #expect(result.push.pushed == 0 && result.pull.applied == 0)
+            #expect(observed.withLock { $0 })
+            let now = try #require(model.status.lastSync)
+            #expect(previous.map { $0 <= now } ?? true)
+            previous = now
+        }
+        #expect(model.version == 1 && model.status.lastError == nil)
     }
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
@@ -46,7 +86,7 @@ import Testing
         let (_, model) = try await setUp(directory, [("s", ["a", "b", "c"]), ("t", ["d"])])
         let recorder = TransitionRecorder(model)
         let before = model.sections
-        let result = try model.edit(author: "ana") { draft in
+        let result = try await model.edit(author: "ana") { draft in
             try draft.moveElement("c", to: ElementPath(section: 1, element: 0))
             try draft.reloadElement(ListItem(id: "a", json: ["v": "edited"]))
             draft.appendSection(ListItem(id: "u", json: ["v": "u"]), elements: [ListItem(id: "e", json: ["v": "e"])])
@@ -71,17 +111,17 @@ import Testing
         let directory = try TemporaryDirectory()
         let (_, model) = try await setUp(directory, [("s", ["a"])])
         let recorder = TransitionRecorder(model)
-        #expect(throws: StoreError.self) {
-            try model.edit { draft in
+        await #expect(throws: StoreError.self) {
+            try await model.edit { draft in
                 draft.sections[0].elements.append(ListItem(id: "b"))
                 try draft.removeElement("missing")
             }
         }
         #expect(layout(model.sections) == [["s", "a"]] && model.version == 1 && model.status.pending == 0)
         // An edit that changes nothing commits nothing either.
-        #expect(try model.edit { _ in }.changed == false)
-        #expect(try model.commit(model.sections).changed == false)
-        try model.commit(sections([("s", ["a", "c"])]), message: "c")
+        #expect(try await model.edit { _ in }.changed == false)
+        #expect(try await model.commit(model.sections).changed == false)
+        try await model.commit(sections([("s", ["a", "c"])]), message: "c")
         #expect(layout(model.sections) == [["s", "a", "c"]] && model.status.pending == 1)
         let transitions = try await recorder.first(1)
         #expect(transitions.count == 1 && transitions[0].toVersion == 2)
@@ -92,7 +132,7 @@ import Testing
         let directory = try TemporaryDirectory()
         var (_, model): (Store, ReplicaListModel?) = try await setUp(directory, [("s", ["a"])])
         let stream = try #require(model).transitions()
-        try model?.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
+        try await model?.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
         model = nil
         var delivered: [ReplicaListModel.Transition] = []
         for await transition in stream { delivered.append(transition) }
@@ -106,7 +146,7 @@ import Testing
         let recorder = TransitionRecorder(model)
         let initial = model.sections
         // Mine: c to the front, m at the end, b edited. Theirs, meanwhile: x after a, b edited too.
-        try model.edit { draft in
+        try await model.edit { draft in
             try draft.moveElement("c", to: ElementPath(section: 0, element: 0))
             try draft.append(ListItem(id: "m", json: ["v": "m"]), toSection: "s")
             try draft.reloadElement(ListItem(id: "b", json: ["v": "mine"]))
@@ -137,7 +177,7 @@ import Testing
     @Test func aFailedSyncLandsInTheStatusAndKeepsTheLocalChange() async throws {
         let directory = try TemporaryDirectory()
         let (_, model) = try await setUp(directory, [("s", ["a"])], modelSource: UnreachableSource())
-        try model.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
+        try await model.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
         let shown = model.sections
         #expect(await model.sync() == nil)
         #expect(model.status.isOffline && !model.status.isSyncing)
@@ -159,7 +199,7 @@ import Testing
         #expect(await eventually { layout(model.sections) == [["s", "a", "b", "c"]] })
         #expect(model.status.confirmedVersion == 2)
 
-        try model.edit { try $0.append(ListItem(id: "d", json: ["v": "d"]), toSection: "s") }
+        try await model.edit { try $0.append(ListItem(id: "d", json: ["v": "d"]), toSection: "s") }
         #expect(model.status.pending == 1)
         #expect(await eventually { model.status.pending == 0 && model.status.unconfirmed == 0 })
         #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "a", "b", "c", "d"]])
@@ -181,7 +221,7 @@ import Testing
         model.stop()
         #expect(await eventually { !model.status.isFollowing })
         // The task has ended: nothing pushes this edit.
-        try model.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
+        try await model.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
         await Task.yield()
         #expect(model.status.pending == 1)
         #expect(try await model.replica.status()?.pending == 1)
@@ -227,7 +267,7 @@ import Testing
         try await model.replica.pull(from: LocalSource(source))
         #expect(layout(model.sections) == [["s", "a", "b"]])
 
-        try model.edit { try $0.removeElement("a") }
+        try await model.edit { try $0.removeElement("a") }
         #expect(layout(model.sections) == [["s", "b", "x"]])
         #expect(model.sections == (try await model.replica.store.snapshot(of: "l").sections))
         let transitions = try await recorder.first(1)
@@ -297,7 +337,7 @@ import Testing
         let edited = Flag()
         withObservationTracking { _ = model.sections } onChange: { edited.set() }
         #expect(!edited.isSet)
-        try model.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
+        try await model.edit { try $0.append(ListItem(id: "b"), toSection: "s") }
         #expect(edited.isSet)
 
         let synced = Flag()

@@ -36,10 +36,14 @@ import Testing
         for list in ["team/a", "team/b"] { try await source.commit(linearList(3), to: list) }
         let set = try ReplicaSet(store: try Store(path: directory.file("phone.liststore")), lists: "team/*")
         try await set.pull(from: LocalSource(source))
-        let model = try ReplicaSetModel(set: set, source: LocalSource(source))
-        #expect(model.lists == ["team/a", "team/b"])
-        let listA = try model.model(for: "team/a")
-        #expect(try model.model(for: "team/a") === listA)
+        let model = ReplicaSetModel(set: set, source: LocalSource(source))
+        #expect(model.lists.isEmpty && !model.status.isLoaded)   // read in the background
+        await model.refresh()
+        #expect(model.lists == ["team/a", "team/b"] && model.status.isLoaded)
+        let listA = model.model(for: "team/a")
+        #expect(model.model(for: "team/a") === listA)
+        await listA.refresh()   // it reads its head in the background; this waits for it
+        #expect(listA.status.isLoaded && listA.sections == linearList(3))
         var transitions = listA.transitions().makeAsyncIterator()
         model.start(retrying: RetryPolicy(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(100)), localPollInterval: .milliseconds(50))
         defer { model.stop() }
@@ -57,7 +61,7 @@ import Testing
         await Self.until { model.lists == ["team/a", "team/c"] }
 
         // An edit through a list's model is pushed by the set.
-        try listA.edit(author: "ana") { draft in try draft.append(ListItem(id: "mine", json: .string("x")), toSection: "s") }
+        try await listA.edit(author: "ana") { draft in try draft.append(ListItem(id: "mine", json: .string("x")), toSection: "s") }
         try await Self.until(source) {
             try await source.snapshot(of: "team/a").sections[0].elements.contains { $0.id == "mine" }
         }
