@@ -91,11 +91,33 @@ public struct JournalPage: Sendable, Hashable {
     /// goes on page after page tells a list deleted and made again under its name from the one it
     /// started with.
     public var listID: String?
+    /// The list's head and oldest retained version as the page was read, when the source tells
+    /// them: a follower learns from the page alone whether it is at the head, behind, or past what
+    /// the source retains.
+    public var head: Head?
+
+    /// A list's head version and digest, and its oldest retained version, as a page was read.
+    public struct Head: Sendable, Hashable {
+        /// The head version.
+        public var version: Int
+        /// The head's digest.
+        public var digest: ListDigest
+        /// The oldest version the journal retains (`ListSummary.baseVersion`).
+        public var baseVersion: Int
+
+        /// A head.
+        public init(version: Int, digest: ListDigest, baseVersion: Int) {
+            self.version = version
+            self.digest = digest
+            self.baseVersion = baseVersion
+        }
+    }
 
     /// A page.
-    public init(entries: [JournalEntry], hasMore: Bool, listID: String? = nil) {
+    public init(entries: [JournalEntry], hasMore: Bool, listID: String? = nil, head: Head? = nil) {
         self.entries = entries
         self.hasMore = hasMore
         self.listID = listID
+        self.head = head
     }
 }

@@ -17,6 +17,7 @@ extension StoreTransaction {
         let version = version ?? info.baseVersion
         try info.checkRetained(version)
         let limit = max(0, limit)
+        let head = JournalPage.Head(version: info.headVersion, digest: info.headDigest, baseVersion: info.baseVersion)
         if maxBytes < .max, limit > 0 {
             // Count the entries that fit by their sizes alone (one past `limit` tells whether more
             // follow), then read only those.
@@ -31,12 +32,13 @@ extension StoreTransaction {
                 fitting += 1
             }
             return JournalPage(
-                entries: try entries(of: info, after: version, through: info.headVersion, limit: fitting), hasMore: hasMore, listID: info.uid)
+                entries: try entries(of: info, after: version, through: info.headVersion, limit: fitting), hasMore: hasMore, listID: info.uid,
+                head: head)
         }
         var entries = try entries(of: info, after: version, through: info.headVersion, limit: min(limit, Int(Int64.max) - 1) + 1)
         let hasMore = entries.count > limit
         if hasMore { entries.removeLast() }
-        return JournalPage(entries: entries, hasMore: hasMore, listID: info.uid)
+        return JournalPage(entries: entries, hasMore: hasMore, listID: info.uid, head: head)
     }
 
     /// The pending state of the list `info` names (its position, confirmed state, outbox and the

@@ -63,13 +63,31 @@ package enum WireDocument {
     /// "push"?,"sections","stages":[…],"version"}…],"hasMore":…,"list":…,"schemaVersion":1}`; the
     /// stages are copied as the store recorded them.
     /// - Complexity: O(size of the entries).
-    package static func journal(_ page: JournalPage, list: String) -> [UInt8] {
-        JSONWriter.object(capacity: page.entries.reduce(64) { $0 + $1.stagesJSON.count + 256 }) { w in
+    package static func journal(_ page: JournalPage, list: String, store: StoreIdentity? = nil) -> [UInt8] {
+        JSONWriter.object(capacity: page.entries.reduce(160) { $0 + $1.stagesJSON.count + 256 }) { w in
             w.key("commits")
             w.array(page.entries) { w, entry in w.commit(entry) }
             w.member("hasMore", page.hasMore)
+            if let head = page.head {
+                w.key("head")
+                w.object { w in
+                    w.member("baseVersion", head.baseVersion)
+                    w.member("digest", head.digest.hex)
+                    w.member("version", head.version)
+                }
+            }
             w.member("list", list)
+            if let listID = page.listID {
+                w.member("listID", listID)
+            }
             w.schemaVersion()
+            if let store {
+                w.key("store")
+                w.object { w in
+                    w.member("epoch", store.epoch)
+                    w.member("uuid", store.uuid)
+                }
+            }
         }
     }
 
@@ -263,18 +281,40 @@ package enum WireDocument {
         guard let commits = object["commits"]?.arrayValue, let hasMore = object["hasMore"]?.boolValue else {
             throw DecodingError(description: "journal: expected \"commits\" and \"hasMore\"")
         }
-        return JournalPage(entries: try commits.map { try entry($0, list: list) }, hasMore: hasMore)
+        let frame = try journalFrame(object)
+        return JournalPage(entries: try commits.map { try entry($0, list: list) }, hasMore: hasMore, listID: frame.listID, head: frame.head)
     }
 
     /// The list and `hasMore` of a journal page whose `commits` were read apart, as they arrived
     /// (`StreamedArrayReader` leaves the array empty).
     /// - Throws: `DecodingError`.
-    package static func decodeJournalFrame(_ bytes: [UInt8]) throws -> (list: String, hasMore: Bool) {
+    package static func decodeJournalFrame(_ bytes: [UInt8]) throws
+        -> (list: String, hasMore: Bool, listID: String?, head: JournalPage.Head?, store: StoreIdentity?)
+    {
         let object = try topLevel(bytes, "journal")
         guard object["commits"]?.arrayValue?.isEmpty == true, let hasMore = object["hasMore"]?.boolValue else {
             throw DecodingError(description: "journal: expected \"commits\" and \"hasMore\"")
         }
-        return (try string(object, "list"), hasMore)
+        let frame = try journalFrame(object)
+        return (try string(object, "list"), hasMore, frame.listID, frame.head, frame.store)
+    }
+
+    /// The optional members of a journal page: the list's identity, its head, the store's identity.
+    private static func journalFrame(_ object: JSONObject) throws -> (listID: String?, head: JournalPage.Head?, store: StoreIdentity?) {
+        let listID = try object["listID"].map { value in
+            guard let id = value.stringValue else { throw DecodingError(description: "listID: expected a string") }
+            return id
+        }
+        let head = try object["head"].map { value in
+            guard let head = value.objectValue else { throw DecodingError(description: "head: expected an object") }
+            return JournalPage.Head(
+                version: try int(head, "version"), digest: ListDigest(hex: try string(head, "digest")), baseVersion: try int(head, "baseVersion"))
+        }
+        let store = try object["store"].map { value in
+            guard let store = value.objectValue else { throw DecodingError(description: "store: expected an object") }
+            return StoreIdentity(uuid: try string(store, "uuid"), epoch: try int(store, "epoch"))
+        }
+        return (listID, head, store)
     }
 
     /// A journal entry of a `commits` member (`list` names its list).

@@ -99,9 +99,10 @@ extension Replica {
     /// - Throws: what `push(to:options:)` and `pull(from:options:)` throw.
     @discardableResult
     public func sync(with source: some ListSource, options: PullOptions = PullOptions()) async throws -> SyncResult {
-        var push: PushResult
+        var push = PushResult(list: list, pushed: 0, duplicates: 0, version: nil, conflicts: [])
         do {
-            push = try await self.push(to: source, options: options)
+            // Nothing to send: no request (the pull checks the source).
+            if try await hasChangesToPush() { push = try await self.push(to: source, options: options) }
         } catch SyncError.refused(let message) {
             // Another source: with `replacing`, the pull points the replica at it first, and the
             // changes pending go there with the push after it.
@@ -129,6 +130,15 @@ extension Replica {
             if first.resynced { (pull.resynced, pull.reason) = (true, first.reason) }
         }
         return SyncResult(push: push, pull: pull)
+    }
+
+    /// Whether the outbox holds a change not pushed yet.
+    private func hasChangesToPush() async throws -> Bool {
+        do {
+            return try await store.outbox(of: list).contains { $0.pushedVersion == nil }
+        } catch let error as StoreError where error.code == .listNotFound || error.code == .storeNotFound {
+            return false
+        }
     }
 
     /// Throws `SyncError.refused` unless `source` is the store the replica follows (by UUID: a new

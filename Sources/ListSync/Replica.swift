@@ -75,6 +75,17 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
     /// - Complexity: per applied commit, O(n) for a list of n items plus its changed rows.
     @discardableResult
     public func pull(from source: some ListSource, options: PullOptions = PullOptions()) async throws -> PullResult {
+        // Up to date, or a few commits behind: one request per page of the journal.
+        let quiet = try await quietPull(from: source, sourceList: options.sourceList ?? list, options: options)
+        if let quiet, quiet.complete { return quiet.result }
+        var result = try await fullPull(from: source, options: options)
+        result.applied += quiet?.result.applied ?? 0
+        return result
+    }
+
+    /// The pull with every check asked of the source apart: its identity, the list's identity and
+    /// summary, then the journal (or a resync, or a rebase of local changes).
+    private func fullPull(from source: some ListSource, options: PullOptions) async throws -> PullResult {
         let sourceList = options.sourceList ?? list
         let identity = try await source.identity()
         try await refuseOwnStore(identity)
@@ -190,7 +201,8 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             var result: PullResult
             let localGeneration = store.localCommitGeneration()
             do {
-                let applied = pushing || fed.isEmpty ? nil : try await apply(fed, from: feed, of: source, sourceList: sourceList, options: options)
+                let applied = pushing || fed.isEmpty || feed == nil
+                    ? nil : try await apply(fed, identity: feed!.identity, of: source, sourceList: sourceList, options: options)
                 if let applied, applied.complete {
                     result = applied.result
                 } else {
@@ -239,24 +251,24 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         }
     }
 
-    /// Applies `entries`, the source's next commits from `feed`, as a pull applies the journal's,
-    /// when the replica stands where they start, at a position in the feed's source store with no
-    /// local changes; `complete` is false when it does not (or stops), for a pull to go on from
-    /// where the replica then stands.
-    private func apply(
-        _ entries: [JournalEntry], from feed: _CommitFeed?, of source: some ListSource, sourceList: String, options: PullOptions
+    /// Applies `entries`, the source's next commits (from a feed, or a page of its journal), as a
+    /// pull applies the journal's, when the replica stands where they start, at a position in the
+    /// source store `identity` with no local changes; `complete` is false when it does not (or
+    /// stops), for a pull to go on from where the replica then stands.
+    func apply(
+        _ entries: [JournalEntry], identity: StoreIdentity, of source: some ListSource, sourceList: String, options: PullOptions
     ) async throws
         -> (result: PullResult, complete: Bool)?
     {
-        guard let feed, !options.catchUp, let current = try await store.replicaHead(of: list), !current.hasLocalChanges,
-            let position = current.position, position.store == feed.identity, position.list == sourceList,
+        guard !options.catchUp, let current = try await store.replicaHead(of: list), !current.hasLocalChanges,
+            let position = current.position, position.store == identity, position.list == sourceList,
             current.digest == position.digest
         else { return nil }
         var result = PullResult(list: list, version: position.version, digest: position.digest.hex, applied: 0, resynced: false, reason: nil)
         for (k, entry) in entries.enumerated() {
             guard entry.parentVersion == result.version else { return (result, false) }
             let next = ReplicaSource(
-                store: feed.identity, list: sourceList, version: entry.version, digest: entry.digest, listID: position.listID)
+                store: identity, list: sourceList, version: entry.version, digest: entry.digest, listID: position.listID)
             do {
                 try await commit(entry, at: next, next: k + 1 < entries.count ? entries[k + 1] : nil)
             } catch is CancellationError {
