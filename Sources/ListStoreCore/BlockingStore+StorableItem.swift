@@ -44,7 +44,7 @@ extension BlockingStore {
 
 extension _CanonicalJSON {
     /// Typed sections as stored sections: each value's `storedID` and canonical JSON.
-    static func sections<Model: StorableItem, Element: StorableItem>(_ sections: [ArraySection<Model, Element>]) throws
+    package static func sections<Model: StorableItem, Element: StorableItem>(_ sections: [ArraySection<Model, Element>]) throws
         -> [ListSection]
     {
         try sections.map { section in
@@ -53,7 +53,7 @@ extension _CanonicalJSON {
     }
 
     /// Stored sections decoded as typed sections.
-    static func typedSections<Model: StorableItem, Element: StorableItem>(_ sections: [ListSection]) throws
+    package static func typedSections<Model: StorableItem, Element: StorableItem>(_ sections: [ListSection]) throws
         -> [ArraySection<Model, Element>]
     {
         try sections.enumerated().map { s, section in

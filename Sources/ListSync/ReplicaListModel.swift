@@ -161,6 +161,8 @@ public final class ReplicaListModel {
     public private(set) var status: Status
 
     @ObservationIgnored private var subscribers: [UInt64: AsyncStream<Transition>.Continuation] = [:]
+    /// Told of each transition as it is published, in the same main-actor turn (a typed model's).
+    @ObservationIgnored var observers: [(Transition) -> Void] = []
     @ObservationIgnored private var lastSubscriber: UInt64 = 0
     /// The background sync and its pauses: one follow at a time, none during a `sync()`.
     @ObservationIgnored private var follow: _FollowController!
@@ -372,6 +374,7 @@ public final class ReplicaListModel {
             changeset: changeset, fromVersion: version, toVersion: newVersion, sections: newSections, cause: cause)
         sections = newSections
         version = newVersion
+        for observer in observers { observer(transition) }
         for continuation in subscribers.values { continuation.yield(transition) }
     }
 
