@@ -7,7 +7,12 @@ let nonApple: [Platform] = [.linux, .android, .windows, .openbsd]
 
 let package = Package(
     name: "ListStore",
+    // The observable models of ListSync (ReplicaListModel, TypedReplicaListModel, ReplicaSetModel)
+    // need the Observation framework: macOS 14, iOS 17, tvOS 17, watchOS 10 (`@available`).
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    // An app links ListStore (its local store) and ListSync (sync; it brings ListStore), and imports
+    // nothing else. ListDiff alone is the staged diff; ListStoreServer and ListStorePostgres are for
+    // servers; the rest are the modules those are made of.
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListJSON", targets: ["ListJSON"]),
