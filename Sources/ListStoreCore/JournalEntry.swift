@@ -95,6 +95,9 @@ public struct JournalPage: Sendable, Hashable {
     /// them: a follower learns from the page alone whether it is at the head, behind, or past what
     /// the source retains.
     public var head: Head?
+    /// The identity of the store read, when the source tells it (read with the page, in one
+    /// transaction): a follower tells another store, or a new epoch of its own, from the page alone.
+    public var store: StoreIdentity?
 
     /// A list's head version and digest, and its oldest retained version, as a page was read.
     public struct Head: Sendable, Hashable {
@@ -114,10 +117,11 @@ public struct JournalPage: Sendable, Hashable {
     }
 
     /// A page.
-    public init(entries: [JournalEntry], hasMore: Bool, listID: String? = nil, head: Head? = nil) {
+    public init(entries: [JournalEntry], hasMore: Bool, listID: String? = nil, head: Head? = nil, store: StoreIdentity? = nil) {
         self.entries = entries
         self.hasMore = hasMore
         self.listID = listID
         self.head = head
+        self.store = store
     }
 }

@@ -18,6 +18,7 @@ extension StoreTransaction {
         try info.checkRetained(version)
         let limit = max(0, limit)
         let head = JournalPage.Head(version: info.headVersion, digest: info.headDigest, baseVersion: info.baseVersion)
+        let store = try identity()
         if maxBytes < .max, limit > 0 {
             // Count the entries that fit by their sizes alone (one past `limit` tells whether more
             // follow), then read only those.
@@ -33,12 +34,12 @@ extension StoreTransaction {
             }
             return JournalPage(
                 entries: try entries(of: info, after: version, through: info.headVersion, limit: fitting), hasMore: hasMore, listID: info.uid,
-                head: head)
+                head: head, store: store)
         }
         var entries = try entries(of: info, after: version, through: info.headVersion, limit: min(limit, Int(Int64.max) - 1) + 1)
         let hasMore = entries.count > limit
         if hasMore { entries.removeLast() }
-        return JournalPage(entries: entries, hasMore: hasMore, listID: info.uid, head: head)
+        return JournalPage(entries: entries, hasMore: hasMore, listID: info.uid, head: head, store: store)
     }
 
     /// The pending state of the list `info` names (its position, confirmed state, outbox and the

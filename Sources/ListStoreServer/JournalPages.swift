@@ -40,14 +40,12 @@ struct JournalPages: Sendable {
     /// under way; with `generation` (the store's commit generation when a commit woke the reader),
     /// a page kept from another's read at that generation may answer.
     /// - Throws: `StoreError` of the read.
-    /// - Complexity: one read of the store's identity and one of the journal, or none when shared.
+    /// - Complexity: one read of the journal, or none when shared.
     func page(_ key: Key, generation: UInt64?) async throws -> (empty: Bool, body: ByteBuffer) {
         let store = store
         return try await reads.value(for: key, generation: generation) {
-            // The store's identity with the page: a follower's pull needs no other request.
-            let identity = try await store.identity()
             let page = try await store.journal(of: key.list, after: key.since, limit: key.limit, maxBytes: key.maxBytes)
-            return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: key.list, store: identity)))
+            return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: key.list)))
         }
     }
 }

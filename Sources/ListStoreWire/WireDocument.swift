@@ -63,7 +63,7 @@ package enum WireDocument {
     /// "push"?,"sections","stages":[…],"version"}…],"hasMore":…,"list":…,"schemaVersion":1}`; the
     /// stages are copied as the store recorded them.
     /// - Complexity: O(size of the entries).
-    package static func journal(_ page: JournalPage, list: String, store: StoreIdentity? = nil) -> [UInt8] {
+    package static func journal(_ page: JournalPage, list: String) -> [UInt8] {
         JSONWriter.object(capacity: page.entries.reduce(160) { $0 + $1.stagesJSON.count + 256 }) { w in
             w.key("commits")
             w.array(page.entries) { w, entry in w.commit(entry) }
@@ -81,7 +81,7 @@ package enum WireDocument {
                 w.member("listID", listID)
             }
             w.schemaVersion()
-            if let store {
+            if let store = page.store {
                 w.key("store")
                 w.object { w in
                     w.member("epoch", store.epoch)
@@ -282,7 +282,8 @@ package enum WireDocument {
             throw DecodingError(description: "journal: expected \"commits\" and \"hasMore\"")
         }
         let frame = try journalFrame(object)
-        return JournalPage(entries: try commits.map { try entry($0, list: list) }, hasMore: hasMore, listID: frame.listID, head: frame.head)
+        return JournalPage(
+            entries: try commits.map { try entry($0, list: list) }, hasMore: hasMore, listID: frame.listID, head: frame.head, store: frame.store)
     }
 
     /// The list and `hasMore` of a journal page whose `commits` were read apart, as they arrived

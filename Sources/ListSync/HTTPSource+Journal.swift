@@ -7,11 +7,11 @@ import FoundationNetworking
 #endif
 
 extension HTTPSource {
-    /// A page of `list`'s journal after `version`, with the store's identity when the server tells
-    /// it, read as it arrives (see `streamedPage`), asked for with `maxPageBytes` of stages (a server honours it when its own page size is larger; one
+    /// A page of `list`'s journal after `version`, read as it arrives (see `streamedPage`), asked for
+    /// with `maxPageBytes` of stages (a server honours it when its own page size is larger; one
     /// built before it did not ask sends pages of its own size, which are read all the same).
     /// - Throws: as `journal(of:after:limit:)`.
-    func streamedJournal(of list: String, after version: Int, limit: Int) async throws -> (page: JournalPage, store: StoreIdentity?) {
+    func streamedJournal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
         try await streamedPage(
             path(list, "journal"), query: "since=\(version)&limit=\(limit)&maxBytes=\(maxPageBytes)", member: "commits", limit: limit
         ) { element in
@@ -19,7 +19,7 @@ extension HTTPSource {
         } page: { entries, rest in
             let frame = try WireDocument.decodeJournalFrame(rest)
             guard frame.list == list else { throw StreamedArrayReader.Failure(description: "a page of another list") }
-            return (JournalPage(entries: entries, hasMore: frame.hasMore, listID: frame.listID, head: frame.head), frame.store)
+            return JournalPage(entries: entries, hasMore: frame.hasMore, listID: frame.listID, head: frame.head, store: frame.store)
         }
     }
 

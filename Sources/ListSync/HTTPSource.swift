@@ -167,16 +167,7 @@ public struct HTTPSource: ListSource {
     }
 
     public func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
-        try await streamedJournal(of: list, after: version, limit: max(0, limit)).page
-    }
-
-    /// One request: the server tells its identity with the page (one that does not is asked apart).
-    public func journalWithIdentity(of list: String, after version: Int, limit: Int) async throws
-        -> (identity: StoreIdentity, page: JournalPage)
-    {
-        let (page, store) = try await streamedJournal(of: list, after: version, limit: max(0, limit))
-        if let store { return (store, page) }
-        return (try await identity(), page)
+        try await streamedJournal(of: list, after: version, limit: max(0, limit))
     }
 
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {

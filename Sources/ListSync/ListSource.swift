@@ -9,14 +9,11 @@ public protocol ListSource: Sendable {
     func identity() async throws -> StoreIdentity
     /// A list's head version, digest and oldest retained version.
     func summary(of list: String) async throws -> ListSummary
-    /// Journal entries of `list` after `version`, at most `limit`.
+    /// Journal entries of `list` after `version`, at most `limit`, with what the source tells of the
+    /// list and itself as it read them (`JournalPage.listID`, `head`, `store`: a replica up to date
+    /// pulls with this one call).
     /// - Throws: `StoreError.versionNotFound` for a version outside the retained history.
     func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage
-    /// `journal(of:after:limit:)` with the source store's identity, in one request where the source
-    /// can (a server tells both in one answer): what a replica's pull reads when it is up to date or
-    /// a few commits behind. The default asks `identity()`, then `journal(of:after:limit:)`.
-    /// - Throws: as `journal(of:after:limit:)`.
-    func journalWithIdentity(of list: String, after version: Int, limit: Int) async throws -> (identity: StoreIdentity, page: JournalPage)
     /// A version of `list` (default: the head).
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot
     /// One minimal changeset from `version` to the head, with the head; `state` is the list at
@@ -54,13 +51,6 @@ public protocol ListSource: Sendable {
 
 extension ListSource {
     public func upstreamStore(of list: String) async throws -> StoreIdentity? { nil }
-
-    public func journalWithIdentity(of list: String, after version: Int, limit: Int) async throws
-        -> (identity: StoreIdentity, page: JournalPage)
-    {
-        let identity = try await identity()
-        return (identity, try await journal(of: list, after: version, limit: limit))
-    }
 
     public func commits(of list: String, after version: Int, pageSize: Int, wait: Duration)
         -> AsyncThrowingStream<JournalEntry, any Error>

@@ -4,8 +4,8 @@
 extension Replica {
     /// The pull of a replica in the steady state: it follows `sourceList` at a position whose list
     /// identity it knows, holds nothing local, and the source still journals its version. Each page
-    /// is one request (`ListSource.journalWithIdentity(of:after:limit:)`: a server tells its identity,
-    /// the list's identity and head with the page), and the page's commits are applied as a pull
+    /// is one request (`ListSource.journal(of:after:limit:)`: the page tells the store's identity,
+    /// the list's identity and head as it was read), and the page's commits are applied as a pull
     /// applies them, each checked against its digest. A replica at the head makes one request; a
     /// few commits behind, one as well.
     ///
@@ -24,15 +24,17 @@ extension Replica {
         else { return nil }
         var result = PullResult(list: list, version: position.version, digest: position.digest.hex, applied: 0, resynced: false, reason: nil)
         while true {
-            let identity: StoreIdentity
             let page: JournalPage
             do {
-                (identity, page) = try await source.journalWithIdentity(of: sourceList, after: result.version, limit: options.pageSize)
+                page = try await source.journal(of: sourceList, after: result.version, limit: options.pageSize)
             } catch let error as StoreError where error.code == .versionNotFound || error.code == .listNotFound {
                 return (result, false)
             } catch let error as SyncError where error.resyncReason != nil {
                 return (result, false)
             }
+            // A source that does not tell the store with the page is asked (one request more).
+            let identity: StoreIdentity
+            if let store = page.store { identity = store } else { identity = try await source.identity() }
             guard identity == position.store, page.listID == listID, let head = page.head, result.version <= head.version else {
                 return (result, false)
             }

@@ -5,7 +5,7 @@ import ListSync
 import Testing
 
 /// A consumer that keeps a copy of a list in its own types, from `changes(after:)`.
-@Suite struct TypedChangesTests {
+@Suite(.heavyWork) struct TypedChangesTests {
     typealias Column = ArraySection<Board, Card>
 
     /// Random typed commits; the consumer applies each entry to its typed copy, which equals the
