@@ -42,8 +42,17 @@ struct PostgresReadTests {
                 }
                 #expect(try await store.snapshot(of: "inbox") == (try await sqlite.snapshot(of: "inbox")))
                 for (after, limit, maxBytes) in [(nil, 100, Int.max), (0, 2, Int.max), (2, 100, Int.max), (0, 100, 1), (1, 3, 400), (5, 10, Int.max), (0, 0, Int.max)] {
-                    let page = try await store.journal(of: "inbox", after: after, limit: limit, maxBytes: maxBytes)
-                    #expect(page == (try await sqlite.journal(of: "inbox", after: after, limit: limit, maxBytes: maxBytes)))
+                    var page = try await store.journal(of: "inbox", after: after, limit: limit, maxBytes: maxBytes)
+                    var same = try await sqlite.journal(of: "inbox", after: after, limit: limit, maxBytes: maxBytes)
+                    // Each page names its own store (and the list's identity there).
+                    let (identities, ids) = (
+                        (try await store.identity(), try await sqlite.identity()),
+                        (try await store.summary(of: "inbox").id, try await sqlite.summary(of: "inbox").id)
+                    )
+                    #expect(page.store == identities.0 && same.store == identities.1)
+                    #expect(page.listID == ids.0 && same.listID == ids.1)
+                    (page.store, same.store, page.listID, same.listID) = (nil, nil, nil, nil)
+                    #expect(page == same)
                 }
                 let changes = try await store.changeset(of: "inbox", from: 1, to: 2)
                 #expect(changes.changeset == (try await sqlite.changeset(of: "inbox", from: 1, to: 2)).changeset)

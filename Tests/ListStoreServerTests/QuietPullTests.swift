@@ -6,12 +6,24 @@ import Testing
 
 /// On a phone's radio every request costs: a replica's pull in the steady state asks once.
 @Suite struct QuietPullTests {
-    /// The requests the server has answered, `/metrics` aside (its counter).
-    static func answered(_ server: ServerHarness) async throws -> Int {
+    /// The requests the server has counted, by route: `/metrics` and `/health` aside.
+    static func counted(_ server: ServerHarness) async throws -> (requests: Int, health: Int) {
         let text = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
-        return text.split(separator: "\n")
-            .filter { $0.hasPrefix("liststore_http_requests_total{") && !$0.contains(#"route="/metrics""#) }
-            .reduce(0) { $0 + (Int($1.split(separator: " ").last ?? "") ?? 0) }
+        let samples = text.split(separator: "\n").filter { $0.hasPrefix("liststore_http_requests_total{") }
+        func count(_ lines: [Substring]) -> Int { lines.reduce(0) { $0 + (Int($1.split(separator: " ").last ?? "") ?? 0) } }
+        let health = samples.filter { $0.contains(#"route="/health""#) }
+        let others = samples.filter { !$0.contains(#"route="/metrics""#) && !$0.contains(#"route="/health""#) }
+        return (count(others), count(health))
+    }
+
+    /// The requests answered so far, once the server has counted them all: a request is counted
+    /// just after its answer is written, so a health check made after them is counted after them.
+    static func answered(_ server: ServerHarness) async throws -> Int {
+        let before = try await counted(server).health
+        #expect(try await server.request("/health").status == 200)
+        var now = try await counted(server)
+        while now.health == before { now = try await counted(server) }
+        return now.requests
     }
 
     /// The requests `body` makes.
