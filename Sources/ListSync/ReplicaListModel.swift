@@ -262,25 +262,35 @@ public final class ReplicaListModel {
     public func commit(_ newSections: [ListSection], author: String? = nil, message: String? = nil) async throws -> CommitResult {
         let base = sections
         let baseVersion = version
-        let landed = _Locked(newSections)
+        // What the commit wrote, and whether it had to rebase (the head was not what the model shows).
+        let landed = _Locked((sections: newSections, rebased: false))
         let result = try await replica.store.edit(replica.list, author: author, message: message) { draft in
-            if draft.sections != base {
+            let rebased = draft.sections != base
+            if rebased {
                 // The head moved past what the model shows: rebase the change onto it.
                 draft.sections = Rebase(Intent.changes(from: base, to: newSections), onto: draft.sections).snapshot
             } else {
                 draft.sections = newSections
             }
-            landed.withLock { $0 = draft.sections }
+            landed.withLock { $0 = (draft.sections, rebased) }
         }
+        let (committed, rebased) = landed.withLock { $0 }
         // The model may have moved while the commit ran: a refresh that already shows the commit
-        // has published it (and read the pending count); otherwise publish from what it shows now.
-        guard version < result.version else { return result }
-        if result.parentVersion == baseVersion, version == baseVersion {
-            if result.changed { publish(result.changeset, sections: landed.withLock { $0 }, version: result.version, cause: .localEdit) }
-        } else {
-            publish(ListChangeset(source: sections, target: landed.withLock { $0 }), sections: landed.withLock { $0 }, version: result.version, cause: .localEdit)
+        // has published it; otherwise publish from what it shows now. The commit's own changeset
+        // goes from the head it was made on, which is what the model shows only when it neither
+        // rebased nor saw the model move.
+        if version < result.version {
+            if !rebased, result.parentVersion == baseVersion, version == baseVersion {
+                if result.changed { publish(result.changeset, sections: committed, version: result.version, cause: .localEdit) }
+            } else {
+                publish(ListChangeset(source: sections, target: committed), sections: committed, version: result.version, cause: .localEdit)
+            }
         }
-        if result.pendingSeq != nil { status.pending += 1 }
+        // The pending count as the store has it now (a refresh under way may have counted the
+        // change already: it is read, never added to).
+        if result.pendingSeq != nil, let replicaStatus = try? await replica.store.replicaStatus(of: replica.list) {
+            status.update(from: replicaStatus)
+        }
         return result
     }
 

@@ -60,6 +60,9 @@ public final class ReplicaSetModel {
     public private(set) var status = Status()
 
     @ObservationIgnored private var models: [String: ReplicaListModel] = [:]
+    /// The refreshes started, and the one whose lists are shown.
+    @ObservationIgnored private var refreshes: UInt64 = 0
+    @ObservationIgnored private var shownRefresh: UInt64 = 0
     /// The background sync and its pauses: one follow at a time, none during a `sync()` (the same
     /// controller as `ReplicaListModel`'s).
     @ObservationIgnored private var follow: _FollowController!
@@ -84,8 +87,13 @@ public final class ReplicaSetModel {
     /// `status.lastError`.
     public func refresh() async {
         let set = set
+        refreshes += 1
+        let started = refreshes
         do {
             let names = try await Self.readLists(set)
+            // A read that started later has answered or will: the newer one wins.
+            guard started > shownRefresh else { return }
+            shownRefresh = started
             if names != lists { lists = names }
             if !status.isLoaded { status.isLoaded = true }
         } catch {

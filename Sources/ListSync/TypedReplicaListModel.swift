@@ -23,7 +23,8 @@ import Observation
 /// the same main-actor turn, its changeset in the app's types. A content that does not decode as
 /// the types (written by another version of the app, say) leaves `sections` as they were and the
 /// error in `decodingError`; edits are refused until a transition decodes again, and that
-/// transition is then one diff from what the model showed.
+/// transition is then one diff from what the model showed. An edit writes anew only the items whose
+/// encoding it changed: the others keep their stored bytes, members the app does not know included.
 ///
 /// It needs the Observation framework: macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1.
 @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
@@ -106,7 +107,29 @@ public final class TypedReplicaListModel<Model: StorableItem & Sendable, Element
         if let decodingError { throw decodingError }
         var draft = ListDraft(sections: sections)
         try body(&draft)
-        return try await untyped.commit(try _CanonicalJSON.sections(draft.sections), author: author, message: message)
+        return try await untyped.commit(try stored(draft.sections), author: author, message: message)
+    }
+
+    /// `typed` as stored sections. An item the edit left as it was keeps its stored bytes, with any
+    /// member this version of the app does not know (written by a newer one): only the items whose
+    /// encoding changed are written anew.
+    /// - Complexity: O(n) encodings, n the items shown and edited.
+    private func stored(_ typed: [Section]) throws -> [ListSection] {
+        // `sections` are decoded from `untyped.sections`, item for item (no decoding error).
+        var models: [String: (value: Model, item: ListItem)] = [:]
+        var elements: [String: (value: Element, item: ListItem)] = [:]
+        for (shown, stored) in zip(sections, untyped.sections) {
+            models[stored.model.id] = (shown.model, stored.model)
+            for (value, item) in zip(shown.elements, stored.elements) { elements[item.id] = (value, item) }
+        }
+        func item<T: StorableItem>(_ value: T, _ kept: [String: (value: T, item: ListItem)]) throws -> ListItem {
+            let encoded = try _CanonicalJSON.item(value)
+            if let kept = kept[encoded.id], try _CanonicalJSON.item(kept.value) == encoded { return kept.item }
+            return encoded
+        }
+        return try typed.map { section in
+            ListSection(model: try item(section.model, models), elements: try section.elements.map { try item($0, elements) })
+        }
     }
 
     /// Pushes and pulls (`ReplicaListModel.sync()`).

@@ -293,6 +293,28 @@ import Testing
         #expect(transitions.first?.changeset == ListChangeset(source: sections([("s", ["a", "b"])]), target: sections([("t", ["x"])])))
     }
 
+    /// An edit made while the model still shows a list that was replaced under it, at the same
+    /// version number, is rebased onto the new list, and its transition goes from what the model
+    /// showed (the commit's own changeset goes from the new list).
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    @Test func anEditOnAListReplacedAtTheSameVersionPublishesFromWhatWasShown() async throws {
+        let directory = try TemporaryDirectory()
+        let (source, model) = try await setUp(directory, [("s", ["a", "b"])])
+        try await source.deleteList("l")
+        try await source.commit(sections([("t", ["x"])]), to: "l")
+        // The replica follows the new list (at its version 1) without the model hearing of it.
+        #expect(try await model.replica.pull(from: LocalSource(source)).reason == .listReplaced)
+        #expect(model.version == 1 && layout(model.sections) == [["s", "a", "b"]])
+        let recorder = TransitionRecorder(model)
+        let shown = model.sections
+        try await model.edit { draft in draft.appendSection(ListItem(id: "u", json: ["v": "u"])) }
+        #expect(layout(model.sections) == [["t", "x"], ["u"]])
+        #expect(model.sections == (try await model.replica.store.snapshot(of: "l").sections))
+        let transition = try #require(try await recorder.first(1).first)
+        #expect(throws: Never.self) { try BatchUpdateValidator.validate(transition.changeset, source: shown, target: model.sections) }
+        #expect(model.status.pending == (try await model.replica.status()?.pending))
+    }
+
     @Test func refreshPublishesCommitsMadeElsewhereByTheJournalOrByOneDiff() async throws {
         let directory = try TemporaryDirectory()
         let (source, model) = try await setUp(directory, [("s", ["a", "b"])])

@@ -174,3 +174,32 @@ struct Card: StorableItem, Hashable, Sendable {
             elements: try section.elements.map { try JSONDecoder().decode(Card.self, from: Data($0.content)) })
     }
 }
+
+/// What a newer version of the app wrote survives the edits of this one.
+@Suite @MainActor struct TypedReplicaListModelNewerContentTests {
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    @Test func membersTheAppDoesNotKnowSurviveEditsOfOtherItems() async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        // "color": a member of a newer Card.
+        let newer = ListItem(id: "c1", json: ["color": "red", "done": false, "id": "c1", "text": "milk"])
+        try await source.commit(
+            [ListSection(model: ListItem(id: "todo", json: ["id": "todo", "title": "To do"]), elements: [newer])], to: "board")
+        let replica = Replica(store: try Store(path: directory.file("phone.liststore")), list: "board")
+        try await replica.pull(from: LocalSource(source))
+        let model = TypedReplicaListModel<Board, Card>(replica: replica, source: LocalSource(source))
+        await model.refresh()
+        #expect(model.sections[0].elements == [Card(id: "c1", text: "milk")] && model.decodingError == nil)
+
+        try await model.edit { draft in try draft.append(Card(id: "c2", text: "tea"), toSection: "todo") }
+        let stored = try await replica.store.snapshot(of: "board").sections[0].elements
+        #expect(stored.map(\.id) == ["c1", "c2"])
+        #expect(stored[0] == newer, "an item the edit did not change keeps its stored bytes")
+        await model.sync()
+        #expect(try await source.snapshot(of: "board").sections[0].elements[0] == newer)
+
+        // Changing the item itself writes what this app knows of it.
+        try await model.edit { draft in try draft.reloadElement(Card(id: "c1", text: "milk", done: true)) }
+        #expect(try await replica.store.snapshot(of: "board").sections[0].elements[0] == ListItem(id: "c1", json: ["done": true, "id": "c1", "text": "milk"]))
+    }
+}
