@@ -163,6 +163,8 @@ public final class ReplicaListModel {
     @ObservationIgnored private var subscribers: [UInt64: AsyncStream<Transition>.Continuation] = [:]
     /// Told of each transition as it is published, in the same main-actor turn (a typed model's).
     @ObservationIgnored var observers: [(Transition) -> Void] = []
+    /// The first read of the head, started by `init`.
+    @ObservationIgnored private var loading: Task<Void, Never>?
     @ObservationIgnored private var lastSubscriber: UInt64 = 0
     /// The background sync and its pauses: one follow at a time, none during a `sync()`.
     @ObservationIgnored private var follow: _FollowController!
@@ -190,7 +192,7 @@ public final class ReplicaListModel {
             onFollowing: { [weak self] following in
                 if let self, self.status.isFollowing != following { self.status.isFollowing = following }
             })
-        Task { [weak self] in await self?.refresh() }
+        loading = Task { [weak self] in await self?.catchUpWithStore() }
     }
 
     deinit {
@@ -347,11 +349,18 @@ public final class ReplicaListModel {
 
     /// Brings `sections` up to the replica's head, reading the store off the main actor, and publishes
     /// the transition: for commits to the replica's store that did not come through this model or
-    /// its syncs (another process, or a `Replica` used directly). Syncs do it themselves.
+    /// its syncs (another process, or a `Replica` used directly). Syncs do it themselves. It first
+    /// waits for the read of the head that `init` started: once it returns, the model is loaded.
     ///
     /// - Complexity: reading the replica's journal entries after `version` and one digest of the list,
     ///   O(n) (past 64 entries, reading the head and one diff), off the main actor.
     public func refresh() async {
+        await loading?.value  // the first read comes first
+        await catchUpWithStore()
+    }
+
+    /// `refresh()`'s work: the replica's head read off the main actor, and published.
+    private func catchUpWithStore() async {
         while true {
             let baseVersion = version
             let base = sections

@@ -199,8 +199,9 @@ import Testing
         #expect(await eventually { layout(model.sections) == [["s", "a", "b", "c"]] })
         #expect(model.status.confirmedVersion == 2)
 
+        // (The status is read from the store after the commit: the background sync may have pushed
+        // the edit by then, so what it shows at once is not asserted.)
         try await model.edit { try $0.append(ListItem(id: "d", json: ["v": "d"]), toSection: "s") }
-        #expect(model.status.pending == 1)
         #expect(await eventually { model.status.pending == 0 && model.status.unconfirmed == 0 })
         #expect(layout(try await source.snapshot(of: "l").sections) == [["s", "a", "b", "c", "d"]])
         #expect(await eventually { model.status.confirmedVersion == 3 })
