@@ -31,6 +31,7 @@ package struct SchemaMigration: Sendable {
         SchemaMigration(version: 8, name: "v0008_push_retention.sql", bytes: PackageResources.v0008_push_retention_sql),
         SchemaMigration(version: 9, name: "v0009_deleted_sections.sql", bytes: PackageResources.v0009_deleted_sections_sql),
         SchemaMigration(version: 10, name: "v0010_list_identity.sql", bytes: PackageResources.v0010_list_identity_sql),
+        SchemaMigration(version: 11, name: "v0011_paged_sync.sql", bytes: PackageResources.v0011_paged_sync_sql),
     ]
 
     init(version: Int, name: String, bytes: [UInt8], formerChecksums: Set<String> = []) {

@@ -58,6 +58,8 @@ struct InMemoryTables: Sendable {
     var feedSecret: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
     var feedPosition = 0
     var feedBase = 0
+    /// The paged syncs under way, by replica list name, with their records landed so far.
+    var stagedSyncs: [String: (sync: StagedSync, records: [ListPage.Record])] = [:]
     /// The replica sets' positions, by pattern.
     var replicaSets: [String: (store: StoreIdentity, position: Int, place: String?, lastConflicts: [UInt8]?, updatedAt: String)] = [:]
 }
@@ -68,7 +70,7 @@ struct InMemoryTables: Sendable {
 final class InMemoryTransaction: StoreTransaction {
     let location: String
     let waitsToCommit = false
-    private(set) var tables: InMemoryTables
+    var tables: InMemoryTables
     /// Whether this transaction changed a list (its head, or what readers keep of it).
     private(set) var changed = false
 
@@ -551,7 +553,7 @@ final class InMemoryTransaction: StoreTransaction {
         return name
     }
 
-    private func damaged(_ what: String) -> StoreError {
+    func damaged(_ what: String) -> StoreError {
         StoreError(.damaged, "the store at \(location) is damaged: \(what)")
     }
 }

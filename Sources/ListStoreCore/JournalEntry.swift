@@ -99,6 +99,24 @@ public struct JournalPage: Sendable, Hashable {
     /// transaction): a follower tells another store, or a new epoch of its own, from the page alone.
     public var store: StoreIdentity?
 
+    /// The entry that comes next when it is larger than the reader's bound (`maxEntryBytes`): the
+    /// page then holds no entry, and the reader resyncs in pages instead (`ResyncReason.tooLarge`).
+    public var tooLarge: TooLarge?
+
+    /// An entry too large for a reader: its version and the bytes of its stages.
+    public struct TooLarge: Sendable, Hashable {
+        /// The entry's version.
+        public var version: Int
+        /// The bytes of its stages.
+        public var bytes: Int
+
+        /// An entry's size.
+        public init(version: Int, bytes: Int) {
+            self.version = version
+            self.bytes = bytes
+        }
+    }
+
     /// A list's head version and digest, and its oldest retained version, as a page was read.
     public struct Head: Sendable, Hashable {
         /// The head version.

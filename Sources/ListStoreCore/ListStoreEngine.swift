@@ -58,6 +58,23 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Complexity: O(k) for k entries returned.
     func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) async throws -> JournalPage
 
+    /// `journal(of:after:limit:maxBytes:)` for a reader that holds at most `maxEntryBytes` of one
+    /// entry: a larger entry is not read, and when it comes first the page names it instead
+    /// (`JournalPage.tooLarge`), holding no entry.
+    /// - Throws: as `journal(of:after:limit:maxBytes:)`.
+    /// - Complexity: as `journal(of:after:limit:maxBytes:)`.
+    func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int, maxEntryBytes: Int) async throws -> JournalPage
+
+    /// A page of `list`'s head after `cursor` (`nil`: the first page), of about `maxBytes` of
+    /// records (at least one while records remain): what a first sync or a resync copies page by
+    /// page (`ListPage`). The pages of one read are at one version, the head's when the first was
+    /// read; `version` names it for every page after the first.
+    /// - Throws: `StoreError` `.listNotFound`; `.versionNotFound` once the head has moved past
+    ///   `version` (the read starts again at the head); `.invalidArgument` for a cursor of
+    ///   another read; `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(records returned), in bounded queries: never the whole list.
+    func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage
+
     /// The store feed after `position` (`nil`: from the oldest retained): every commit of the lists
     /// `including` accepts, oldest first, at most `limit`, at store-wide positions given in commit
     /// order (ListStoreCore's article "The Store Feed"). With `fingerprint` (the one a cursor at

@@ -138,6 +138,26 @@ public protocol ReplicaStore: ListStoreEngine {
     /// `id.client`. Returns the id the entries moved to.
     @_spi(Replication) func takeNewClientID(for list: String, replacing id: PushID) async throws -> String
 
+    /// The paged sync under way of the replica list `list` (`StagedSync`), if any.
+    @_spi(Replication) func stagedSync(of list: String) async throws -> StagedSync?
+
+    /// Lands `page` in the paged sync of `list`, in one transaction: a first page starts it anew
+    /// (recording `reason`), any other must follow the last page landed, of the same store, list and
+    /// version; refused (`.invalidArgument`), with nothing written, otherwise.
+    @_spi(Replication) func stage(_ page: ListPage, of list: String, reason: String) async throws -> StagedSync
+
+    /// Makes the complete paged sync of `list` its head and position, and ends the sync, in one
+    /// transaction (as `commitReplica(_:to:source:author:message:check:)` with the staged list).
+    @_spi(Replication) func commitStagedSync(
+        of list: String, message: String, check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult
+
+    /// The sections the complete paged sync of `list` holds.
+    @_spi(Replication) func stagedSections(of list: String) async throws -> [ListSection]
+
+    /// Ends the paged sync of `list`, if any, discarding its pages.
+    @_spi(Replication) func dropStagedSync(of list: String) async throws
+
     /// A number that changes with every commit to this store that this process makes.
     @_spi(Replication) func localCommitGeneration() -> UInt64
 

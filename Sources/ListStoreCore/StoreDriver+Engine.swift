@@ -81,6 +81,36 @@ extension StoreDriver {
         try await run(.read) { try $0.steps.journal(of: list, after: version, limit: limit, maxBytes: maxBytes) }
     }
 
+    /// Journal entries as `journal(of:after:limit:maxBytes:)` reads them, for a reader that holds at
+    /// most `maxEntryBytes` of one entry: a larger entry is not read, and when it comes first the
+    /// page holds no entry and names it (`JournalPage.tooLarge`).
+    ///
+    /// ```swift
+    /// let page = try await store.journal(of: "inbox", after: 41, limit: 100, maxBytes: 4 << 20, maxEntryBytes: 4 << 20)
+    /// if let large = page.tooLarge { print("version", large.version, "takes", large.bytes, "bytes: resync in pages") }
+    /// ```
+    /// - Throws: as `journal(of:after:limit:maxBytes:)`.
+    /// - Complexity: as `journal(of:after:limit:maxBytes:)`.
+    public func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int, maxEntryBytes: Int) async throws -> JournalPage {
+        try await run(.read) {
+            try $0.steps.journal(of: list, after: version, limit: limit, maxBytes: maxBytes, maxEntryBytes: maxEntryBytes)
+        }
+    }
+
+    /// A page of `list`'s head after `cursor` (`nil`: the first), of about `maxBytes` of records, read
+    /// in one transaction with bounded queries (see `ListPage`).
+    ///
+    /// ```swift
+    /// let first = try await store.page(of: "inbox", at: nil, after: nil, maxBytes: 4 << 20)
+    /// let second = try await store.page(of: "inbox", at: first.version, after: first.next, maxBytes: 4 << 20)
+    /// ```
+    /// - Throws: `StoreError` `.listNotFound`, `.versionNotFound` (the head moved past `version`),
+    ///   `.invalidArgument`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(records returned).
+    public func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        try await run(.read) { try $0.steps.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }
+    }
+
     /// One minimal staged changeset from `version` to `otherVersion` (default: the head), with the
     /// snapshots at both.
     ///

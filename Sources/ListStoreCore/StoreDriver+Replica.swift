@@ -126,6 +126,36 @@ extension StoreDriver {
         }
     }
 
+    @_spi(Replication) public func stagedSync(of list: String) async throws -> StagedSync? {
+        do {
+            return try await run(.read) { try $0.steps.stagedSync(of: list) }
+        } catch let error as StoreError where error.code == .storeNotFound {
+            return nil
+        }
+    }
+
+    @_spi(Replication) public func stage(_ page: ListPage, of list: String, reason: String) async throws -> StagedSync {
+        try _Names.checkList(list)
+        return try await run(.create) { try $0.steps.stage(page, of: list, reason: reason) }
+    }
+
+    @_spi(Replication) public func commitStagedSync(
+        of list: String, message: String, check: @escaping @Sendable (CommitResult) throws -> Void
+    ) async throws -> CommitResult {
+        try _Names.checkList(list)
+        return try await run(.create) {
+            try $0.steps.commitStagedSync(of: list, message: message, check: { result in try CallerError.passing { try check(result) } })
+        }
+    }
+
+    @_spi(Replication) public func stagedSections(of list: String) async throws -> [ListSection] {
+        try await run(.read) { try $0.steps.stagedSections(of: list) }
+    }
+
+    @_spi(Replication) public func dropStagedSync(of list: String) async throws {
+        try await run(.write) { try $0.steps.deleteStagedSync(of: list) }
+    }
+
     @_spi(Replication) public func recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {
         try await run(.write) { try $0.steps.recordPushed(answer, client: client, of: list) }
     }

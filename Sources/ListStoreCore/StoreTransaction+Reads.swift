@@ -12,17 +12,27 @@ extension StoreTransaction {
     ///   history, or after the head), `.damaged`.
     /// - Complexity: O(size of the entries returned), plus, with a budget, the sizes of at most
     ///   `limit + 1` entries.
-    package func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int) throws -> JournalPage {
+    ///
+    /// With `maxEntryBytes`, an entry larger than that is never read: the page ends before it, and
+    /// when it would be the page's first, the page holds no entry and names it (`tooLarge`), so that
+    /// a reader with that bound resyncs in pages instead.
+    package func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int, maxEntryBytes: Int = .max) throws -> JournalPage {
         let info = try listRow(list, locking: false)
         let version = version ?? info.baseVersion
         try info.checkRetained(version)
         let limit = max(0, limit)
         let head = JournalPage.Head(version: info.headVersion, digest: info.headDigest, baseVersion: info.baseVersion)
         let store = try identity()
+        let maxBytes = min(maxBytes, maxEntryBytes)
         if maxBytes < .max, limit > 0 {
             // Count the entries that fit by their sizes alone (one past `limit` tells whether more
             // follow), then read only those.
             let sizes = try journalSizes(listID: info.id, after: version, through: info.headVersion, limit: min(limit, Int(Int64.max) - 1) + 1)
+            if let first = sizes.first, first > maxEntryBytes {
+                var page = JournalPage(entries: [], hasMore: true, listID: info.uid, head: head, store: store)
+                page.tooLarge = JournalPage.TooLarge(version: version + 1, bytes: first)
+                return page
+            }
             var (fitting, bytes, hasMore) = (0, 0, false)
             for size in sizes {
                 bytes += size

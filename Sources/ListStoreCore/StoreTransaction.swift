@@ -296,6 +296,28 @@ package protocol StoreTransaction {
     /// does its deletion event.
     func deleteRows(of info: ListRow) throws
 
+    // MARK: Pages
+
+    /// The records of the head of list `listID` after `cursor` (`nil`: from the first), in list
+    /// order (each section's, then its elements'), at most `limit`, each with the cursor just after it.
+    func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
+        -> [(cursor: ListPage.Cursor, record: ListPage.Record)]
+
+    /// The paged sync under way of the replica list `list` (by name), if any.
+    func stagedSync(of list: String) throws -> StagedSync?
+
+    /// Records `sync` as the paged sync of `list`, in place of any other.
+    func writeStagedSync(_ sync: StagedSync, of list: String) throws
+
+    /// Adds `records` to the staged records of `list`, the first at `seq`.
+    func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws
+
+    /// The staged records of `list` from `seq` on, in order, at most `limit`.
+    func stagedRecords(of list: String, from seq: Int, limit: Int) throws -> [ListPage.Record]
+
+    /// Deletes the paged sync of `list` and its records.
+    func deleteStagedSync(of list: String) throws
+
     /// Forgets the feed's events of the list's versions up to `version` (its journal up to there
     /// was pruned): the feed's base passes the last of them, and the commits of deleted lists up
     /// to the base go too.

@@ -18,6 +18,7 @@ struct JournalPages: Sendable {
         var since: Int?
         var limit: Int
         var maxBytes: Int
+        var maxEntryBytes: Int = .max
     }
 
     let store: any ListStoreEngine
@@ -44,7 +45,8 @@ struct JournalPages: Sendable {
     func page(_ key: Key, generation: UInt64?) async throws -> (empty: Bool, body: ByteBuffer) {
         let store = store
         return try await reads.value(for: key, generation: generation) {
-            let page = try await store.journal(of: key.list, after: key.since, limit: key.limit, maxBytes: key.maxBytes)
+            let page = try await store.journal(
+                of: key.list, after: key.since, limit: key.limit, maxBytes: key.maxBytes, maxEntryBytes: key.maxEntryBytes)
             return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: key.list)))
         }
     }

@@ -17,12 +17,17 @@ struct JournalQuery: Sendable, Equatable {
     var wait: Int
     /// The most bytes of stages of the page: the client's, when smaller than the server's.
     var maxBytes: Int
+    /// The largest entry the client takes (`.max`: any); a larger one is named, not sent.
+    var maxEntryBytes: Int
 
     /// The query of the parameters' texts (`nil` when absent).
     /// - Throws: `APIError` (400 `invalidArgument`) for a value that is not a non-negative
     ///   integer, a `limit` or `wait` beyond the server's, or a `maxBytes` of 0.
     /// - Complexity: O(length of the texts).
-    init(since: Substring?, limit: Substring?, wait: Substring?, maxBytes: Substring?, configuration: JournalServer.Configuration) throws {
+    init(
+        since: Substring?, limit: Substring?, wait: Substring?, maxBytes: Substring?, maxEntryBytes: Substring? = nil,
+        configuration: JournalServer.Configuration
+    ) throws {
         self.since = try JournalRoutes.integer(since, "since")
         self.limit = try JournalRoutes.integer(limit, "limit") ?? 100
         guard self.limit <= configuration.maxLimit else {
@@ -36,10 +41,14 @@ struct JournalQuery: Sendable, Equatable {
         let askedBytes = try JournalRoutes.integer(maxBytes, "maxBytes")
         guard askedBytes != 0 else { throw APIError.invalidArgument("'maxBytes' must be at least 1") }
         self.maxBytes = min(askedBytes ?? .max, configuration.maxPageBytes)
+        // A client that holds at most this much of one entry is told of a larger one instead of sent it.
+        let entryBytes = try JournalRoutes.integer(maxEntryBytes, "maxEntryBytes")
+        guard entryBytes != 0 else { throw APIError.invalidArgument("'maxEntryBytes' must be at least 1") }
+        self.maxEntryBytes = entryBytes ?? .max
     }
 
     /// The page this query reads of `list`.
     func page(of list: String) -> JournalPages.Key {
-        JournalPages.Key(list: list, since: since, limit: limit, maxBytes: maxBytes)
+        JournalPages.Key(list: list, since: since, limit: limit, maxBytes: maxBytes, maxEntryBytes: maxEntryBytes)
     }
 }

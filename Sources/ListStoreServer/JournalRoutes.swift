@@ -63,6 +63,16 @@ struct JournalRoutes: Sendable {
                 return Self.json(try await store.snapshot(of: list, at: at).documentJSON)
             }),
             (.get, "v1/lists/:list/journal", .list(.read), { request, context in try await journal(request, context) }),
+            (.get, "v1/lists/:list/pages", .list(.read), { request, context in
+                // A page of the head, at most the server's page bytes (or the client's, when smaller).
+                let list = try Self.list(context)
+                let version = try Self.integer(request, "version")
+                let after = request.uri.queryParameters["after"].map { ListPage.Cursor(String($0)) }
+                let asked = try Self.integer(request, "maxBytes")
+                guard asked != 0 else { throw APIError.invalidArgument("'maxBytes' must be at least 1") }
+                let maxBytes = min(asked ?? .max, configuration.maxPageBytes)
+                return Self.json(WireDocument.listPage(try await store.page(of: list, at: version, after: after, maxBytes: maxBytes)))
+            }),
             (.get, "v1/lists/:list/diff", .list(.read), { request, context in
                 let list = try Self.list(context)
                 guard let from = try Self.integer(request, "from") else { throw APIError.invalidArgument("'from' is required") }
@@ -268,7 +278,7 @@ struct JournalRoutes: Sendable {
         let parameters = request.uri.queryParameters  // parsed anew on each access
         let query = try JournalQuery(
             since: parameters["since"], limit: parameters["limit"], wait: parameters["wait"], maxBytes: parameters["maxBytes"],
-            configuration: configuration)
+            maxEntryBytes: parameters["maxEntryBytes"], configuration: configuration)
         let (since, wait, key) = (query.since, query.wait, query.page(of: list))
         // Identical requests under way share one read and one encoding (long polls woken together).
         // `generation`: only the read of a woken long poll may get a page kept from another's.

@@ -228,7 +228,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         guard let list = PercentEncoding.decode(String(Substring(segment))), (try? _Names.checkList(list)) != nil else { return nil }
         // Only plainly written parameters (digits, nothing to decode), each once, and no others.
-        var values: [Substring?] = [nil, nil, nil, nil]
+        var values: [Substring?] = [nil, nil, nil, nil, nil]
         for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false) {
             guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { return nil }
             let value = pair[pair.index(after: equals)...]
@@ -238,7 +238,8 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
             values[slot] = Substring(value)
         }
         guard let query = try? JournalQuery(
-            since: values[0], limit: values[1], wait: values[2], maxBytes: values[3], configuration: intake.configuration),
+            since: values[0], limit: values[1], wait: values[2], maxBytes: values[3], maxEntryBytes: values[4],
+            configuration: intake.configuration),
             query.since != nil, query.wait > 0
         else { return nil }
         // The rules read first: a poll taken under rules replaced meanwhile is the route's.
@@ -255,7 +256,7 @@ final class LongPollHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The query parameters a poll taken may have, in the order of `poll`'s values.
-    private static let parameters = ["since", "limit", "wait", "maxBytes"].map { Array($0.utf8) }
+    private static let parameters = ["since", "limit", "wait", "maxBytes", "maxEntryBytes"].map { Array($0.utf8) }
 
     /// The list's segment and the query of a request target `/v1/lists/{segment}/journal?{query}`
     /// (`nil` for any other target).

@@ -88,6 +88,13 @@ package enum WireDocument {
                     w.member("uuid", store.uuid)
                 }
             }
+            if let large = page.tooLarge {
+                w.key("tooLarge")
+                w.object { w in
+                    w.member("bytes", large.bytes)
+                    w.member("version", large.version)
+                }
+            }
         }
     }
 
@@ -282,25 +289,34 @@ package enum WireDocument {
             throw DecodingError(description: "journal: expected \"commits\" and \"hasMore\"")
         }
         let frame = try journalFrame(object)
-        return JournalPage(
+        var page = JournalPage(
             entries: try commits.map { try entry($0, list: list) }, hasMore: hasMore, listID: frame.listID, head: frame.head, store: frame.store)
+        page.tooLarge = try tooLarge(object)
+        return page
     }
 
     /// The list and `hasMore` of a journal page whose `commits` were read apart, as they arrived
     /// (`StreamedArrayReader` leaves the array empty).
     /// - Throws: `DecodingError`.
     package static func decodeJournalFrame(_ bytes: [UInt8]) throws
-        -> (list: String, hasMore: Bool, listID: String?, head: JournalPage.Head?, store: StoreIdentity?)
+        -> (list: String, hasMore: Bool, listID: String?, head: JournalPage.Head?, store: StoreIdentity?, tooLarge: JournalPage.TooLarge?)
     {
         let object = try topLevel(bytes, "journal")
         guard object["commits"]?.arrayValue?.isEmpty == true, let hasMore = object["hasMore"]?.boolValue else {
             throw DecodingError(description: "journal: expected \"commits\" and \"hasMore\"")
         }
         let frame = try journalFrame(object)
-        return (try string(object, "list"), hasMore, frame.listID, frame.head, frame.store)
+        return (try string(object, "list"), hasMore, frame.listID, frame.head, frame.store, try tooLarge(object))
     }
 
     /// The optional members of a journal page: the list's identity, its head, the store's identity.
+    /// A journal page's `tooLarge` member: the next entry, too large for the reader's bound.
+    private static func tooLarge(_ object: JSONObject) throws -> JournalPage.TooLarge? {
+        guard let value = object["tooLarge"], value != .null else { return nil }
+        guard let large = value.objectValue else { throw DecodingError(description: "tooLarge: expected an object") }
+        return JournalPage.TooLarge(version: try int(large, "version"), bytes: try int(large, "bytes"))
+    }
+
     private static func journalFrame(_ object: JSONObject) throws -> (listID: String?, head: JournalPage.Head?, store: StoreIdentity?) {
         let listID = try object["listID"].map { value in
             guard let id = value.stringValue else { throw DecodingError(description: "listID: expected a string") }
@@ -491,7 +507,7 @@ package enum WireDocument {
         }
     }
 
-    private static func optionalString(_ object: JSONObject, _ key: String) throws -> String? {
+    static func optionalString(_ object: JSONObject, _ key: String) throws -> String? {
         guard let value = object[key], value != .null else { return nil }
         guard let string = value.stringValue else { throw DecodingError(description: "\(key): expected a string") }
         return string
@@ -517,7 +533,7 @@ package enum WireDocument {
         return PushID(client: try string(object, "client"), seq: try int(object, "seq"))
     }
 
-    private static func parse(_ bytes: [UInt8], _ what: String) throws -> JSONValue {
+    static func parse(_ bytes: [UInt8], _ what: String) throws -> JSONValue {
         do {
             return try JSONValue(parsing: bytes)
         } catch {
@@ -525,19 +541,19 @@ package enum WireDocument {
         }
     }
 
-    private static func topLevel(_ bytes: [UInt8], _ what: String) throws -> JSONObject {
+    static func topLevel(_ bytes: [UInt8], _ what: String) throws -> JSONObject {
         guard let object = try parse(bytes, what).objectValue else {
             throw DecodingError(description: "\(what): expected an object")
         }
         return object
     }
 
-    private static func string(_ object: JSONObject, _ key: String) throws -> String {
+    static func string(_ object: JSONObject, _ key: String) throws -> String {
         guard let value = object[key]?.stringValue else { throw DecodingError(description: "\(key): expected a string") }
         return value
     }
 
-    private static func int(_ object: JSONObject, _ key: String) throws -> Int {
+    static func int(_ object: JSONObject, _ key: String) throws -> Int {
         guard let value = object[key]?.intValue, value >= 0 else {
             throw DecodingError(description: "\(key): expected a non-negative integer")
         }

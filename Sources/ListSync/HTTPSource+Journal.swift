@@ -13,13 +13,38 @@ extension HTTPSource {
     /// - Throws: as `journal(of:after:limit:)`.
     func streamedJournal(of list: String, after version: Int, limit: Int) async throws -> JournalPage {
         try await streamedPage(
-            path(list, "journal"), query: "since=\(version)&limit=\(limit)&maxBytes=\(maxPageBytes)", member: "commits", limit: limit
+            path(list, "journal"), query: "since=\(version)&limit=\(limit)&maxBytes=\(maxPageBytes)&maxEntryBytes=\(maxPageBytes)",
+            member: "commits", limit: limit
         ) { element in
             try WireDocument.decodeCommitObject(element, list: list)
         } page: { entries, rest in
             let frame = try WireDocument.decodeJournalFrame(rest)
             guard frame.list == list else { throw StreamedArrayReader.Failure(description: "a page of another list") }
-            return JournalPage(entries: entries, hasMore: frame.hasMore, listID: frame.listID, head: frame.head, store: frame.store)
+            var page = JournalPage(entries: entries, hasMore: frame.hasMore, listID: frame.listID, head: frame.head, store: frame.store)
+            page.tooLarge = frame.tooLarge
+            return page
+        }
+    }
+
+    /// A page of `list`'s head (`GET /v1/lists/{list}/pages`), read record by record as it arrives,
+    /// of at most `maxBytes` or `maxPageBytes`, the smaller.
+    /// - Throws: as `journal(of:after:limit:)`.
+    func streamedListPage(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        var query = "maxBytes=\(max(1, min(maxBytes, maxPageBytes)))"
+        if let version { query += "&version=\(version)" }
+        if let cursor { query += "&after=\(PercentEncoding.encode(cursor.description))" }
+        // A record takes at least 24 bytes on the wire: no page holds more than this many.
+        let most = min(maxBytes, maxPageBytes) / 24 + 2
+        return try await streamedPage(path(list, "pages"), query: query, member: "records", limit: most) { element in
+            try WireDocument.decodePageRecord(element)
+        } page: { records, rest in
+            var page = try WireDocument.decodeListPageFrame(rest)
+            guard page.list == list else { throw StreamedArrayReader.Failure(description: "a page of another list") }
+            guard page.after == cursor, version == nil || page.version == version else {
+                throw StreamedArrayReader.Failure(description: "a page of another version, or that does not start where it was asked to")
+            }
+            page.records = records
+            return page
         }
     }
 

@@ -170,6 +170,10 @@ public struct HTTPSource: ListSource {
         try await streamedJournal(of: list, after: version, limit: max(0, limit))
     }
 
+    public func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        try await streamedListPage(of: list, at: version, after: cursor, maxBytes: maxBytes)
+    }
+
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
         try decode(try await get(path(list, "snapshot"), version.map { ["at": $0] } ?? [:]), WireDocument.decodeSnapshot)
     }

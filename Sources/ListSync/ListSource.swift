@@ -16,6 +16,13 @@ public protocol ListSource: Sendable {
     func journal(of list: String, after version: Int, limit: Int) async throws -> JournalPage
     /// A version of `list` (default: the head).
     func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot
+    /// A page of `list`'s head after `cursor` (`nil`: the first), of about `maxBytes` of records:
+    /// what a first sync or a resync copies page by page (`ListPage`; `version`, the first page's,
+    /// for every page after it). The default cuts the page out of `snapshot(of:at:)`, reading the
+    /// whole list for each page: a source of large lists gives pages of its own, as `LocalSource`
+    /// and `HTTPSource` do.
+    /// - Throws: `StoreError.versionNotFound` once the head has moved past `version`.
+    func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage
     /// One minimal changeset from `version` to the head, with the head; `state` is the list at
     /// `version` (a network source sends only the stages, and rebuilds the head from them).
     func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
@@ -51,6 +58,32 @@ public protocol ListSource: Sendable {
 
 extension ListSource {
     public func upstreamStore(of list: String) async throws -> StoreIdentity? { nil }
+
+    public func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        let snapshot = try await self.snapshot(of: list, at: nil)
+        if let version, version != snapshot.version {
+            throw StoreError(.versionNotFound, "list '\(list)' is at version \(snapshot.version), no longer at \(version)")
+        }
+        let summary = try await self.summary(of: list)
+        let records = snapshot.sections.flatMap { section in
+            [ListPage.Record(isSection: true, item: section.model)] + section.elements.map { ListPage.Record(isSection: false, item: $0) }
+        }
+        let start = try cursor.map { cursor in
+            guard let start = Int(cursor.description), (0...records.count).contains(start) else {
+                throw StoreError(.invalidArgument, "'\(cursor)' is not the cursor of a page")
+            }
+            return start
+        } ?? 0
+        var (end, bytes) = (start, 0)
+        while end < records.count, end == start || bytes + records[end].size <= maxBytes {
+            bytes += records[end].size
+            end += 1
+        }
+        return ListPage(
+            list: list, version: snapshot.version, digest: snapshot.digest, listID: summary.id, store: try await identity(),
+            sectionCount: snapshot.sections.count, elementCount: records.count - snapshot.sections.count,
+            after: cursor, records: Array(records[start..<end]), next: end < records.count ? ListPage.Cursor(String(end)) : nil)
+    }
 
     public func commits(of list: String, after version: Int, pageSize: Int, wait: Duration)
         -> AsyncThrowingStream<JournalEntry, any Error>
@@ -138,6 +171,10 @@ public struct LocalSource: ListSource {
 
     public func snapshot(of list: String, at version: Int?) async throws -> ListSnapshot {
         try await store.snapshot(of: list, at: version)
+    }
+
+    public func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        try await store.page(of: list, at: version, after: cursor, maxBytes: maxBytes)
     }
 
     public func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws

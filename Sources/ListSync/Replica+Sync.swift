@@ -178,10 +178,17 @@ extension Replica {
                     options: options)
             } catch let error as SyncError {
                 guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
-                let head = try await source.snapshot(of: sourceList, at: nil)
-                confirmed = head.sections
+                // The head in pages; the local changes are rebased onto it in memory.
+                let staged = try await stagePages(from: source, sourceList: sourceList, identity: identity, reason: reason, options: options)
+                confirmed = try await store.stagedSections(of: list)
+                try await store.dropStagedSync(of: list)
+                let digest = ListDigest.of(confirmed)
+                guard digest == staged.sync.digest else {
+                    throw SyncError.diverged(version: staged.sync.version, expected: staged.sync.digest, actual: digest)
+                }
                 position = ReplicaSource(
-                    store: identity, list: sourceList, version: head.version, digest: head.digest, listID: position.listID)
+                    store: identity, list: sourceList, version: staged.sync.version, digest: staged.sync.digest, listID: position.listID)
+                result.pages = PagedSyncReport(pages: staged.pages, resumed: staged.resumed, restarted: staged.restarted)
                 result.applied += 1
                 result.resynced = true
                 result.reason = reason

@@ -80,6 +80,12 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         if let quiet, quiet.complete { return quiet.result }
         var result = try await fullPull(from: source, options: options)
         result.applied += quiet?.result.applied ?? 0
+        if result.pages != nil, let after = try await quietPull(from: source, sourceList: options.sourceList ?? list, options: options) {
+            // The head was copied at the version its first page was read at: the journal brings
+            // it up to the source's head (a later pull does what this leaves).
+            result.applied += after.result.applied
+            if after.result.applied > 0 { (result.version, result.digest) = (after.result.version, after.result.digest) }
+        }
         return result
     }
 
@@ -118,7 +124,7 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
                     current, from: source, sourceList: sourceList, identity: identity, options: options, into: &result)
             } catch let error as SyncError {
                 guard options.resyncByDiff, let reason = error.resyncReason else { throw error }
-                try await resync(from: source, sourceList: sourceList, identity: identity, reason: reason, into: &result)
+                try await resync(from: source, sourceList: sourceList, identity: identity, reason: reason, options: options, into: &result)
             }
         } catch StoreError.Code.versionConflict {
             // A local change landed meanwhile (the store refuses to replay the source onto it).
@@ -438,6 +444,10 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         var version = version
         while true {
             let page = try await source.journal(of: sourceList, after: version, limit: pageSize)
+            if let large = page.tooLarge, page.entries.isEmpty {
+                throw SyncError.resyncRequired(
+                    .tooLarge, message: "source version \(large.version) takes \(large.bytes) bytes, more than this client holds at once")
+            }
             for (k, entry) in page.entries.enumerated() {
                 guard entry.parentVersion == version else {
                     throw SyncError.resyncRequired(
@@ -450,22 +460,20 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
         }
     }
 
+    /// Copies the source's head in pages (`stagePages`) and makes it the replica in one
+    /// transaction: one minimal changeset from what the replica held.
     private func resync(
-        from source: some ListSource, sourceList: String, identity: StoreIdentity, reason: ResyncReason,
+        from source: some ListSource, sourceList: String, identity: StoreIdentity, reason: ResyncReason, options: PullOptions,
         into result: inout PullResult
     ) async throws {
-        // The list's identity, read before and after its head: recorded only when both agree.
-        let before = try await source.summary(of: sourceList).id
-        let head = try await source.snapshot(of: sourceList, at: nil)
-        let after = try await source.summary(of: sourceList).id
-        let position = ReplicaSource(
-            store: identity, list: sourceList, version: head.version, digest: head.digest, listID: before == after ? after : nil)
-        try await commit(head.sections, at: position, author: nil, message: "resync (\(reason)) to source version \(head.version)")
-        result.version = head.version
-        result.digest = head.digest.hex
+        let staged = try await stagePages(from: source, sourceList: sourceList, identity: identity, reason: reason, options: options)
+        try await commitStagedPages(staged, reason: reason)
+        result.version = staged.sync.version
+        result.digest = staged.sync.digest.hex
         result.applied += 1
         result.resynced = true
         result.reason = reason
+        result.pages = PagedSyncReport(pages: staged.pages, resumed: staged.resumed, restarted: staged.restarted)
     }
 
     /// Applies the source's journal entry with `position`, rolling back unless it reproduces its
@@ -503,6 +511,12 @@ public struct ReplicaPullOptions: Sendable {
     public var consumer: String?
     /// Journal entries read per request.
     public var pageSize = 100
+    /// The bytes of records a page of a first sync or a resync holds at most (the source's own
+    /// bound applies when smaller): what the replica holds of the source's answers at once.
+    public var pageBytes = 4 << 20
+    /// Told after every page a first sync or a resync in pages lands (`SyncProgress`), on the
+    /// pulling task.
+    public var onProgress: (@Sendable (SyncProgress) -> Void)?
     /// Let a pull turn a list with a history of its own into a replica of the source, or point a
     /// replica of another store at this one (it resyncs by diff; local changes pending in its outbox
     /// are kept and go to the new source). Off by default: such a pull is refused
@@ -543,4 +557,24 @@ public struct ReplicaPullResult: Sendable, Hashable {
     /// The conflicts of pushes whose answer the replica had not heard (a lost answer), learned
     /// from the source's record during the pull.
     public var conflicts: [Conflict] = []
+    /// How a resync in pages went (`nil`: the pull made none).
+    public var pages: PagedSyncReport?
+}
+
+/// How a first sync or a resync in pages went (`ReplicaPullResult.pages`).
+public struct PagedSyncReport: Sendable, Hashable {
+    /// The pages this pull landed.
+    public var pages: Int
+    /// Whether it went on from pages an interrupted sync landed before.
+    public var resumed: Bool
+    /// Whether the version it was copying was gone at the source (the source's head moved on), so
+    /// that it started again at the head.
+    public var restarted: Bool
+
+    /// A report.
+    public init(pages: Int, resumed: Bool, restarted: Bool) {
+        self.pages = pages
+        self.resumed = resumed
+        self.restarted = restarted
+    }
 }

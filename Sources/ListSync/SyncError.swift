@@ -22,6 +22,9 @@ public enum ResyncReason: String, Hashable, Sendable, Codable, CustomStringConve
     /// The source's history is not the one the follower's cursor is of: it was restored from a
     /// backup without `advance-epoch`, and handed the cursor's feed position to another event.
     case historyChanged
+    /// The next journal entry is larger than the client holds at once (`HTTPSource.maxPageBytes`):
+    /// the replica copies the source's head in pages instead.
+    case tooLarge
 
     /// The raw value.
     public var description: String { rawValue }

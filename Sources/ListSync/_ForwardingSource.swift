@@ -23,6 +23,10 @@ extension _ForwardingSource {
         try await base.snapshot(of: list, at: version)
     }
 
+    package func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        try await base.page(of: list, at: version, after: cursor, maxBytes: maxBytes)
+    }
+
     package func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
         -> (changeset: ListChangeset, head: ListSnapshot)
     {

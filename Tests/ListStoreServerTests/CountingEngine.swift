@@ -97,6 +97,16 @@ final class CountingEngine: ListStoreEngine {
         return try await store.journal(of: list, after: version, limit: limit, maxBytes: maxBytes)
     }
 
+    func journal(of list: String, after version: Int?, limit: Int, maxBytes: Int, maxEntryBytes: Int) async throws -> JournalPage {
+        reads.withLock { $0 += 1 }
+        await journalGate.pass()
+        return try await store.journal(of: list, after: version, limit: limit, maxBytes: maxBytes, maxEntryBytes: maxEntryBytes)
+    }
+
+    func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        try await store.page(of: list, at: version, after: cursor, maxBytes: maxBytes)
+    }
+
     func changeset(of list: String, from version: Int, to otherVersion: Int?) async throws
         -> (from: ListSnapshot, to: ListSnapshot, changeset: ListChangeset)
     {

@@ -1,0 +1,45 @@
+// The paged reads and paged syncs of an `InMemoryStore` (see `SQLTransaction+Pages`).
+extension InMemoryTransaction {
+    func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
+        -> [(cursor: ListPage.Cursor, record: ListPage.Record)]
+    {
+        let sections = tables.sectionsOfList[listID, default: []].compactMap { row in tables.sections[row].map { (row, $0) } }
+            .filter { cursor == nil || $0.1.position >= cursor!.section }
+            .sorted { $0.1.position < $1.1.position }
+        var records: [(cursor: ListPage.Cursor, record: ListPage.Record)] = []
+        for (row, section) in sections where records.count < limit {
+            let continuing = cursor?.section == section.position
+            if !continuing {
+                records.append((ListPage.Cursor(section: section.position, element: nil), ListPage.Record(isSection: true, item: section.model)))
+            }
+            let after = continuing ? cursor?.element ?? .min : .min
+            for (position, element) in tables.elements[row, default: [:]].filter({ $0.key > after }).sorted(by: { $0.key < $1.key }) {
+                guard records.count < limit else { break }
+                records.append((ListPage.Cursor(section: section.position, element: position), ListPage.Record(isSection: false, item: element.item)))
+            }
+        }
+        if let cursor, !sections.contains(where: { $0.1.position == cursor.section }) {
+            throw StoreError(.invalidArgument, "no section of the list is at the cursor's position \(cursor.section)")
+        }
+        return records
+    }
+
+    func stagedSync(of list: String) throws -> StagedSync? { tables.stagedSyncs[list]?.sync }
+
+    func writeStagedSync(_ sync: StagedSync, of list: String) throws {
+        tables.stagedSyncs[list, default: (sync, [])].sync = sync
+    }
+
+    func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws {
+        guard tables.stagedSyncs[list]?.records.count == seq else { throw damaged("the staged records of list '\(list)' do not end at \(seq)") }
+        tables.stagedSyncs[list]?.records += records
+    }
+
+    func stagedRecords(of list: String, from seq: Int, limit: Int) throws -> [ListPage.Record] {
+        Array((tables.stagedSyncs[list]?.records ?? []).dropFirst(seq).prefix(limit))
+    }
+
+    func deleteStagedSync(of list: String) throws {
+        tables.stagedSyncs[list] = nil
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+// Lists of any size (ListStoreCore's article "Lists of Any Size"): a list's head read in pages of
+// bounded bytes, each with bounded queries, and a replica's paged sync landing page by page in a
+// staging area of its store until the last page makes it the replica, in one transaction.
+extension StoreTransaction {
+    /// The page of `list`'s head after `cursor` (`nil`: the first), at about `maxBytes` of records
+    /// (always at least one while records remain). Pages are read at the head: `version`, the
+    /// version of the pages before, must still be the head's.
+    ///
+    /// - Throws: `StoreError` `.listNotFound`; `.versionNotFound` when the head is no longer at
+    ///   `version` (a paged read starts again at the head); `.invalidArgument` for a cursor that is
+    ///   not one of this version's, a cursor without its version, or a `maxBytes` below 1.
+    /// - Complexity: O(records returned), in queries of at most 1,024 records.
+    package func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) throws -> ListPage {
+        let info = try listRow(list, locking: false)
+        guard maxBytes > 0 else { throw StoreError(.invalidArgument, "a page holds at least 1 byte of records") }
+        if let version, version != info.headVersion {
+            throw StoreError(
+                .versionNotFound,
+                "list '\(list)' is at version \(info.headVersion), no longer at \(version): its pages are read at its head, so a paged read starts again there")
+        }
+        if cursor != nil, version == nil {
+            throw StoreError(.invalidArgument, "a page after a cursor names the version of the pages before it")
+        }
+        var position = try cursor.map { cursor in
+            guard let positions = cursor.positions else { throw StoreError(.invalidArgument, "'\(cursor)' is not the cursor of a page") }
+            return positions
+        }
+        guard let summary = try summaries(of: list).first else { throw StoreError.listNotFound(list, in: location) }
+        var page = ListPage(
+            list: list, version: info.headVersion, digest: info.headDigest, listID: info.uid, store: try identity(),
+            sectionCount: summary.sectionCount, elementCount: summary.elementCount, after: cursor, records: [], next: nil)
+        var (bytes, last) = (0, cursor)
+        reading: while true {
+            let run = try headRecords(listID: info.id, after: position, limit: 1024)
+            for (after, record) in run {
+                if !page.records.isEmpty, bytes + record.size > maxBytes {
+                    page.next = last
+                    break reading
+                }
+                page.records.append(record)
+                bytes += record.size
+                (position, last) = (after.positions, after)
+            }
+            if run.count < 1024 { break }
+        }
+        return page
+    }
+
+    /// Lands `page` in the paged sync of the replica list `list`, in this transaction: a first page
+    /// (`after` is `nil`) starts the sync anew, discarding any other; any other page must be of the
+    /// sync's store, list, version and totals and start where the last landed page ended. `reason`
+    /// is recorded with a new sync.
+    ///
+    /// - Throws: `StoreError.invalidArgument`, with nothing written, for a page that does not follow
+    ///   (of another store, list or version, out of order, without a sync under way), or that the
+    ///   list's totals say is cut short or too long.
+    /// - Complexity: O(records of the page).
+    package func stage(_ page: ListPage, of list: String, reason: String) throws -> StagedSync {
+        var sync: StagedSync
+        if page.after == nil {
+            try deleteStagedSync(of: list)
+            sync = StagedSync(starting: page, reason: reason, startedAt: _Time.iso8601(Date()))
+        } else {
+            guard let current = try stagedSync(of: list) else {
+                throw StoreError(.invalidArgument, "list '\(list)' has no paged sync under way: a page after '\(page.after!)' follows nothing")
+            }
+            guard current.store == page.store, current.sourceList == page.list, current.version == page.version,
+                current.digest == page.digest, current.listID == page.listID, current.sectionCount == page.sectionCount,
+                current.elementCount == page.elementCount
+            else {
+                throw StoreError(
+                    .invalidArgument,
+                    "a page of version \(page.version) of list '\(page.list)' of store \(page.store.uuid) is not of the paged sync of list '\(list)' (version \(current.version) of '\(current.sourceList)' of store \(current.store.uuid))")
+            }
+            guard current.next == page.after else {
+                throw StoreError(
+                    .invalidArgument,
+                    "a page starting at '\(page.after!)' does not follow the last page landed for list '\(list)' (which ended at '\(current.next?.description ?? "the end")')")
+            }
+            sync = current
+        }
+        let total = sync.sectionCount + sync.elementCount
+        let elements = page.records.reduce(0) { $0 + ($1.isSection ? 0 : 1) }
+        if sync.records == 0, let first = page.records.first, !first.isSection {
+            throw StoreError(.invalidArgument, "the first page of list '\(page.list)' starts with an element, not a section")
+        }
+        guard page.next == nil || !page.records.isEmpty else {
+            throw StoreError(.invalidArgument, "a page of list '\(page.list)' holds no record but is not the last")
+        }
+        guard sync.records + page.records.count <= total, sync.elements + elements <= sync.elementCount,
+            sync.records + page.records.count - sync.elements - elements <= sync.sectionCount
+        else {
+            throw StoreError(.invalidArgument, "the pages of list '\(page.list)' hold more records than its \(sync.sectionCount) sections and \(sync.elementCount) elements")
+        }
+        guard page.next != nil || sync.records + page.records.count == total else {
+            throw StoreError(
+                .invalidArgument,
+                "the last page of list '\(page.list)' leaves it cut short: \(sync.records + page.records.count) records of \(total)")
+        }
+        try insertStagedRecords(page.records, from: sync.records, of: list)
+        sync.records += page.records.count
+        sync.elements += elements
+        sync.bytes += page.size
+        sync.next = page.next
+        try writeStagedSync(sync, of: list)
+        return sync
+    }
+
+    /// The sections the staged records of `list` make, read in runs of 4,096.
+    /// - Throws: `StoreError.damaged` when they do not start with a section.
+    /// - Complexity: O(records).
+    package func stagedSections(of list: String) throws -> [ListSection] {
+        var sections: [ListSection] = []
+        var seq = 0
+        while true {
+            let run = try stagedRecords(of: list, from: seq, limit: 4096)
+            for record in run {
+                if record.isSection {
+                    sections.append(ListSection(model: record.item, elements: []))
+                } else {
+                    guard !sections.isEmpty else { throw StoreError(.damaged, "the staged records of list '\(list)' start with an element") }
+                    sections[sections.count - 1].elements.append(record.item)
+                }
+            }
+            seq += run.count
+            if run.count < 4096 { return sections }
+        }
+    }
+
+    /// Makes the complete paged sync of the replica list `list` its head, with the sync's store,
+    /// list and version as its position, and ends the sync, in this transaction (`commitReplica`
+    /// with the staged sections). `check` runs with the result first and may throw to write nothing.
+    ///
+    /// - Throws: `StoreError.invalidArgument` when no complete sync is staged; what
+    ///   `commitReplica` throws.
+    /// - Complexity: that of `commitReplica` of the staged list.
+    package func commitStagedSync(of list: String, message: String, check: (CommitResult) throws -> Void) throws -> CommitResult {
+        guard let sync = try stagedSync(of: list), sync.isComplete else {
+            throw StoreError(.invalidArgument, "list '\(list)' has no complete paged sync to commit")
+        }
+        let sections = try stagedSections(of: list)
+        let source = ReplicaSource(store: sync.store, list: sync.sourceList, version: sync.version, digest: sync.digest, listID: sync.listID)
+        return try commitReplica(
+            to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot { _ in sections }, check: check,
+            then: { try deleteStagedSync(of: list) })
+    }
+}
