@@ -99,12 +99,13 @@ extension StoreTransaction {
                 .invalidArgument,
                 "the last page of list '\(page.list)' leaves it cut short: \(sync.records + page.records.count) records of \(total)")
         }
-        try insertStagedRecords(page.records, from: sync.records, of: list)
+        let first = sync.records
         sync.records += page.records.count
         sync.elements += elements
         sync.bytes += page.size
         sync.next = page.next
         try writeStagedSync(sync, of: list)
+        try insertStagedRecords(page.records, from: first, of: list)
         return sync
     }
 

@@ -43,7 +43,15 @@ extension Replica {
                     page.store.uuid == identity.uuid ? .epochChanged : .differentStore,
                     message: "a page of list '\(sourceList)' came from store \(page.store.uuid) (epoch \(page.store.epoch)), not from \(identity.uuid) (epoch \(identity.epoch))")
             }
-            let staged = try await store.stage(page, of: list, reason: sync?.reason ?? reason.rawValue)
+            let staged: StagedSync
+            do {
+                staged = try await store.stage(page, of: list, reason: sync?.reason ?? reason.rawValue)
+            } catch let error as StoreError where error.code == .invalidArgument {
+                // A page that does not follow: the pages before it may not be what they claim
+                // either, so the next pull starts anew.
+                try await store.dropStagedSync(of: list)
+                throw SyncError.transport("the source's page of list '\(sourceList)' was refused: \(error.message)")
+            }
             sync = staged
             pages += 1
             options.onProgress?(

@@ -269,8 +269,9 @@ import Testing
                 let escaped = list.replacingOccurrences(of: "/", with: "%2F")
                 let before = try await store.summary(of: list).version
                 let (path, method, body, needs): (String, String, String?, AccessGrant) =
-                    switch Int.random(in: 0..<7, using: &random) {
+                    switch Int.random(in: 0..<8, using: &random) {
                     case 0: ("/v1/lists/\(escaped)", "GET", nil, .read)
+                    case 6: ("/v1/lists/\(escaped)/pages?maxBytes=100", "GET", nil, .read)
                     case 1: ("/v1/lists/\(escaped)/snapshot", "GET", nil, .read)
                     case 2: ("/v1/lists/\(escaped)/journal?since=0", "GET", nil, .read)
                     case 3: ("/v1/lists/\(escaped)/diff?from=1", "GET", nil, .read)
