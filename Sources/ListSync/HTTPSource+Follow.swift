@@ -117,6 +117,9 @@ extension HTTPSource {
                     }
                     if let element = try decode(event) { continuation.yield(element) }
                 }
+            } catch let large as _EventStreamParser.TooLarge {
+                // A commit larger than this client takes: the follower pulls instead, in pages.
+                continuation.finish(throwing: SyncError.resyncRequired(.tooLarge, message: "\(shown) sent an event larger than \(large.limit) bytes"))
             } catch {
                 continuation.finish(throwing: SyncError.transport("\(shown) answered a document this client cannot read: \(error)"))
             }

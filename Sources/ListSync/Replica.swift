@@ -250,8 +250,9 @@ public struct Replica<Storage: ReplicaStore>: Sendable {
             } catch StoreError.Code.versionNotFound {
                 // The source pruned its history past the replica meanwhile: the next pull resyncs.
                 feed = nil
-            } catch let error as SyncError where error.resyncReason == .epochChanged {
-                // The source was restored (its stream ended so): the next pull resyncs.
+            } catch let error as SyncError where error.resyncReason == .epochChanged || error.resyncReason == .tooLarge {
+                // The source was restored (its stream ended so), or sent a commit larger than this
+                // client takes: the next pull resyncs (in pages).
                 feed = nil
             }
         }

@@ -12,8 +12,9 @@ import ListStoreWire
 /// let line = ReplicaDocument.pullResult(try await replica.pull(from: source))
 /// ```
 package enum ReplicaDocument {
-    /// What `pull --json` prints: `{"applied","confirmedChanges"?,"conflicts"?,"list","pending"?,"reason",
-    /// "resynced","schemaVersion":1,"version"}`. `pending` (local changes rebased on top),
+    /// What `pull --json` prints: `{"applied","confirmedChanges"?,"conflicts"?,"list","pages"?,"pending"?,"reason",
+    /// "resynced","schemaVersion":1,"version"}`. `pages` (`{"pages","restarted","resumed"}`) when it
+    /// resynced in pages (see `PagedSyncReport`); `pending` (local changes rebased on top),
     /// `confirmedChanges` (local changes the source's head now holds) and `conflicts` (those of pushes
     /// whose answer the replica had not heard) only when the replica had local changes.
     ///
@@ -202,6 +203,14 @@ extension JSONWriter {
             member("conflicts", Conflict.jsonValue(result.conflicts))
         }
         member("list", result.list)
+        if let pages = result.pages {
+            key("pages")
+            object { w in
+                w.member("pages", pages.pages)
+                w.member("restarted", pages.restarted)
+                w.member("resumed", pages.resumed)
+            }
+        }
         if local {
             member("pending", result.pending)
         }

@@ -113,6 +113,9 @@ public final class ReplicaListModel {
         /// succeeded, or of the last pull of the background sync that applied something. Every
         /// successful sync sets it, whether or not it changed the list.
         public var lastSync: Date?
+        /// How far a first sync or a resync in pages has got while one runs (`nil` otherwise):
+        /// `ProgressView(value: status.progress?.fractionCompleted ?? 0)`.
+        public var progress: SyncProgress?
 
         /// A status with nothing pending, before the first pull.
         public init() {}
@@ -166,6 +169,9 @@ public final class ReplicaListModel {
     /// The first read of the head, started by `init`.
     @ObservationIgnored private var loading: Task<Void, Never>?
     @ObservationIgnored private var lastSubscriber: UInt64 = 0
+    /// What orders the progress reports (`progressReporting(round:)`).
+    @ObservationIgnored private var progressRound: UInt64 = 0
+    @ObservationIgnored private var progressFloor = -1
     /// The background sync and its pauses: one follow at a time, none during a `sync()`.
     @ObservationIgnored private var follow: _FollowController!
 
@@ -404,7 +410,9 @@ public final class ReplicaListModel {
         defer { status.isSyncing = false }
         let replica = replica
         let source = source
-        let outcome = await Self.offMain { try await replica.sync(with: source) }
+        let options = progressReporting(round: progressRound)
+        let outcome = await Self.offMain { try await replica.sync(with: source, options: options) }
+        endProgress(reached: try? outcome.get().pull.version)
         switch outcome {
         case .success:
             status.lastError = nil
@@ -417,18 +425,42 @@ public final class ReplicaListModel {
         return try? outcome.get()
     }
 
+    /// Pull options that publish a paged sync's progress as `status.progress`. Reports hop to the
+    /// main actor in tasks of their own, so they are put in order here: one of a version the
+    /// replica has reached (`endProgress(reached:)`), or older than the one shown, is dropped, and
+    /// so is any report of a `sync()` that has ended (`round`).
+    private func progressReporting(round: UInt64? = nil) -> ReplicaPullOptions {
+        var options = ReplicaPullOptions()
+        options.onProgress = { [weak self] progress in
+            Task { @MainActor in
+                guard let self, round == nil || self.progressRound == round, progress.version > self.progressFloor else { return }
+                if let shown = self.status.progress, shown.version == progress.version, shown.records >= progress.records { return }
+                self.status.progress = progress
+            }
+        }
+        return options
+    }
+
+    /// Ends what `progressReporting(round:)` publishes, once the replica has reached `version`.
+    private func endProgress(reached version: Int?) {
+        progressRound &+= 1
+        if let version { progressFloor = max(progressFloor, version) }
+        if status.progress != nil { status.progress = nil }
+    }
+
     private func launchFollow(_ settings: _FollowSettings, _ generation: UInt64) -> Task<Void, Never> {
         let replica = replica
         let source = source
+        let options = progressReporting()
         return Task.detached { [weak self] in
             var failure: (any Error)?
             do {
                 try await replica.follow(
-                    from: source, pushing: true, localPollInterval: settings.localPollInterval, wait: settings.wait,
+                    from: source, options: options, pushing: true, localPollInterval: settings.localPollInterval, wait: settings.wait,
                     retrying: settings.retry, onEvent: { event in await self?.heard(event) }
-                ) { _ in
+                ) { result in
                     guard let self else { throw CancellationError() }  // the model went away
-                    await self.pulled()
+                    await self.pulled(reaching: result.version)
                 }
             } catch {
                 if !Task.isCancelled, !(error is CancellationError) { failure = error }
@@ -448,7 +480,8 @@ public final class ReplicaListModel {
         }
     }
 
-    private func pulled() async {
+    private func pulled(reaching version: Int) async {
+        endProgress(reached: version)
         status.isOffline = false
         status.lastError = nil
         status.lastSync = Date()

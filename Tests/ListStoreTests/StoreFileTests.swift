@@ -136,6 +136,7 @@ import Testing
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
                 DROP TABLE replica_set; DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
+                DROP TABLE staged_record; DROP TABLE staged_sync;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
             try db.checkpoint(.truncate)
@@ -168,6 +169,7 @@ import Testing
                 DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
                 ALTER TABLE replica_source DROP COLUMN list_uid;
+                DROP TABLE staged_record; DROP TABLE staged_sync;
                 DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
                 UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
                 UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'
@@ -201,6 +203,7 @@ import Testing
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
                 ALTER TABLE replica_source DROP COLUMN list_uid; ALTER TABLE feed DROP COLUMN fingerprint; ALTER TABLE feed DROP COLUMN list_uid;
                 ALTER TABLE replica_set DROP COLUMN cursor;
+                DROP TABLE staged_record; DROP TABLE staged_sync;
                 DELETE FROM schema_migration WHERE version > 8; PRAGMA user_version = 8;
                 """)
             try db.checkpoint(.truncate)

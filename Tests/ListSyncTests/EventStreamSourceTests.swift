@@ -27,16 +27,17 @@ import Darwin
         CannedHTTPServer.answer(String(decoding: WireDocument.journal(JournalPage(entries: entries, hasMore: hasMore), list: "l"), as: UTF8.self))
     }
 
-    /// The request targets a canned server read, without the page size a journal page is asked
-    /// for with (`&maxBytes=`, `HTTPSource.maxPageBytes`).
+    /// The request targets a canned server read, without the page and entry sizes a journal page is
+    /// asked for with (`&maxBytes=`, `&maxEntryBytes=`, `HTTPSource.maxPageBytes`).
     private static func targets(_ server: CannedHTTPServer) -> [String] {
         server.requests.map { target(of: $0) }
     }
 
-    /// A request head's target, without `&maxBytes=`.
+    /// A request head's target, without `&maxBytes=` and `&maxEntryBytes=`.
     private static func target(of head: String) -> String {
         let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? ""
         return target.replacingOccurrences(of: "&maxBytes=\(HTTPSource.defaultMaxPageBytes)", with: "")
+            .replacingOccurrences(of: "&maxEntryBytes=\(HTTPSource.defaultMaxPageBytes)", with: "")
     }
 
     private static func commitEvent(_ entry: JournalEntry) -> [UInt8] {

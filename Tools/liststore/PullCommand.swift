@@ -101,18 +101,23 @@ struct PullCommand: AsyncParsableCommand {
 
     /// Pulls (or follows) `source` into `replicaStore`, reporting each pull.
     private func pull(from source: ReplicaOptions.Source, into replicaStore: some ReplicaStore) async throws {
-        let pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer, replacing: replace)
+        var pullOptions = ReplicaPullOptions(catchUp: catchUp, consumer: consumer, replacing: replace)
+        // A first sync or a resync in pages draws a bar on a terminal.
+        let bar = SyncProgressBar()
+        pullOptions.onProgress = bar.reporter
+        let pulling = pullOptions
         let target = Replica(store: replicaStore, list: options.listName)
         let (json, follow, catchUp, name) = (json, follow, catchUp, options.replicaName)
         let report: @Sendable (ReplicaPullResult) -> Void = { result in
+            bar.finish()
             Terminal.out(json ? Self.document(result) : Self.line(result, replica: name, catchUp: catchUp))
         }
         let (reading, retry) = (source.listSource, source.retryPolicy)
         try await ReplicaWork.run(following: follow) {
             if follow {
-                try await ReplicaWork.follow(target, from: reading, retrying: retry, options: pullOptions, pushing: false) { report($0) }
+                try await ReplicaWork.follow(target, from: reading, retrying: retry, options: pulling, pushing: false) { report($0) }
             } else {
-                report(try await target.pull(from: reading, options: pullOptions))
+                report(try await target.pull(from: reading, options: pulling))
             }
         }
     }
@@ -151,6 +156,11 @@ struct PullCommand: AsyncParsableCommand {
         var text = "\(Output.printable(replica)): \(Output.printable(result.list)) at source version \(result.version)"
         if result.resynced {
             text += ", resynced by diff (\(result.reason?.rawValue ?? "unknown reason"))"
+            if let pages = result.pages {
+                text += " in \(StageSummary.plural(pages.pages, "page"))"
+                if pages.resumed { text += ", going on from an interrupted sync" }
+                if pages.restarted { text += " (the version it was copying was gone at the source: started again at its head)" }
+            }
         } else if result.applied == 0 {
             text += " (up to date)"
         } else if catchUp {

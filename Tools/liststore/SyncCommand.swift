@@ -64,7 +64,13 @@ struct SyncCommand: AsyncParsableCommand {
     private func sync(with connected: ReplicaOptions.Source, into replicaStore: some ReplicaStore) async throws {
         let target = Replica(store: replicaStore, list: options.listName)
         let (json, follow, name) = (json, follow, options.replicaName)
+        // A first sync or a resync in pages draws a bar on a terminal.
+        let bar = SyncProgressBar()
+        var pullOptions = ReplicaPullOptions(replacing: replace)
+        pullOptions.onProgress = bar.reporter
+        let syncOptions = pullOptions
         let report: @Sendable (ReplicaPushResult, ReplicaPullResult) -> Void = { push, pull in
+            bar.finish()
             guard !json else {
                 Terminal.out(String(decoding: ReplicaDocument.syncResult(push: push, pull: pull), as: UTF8.self) + "\n")
                 return
@@ -76,12 +82,12 @@ struct SyncCommand: AsyncParsableCommand {
         let (reading, retry) = (connected.listSource, connected.retryPolicy)
         try await ReplicaWork.run(following: follow) {
             guard follow else {
-                let synced = try await target.sync(with: reading, options: .init(replacing: replace))
+                let synced = try await target.sync(with: reading, options: syncOptions)
                 report(synced.push, synced.pull)
                 return
             }
             let recording = PushRecordingSource(reading)
-            try await ReplicaWork.follow(target, from: recording, retrying: retry, options: .init(replacing: replace), pushing: true) { pulled in
+            try await ReplicaWork.follow(target, from: recording, retrying: retry, options: syncOptions, pushing: true) { pulled in
                 report(ReplicaPushResult(list: target.list, answers: recording.takeAnswers()), pulled)
             }
         }
