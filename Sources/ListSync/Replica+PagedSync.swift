@@ -27,6 +27,10 @@ extension Replica {
     ) async throws -> StagedPages {
         var sync = try await store.stagedSync(of: list)
         if let staged = sync, staged.store != identity || staged.sourceList != sourceList { sync = nil }
+        // Pages of a version the replica has reached since (by the journal) are of no use.
+        if let staged = sync, let position = try await position(), position.store == staged.store, position.version >= staged.version {
+            sync = nil
+        }
         var (pages, resumed, restarted) = (0, sync != nil, false)
         while true {
             if let sync, sync.isComplete { return StagedPages(sync: sync, pages: pages, resumed: resumed, restarted: restarted) }
@@ -77,6 +81,11 @@ extension Replica {
         } catch let error as SyncError {
             try await store.dropStagedSync(of: list)
             throw error
+        } catch let error as StoreError where error.code == .invalidSnapshot {
+            // A content that is not canonical JSON (the source's pages are not its rows): the next
+            // pull starts anew.
+            try await store.dropStagedSync(of: list)
+            throw SyncError.transport("the pages of source version \(sync.version) do not make a list this store takes: \(error.message)")
         }
     }
 }

@@ -626,4 +626,42 @@ import Testing
             #expect(try await store.lists().map(\.name) == ["l"])
         }
     }
+
+    /// A head read in pages covers it at one version, within the bound asked; pages landed in a
+    /// replica list's staging area become its head in one transaction, which ends the staging; a
+    /// page that does not follow is refused with nothing written.
+    @Test(arguments: EngineKind.available)
+    func headsInPagesLandAndBecomeAReplica(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 1) { stores in
+            let store = stores[0]
+            var random = RandomSnapshots(seed: 0x9A6E5, duplicates: false)
+            var sections = listSections(random.snapshot(maxSections: 7, maxElements: 15))
+            sections.append(ListSection(model: ListItem(id: "empty", json: ["nothing": true]), elements: []))
+            try await store.commit(sections, to: "source", expectedVersion: nil, author: nil, message: nil)
+            var pages = [try await store.page(of: "source", at: nil, after: nil, maxBytes: 120)]
+            while let next = pages.last?.next { pages.append(try await store.page(of: "source", at: pages[0].version, after: next, maxBytes: 120)) }
+            #expect(pages.count > 3 && pages.allSatisfy { $0.records.count == 1 || $0.size <= 120 })
+            #expect(pages.allSatisfy { $0.version == 1 && $0.sectionCount == sections.count && $0.store.uuid == pages[0].store.uuid })
+            #expect(pages.reduce(0) { $0 + $1.records.count } == sections.count + sections.reduce(0) { $0 + $1.elements.count })
+
+            // Out of order: refused, nothing landed.
+            _ = try await store.stage(pages[0], of: "replica", reason: "pruned")
+            await #expect(throws: StoreError.self) { try await store.stage(pages[2], of: "replica", reason: "pruned") }
+            #expect(try await store.stagedSync(of: "replica")?.records == pages[0].records.count)
+            for page in pages.dropFirst() { _ = try await store.stage(page, of: "replica", reason: "pruned") }
+            let staged = try #require(try await store.stagedSync(of: "replica"))
+            #expect(staged.isComplete && staged.version == 1 && staged.reason == "pruned")
+            #expect(try await store.stagedSections(of: "replica") == sections)
+            let committed = try await store.commitStagedSync(of: "replica", message: "in pages") { _ in }
+            #expect(committed.digest == ListDigest.of(sections))
+            #expect(try await store.snapshot(of: "replica", at: nil).sections == sections)
+            #expect(try await store.replicaSource(of: "replica")?.version == 1)
+            #expect(try await store.stagedSync(of: "replica") == nil)
+
+            // A moved head refuses the next page of the version before.
+            try await store.commit([], to: "source", expectedVersion: nil, author: nil, message: nil)
+            await #expect(throws: StoreError.self) { try await store.page(of: "source", at: 1, after: pages[0].next, maxBytes: 120) }
+            #expect(try await store.verify(list: nil, progress: nil).isValid)
+        }
+    }
 }

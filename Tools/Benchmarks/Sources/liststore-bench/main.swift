@@ -36,6 +36,8 @@ if let status = LiveDeliveryScenario.followerMain(CommandLine.arguments) { exit(
 // The journal server of http-followers (a hidden mode: HTTPFollowersScenario starts it in a process of
 // its own).
 if let status = HTTPFollowersScenario.serverMain(CommandLine.arguments) { exit(status) }
+// The clients of first-sync-1m (hidden modes: FirstSyncScenario starts them in processes of their own).
+if let status = FirstSyncScenario.clientMain(CommandLine.arguments) { exit(status) }
 
 var asJSON = false
 var childMode = false
