@@ -38,6 +38,7 @@ if let status = LiveDeliveryScenario.followerMain(CommandLine.arguments) { exit(
 if let status = HTTPFollowersScenario.serverMain(CommandLine.arguments) { exit(status) }
 // The clients of first-sync-1m (hidden modes: FirstSyncScenario starts them in processes of their own).
 if let status = FirstSyncScenario.clientMain(CommandLine.arguments) { exit(status) }
+if let status = FirstSyncManyScenario.readersMain(CommandLine.arguments) { exit(status) }
 
 var asJSON = false
 var childMode = false
