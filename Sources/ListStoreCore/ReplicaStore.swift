@@ -152,8 +152,8 @@ public protocol ReplicaStore: ListStoreEngine {
         of list: String, message: String, check: @escaping @Sendable (CommitResult) throws -> Void
     ) async throws -> CommitResult
 
-    /// The sections the complete paged sync of `list` holds.
-    @_spi(Replication) func stagedSections(of list: String) async throws -> [ListSection]
+    /// The sections the paged sync of `list` holds so far (at most its first `limit` records).
+    @_spi(Replication) func stagedSections(of list: String, limit: Int) async throws -> [ListSection]
 
     /// Ends the paged sync of `list`, if any, discarding its pages.
     @_spi(Replication) func dropStagedSync(of list: String) async throws
@@ -167,6 +167,11 @@ public protocol ReplicaStore: ListStoreEngine {
 }
 
 extension ReplicaStore {
+    /// The sections the paged sync of `list` holds so far, all of them.
+    @_spi(Replication) public func stagedSections(of list: String) async throws -> [ListSection] {
+        try await stagedSections(of: list, limit: .max)
+    }
+
     /// Applies the source's journal entry `entry` as `commitReplica(_:to:source:next:check:)` does,
     /// with no next entry.
     @_spi(Replication) public func commitReplica(

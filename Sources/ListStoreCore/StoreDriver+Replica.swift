@@ -148,8 +148,12 @@ extension StoreDriver {
         }
     }
 
-    @_spi(Replication) public func stagedSections(of list: String) async throws -> [ListSection] {
-        try await run(.read) { try $0.steps.stagedSections(of: list) }
+    @_spi(Replication) public func stagedSections(of list: String, limit: Int) async throws -> [ListSection] {
+        do {
+            return try await run(.read) { try $0.steps.stagedSections(of: list, limit: limit) }
+        } catch let error as StoreError where error.code == .storeNotFound {
+            return []
+        }
     }
 
     @_spi(Replication) public func dropStagedSync(of list: String) async throws {

@@ -109,14 +109,16 @@ extension StoreTransaction {
         return sync
     }
 
-    /// The sections the staged records of `list` make, read in runs of 4,096.
+    /// The sections the staged records of `list` make (the first `limit` records of them), read in
+    /// runs of 4,096.
     /// - Throws: `StoreError.damaged` when they do not start with a section.
-    /// - Complexity: O(records).
-    package func stagedSections(of list: String) throws -> [ListSection] {
+    /// - Complexity: O(records read).
+    package func stagedSections(of list: String, limit: Int = .max) throws -> [ListSection] {
         var sections: [ListSection] = []
         var seq = 0
-        while true {
-            let run = try stagedRecords(of: list, from: seq, limit: 4096)
+        while seq < limit {
+            let want = min(4096, limit - seq)
+            let run = try stagedRecords(of: list, from: seq, limit: want)
             for record in run {
                 if record.isSection {
                     sections.append(ListSection(model: record.item, elements: []))
@@ -126,8 +128,9 @@ extension StoreTransaction {
                 }
             }
             seq += run.count
-            if run.count < 4096 { return sections }
+            if run.count < want { break }
         }
+        return sections
     }
 
     /// Makes the complete paged sync of the replica list `list` its head, with the sync's store,

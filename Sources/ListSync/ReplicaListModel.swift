@@ -1,7 +1,7 @@
 import Foundation
 import ListDiff
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 import Observation
 
 /// A replica list as an observable model for an app's UI: it holds the list's sections, applies local
@@ -113,6 +113,10 @@ public final class ReplicaListModel {
         /// succeeded, or of the last pull of the background sync that applied something. Every
         /// successful sync sets it, whether or not it changed the list.
         public var lastSync: Date?
+        /// Whether `sections` are only the first pages of a first sync still under way: the top of
+        /// the list, shown early; read-only (the replica holds no list yet, so edits are refused),
+        /// and `false` again once the sync has made the replica.
+        public var isPartial = false
         /// How far a first sync or a resync in pages has got while one runs (`nil` otherwise):
         /// `ProgressView(value: status.progress?.fractionCompleted ?? 0)`.
         public var progress: SyncProgress?
@@ -135,6 +139,10 @@ public final class ReplicaListModel {
             /// A sync: a pull of the source's commits, with the local changes rebased on top, or a
             /// commit to the replica's store that did not come through this model.
             case sync
+            /// The first pages of a first sync still under way, shown before the replica holds the
+            /// list (`status.isPartial`): the next transition, once the sync has made the replica,
+            /// goes from them to the whole list.
+            case firstPages
         }
 
         /// The staged changeset that turns the previous `sections` into `sections`: apply its stages
@@ -172,6 +180,8 @@ public final class ReplicaListModel {
     /// What orders the progress reports (`progressReporting(round:)`).
     @ObservationIgnored private var progressRound: UInt64 = 0
     @ObservationIgnored private var progressFloor = -1
+    /// Whether a first sync's first pages were read to be shown (`showFirstPages()`).
+    @ObservationIgnored private var firstPagesRead = false
     /// The background sync and its pauses: one follow at a time, none during a `sync()`.
     @ObservationIgnored private var follow: _FollowController!
 
@@ -398,6 +408,7 @@ public final class ReplicaListModel {
         let transition = Transition(
             changeset: changeset, fromVersion: version, toVersion: newVersion, sections: newSections, cause: cause)
         sections = newSections
+        if (cause == .firstPages) != status.isPartial { status.isPartial = cause == .firstPages }
         version = newVersion
         for observer in observers { observer(transition) }
         for continuation in subscribers.values { continuation.yield(transition) }
@@ -436,10 +447,28 @@ public final class ReplicaListModel {
                 guard let self, round == nil || self.progressRound == round, progress.version > self.progressFloor else { return }
                 if let shown = self.status.progress, shown.version == progress.version, shown.records >= progress.records { return }
                 self.status.progress = progress
+                self.showFirstPages()
             }
         }
         return options
     }
+
+    /// During a first sync (nothing shown, the replica holding no list yet), reads the first
+    /// records landed, off the main actor, and shows them (`.firstPages`), once.
+    private func showFirstPages() {
+        guard !firstPagesRead, version == 0, sections.isEmpty, status.confirmedVersion == nil else { return }
+        firstPagesRead = true
+        let replica = replica
+        Task { @MainActor in
+            let read = await Self.offMain { try await replica.store.stagedSections(of: replica.list, limit: Self.firstPagesRecords) }
+            // Shown only while the sync is still under way and nothing else was.
+            guard case .success(let first) = read, !first.isEmpty, version == 0, sections.isEmpty, status.progress != nil else { return }
+            publish(ListChangeset(source: [], target: first), sections: first, version: 0, cause: .firstPages)
+        }
+    }
+
+    /// The records a first sync's early view shows at most (the top of the list: a few screens).
+    package nonisolated static let firstPagesRecords = 5_000
 
     /// Ends what `progressReporting(round:)` publishes, once the replica has reached `version`.
     private func endProgress(reached version: Int?) {

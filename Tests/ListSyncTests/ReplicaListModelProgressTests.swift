@@ -34,18 +34,29 @@ import Testing
         let gated = GatedPages(LocalSource(source))
         let directory = try TemporaryDirectory()
         let model = ReplicaListModel(replica: Replica(store: try Store(path: directory.file("replica.liststore")), list: "l"), source: gated)
+        await model.refresh()
+        let recorder = TransitionRecorder(model)
         let syncing = Task { await model.sync() }
         // Two pages landed, the third waits: the model shows how far the sync got.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(60)  // a bound for a failing test, not a timing assertion
-        while !(model.status.progress?.records ?? 0 > 0 && gated.served.withLock({ $0 }) > 2), clock.now < deadline {
+        while !(model.status.progress?.records ?? 0 > 0 && gated.served.withLock({ $0 }) > 2 && model.status.isPartial), clock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         let shown = try #require(model.status.progress)
         #expect(shown.totalElements == 120_000 && shown.elements > 0 && shown.fractionCompleted < 1)
+        // The top of the list is on screen already, read-only, marked as partial.
+        #expect(model.status.isPartial && model.version == 0)
+        let first = model.sections
+        #expect(first.reduce(0) { $0 + 1 + $1.elements.count } == ReplicaListModel.firstPagesRecords)
+        #expect(first.indices.allSatisfy { s in first[s].model == sections[s].model && sections[s].elements.starts(with: first[s].elements) })
         gated.opener.yield()
         #expect(await syncing.value?.pull.resynced == true)
-        #expect(model.status.progress == nil)
+        #expect(model.status.progress == nil && !model.status.isPartial)
         #expect(model.sections == sections)
+        // Two transitions: the first pages, then from them to the whole list.
+        let transitions = try await recorder.first(2)
+        #expect(recorder.transitions.map(\.cause) == [.firstPages, .sync])
+        #expect(try transitions.reduce([ListSection]()) { try $1.changeset.apply(to: $0) } == sections)
     }
 }
