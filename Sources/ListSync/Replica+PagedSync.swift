@@ -32,15 +32,29 @@ extension Replica {
             sync = nil
         }
         var (pages, resumed, restarted) = (0, sync != nil, false)
+        // The next page is read while one lands: the replica holds at most two at once.
+        var ahead: (version: Int, after: ListPage.Cursor, page: Task<ListPage, any Error>)?
+        defer { ahead?.page.cancel() }
         while true {
             if let sync, sync.isComplete { return StagedPages(sync: sync, pages: pages, resumed: resumed, restarted: restarted) }
             let page: ListPage
             do {
-                page = try await source.page(of: sourceList, at: sync?.version, after: sync?.next, maxBytes: options.pageBytes)
+                if let next = ahead, next.version == sync?.version, next.after == sync?.next {
+                    ahead = nil
+                    page = try await next.page.value
+                } else {
+                    ahead?.page.cancel()
+                    ahead = nil
+                    page = try await source.page(of: sourceList, at: sync?.version, after: sync?.next, maxBytes: options.pageBytes)
+                }
             } catch let error as StoreError where error.code == .versionNotFound && sync != nil {
                 // The source's head moved past the version being copied: start again there.
                 (sync, restarted) = (nil, true)
                 continue
+            }
+            if let next = page.next {
+                let (version, maxBytes) = (page.version, options.pageBytes)
+                ahead = (version, next, Task { try await source.page(of: sourceList, at: version, after: next, maxBytes: maxBytes) })
             }
             guard page.store == identity else {
                 throw SyncError.resyncRequired(
