@@ -71,7 +71,11 @@ struct JournalRoutes: Sendable {
                 let asked = try Self.integer(request, "maxBytes")
                 guard asked != 0 else { throw APIError.invalidArgument("'maxBytes' must be at least 1") }
                 let maxBytes = min(asked ?? .max, configuration.maxPageBytes)
-                return Self.json(WireDocument.listPage(try await store.page(of: list, at: version, after: after, maxBytes: maxBytes)))
+                // Read and encoded in turn: the server holds a few pages however many clients sync.
+                return Self.json(
+                    try await state.pageReads.taking {
+                        WireDocument.listPage(try await store.page(of: list, at: version, after: after, maxBytes: maxBytes))
+                    })
             }),
             (.get, "v1/lists/:list/diff", .list(.read), { request, context in
                 let list = try Self.list(context)

@@ -77,6 +77,10 @@ public struct JournalServer: Sendable {
         /// clients never lock out the others; one more is answered 503 with `Retry-After`. `nil`:
         /// `maxConnections` less a tenth of it (at least 16).
         public var maxStreams: Int?
+        /// How many pages of lists' heads (`GET /v1/lists/{list}/pages`, first syncs and resyncs)
+        /// are read and encoded at once; the others wait their turn, so that the server holds a few
+        /// pages however many clients sync (default: the machine's cores).
+        public var maxPageReads: Int?
         /// How long a connection may stay idle — no request under way and nothing received — before
         /// it is closed. The time a long poll or event stream takes to answer does not count.
         public var idleTimeout: Duration

@@ -1,4 +1,5 @@
 import ListStoreCore
+import NIOCore
 
 /// What a running `JournalServer` holds, shared by its parts: its open connections, its waiting
 /// requests (long polls and event streams), the port it is bound to, and the bytes its event
@@ -9,6 +10,8 @@ final class ServerState: Sendable {
     let connections: ConnectionLimiter
     /// Long polls that wait and event streams, at most `maxStreams`.
     let streams: ConnectionLimiter
+    /// The reads of list pages, `maxPageReads` at once.
+    let pageReads: PageReadTurns
     /// The open connections that hold no request, oldest first: at the cap on connections, a new
     /// one takes the place of the one idle longest.
     let idleConnections = IdleConnections()
@@ -36,6 +39,7 @@ final class ServerState: Sendable {
     init(_ configuration: JournalServer.Configuration) {
         connections = ConnectionLimiter(maximum: configuration.effectiveMaxConnections)
         streams = ConnectionLimiter(maximum: configuration.effectiveMaxStreams)
+        pageReads = PageReadTurns(maximum: configuration.maxPageReads ?? System.coreCount)
         currentAccess = _Locked((configuration.access, 0))
     }
 
