@@ -7,8 +7,10 @@ import ListSync
 import Testing
 
 /// Lists larger than what a client takes in one answer, over HTTP (ListStoreCore's article "Lists of
-/// Any Size"): a client whose answer limit is a fraction of the list copies it in pages.
-struct PagedSyncServerTests {
+/// Any Size"): a client whose answer limit is a fraction of the list copies it in pages. The stores
+/// are SQLite files, whose work runs on threads of their own, and the bodies on threads of their own
+/// too (`.heavyWork`): decoding pages for seconds must not hold the threads other tests' servers need.
+@Suite(.heavyWork) struct PagedSyncServerTests {
     /// `sections` sections of `elements` messages each, about 100 bytes of JSON per message.
     static func mailbox(sections: Int, elements: Int, tag: String = "") -> [ListSection] {
         (0..<sections).map { s in
@@ -21,24 +23,25 @@ struct PagedSyncServerTests {
     }
 
     @Test func aClientWhoseAnswersAreSmallSyncsAListManyTimesLargerInPages() async throws {
-        let store = InMemoryStore()
-        // About 2.4 MB in one commit, then a small one: the first entry is larger than the client's bound.
-        try await store.commit(Self.mailbox(sections: 30, elements: 800), to: "inbox", expectedVersion: nil, author: nil, message: nil)
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("source.liststore"))
+        // About 1.2 MB in one commit, then a small one: the first entry is larger than the client's bound.
+        try await store.commit(Self.mailbox(sections: 30, elements: 400), to: "inbox", expectedVersion: nil, author: nil, message: nil)
         try await ServerHarness.with(store) { server in
             var source = try server.source()
-            source.maxAnswerBytes = 256 << 10
-            source.maxPageBytes = 64 << 10
-            let replica = Replica(store: InMemoryStore(), list: "inbox")
+            source.maxAnswerBytes = 128 << 10
+            source.maxPageBytes = 48 << 10
+            let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "inbox")
             let reports = Box<[SyncProgress]>([])
             var options = ReplicaPullOptions()
             options.onProgress = { progress in reports.withLock { $0.append(progress) } }
             let result = try await replica.pull(from: source, options: options)
             #expect(result.resynced && result.reason == ResyncReason.tooLarge)
-            #expect((result.pages?.pages ?? 0) > 30)
+            #expect((result.pages?.pages ?? 0) > 20)
             #expect(try await replica.store.snapshot(of: "inbox", at: nil).sections == store.snapshot(of: "inbox", at: nil).sections)
             #expect(reports.withLock { $0.last?.fractionCompleted } == 1)
             // A later large commit goes the same way; a small one through the journal.
-            try await store.commit(Self.mailbox(sections: 30, elements: 800, tag: "!"), to: "inbox", expectedVersion: nil, author: nil, message: nil)
+            try await store.commit(Self.mailbox(sections: 30, elements: 400, tag: "!"), to: "inbox", expectedVersion: nil, author: nil, message: nil)
             #expect(try await replica.pull(from: source).reason == ResyncReason.tooLarge)
             var sections = try await store.snapshot(of: "inbox", at: nil).sections
             sections[3].elements.remove(at: 7)
@@ -51,7 +54,8 @@ struct PagedSyncServerTests {
     }
 
     @Test func pagesOverHTTPAreThoseOfTheStoreAndRefuseAMovedVersion() async throws {
-        let store = InMemoryStore()
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("source.liststore"))
         try await store.commit(Self.mailbox(sections: 4, elements: 50), to: "inbox", expectedVersion: nil, author: nil, message: nil)
         try await ServerHarness.with(store) { server in
             var source = try server.source()

@@ -8,7 +8,9 @@ import Testing
 
 /// First syncs and resyncs in pages (ListStoreCore's article "Lists of Any Size"): pages read at one
 /// version, landed one transaction each, made the replica in one, resumed after an interruption.
-struct PagedSyncTests {
+/// In-memory stores run their transactions on the threads that run tasks: the bodies run on threads
+/// of their own (`.heavyWork`).
+@Suite(.heavyWork) struct PagedSyncTests {
     /// A list of `sections` sections of `elements` elements each, contents of some size.
     static func bigList(sections: Int, elements: Int, tag: String = "") -> [ListSection] {
         (0..<sections).map { s in
