@@ -19,7 +19,7 @@ extension InMemoryTransaction {
             }
         }
         if let cursor, !sections.contains(where: { $0.1.position == cursor.section }) {
-            throw StoreError(.invalidArgument, "no section of the list is at the cursor's position \(cursor.section)")
+            throw StoreError(.versionNotFound, "no record of the list's head is at the cursor '\(ListPage.Cursor(section: cursor.section, element: cursor.element))': its pages are of another version; a paged read starts again at the head")
         }
         return records
     }

@@ -12,7 +12,7 @@ extension SQLTransaction {
             if let row = try row("SELECT id FROM section WHERE list_id = ? AND position = ?", [.integer(listID), .integer(cursor.section)]) {
                 try appendElements(of: try row.int64(0), section: cursor.section, after: cursor.element, limit: limit, to: &records)
             } else {
-                throw StoreError(.invalidArgument, "no section of the list is at the cursor's position \(cursor.section)")
+                throw StoreError(.versionNotFound, "no record of the list's head is at the cursor '\(ListPage.Cursor(section: cursor.section, element: cursor.element))': its pages are of another version; a paged read starts again at the head")
             }
         }
         while records.count < limit {

@@ -6,11 +6,12 @@ import Foundation
 extension StoreTransaction {
     /// The page of `list`'s head after `cursor` (`nil`: the first), at about `maxBytes` of records
     /// (always at least one while records remain). Pages are read at the head: `version`, the
-    /// version of the pages before, must still be the head's.
+    /// version of the pages before, must still be the head's (without it, the page is the head's
+    /// after `cursor`).
     ///
     /// - Throws: `StoreError` `.listNotFound`; `.versionNotFound` when the head is no longer at
-    ///   `version` (a paged read starts again at the head); `.invalidArgument` for a cursor that is
-    ///   not one of this version's, a cursor without its version, or a `maxBytes` below 1.
+    ///   `version`, or for a cursor at no record of it (a paged read starts again at the head);
+    ///   `.invalidArgument` for a text that is not a cursor, or a `maxBytes` below 1.
     /// - Complexity: O(records returned), in queries of at most 1,024 records.
     package func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) throws -> ListPage {
         let info = try listRow(list, locking: false)
@@ -19,9 +20,6 @@ extension StoreTransaction {
             throw StoreError(
                 .versionNotFound,
                 "list '\(list)' is at version \(info.headVersion), no longer at \(version): its pages are read at its head, so a paged read starts again there")
-        }
-        if cursor != nil, version == nil {
-            throw StoreError(.invalidArgument, "a page after a cursor names the version of the pages before it")
         }
         var position = try cursor.map { cursor in
             guard let positions = cursor.positions else { throw StoreError(.invalidArgument, "'\(cursor)' is not the cursor of a page") }
