@@ -13,12 +13,17 @@ import Testing
         let served = Box(0)
         let gate: AsyncStream<Void>
         let opener: AsyncStream<Void>.Continuation
+        /// Tells once the third page is asked for and held.
+        let held: AsyncStream<Void>
+        private let holding: AsyncStream<Void>.Continuation
         init(_ base: any ListSource) {
             self.base = base
             (gate, opener) = AsyncStream.makeStream(of: Void.self)
+            (held, holding) = AsyncStream.makeStream(of: Void.self)
         }
         func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
             if served.withLock({ n in defer { n += 1 }; return n }) == 2 {
+                holding.yield()
                 for await _ in gate { break }
             }
             return try await base.page(of: list, at: version, after: cursor, maxBytes: maxBytes)
@@ -26,7 +31,7 @@ import Testing
     }
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
-    @Test func aFirstSyncInPagesShowsItsProgressUntilItEnds() async throws {
+    @Test(.timeLimit(.minutes(2))) func aFirstSyncInPagesShowsItsProgressUntilItEnds() async throws {
         // SQLite stores: their work runs on threads of their own, not on those that run tasks.
         let directory = try TemporaryDirectory()
         let source = try Store(path: directory.file("source.liststore"))
@@ -41,11 +46,8 @@ import Testing
         let recorder = TransitionRecorder(model)
         let syncing = Task { await model.sync() }
         // Two pages landed, the third waits: the model shows how far the sync got.
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(60)  // a bound for a failing test, not a timing assertion
-        while !(model.status.progress?.records ?? 0 > 0 && gated.served.withLock({ $0 }) > 2 && model.status.isPartial), clock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        for await _ in gated.held { break }
+        await Self.until(model) { $0.status.progress?.records ?? 0 > 0 && $0.status.isPartial }
         let shown = try #require(model.status.progress)
         #expect(shown.totalElements == 30_000 && shown.elements > 0 && shown.fractionCompleted < 1)
         // The top of the list is on screen already, read-only, marked as partial.
@@ -61,5 +63,22 @@ import Testing
         let transitions = try await recorder.first(2)
         #expect(recorder.transitions.map(\.cause) == [.firstPages, .sync])
         #expect(try transitions.reduce([ListSection]()) { try $1.changeset.apply(to: $0) } == sections)
+    }
+
+    /// Returns once `condition` holds of `model`, waking at each change of what it reads
+    /// (Observation), not at intervals.
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    static func until(_ model: ReplicaListModel, _ condition: @escaping @MainActor (ReplicaListModel) -> Bool) async {
+        while true {
+            let satisfied = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let once = Box(false)
+                let resume = { @Sendable (holds: Bool) in
+                    if once.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: holds) }
+                }
+                let holds = withObservationTracking { condition(model) } onChange: { resume(false) }
+                if holds { resume(true) }
+            }
+            if satisfied { return }
+        }
     }
 }
