@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreCore
 import ListStoreTestSupport
 @testable import ListStoreServer
 import Testing
@@ -9,7 +10,7 @@ struct PageReadTurnsTests {
     @Test func atMostTheMaximumRunAndTheOthersWaitTheirTurn() async throws {
         let turns = PageReadTurns(maximum: 2)
         let gates = (0..<5).map { _ in AsyncStream.makeStream(of: Void.self) }
-        let order = Box<[Int]>([])
+        let order = _Locked<[Int]>([])
         let reads = (0..<5).map { k in
             Task {
                 try await turns.taking {

@@ -32,7 +32,7 @@ import Testing
             source.maxAnswerBytes = 128 << 10
             source.maxPageBytes = 48 << 10
             let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "inbox")
-            let reports = Box<[SyncProgress]>([])
+            let reports = _Locked<[SyncProgress]>([])
             var options = ReplicaPullOptions()
             options.onProgress = { progress in reports.withLock { $0.append(progress) } }
             let result = try await replica.pull(from: source, options: options)

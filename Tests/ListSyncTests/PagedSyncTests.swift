@@ -103,11 +103,11 @@ import Testing
     /// A source whose page requests fail after `pagesLeft` of them, as a connection lost midway.
     final class Interrupting: _ForwardingSource, @unchecked Sendable {
         let base: any ListSource
-        let pagesLeft: Box<Int>
-        let pagesServed = Box(0)
+        let pagesLeft: _Locked<Int>
+        let pagesServed = _Locked(0)
         init(_ base: any ListSource, pages: Int) {
             self.base = base
-            pagesLeft = Box(pages)
+            pagesLeft = _Locked(pages)
         }
         func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
             guard pagesLeft.withLock({ left in defer { left -= 1 }; return left > 0 }) else {
@@ -128,7 +128,7 @@ import Testing
         let replica = Replica(store: try Store(path: directory.file("replica.liststore")), list: "l")
         var options = ReplicaPullOptions()
         options.pageBytes = 1000
-        let reports = Box<[SyncProgress]>([])
+        let reports = _Locked<[SyncProgress]>([])
         options.onProgress = { progress in reports.withLock { $0.append(progress) } }
         // Lost after 4 pages: nothing is the replica yet, and the pages landed stay.
         let interrupting = Interrupting(LocalSource(source), pages: 4)

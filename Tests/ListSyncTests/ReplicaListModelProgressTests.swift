@@ -10,7 +10,7 @@ import Testing
     /// A source whose pages wait, from the third on, until the test opens the gate.
     final class GatedPages: _ForwardingSource, @unchecked Sendable {
         let base: any ListSource
-        let served = Box(0)
+        let served = _Locked(0)
         let gate: AsyncStream<Void>
         let opener: AsyncStream<Void>.Continuation
         /// Tells once the third page is asked for and held.
@@ -71,7 +71,7 @@ import Testing
     static func until(_ model: ReplicaListModel, _ condition: @escaping @MainActor (ReplicaListModel) -> Bool) async {
         while true {
             let satisfied = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let once = Box(false)
+                let once = _Locked(false)
                 let resume = { @Sendable (holds: Bool) in
                     if once.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: holds) }
                 }
