@@ -66,8 +66,25 @@ final class SQLiteTransaction: SQLTransaction {
 
     // MARK: Lists and heads
 
-    func headSections(of info: ListRow) throws -> [ListSection] {
-        try lockedHead(of: info.name).sections
+    func headSections(listID: Int64) throws -> [ListSection] {
+        var sections: [ListSection] = []
+        var rows: [Int64] = []
+        let sectionRows = try _RawStatement(db, "SELECT id, identifier, content FROM section WHERE list_id = ? ORDER BY position")
+        sectionRows.bind(1, listID)
+        defer { sectionRows.reset() }
+        while try sectionRows.step() {
+            rows.append(sectionRows.int64(0))
+            sections.append(ListSection(model: ListItem(id: sectionRows.string(1), content: sectionRows.bytes(2)), elements: []))
+        }
+        let elements = try _RawStatement(db, "SELECT identifier, content FROM element WHERE section_id = ? ORDER BY position")
+        for (s, row) in rows.enumerated() {
+            elements.bind(1, row)
+            defer { elements.reset() }
+            while try elements.step() {
+                sections[s].elements.append(ListItem(id: elements.string(0), content: elements.bytes(1)))
+            }
+        }
+        return sections
     }
 
     func head(of info: ListRow) throws -> StoredHead {
@@ -86,32 +103,31 @@ final class SQLiteTransaction: SQLTransaction {
         return head
     }
 
-    /// Reads the head rows of a list, through the statements' columns (no row values made).
+    /// Reads the head rows of a list (ids, hashes and positions, not contents), through the
+    /// statements' columns (no row values made).
     /// - Throws: `.damaged` when a stored hash is not 32 bytes.
     private func loadHead(listID: Int64, version: Int, digest: ListDigest) throws -> StoredHead {
         var head = StoredHead.empty
         (head.listID, head.version, head.digest) = (listID, version, digest)
         let sections = try _RawStatement(
-            db, "SELECT id, position, identifier, content, content_hash FROM section WHERE list_id = ? ORDER BY position")
+            db, "SELECT id, position, identifier, content_hash FROM section WHERE list_id = ? ORDER BY position")
         sections.bind(1, listID)
         defer { sections.reset() }
         while try sections.step() {
             head.sectionRows.append(sections.int64(0))
             head.sectionPositions.append(sections.int64(1))
-            head.sections.append(ListSection(model: ListItem(id: sections.string(2), content: sections.bytes(3)), elements: []))
-            guard let hash = sections.hash(4) else { throw damaged("section \(sections.int64(0)) has no valid content hash") }
-            head.sectionHashes.append(hash)
+            guard let hash = sections.hash(3) else { throw damaged("section \(sections.int64(0)) has no valid content hash") }
+            head.sections.append(HeadSection(model: HeadItem(id: sections.string(2), hash: hash), elements: []))
         }
         let elements = try _RawStatement(
-            db, "SELECT position, identifier, content, content_hash FROM element WHERE section_id = ? ORDER BY position")
+            db, "SELECT position, identifier, content_hash FROM element WHERE section_id = ? ORDER BY position")
         for (s, row) in head.sectionRows.enumerated() {
             elements.bind(1, row)
             defer { elements.reset() }
             while try elements.step() {
                 head.elementPositions.append(elements.int64(0))
-                head.sections[s].elements.append(ListItem(id: elements.string(1), content: elements.bytes(2)))
-                guard let hash = elements.hash(3) else { throw damaged("an element in section \(row) has no valid content hash") }
-                head.elementHashes.append(hash)
+                guard let hash = elements.hash(2) else { throw damaged("an element in section \(row) has no valid content hash") }
+                head.sections[s].elements.append(HeadItem(id: elements.string(1), hash: hash))
             }
         }
         return head

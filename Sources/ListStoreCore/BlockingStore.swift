@@ -134,7 +134,10 @@ extension BlockingStore {
     public func commit(
         _ sections: [ListSection], to list: String, expectedVersion: Int? = nil, author: String? = nil, message: String? = nil
     ) throws -> CommitResult {
-        try commit(to: list, expectedVersion: expectedVersion, author: author, message: message) { _ in sections }
+        try _Names.checkList(list)
+        return try blockingTransaction(.create) {
+            try $0.steps.commit(to: list, expectedVersion: expectedVersion, author: author, message: message, target: .snapshot(sections))
+        }
     }
 
     /// Changes a copy of the head of `list` and commits it, atomically: `body` runs inside the
@@ -291,8 +294,8 @@ extension BlockingStore {
         try blockingTransaction(.read) { try $0.steps.replicaStatus(of: list) }
     }
 
-    /// Commits the snapshot `makeTarget` makes from the head of `list`, in one write transaction
-    /// that makes the store when there is none.
+    /// Commits the snapshot `makeTarget` makes from the head of `list` (read from its rows), in one
+    /// write transaction that makes the store when there is none.
     func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?,
         makeTarget: ([ListSection]) throws -> [ListSection]
@@ -300,7 +303,7 @@ extension BlockingStore {
         try _Names.checkList(list)
         return try withoutActuallyEscaping(makeTarget) { makeTarget in
             try blockingTransaction(.create) {
-                try $0.steps.commit(to: list, expectedVersion: expectedVersion, author: author, message: message, target: .snapshot(makeTarget))
+                try $0.steps.commit(to: list, expectedVersion: expectedVersion, author: author, message: message, target: .edit(makeTarget))
             }
         }
     }

@@ -10,7 +10,13 @@ import ListJSON
 ///
 /// Not API: package-visible for the engines.
 package struct CommitPlan: Sendable {
-    package let target: [ListSection]
+    /// The target's ids and content hashes; its items that bring new content name it in `contents`.
+    package let target: [HeadSection]
+    /// The contents the target's new and changed items bring.
+    package let contents: CommitContents
+    /// The target with every content, when the commit was given it whole (a snapshot, an edit, a
+    /// merge); `nil` for a replayed entry, whose unchanged contents are in the rows.
+    package let snapshot: [ListSection]?
     package let changeset: ListChangeset
     /// Which head item each target item is, and which ones the changeset places.
     package let pairing: DiffPairing
@@ -23,7 +29,7 @@ package struct CommitPlan: Sendable {
 
     /// The journal's JSON of the changeset: written on another thread, started when called (a
     /// commit starts it once its rows are placed, so that it runs while they are written rather
-    /// than beside the hashing of the changed contents).
+    /// than beside the checking of the changed contents).
     /// - Complexity: O(size of the changeset) on another thread; O(1) here.
     package func encodingStages() -> _Background<[UInt8]> {
         if let knownStagesJSON { return _Background(finished: knownStagesJSON) }
@@ -31,15 +37,19 @@ package struct CommitPlan: Sendable {
         return _Background { changeset.isEmpty ? [] : changeset.stagesJSON }
     }
 
-    /// Diffs `head` against `target` (the journal's JSON is written later, by `encodingStages()`).
+    /// Diffs `head` against `target` (`snapshot`'s items, each bringing its content: 
+    /// `CommitContents.of(snapshot)`); the journal's JSON is written later, by `encodingStages()`.
     /// - Complexity: O(n + k log k) for n items and k changes.
-    package static func diffing(_ head: StoredHead, to target: [ListSection]) -> CommitPlan {
+    package static func diffing(
+        _ head: StoredHead, to target: (sections: [HeadSection], contents: CommitContents), snapshot: [ListSection]
+    ) -> CommitPlan {
         let sourceIDHashes = head.elementIDHashes ?? _IdentifierHashes.of(head.sections)
-        let targetIDHashes = _IdentifierHashes.of(target)
-        let (changeset, pairing) = ListChangeset.changesetAndPairing(
-            source: head.sections, target: target, identifierHashes: (sourceIDHashes, targetIDHashes))
+        let targetIDHashes = _IdentifierHashes.of(target.sections)
+        let (changeset, pairing) = StagedChangeset<HeadItem, HeadItem>.changesetAndPairing(
+            source: head.sections, target: target.sections, identifierHashes: (sourceIDHashes, targetIDHashes))
         return CommitPlan(
-            target: target, changeset: changeset, pairing: pairing, targetIDHashes: targetIDHashes,
+            target: target.sections, contents: target.contents, snapshot: snapshot,
+            changeset: target.contents.items(of: changeset), pairing: pairing, targetIDHashes: targetIDHashes,
             knownStagesJSON: nil)
     }
 
@@ -47,18 +57,22 @@ package struct CommitPlan: Sendable {
     /// journal keeps the same JSON.
     ///
     /// - Throws: `.invalidEdit` when the JSON is not a list of stages or they do not apply to the head.
-    /// - Complexity: O(stages × sections + touched elements + k log k).
+    /// - Complexity: O(stages × sections + touched elements + k log k), plus the contents the stages bring.
     package static func replaying(_ stagesJSON: [UInt8], on head: StoredHead, describedAs what: () -> String) throws -> CommitPlan {
-        let replayed: (changeset: ListChangeset, result: [ListSection], pairing: DiffPairing)
+        let replayed: (changeset: StagedChangeset<HeadItem, HeadItem>, result: [HeadSection], pairing: DiffPairing)
+        let contents: CommitContents
         do {
             let stages = try StageDocument._decodeStagesWithoutIDs(try JSONParser().parse(stagesJSON), as: ListItem.self)
-            replayed = try stages.replay(
-                on: head.sections, mergeModel: { old, new in ListItem(id: old.id, content: new.content) },
-                merge: { old, new in ListItem(id: old.id, content: new.content) })
+            let brought = CommitContents.bringing(stages)
+            contents = brought.contents
+            replayed = try brought.changeset.replay(
+                on: head.sections, mergeModel: { old, new in HeadItem(id: old.id, hash: new.hash, content: new.content) },
+                merge: { old, new in HeadItem(id: old.id, hash: new.hash, content: new.content) })
         } catch {
             throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
         }
         return CommitPlan(
-            target: replayed.result, changeset: replayed.changeset, pairing: replayed.pairing, targetIDHashes: nil, knownStagesJSON: replayed.changeset.isEmpty ? [] : stagesJSON)
+            target: replayed.result, contents: contents, snapshot: nil, changeset: contents.items(of: replayed.changeset),
+            pairing: replayed.pairing, targetIDHashes: nil, knownStagesJSON: replayed.changeset.isEmpty ? [] : stagesJSON)
     }
 }

@@ -3,14 +3,14 @@ import ListDiff
 extension CommitRows {
     /// The first step of a commit's rows, known from the section pairing alone: head sections that
     /// leave (their section row and all its element rows are deleted) and target sections that come
-    /// whole (their elements' positions and content hashes; their section rows come in the second
+    /// whole (their elements' positions, contents and hashes; their section rows come in the second
     /// step, whose section positions depend on the diff).
     ///
     /// ```swift
-    /// let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: nil)
+    /// let whole = CommitRows.WholeSections(head: head, target: target, contents: contents, sectionPairing: nil)
     /// for row in whole.deletedSectionRows { /* DELETE the section and its elements */ }
-    /// for (k, t) in whole.insertedSections.enumerated() {
-    ///     let positions = whole.elementPositions(ofInserted: k)  // target[t].elements[e] at positions[e]
+    /// for k in whole.insertedSections.indices {
+    ///     for element in whole.elements(ofInserted: k) { /* INSERT it */ }
     /// }
     /// ```
     ///
@@ -22,23 +22,27 @@ extension CommitRows {
         package let deletedSectionRows: [Int64]
         /// Target sections without a partner in the head, in target order.
         package let insertedSections: [Int]
-        /// The first content of an inserted section that is not canonical JSON (flat target index);
-        /// when set, the engine writes no inserted element: the commit fails in the second step.
+        /// The first content of an inserted section's elements that is not canonical JSON (flat
+        /// target index); when set, the engine writes no inserted element: the commit fails in the
+        /// second step.
         package let failure: (index: Int, error: StoreError)?
-        /// For each target section, where its elements start in `positions`/`hashes` (-1 if paired).
+        /// For each target section, where its elements start in `positions` (-1 if paired).
         private let offset: [Int]
         private let positions: [Int64]
-        private let hashes: [ContentHash]
-        /// The target snapshot.
-        package let target: [ListSection]
+        /// The target's ids and content hashes, and the contents its items bring.
+        package let target: [HeadSection]
+        package let contents: CommitContents
 
         /// - Parameter sectionPairing: how the sections of the head and the target pair, when the
         ///   caller knows (a replayed changeset); otherwise they are paired as the diff pairs them.
-        /// - Complexity: O(elements of inserted sections + content size) — hashed on two threads.
-        package init(head: StoredHead, target: [ListSection], sectionPairing: (targetOf: [Int], sourceOf: [Int])?) {
+        /// - Complexity: O(elements of inserted sections + their content size) — checked on two threads.
+        package init(
+            head: StoredHead, target: [HeadSection], contents: CommitContents, sectionPairing: (targetOf: [Int], sourceOf: [Int])?
+        ) {
             let pairing = sectionPairing ?? DiffPairing.pairSections(source: head.sections, target: target)
             self.sectionPairing = pairing
             self.target = target
+            self.contents = contents
             deletedSectionRows = head.sections.indices.filter { pairing.targetOf[$0] < 0 }.map { head.sectionRows[$0] }
             let inserted = target.indices.filter { pairing.sourceOf[$0] < 0 }
             insertedSections = inserted
@@ -49,22 +53,21 @@ extension CommitRows {
                 starts.append(starts.last! + target[t].elements.count)
             }
             self.offset = offset
-            let (hashes, failure) = _ContentHashing.hashes(of: target, count: starts.last!) { [starts] k in
+            let failure = _ContentChecks.firstFailure(count: starts.last!) { [starts] k in
                 let i = DiffPairing.section(containing: k, starts: starts)
-                return (inserted[i], k - starts[i])
+                let (t, e) = (inserted[i], k - starts[i])
+                return (contents.item(bringing: target[t].elements[e]).content, { "sections[\(t)].elements[\(e)].content" })
             }
             if let failure {
                 let i = DiffPairing.section(containing: failure.index, starts: starts)
                 let targetStart = DiffPairing.flatStarts(target)
                 self.failure = (targetStart[inserted[i]] + failure.index - starts[i], failure.error)
-                self.hashes = []
                 self.positions = []
                 return
             }
             self.failure = nil
-            self.hashes = hashes
             var positions: [Int64] = []
-            positions.reserveCapacity(hashes.count)
+            positions.reserveCapacity(starts.last!)
             for t in inserted {
                 let count = target[t].elements.count
                 positions.append(
@@ -79,64 +82,43 @@ extension CommitRows {
             return positions[offset[t]..<offset[t] + target[t].elements.count]
         }
 
-        /// The content hashes of the elements of the k-th inserted section.
-        package func elementHashes(ofInserted k: Int) -> ArraySlice<ContentHash> {
+        /// The elements of the k-th inserted section, each with its position, content and hash.
+        package func elements(ofInserted k: Int) -> [(position: Int64, item: ListItem, hash: ContentHash)] {
             let t = insertedSections[k]
-            return hashes[offset[t]..<offset[t] + target[t].elements.count]
+            let positions = elementPositions(ofInserted: k)
+            return target[t].elements.enumerated().map { e, element in
+                (positions[positions.startIndex + e], contents.item(bringing: element), element.hash)
+            }
         }
 
-        /// Checks and hashes every content of the target (inserted sections were hashed already);
-        /// unchanged items keep the head's hash.
+        /// Checks every content the target brings that is not checked yet (those of inserted
+        /// sections were); the others are the head's, in rows.
         /// - Throws: `.invalidSnapshot` naming the first item, in document order (section contents
         ///   first), whose content is not canonical JSON.
-        func hashContents(_ pairing: DiffPairing, head: StoredHead) throws -> (sections: [ContentHash], elements: [ContentHash]) {
-            var sectionHashes = [ContentHash]()
-            sectionHashes.reserveCapacity(target.count)
+        func checkContents(_ pairing: DiffPairing) throws {
             for (t, section) in target.enumerated() {
                 let s = pairing.sectionSourceOf[t]
-                if s >= 0 && !pairing.sectionChanged[t] {
-                    sectionHashes.append(head.sectionHashes[s])
-                } else {
-                    sectionHashes.append(try _ContentHashing.checkedHash(section.model) { "sections[\(t)].content" })
+                if s < 0 || pairing.sectionChanged[t] {
+                    try _ContentChecks.checkCanonical(contents.item(bringing: section.model).content) { "sections[\(t)].content" }
                 }
             }
-            // Unchanged elements keep the head's hash; the others are listed and hashed together.
+            // The new and changed elements of paired sections are checked together.
             let targetStart = pairing.targetStart
-            let placeholder = ContentHash(of: [])
-            var elementHashes = [ContentHash]()
-            elementHashes.reserveCapacity(pairing.targetElementCount)
             var pending = [Int]()
-            for t in target.indices {
-                let (start, end) = (targetStart[t], targetStart[t + 1])
-                if offset[t] >= 0 {
-                    // Hashed already (a failure there is reported below).
-                    if hashes.isEmpty {
-                        elementHashes.append(contentsOf: repeatElement(placeholder, count: end - start))
-                    } else {
-                        elementHashes.append(contentsOf: hashes[offset[t]..<offset[t] + end - start])
-                    }
-                    continue
-                }
-                for j in start..<end {
-                    let source = Int(pairing.elementSourceOf[j])
-                    if source >= 0 && !pairing.elementChanged[j] {
-                        elementHashes.append(head.elementHashes[source])
-                    } else {
-                        elementHashes.append(placeholder)
-                        pending.append(j)
-                    }
+            for t in target.indices where offset[t] < 0 {
+                for j in targetStart[t]..<targetStart[t + 1] where pairing.elementSourceOf[j] < 0 || pairing.elementChanged[j] {
+                    pending.append(j)
                 }
             }
-            let pendingIndices = pending
-            let (computed, pendingFailure) = _ContentHashing.hashes(of: target, count: pending.count) { k in
+            let (pendingIndices, target, contents) = (pending, target, contents)
+            let pendingFailure = _ContentChecks.firstFailure(count: pending.count) { k in
                 let j = pendingIndices[k]
                 let t = DiffPairing.section(containing: j, starts: targetStart)
-                return (t, j - targetStart[t])
+                let e = j - targetStart[t]
+                return (contents.item(bringing: target[t].elements[e]).content, { "sections[\(t)].elements[\(e)].content" })
             }
-            for (k, j) in pending.enumerated() { elementHashes[j] = computed[k] }
             let failures = [pendingFailure.map { (index: pending[$0.index], error: $0.error) }, failure].compactMap { $0 }
             if let first = failures.min(by: { $0.index < $1.index }) { throw first.error }
-            return (sectionHashes, elementHashes)
         }
     }
 }

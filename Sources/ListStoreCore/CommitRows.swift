@@ -1,6 +1,7 @@
 import ListDiff
 
-/// What one commit changes in a store's tables, computed without a database: the section and
+/// What one commit changes in a store's tables, computed without a database or the list's contents
+/// (the head holds ids, content hashes and positions; the plan, the contents it brings): the section and
 /// element rows deleted, inserted, moved and updated (with their positions), the new head, the
 /// journal entry and the digest. An engine only writes these rows; the commit logic is here, once.
 ///
@@ -9,9 +10,9 @@ import ListDiff
 /// `CommitRows` itself, along the diff's pairing.
 ///
 /// ```swift
-/// let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: DiffPairing.pairSections(source: head.sections, target: target))
+/// let whole = CommitRows.WholeSections(head: head, target: plan.target, contents: plan.contents, sectionPairing: nil)
 /// // the engine deletes whole.deletedSectionRows, reserves one row id per whole.insertedSections,
-/// // and inserts their elements (whole.elementPositions(ofInserted:), whole.elementHashes(ofInserted:))
+/// // and inserts their elements (whole.elements(ofInserted:))
 /// let rows = try CommitRows(plan, whole: whole, reservedRows: ids, head: head, listName: "inbox",
 ///                           committedAt: now, author: nil, message: nil)
 /// // then rows.deletedElements, rows.insertedSections, rows.updatedSections, rows.insertedElements,
@@ -74,11 +75,10 @@ package struct CommitRows: Sendable {
         package var digest: ListDigest { digesting.wait() }
     }
 
-    /// The target snapshot.
-    package let target: [ListSection]
-    /// The content hash of every target section, and of every target element (flat).
-    package let sectionHashes: [ContentHash]
-    package let elementHashes: [ContentHash]
+    /// The target's ids and content hashes.
+    package let target: [HeadSection]
+    /// The contents its new and changed items bring.
+    package let contents: CommitContents
 
     /// Element rows of paired sections without a partner in the target.
     package private(set) var deletedElements: [Slot] = []
@@ -97,10 +97,19 @@ package struct CommitRows: Sendable {
     /// The list's head once the rows are written (its list row id is the head's, or 0 for a new list).
     private let newHead: StoredHead
 
-    /// The content of target element `row` (section `row.section`, element `row.element`).
-    package func content(of row: ElementRow) -> [UInt8] { target[row.section].elements[row.element].content }
+    /// The new content of target element `row`; `nil` for a moved element whose content is the one
+    /// in its row (the engine moves it with its row).
+    package func content(of row: ElementRow) -> [UInt8]? { contents[target[row.section].elements[row.element]] }
     /// The identifier of target element `row`.
     package func identifier(of row: ElementRow) -> String { target[row.section].elements[row.element].id }
+    /// The content hash of target element `row`.
+    package func hash(of row: ElementRow) -> ContentHash { target[row.section].elements[row.element].hash }
+    /// The id of target section `t`, its new content (`nil` when its row holds it: a section that
+    /// only moves) and its content hash.
+    package func section(_ t: Int) -> (id: String, content: [UInt8]?, hash: ContentHash) {
+        let model = target[t].model
+        return (model.id, contents[model], model.hash)
+    }
 
     /// The rows of a commit along the plan's pairing, after `whole` was written with section rows
     /// `reservedRows` (one per `whole.insertedSections`, in order).
@@ -118,30 +127,29 @@ package struct CommitRows: Sendable {
             pairing.sectionTargetOf == whole.sectionPairing.targetOf && pairing.sectionSourceOf == whole.sectionPairing.sourceOf,
             "the plan pairs sections as the whole sections were")
         self.target = target
+        contents = plan.contents
         // Inserted sections whose contents failed have no rows or element positions: their failure
         // (or an earlier one in document order) is thrown before anything is placed.
-        if whole.failure != nil { _ = try whole.hashContents(pairing, head: head) }
+        if whole.failure != nil { try whole.checkContents(pairing) }
         precondition(reservedRows.count == whole.insertedSections.count, "one row per inserted section")
-        // The changed contents are checked and hashed (on other threads when there are many), then
-        // the target's digest is made from the hashes on another thread, while the rows are placed
+        // The contents the target brings are checked (on other threads when there are many), and
+        // its digest made from the ids and hashes on another thread, while the rows are placed
         // (which needs neither) and written.
         let counts = plan.changeset.counts
-        let hashing =
-            counts.elementInserted + counts.elementUpdated + counts.elementMoved < _ContentHashing.parallelThreshold
-            ? _Background(finished: Result { try whole.hashContents(pairing, head: head) })
-            : _Background { Result { try whole.hashContents(pairing, head: head) } }
-        let digesting = _Background {
-            // A target whose check fails is not committed: its digest is never read.
-            (try? hashing.wait().get()).map { ListDigest(target, sectionHashes: $0.sections, elementHashes: $0.elements) }
-                ?? ListDigest(hex: "")
-        }
+        let checking =
+            counts.elementInserted + counts.elementUpdated < _ContentChecks.parallelThreshold
+            ? _Background(finished: Result { try whole.checkContents(pairing) })
+            : _Background { Result { try whole.checkContents(pairing) } }
+        let digesting = _Background { ListDigest(target) }
         let targetStart = pairing.targetStart
         let version = head.version + 1
 
         var newHead = StoredHead.empty
         newHead.listID = head.listID
         newHead.version = version
-        newHead.sections = target
+        newHead.sections = target.map { section in
+            HeadSection(model: section.model.kept, elements: section.elements.contains { $0.content >= 0 } ? section.elements.map(\.kept) : section.elements)
+        }
         newHead.elementIDHashes = plan.targetIDHashes
 
         // 1. Unpaired elements of paired sections (whole sections are in `whole`).
@@ -228,11 +236,7 @@ package struct CommitRows: Sendable {
             }
         }
 
-        let (sectionHashes, elementHashes) = try hashing.wait().get()
-        self.sectionHashes = sectionHashes
-        self.elementHashes = elementHashes
-        newHead.sectionHashes = sectionHashes
-        newHead.elementHashes = elementHashes
+        try checking.wait().get()
         journal = Journal(
             list: list, version: version, parentVersion: head.version, committedAt: committedAt, author: author,
             message: message, sectionCount: target.count, elementCount: targetStart.last ?? 0, stages: plan.encodingStages(),

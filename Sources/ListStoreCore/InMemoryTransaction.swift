@@ -97,7 +97,7 @@ final class InMemoryTransaction: StoreTransaction {
     func summaries(of list: String?) throws -> [ListSummary] {
         try (list.map { tables.lists[$0] == nil ? [] : [$0] } ?? listNames()).map { name in
             let info = try listRow(name, locking: false)
-            let sections = try headSections(of: info)
+            let sections = try headSections(listID: info.id)
             return ListSummary(
                 name: name, version: info.headVersion, digest: info.headDigest, sectionCount: sections.count,
                 elementCount: sections.reduce(0) { $0 + $1.elements.count }, baseVersion: info.baseVersion, id: info.uid)
@@ -111,8 +111,17 @@ final class InMemoryTransaction: StoreTransaction {
         return row
     }
 
-    func headSections(of info: ListRow) throws -> [ListSection] {
-        try lockedHead(of: info.name).sections
+    func headSections(listID: Int64) throws -> [ListSection] {
+        sectionRows(of: listID).map { id in
+            ListSection(model: tables.sections[id]!.model, elements: tables.elements[id, default: [:]].sorted { $0.key < $1.key }.map(\.value.item))
+        }
+    }
+
+    /// The list's section rows, in order.
+    private func sectionRows(of listID: Int64) -> [Int64] {
+        tables.sectionsOfList[listID, default: []].sorted {
+            (tables.sections[$0]!.position, $0) < (tables.sections[$1]!.position, $1)
+        }
     }
 
     func storedSnapshot(listID: Int64, after: Int, through: Int) throws -> (version: Int, document: [UInt8])? {
@@ -150,18 +159,16 @@ final class InMemoryTransaction: StoreTransaction {
         head.listID = row.id
         head.version = row.headVersion
         head.digest = row.headDigest
-        let sectionRows = tables.sectionsOfList[row.id, default: []].sorted {
-            (tables.sections[$0]!.position, $0) < (tables.sections[$1]!.position, $1)
-        }
-        for id in sectionRows {
+        for id in sectionRows(of: row.id) {
             let section = tables.sections[id]!
             let elements = tables.elements[id, default: [:]].sorted { $0.key < $1.key }
-            head.sections.append(ListSection(model: section.model, elements: elements.map(\.value.item)))
+            head.sections.append(
+                HeadSection(
+                    model: HeadItem(id: section.model.id, hash: section.hash),
+                    elements: elements.map { HeadItem(id: $0.value.item.id, hash: $0.value.hash) }))
             head.sectionRows.append(id)
             head.sectionPositions.append(section.position)
-            head.sectionHashes.append(section.hash)
             head.elementPositions += elements.map(\.key)
-            head.elementHashes += elements.map(\.value.hash)
         }
         return head
     }
@@ -176,12 +183,9 @@ final class InMemoryTransaction: StoreTransaction {
         guard !whole.insertedSections.isEmpty, whole.failure == nil else { return ([], written) }
         let reserved = (0..<Int64(whole.insertedSections.count)).map { tables.nextSectionID + $0 }
         tables.nextSectionID += Int64(reserved.count)
-        for (k, t) in whole.insertedSections.enumerated() {
-            let positions = whole.elementPositions(ofInserted: k)
-            let hashes = whole.elementHashes(ofInserted: k)
-            for (e, element) in whole.target[t].elements.enumerated() {
-                tables.elements[reserved[k], default: [:]][positions[positions.startIndex + e]] = InMemoryTables.Element(
-                    item: element, hash: hashes[hashes.startIndex + e])
+        for k in whole.insertedSections.indices {
+            for element in whole.elements(ofInserted: k) {
+                tables.elements[reserved[k], default: [:]][element.position] = InMemoryTables.Element(item: element.item, hash: element.hash)
                 written += 1
             }
         }
@@ -205,16 +209,21 @@ final class InMemoryTransaction: StoreTransaction {
             guard tables.elements[slot.section]?.removeValue(forKey: slot.position) != nil else { throw damaged("an element row is missing") }
         }
         for section in rows.insertedSections {
+            let (id, content, hash) = rows.section(section.target)
+            guard let content else { throw damaged("an inserted section brings no content") }
             tables.sections[section.row] = InMemoryTables.Section(
-                listID: listID, position: section.position, model: rows.target[section.target].model,
-                hash: rows.sectionHashes[section.target])
+                listID: listID, position: section.position, model: ListItem(id: id, content: content), hash: hash)
             tables.sectionsOfList[listID, default: []].insert(section.row)
         }
         for section in rows.updatedSections {
             guard tables.sections[section.row] != nil else { throw damaged("section row \(section.row) is missing") }
             tables.sections[section.row]!.position = section.position
-            tables.sections[section.row]!.model.content = rows.target[section.target].model.content
-            tables.sections[section.row]!.hash = rows.sectionHashes[section.target]
+            let (_, content, hash) = rows.section(section.target)
+            if section.contentChanged {
+                guard let content else { throw damaged("a changed section brings no content") }
+                tables.sections[section.row]!.model.content = content
+                tables.sections[section.row]!.hash = hash
+            }
         }
         // Moved rows leave their old slots before any row takes a new one.
         var moved: [(CommitRows.ElementRow, InMemoryTables.Element)] = []
@@ -226,21 +235,25 @@ final class InMemoryTransaction: StoreTransaction {
             moved.append((element, old))
         }
         for element in rows.insertedElements {
+            guard let content = rows.content(of: element) else { throw damaged("an inserted element brings no content") }
             tables.elements[element.slot.section, default: [:]][element.slot.position] = InMemoryTables.Element(
-                item: ListItem(id: rows.identifier(of: element), content: rows.content(of: element)), hash: rows.elementHashes[element.flat])
+                item: ListItem(id: rows.identifier(of: element), content: content), hash: rows.hash(of: element))
         }
         for (element, old) in moved {
             var new = old
             if element.contentChanged {
-                new.item.content = rows.content(of: element)
-                new.hash = rows.elementHashes[element.flat]
+                guard let content = rows.content(of: element) else { throw damaged("a changed element brings no content") }
+                new.item.content = content
+                new.hash = rows.hash(of: element)
             }
             tables.elements[element.slot.section, default: [:]][element.slot.position] = new
         }
         for element in rows.updatedElements {
-            guard tables.elements[element.slot.section]?[element.slot.position] != nil else { throw damaged("an element row is missing") }
-            tables.elements[element.slot.section]![element.slot.position]!.item.content = rows.content(of: element)
-            tables.elements[element.slot.section]![element.slot.position]!.hash = rows.elementHashes[element.flat]
+            guard tables.elements[element.slot.section]?[element.slot.position] != nil, let content = rows.content(of: element) else {
+                throw damaged("an element row is missing")
+            }
+            tables.elements[element.slot.section]![element.slot.position]!.item.content = content
+            tables.elements[element.slot.section]![element.slot.position]!.hash = rows.hash(of: element)
         }
         return rows.deletedElements.count + rows.insertedSections.count + rows.updatedSections.count
             + rows.insertedElements.count + rows.updatedElements.count + rows.movedElements.count

@@ -24,23 +24,16 @@ public struct ListDigest: Hashable, Sendable, CustomStringConvertible {
     /// The digest of `sections`, hashing every content.
     /// - Complexity: O(total size of ids and contents).
     public static func of(_ sections: [ListSection]) -> ListDigest {
-        ListDigest(
-            sections, sectionHashes: sections.map { ContentHash(of: $0.model.content) },
-            elementHashes: sections.flatMap { $0.elements.map { ContentHash(of: $0.content) } })
+        ListDigest(CommitContents.of(sections).sections)
     }
 
-    /// The digest of `sections` whose content hashes are known: one per section, and one per
-    /// element, flat (section after section).
-    package init(_ sections: [ListSection], sectionHashes: [ContentHash], elementHashes: [ContentHash]) {
+    /// The digest of a head's ids and content hashes.
+    /// - Complexity: O(total size of ids).
+    package init(_ sections: [HeadSection]) {
         var builder = _DigestBuilder()
-        var flat = 0
-        for s in sections.indices {
-            builder.add(tag: 0x53, id: sections[s].model.id, hash: sectionHashes[s])
-            let elements = sections[s].elements
-            for e in elements.indices {
-                builder.add(tag: 0x45, id: elements[e].id, hash: elementHashes[flat])
-                flat += 1
-            }
+        for section in sections {
+            builder.add(tag: 0x53, id: section.model.id, hash: section.model.hash)
+            for element in section.elements { builder.add(tag: 0x45, id: element.id, hash: element.hash) }
         }
         self = builder.finish()
     }

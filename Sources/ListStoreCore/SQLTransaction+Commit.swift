@@ -17,14 +17,12 @@ extension SQLTransaction {
         guard !whole.insertedSections.isEmpty, whole.failure == nil else { return ([], written) }
         let reserved = try reserveSectionRows(whole.insertedSections.count)
         var elements = Self.elementRows
-        for (k, t) in whole.insertedSections.enumerated() {
-            let positions = whole.elementPositions(ofInserted: k)
-            let hashes = whole.elementHashes(ofInserted: k)
-            for (e, element) in whole.target[t].elements.enumerated() {
+        for k in whole.insertedSections.indices {
+            for element in whole.elements(ofInserted: k) {
                 written += try add(
                     [
-                        .integer(reserved[k]), .integer(positions[positions.startIndex + e]), .utf8(element.id),
-                        .bytes(element.content), .hash(hashes[hashes.startIndex + e]),
+                        .integer(reserved[k]), .integer(element.position), .utf8(element.item.id), .bytes(element.item.content),
+                        .hash(element.hash),
                     ], to: &elements)
             }
         }
@@ -42,8 +40,10 @@ extension SQLTransaction {
 
     /// Writes the rest of a commit's rows. A moved element's row is deleted from its old slot and
     /// inserted at its new one, after every vacated slot is free: one statement that moves many
-    /// keys could meet a key not vacated yet.
+    /// keys could meet a key not vacated yet. The contents of moved elements that the commit does
+    /// not bring (a replayed move) are read from their rows first.
     package func write(_ rows: CommitRows, listID: Int64) throws -> Int {
+        let kept = try contents(at: rows.movedElements.filter { rows.content(of: $0) == nil }.map { $0.from! })
         var vacated = SQLBatch.delete(from: "element", where: ["section_id", "position"])
         var deleted = 0
         for slot in rows.deletedElements + rows.movedElements.map({ $0.from! }) {
@@ -53,43 +53,62 @@ extension SQLTransaction {
 
         var inserted = SQLBatch.insert(into: "section", ["id", "list_id", "position", "identifier", "content", "content_hash"])
         for section in rows.insertedSections {
-            let model = rows.target[section.target].model
-            inserted.append([
-                .integer(section.row), .integer(listID), .integer(section.position), .utf8(model.id), .bytes(model.content),
-                .hash(rows.sectionHashes[section.target]),
-            ])
+            let (id, content, hash) = rows.section(section.target)
+            guard let content else { throw damaged("an inserted section brings no content") }
+            inserted.append([.integer(section.row), .integer(listID), .integer(section.position), .utf8(id), .bytes(content), .hash(hash)])
         }
         try run(inserted)
         var updated = SQLBatch.update("section", set: ["position", "content", "content_hash"], where: ["id", "list_id"])
+        var placed = SQLBatch.update("section", set: ["position"], where: ["id", "list_id"])
         for section in rows.updatedSections {
-            updated.append([
-                .integer(section.position), .bytes(rows.target[section.target].model.content),
-                .hash(rows.sectionHashes[section.target]), .integer(section.row), .integer(listID),
-            ])
+            let (_, content, hash) = rows.section(section.target)
+            if section.contentChanged {
+                guard let content else { throw damaged("a changed section brings no content") }
+                updated.append([.integer(section.position), .bytes(content), .hash(hash), .integer(section.row), .integer(listID)])
+            } else {
+                placed.append([.integer(section.position), .integer(section.row), .integer(listID)])
+            }
         }
-        try expect(try run(updated), updated.count, "section rows")
+        try expect(try run(updated) + (try run(placed)), updated.count + placed.count, "section rows")
 
         var elements = Self.elementRows
         for element in rows.insertedElements + rows.movedElements {
+            guard let content = rows.content(of: element) ?? element.from.flatMap({ kept[$0] }) else {
+                throw damaged("an element row is missing")
+            }
             try add(
                 [
                     .integer(element.slot.section), .integer(element.slot.position), .utf8(rows.identifier(of: element)),
-                    .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]),
+                    .bytes(content), .hash(rows.hash(of: element)),
                 ], to: &elements)
         }
         try run(elements)
         var changed = SQLBatch.update("element", set: ["content", "content_hash"], where: ["section_id", "position"])
         var contentChanges = 0
         for element in rows.updatedElements {
+            guard let content = rows.content(of: element) else { throw damaged("a changed element brings no content") }
             contentChanges += try add(
-                [
-                    .bytes(rows.content(of: element)), .hash(rows.elementHashes[element.flat]), .integer(element.slot.section),
-                    .integer(element.slot.position),
-                ], to: &changed)
+                [.bytes(content), .hash(rows.hash(of: element)), .integer(element.slot.section), .integer(element.slot.position)],
+                to: &changed)
         }
         try expect(contentChanges + (try run(changed)), rows.updatedElements.count, "element rows")
         return rows.deletedElements.count + rows.insertedSections.count + rows.updatedSections.count
             + rows.insertedElements.count + rows.updatedElements.count + rows.movedElements.count
+    }
+
+    /// The contents of the element rows at `slots`, read in runs.
+    private func contents(at slots: [CommitRows.Slot]) throws -> [CommitRows.Slot: [UInt8]] {
+        var found: [CommitRows.Slot: [UInt8]] = [:]
+        found.reserveCapacity(slots.count)
+        try inRuns(of: slots, mark: "(?, ?)") { chunk, pairs in
+            for row in try self.rows(
+                "SELECT section_id, position, content FROM element WHERE (section_id, position) IN (VALUES \(pairs))",
+                chunk.flatMap { [.integer($0.section), .integer($0.position)] })
+            {
+                found[CommitRows.Slot(section: try row.int64(0), position: try row.int64(1))] = try row.bytes(2)
+            }
+        }
+        return found
     }
 
     package func setHead(

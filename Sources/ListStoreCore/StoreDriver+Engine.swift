@@ -142,7 +142,7 @@ extension StoreDriver {
         try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.commit(
-                to: list, expectedVersion: expectedVersion, author: author, message: message, target: .snapshot { _ in sections })
+                to: list, expectedVersion: expectedVersion, author: author, message: message, target: .snapshot(sections))
         }
     }
 
@@ -166,7 +166,7 @@ extension StoreDriver {
         return try await run(.create) {
             try $0.steps.commit(
                 to: list, expectedVersion: expectedVersion, author: author, message: message,
-                target: .snapshot { sections in
+                target: .edit { sections in
                     var draft = ListDraft(sections: sections)
                     try CallerError.passing { try body(&draft) }
                     return draft.sections

@@ -74,7 +74,7 @@ extension StoreDriver {
         try _Names.checkList(list)
         return try await run(.create) {
             try $0.steps.commitReplica(
-                to: list, source: source, author: author, message: message, entry: nil, target: .snapshot { _ in sections },
+                to: list, source: source, author: author, message: message, entry: nil, target: .snapshot(sections),
                 check: { result in try CallerError.passing { try check(result) } })
         }
     }

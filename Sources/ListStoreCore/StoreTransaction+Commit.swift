@@ -6,14 +6,17 @@ import ListMerge
 ///
 /// Not API: package-visible for the engines.
 package enum CommitTarget {
-    /// The snapshot a closure makes from the head's sections.
-    case snapshot(([ListSection]) throws -> [ListSection])
+    /// A snapshot, committed whole.
+    case snapshot([ListSection])
+    /// The snapshot a closure makes from the head's sections (read from the rows, contents and all).
+    case edit(([ListSection]) throws -> [ListSection])
     /// The stages of a journal entry (its JSON, and what to call it in an error), applied to the
     /// head; the journal keeps the same JSON.
     case stages(json: [UInt8], what: String)
-    /// A push rebased onto the head (`nil` leaves the head as it is); the result carries the
-    /// rebase's conflicts.
-    case rebase((StoredHead) throws -> Rebase<ListItem>?)
+    /// A push rebased onto the head, given the head and a read of its sections (contents and all,
+    /// read once when called); `nil` leaves the head as it is. The result carries the rebase's
+    /// conflicts.
+    case rebase((StoredHead, _ sections: () throws -> [ListSection]) throws -> Rebase<ListItem>?)
 }
 
 extension StoreTransaction {
@@ -55,6 +58,27 @@ extension StoreTransaction {
                 "version conflict on list '\(list)': expected version \(expectedVersion), the head is \(head.version)",
                 expectedVersion: expectedVersion, currentVersion: head.version)
         }
+        // The head's contents, read from its rows only when an edit, a merge or a replica's
+        // outbox needs them (before anything is written).
+        var base: [ListSection]?
+        func readBase() throws -> [ListSection] {
+            if let base { return base }
+            let read = head.listID == 0 ? [] : try headSections(listID: head.listID)
+            base = read
+            return read
+        }
+        func unchanged(_ changeset: ListChangeset, conflicts: [Conflict]?) throws -> CommitResult {
+            // Nothing is recorded, but a name no list may take is refused all the same.
+            if head.version == 0, let problem = _Names.problem(withNew: list, "list") {
+                throw StoreError(.invalidListName, problem)
+            }
+            let unchanged = CommitResult(
+                list: list, version: head.version, parentVersion: head.version, changed: false, digest: head.digest,
+                stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0, mergeConflicts: conflicts)
+            try alsoWrite?(head.listID, unchanged)
+            try Self.refuse(recordedDigest, unless: head.digest, version: head.version, of: list)
+            return unchanged
+        }
         let plan: CommitPlan
         let whole: CommitRows.WholeSections
         let reserved: (reservedRows: [Int64], written: Int)
@@ -66,40 +90,37 @@ extension StoreTransaction {
             // its transactions in the caller's task; elsewhere there is no task to cancel).
             try Task.checkCancellation()
             whole = CommitRows.WholeSections(
-                head: head, target: plan.target, sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
+                head: head, target: plan.target, contents: plan.contents,
+                sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
             reserved = try write(whole)
         } else {
             let sections: [ListSection]
             switch making {
-            case .snapshot(let makeTarget): sections = try makeTarget(head.sections)
+            case .snapshot(let snapshot): sections = snapshot
+            case .edit(let edit): sections = try edit(try readBase())
             case .rebase(let rebasing):
-                let rebase = try rebasing(head)
-                sections = rebase?.snapshot ?? head.sections
-                mergeConflicts = rebase?.conflicts
+                guard let rebase = try rebasing(head, readBase) else { return try unchanged(ListChangeset(), conflicts: nil) }
+                sections = rebase.snapshot
+                mergeConflicts = rebase.conflicts
             case .stages: preconditionFailure("handled above")
+            }
+            if queueLocalChange, head.listID != 0, try replicaSource(listID: head.listID) != nil {
+                // A local change to a replica list: its outbox intents are made from the contents.
+                _ = try readBase()
             }
             try Task.checkCancellation()
             target = sections
-            // The elements are diffed on another thread while sections that come or go whole are written.
-            let diffing = _Background { CommitPlan.diffing(head, to: sections) }
-            whole = CommitRows.WholeSections(head: head, target: sections, sectionPairing: nil)
+            // Every content is hashed (the head holds hashes, not contents); then the elements are
+            // diffed on another thread while sections that come or go whole are written.
+            let hashed = CommitContents.of(sections)
+            let diffing = _Background { CommitPlan.diffing(head, to: hashed, snapshot: sections) }
+            whole = CommitRows.WholeSections(head: head, target: hashed.sections, contents: hashed.contents, sectionPairing: nil)
             let wroteWhole = Result { try write(whole) }
             plan = diffing.wait()
             reserved = try wroteWhole.get()
         }
         let changeset = plan.changeset
-        guard !changeset.isEmpty else {
-            // Nothing is recorded, but a name no list may take is refused all the same.
-            if head.version == 0, let problem = _Names.problem(withNew: list, "list") {
-                throw StoreError(.invalidListName, problem)
-            }
-            let unchanged = CommitResult(
-                list: list, version: head.version, parentVersion: head.version, changed: false, digest: head.digest,
-                stageCount: 0, changeCount: 0, changeset: changeset, rowsWritten: 0, mergeConflicts: mergeConflicts)
-            try alsoWrite?(head.listID, unchanged)
-            try Self.refuse(recordedDigest, unless: head.digest, version: head.version, of: list)
-            return unchanged
-        }
+        guard !changeset.isEmpty else { return try unchanged(changeset, conflicts: mergeConflicts) }
         let rows = try CommitRows(
             plan, whole: whole, reservedRows: reserved.reservedRows, head: head, list: list,
             committedAt: _Time.iso8601(Date()), author: author, message: message)
@@ -127,7 +148,9 @@ extension StoreTransaction {
             version: journal.version, pointVersion: point.snapshotVersion, bytesSince: point.bytesSinceSnapshot,
             elementCount: journal.elementCount)
         {
-            let snapshot = ListSnapshot(list: list, version: journal.version, digest: recorded, sections: rows.target)
+            // A replayed entry's target is read back from the rows just written.
+            let sections = try plan.snapshot ?? headSections(listID: listID)
+            let snapshot = ListSnapshot(list: list, version: journal.version, digest: recorded, sections: sections)
             try insertStoredSnapshot(snapshot, listID: listID)
             written += 2
         }
@@ -140,7 +163,7 @@ extension StoreTransaction {
             mergeConflicts: mergeConflicts)
         if queueLocalChange, let target {
             result.pendingSeq = try queueIfReplica(
-                listID: listID, base: head, target: target, version: result.version, author: author, message: message)
+                listID: listID, base: base, target: target, version: result.version, author: author, message: message)
         }
         try alsoWrite?(listID, result)
         try Self.refuse(recordedDigest, unless: digest, version: journal.version, of: list)
@@ -159,19 +182,21 @@ extension StoreTransaction {
     }
 
     /// Queues a change of the list `listID` in its outbox when it is a replica list, and returns its
-    /// sequence number; keeps the confirmed state (the head before the change) when no local change
-    /// waited until now.
+    /// sequence number; keeps the confirmed state (the head before the change, `base`, read before
+    /// the change was written) when no local change waited until now.
+    /// - Throws: `.damaged` for a replica list without `base`.
     /// - Complexity: O(n + k) for the n items of `base` and `target` and the k intents.
     package func queueIfReplica(
-        listID: Int64, base: StoredHead, target: [ListSection], version: Int, author: String?, message: String?
+        listID: Int64, base: [ListSection]?, target: [ListSection], version: Int, author: String?, message: String?
     ) throws -> Int? {
         guard let slot = try takeOutboxSeq(listID: listID) else { return nil }
+        guard let base else { throw StoreError(.damaged, "a local change to a replica list was written without its base") }
         if !slot.confirmedKept {
             // The head equalled the confirmed state until now.
-            let confirmed = ListSnapshot(list: "", version: slot.version, digest: slot.digest, sections: base.sections)
+            let confirmed = ListSnapshot(list: "", version: slot.version, digest: slot.digest, sections: base)
             try keepConfirmed(confirmed.documentJSON, listID: listID)
         }
-        let intents = Array(Intent.jsonValue(Intent.changes(from: base.sections, to: target)).serialized().utf8)
+        let intents = Array(Intent.jsonValue(Intent.changes(from: base, to: target)).serialized().utf8)
         try insertOutbox(
             listID: listID, seq: slot.seq, intentsJSON: intents, author: author, message: message,
             createdAt: _Time.iso8601(Date()), localVersion: version)

@@ -145,7 +145,7 @@ extension StoreTransaction {
         let sections = try stagedSections(of: list)
         let source = ReplicaSource(store: sync.store, list: sync.sourceList, version: sync.version, digest: sync.digest, listID: sync.listID)
         return try commitReplica(
-            to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot { _ in sections }, check: check,
+            to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot(sections), check: check,
             then: { try deleteStagedSync(of: list) })
     }
 }

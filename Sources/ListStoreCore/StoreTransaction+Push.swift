@@ -31,7 +31,7 @@ extension StoreTransaction {
         var answer: PushAnswer?
         _ = try commit(
             to: list, expectedVersion: nil, author: author ?? push.author, message: push.message,
-            target: .rebase { head in
+            target: .rebase { head, sections in
                 guard head.listID != 0 else { throw StoreError.listNotFound(list, in: location) }
                 if let made = push.listID, try listRow(list, locking: false).uid != made {
                     throw StoreError(
@@ -51,7 +51,7 @@ extension StoreTransaction {
                 if let rebasedAhead, rebasedAhead.isOnto(head) {
                     rebase = rebasedAhead.rebase
                 } else {
-                    rebase = try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped)
+                    rebase = try Rebase(push.intents, onto: try sections(), stoppingWhen: isStopped)
                 }
                 rebase.conflicts = try reportingUnknownSections(in: rebase.conflicts, of: push, onto: head)
                 return rebase
@@ -111,10 +111,9 @@ extension StoreTransaction {
         let info = try listRow(list, locking: false)
         let recorded = try recordedPushes(listID: info.id, list: list, client: push.id.client, seqs: push.id.seq...push.id.seq)
         guard recorded.isEmpty else { return nil }
-        let head = try head(of: info)
         return RebasedPush(
-            listID: head.listID, version: head.version, digest: head.digest,
-            rebase: try Rebase(push.intents, onto: head.sections, stoppingWhen: isStopped))
+            listID: info.id, version: info.headVersion, digest: info.headDigest,
+            rebase: try Rebase(push.intents, onto: try headSections(listID: info.id), stoppingWhen: isStopped))
     }
 }
 

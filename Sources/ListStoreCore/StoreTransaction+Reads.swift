@@ -66,7 +66,7 @@ extension StoreTransaction {
                 throw StoreError(.damaged, "the confirmed state of list '\(info.name)' does not decode: \(error)")
             }
         } else {
-            confirmed = try headSections(of: info)
+            confirmed = try headSections(listID: info.id)
         }
         return PendingState(
             position: position, headVersion: info.headVersion, confirmed: confirmed, outbox: try outbox(of: info),
@@ -97,9 +97,10 @@ extension StoreTransaction {
             }
             guard check.checkHeadDigest() else { return check.result }
             let head = try head(of: info)
-            check.check(head: head)
+            let sections = try headSections(listID: info.id)
+            check.check(head: head, sections: sections)
             guard check.result.isValid else { return check.result }
-            if let pending = try pendingState(of: info) { check.check(replica: pending, head: head) }
+            if let pending = try pendingState(of: info) { check.check(replica: pending, head: sections) }
             // Each stored snapshot must be the version it names (one read at a time).
             for version in versions where check.result.isValid {
                 guard let stored = try storedSnapshot(listID: info.id, after: version - 1, through: version) else { continue }

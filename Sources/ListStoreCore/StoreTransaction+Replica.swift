@@ -88,7 +88,7 @@ extension StoreTransaction {
         try withoutActuallyEscaping(check) { check in
             try commit(
                 to: list, expectedVersion: expectedVersion, author: nil, message: message,
-                target: .snapshot { _ in merged },
+                target: .snapshot(merged),
                 queueLocalChange: false,
                 alsoWrite: { listID, result in
                     guard try replicaSource(listID: listID) == previous else {

@@ -85,7 +85,7 @@ extension StoreTransaction {
         let conflicts = try deletedListConflicts(of: list)
         _ = try deleteList(list, discardingPending: true)
         _ = try commitReplica(
-            to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot { _ in sections }, check: check)
+            to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot(sections), check: check)
         if !conflicts.isEmpty {
             try setLastConflicts(Array(Conflict.jsonValue(conflicts).serialized().utf8), listID: try listRow(list, locking: false).id)
         }

@@ -15,7 +15,7 @@ extension StoreTransaction {
         let list = info.name
         let wanted = version ?? info.headVersion
         if wanted == info.headVersion {
-            let sections = try headSections(of: info)
+            let sections = try headSections(listID: info.id)
             return (
                 ListSnapshot(
                     list: list, version: info.headVersion, digest: info.headDigest, sections: sections), 0

@@ -49,8 +49,9 @@ package protocol StoreTransaction {
     /// - Throws: `StoreError` `.listNotFound`.
     func listRow(_ list: String, locking: Bool) throws -> ListRow
 
-    /// The sections of the head of the list `info` names.
-    func headSections(of info: ListRow) throws -> [ListSection]
+    /// The sections of the head of the list `listID`, contents and all, read from its rows as this
+    /// transaction sees them.
+    func headSections(listID: Int64) throws -> [ListSection]
 
     /// The newest stored snapshot of the list with a version in `after+1 ... through`: its version
     /// and document.
@@ -78,7 +79,8 @@ package protocol StoreTransaction {
     /// The versions of the list's stored snapshots, oldest first.
     func storedSnapshotVersions(listID: Int64) throws -> [Int]
 
-    /// The head of the list `info` names, read from its rows (no kept head is trusted).
+    /// The head of the list `info` names (ids, content hashes and positions), read from its rows
+    /// (no kept head is trusted).
     func head(of info: ListRow) throws -> StoredHead
 
     /// The store's client id (the id its local changes are pushed under).

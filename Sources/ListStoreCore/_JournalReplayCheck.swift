@@ -1,4 +1,5 @@
 import ListMerge
+import ListJSON
 
 /// The check `verify` makes of one list, on any engine: replays the journal from the base snapshot
 /// page by page (every entry must follow its parent and reproduce its stored digest and counts),
@@ -84,34 +85,40 @@ package struct _JournalReplayCheck {
         return true
     }
 
-    /// Compares the head rows with the replayed snapshot, and their content hashes.
-    package mutating func check(head: StoredHead) {
+    /// Compares the head rows (`sections`, and `head`, their ids and content hashes as the store
+    /// reads them for a commit) with the replayed snapshot, and their content hashes.
+    package mutating func check(head: StoredHead, sections: [ListSection]) {
         guard result.isValid else { return }
-        guard head.sections == state else { return diverge(at: info.headVersion, "the head rows differ from the replayed snapshot") }
-        var flat = 0
-        for (s, section) in head.sections.enumerated() {
-            guard head.sectionHashes[s] == ContentHash(of: section.model.content) else {
+        guard sections == state else { return diverge(at: info.headVersion, "the head rows differ from the replayed snapshot") }
+        guard head.sections.count == sections.count else {
+            return diverge(at: info.headVersion, "the head has \(head.sections.count) sections, its rows \(sections.count)")
+        }
+        for (s, (kept, section)) in zip(head.sections, sections).enumerated() {
+            guard ExactString(kept.model.id) == ExactString(section.model.id), kept.model.hash == ContentHash(of: section.model.content) else {
                 return diverge(at: info.headVersion, "section \(s) of the head has a wrong content hash")
             }
-            for (e, element) in section.elements.enumerated() {
-                guard head.elementHashes[flat] == ContentHash(of: element.content) else {
+            guard kept.elements.count == section.elements.count else {
+                return diverge(at: info.headVersion, "section \(s) of the head has \(kept.elements.count) elements, its rows \(section.elements.count)")
+            }
+            for (e, (item, element)) in zip(kept.elements, section.elements).enumerated() {
+                guard ExactString(item.id) == ExactString(element.id), item.hash == ContentHash(of: element.content) else {
                     return diverge(at: info.headVersion, "element \(e) of section \(s) of the head has a wrong content hash")
                 }
-                flat += 1
             }
         }
     }
 
-    /// For a replica list (after `check(head:)`): its confirmed state must be the source version its
-    /// position names, and its head the outbox rebased onto the confirmed state.
-    package mutating func check(replica pending: PendingState, head: StoredHead) {
+    /// For a replica list (after `check(head:sections:)`): its confirmed state must be the source
+    /// version its position names, and its head (`head`, read from its rows) the outbox rebased
+    /// onto the confirmed state.
+    package mutating func check(replica pending: PendingState, head: [ListSection]) {
         guard result.isValid else { return }
         guard ListDigest.of(pending.confirmed) == pending.position.digest else {
             return diverge(
                 at: info.headVersion, "the confirmed state is not source version \(pending.position.version) (its digest differs)")
         }
         let rebased = pending.outbox.reduce(pending.confirmed) { Rebase($1.intents, onto: $0).snapshot }
-        guard rebased == head.sections else {
+        guard rebased == head else {
             return diverge(at: info.headVersion, "the head is not the \(pending.outbox.count) local changes rebased onto the confirmed state")
         }
     }

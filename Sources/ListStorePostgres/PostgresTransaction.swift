@@ -151,8 +151,26 @@ final class PostgresTransaction: SQLTransaction {
 
     // MARK: Lists
 
-    func headSections(of info: ListRow) throws -> [ListSection] {
-        try head(of: info).sections
+    func headSections(listID: Int64) throws -> [ListSection] {
+        var sections: [ListSection] = []
+        var sectionIndex: [Int64: Int] = [:]
+        for row in try query("SELECT id, identifier, content FROM section WHERE list_id = \(listID) ORDER BY position, id") {
+            let (id, identifier, content) = try row.decode((Int64, ByteBuffer, ByteBuffer).self)
+            sectionIndex[id] = sections.count
+            sections.append(ListSection(model: ListItem(id: Self.string(identifier), content: Array(content.readableBytesView)), elements: []))
+        }
+        for row in try query(
+            """
+            SELECT e.section_id, e.identifier, e.content
+            FROM section s JOIN element e ON e.section_id = s.id WHERE s.list_id = \(listID)
+            ORDER BY s.position, s.id, e.position
+            """)
+        {
+            let (sectionID, identifier, content) = try row.decode((Int64, ByteBuffer, ByteBuffer).self)
+            guard let s = sectionIndex[sectionID] else { throw damaged("section row \(sectionID) changed while it was read") }
+            sections[s].elements.append(ListItem(id: Self.string(identifier), content: Array(content.readableBytesView)))
+        }
+        return sections
     }
 
     func head(of info: ListRow) throws -> StoredHead {
@@ -197,7 +215,8 @@ final class PostgresTransaction: SQLTransaction {
         ).first.map { try $0.decode((Int64, Int, String, Int).self) }
     }
 
-    /// Reads the head of the list whose row is `listID` from its rows.
+    /// Reads the head of the list whose row is `listID` from its rows: ids, content hashes and
+    /// positions, not contents.
     func loadHead(listID: Int64, version: Int, digestHex: String) throws -> StoredHead {
         var head = StoredHead.empty
         head.listID = listID
@@ -205,41 +224,34 @@ final class PostgresTransaction: SQLTransaction {
         head.digest = ListDigest(hex: digestHex)
         var sectionIndex: [Int64: Int] = [:]
         for row in try query(
-            "SELECT id, position, identifier, content, content_hash FROM section WHERE list_id = \(listID) ORDER BY position, id"
+            "SELECT id, position, identifier, content_hash FROM section WHERE list_id = \(listID) ORDER BY position, id"
         ) {
-            let (id, position, identifier, content, hash) = try row.decode(
-                (Int64, Int64, ByteBuffer, ByteBuffer, ByteBuffer).self)
+            let (id, position, identifier, hash) = try row.decode((Int64, Int64, ByteBuffer, ByteBuffer).self)
             sectionIndex[id] = head.sections.count
             head.sections.append(
-                ListSection(
-                    model: ListItem(
-                        id: Self.string(identifier), content: Array(content.readableBytesView)),
+                HeadSection(
+                    model: HeadItem(id: Self.string(identifier), hash: try Self.contentHash(hash, of: "section row \(id)")),
                     elements: []))
             head.sectionRows.append(id)
             head.sectionPositions.append(position)
-            head.sectionHashes.append(try Self.contentHash(hash, of: "section row \(id)"))
         }
         var positions = [[Int64]](repeating: [], count: head.sections.count)
-        var hashes = [[ContentHash]](repeating: [], count: head.sections.count)
         for row in try query(
             """
-            SELECT e.section_id, e.position, e.identifier, e.content, e.content_hash
+            SELECT e.section_id, e.position, e.identifier, e.content_hash
             FROM section s JOIN element e ON e.section_id = s.id WHERE s.list_id = \(listID)
             ORDER BY s.position, s.id, e.position
             """)
         {
-            let (sectionID, position, identifier, content, hash) = try row.decode(
-                (Int64, Int64, ByteBuffer, ByteBuffer, ByteBuffer).self)
+            let (sectionID, position, identifier, hash) = try row.decode((Int64, Int64, ByteBuffer, ByteBuffer).self)
             guard let s = sectionIndex[sectionID] else {
                 throw damaged("section row \(sectionID) changed while it was locked")
             }
             head.sections[s].elements.append(
-                ListItem(id: Self.string(identifier), content: Array(content.readableBytesView)))
+                HeadItem(id: Self.string(identifier), hash: try Self.contentHash(hash, of: "an element of section row \(sectionID)")))
             positions[s].append(position)
-            hashes[s].append(try Self.contentHash(hash, of: "an element of section row \(sectionID)"))
         }
         head.elementPositions = Array(positions.joined())
-        head.elementHashes = Array(hashes.joined())
         return head
     }
 

@@ -167,7 +167,7 @@ import Testing
         let late = Task {
             try await first.run(.write) { transaction in
                 let result = try transaction.steps.commit(
-                    to: "a", expectedVersion: 1, author: nil, message: "late", target: .snapshot { _ in linearList(3) })
+                    to: "a", expectedVersion: 1, author: nil, message: "late", target: .snapshot(linearList(3)))
                 enteredContinuation.yield()
                 release.wait()  // on a thread of NIO's pool, never the cooperative pool
                 return result.version
@@ -181,7 +181,7 @@ import Testing
             _ = try await second.run(.write) { transaction in
                 try #require(transaction.steps as? any SQLTransaction).run("SET LOCAL lock_timeout = '1ms'", [])
                 return try transaction.steps.commit(
-                    to: "b", expectedVersion: 1, author: nil, message: "early", target: .snapshot { _ in linearList(3) }
+                    to: "b", expectedVersion: 1, author: nil, message: "early", target: .snapshot(linearList(3))
                 ).version
             }
             early = nil

@@ -26,13 +26,23 @@ import Testing
             for (row, section) in sections.sorted(by: { $0.value.position < $1.value.position }) {
                 head.sectionRows.append(row)
                 head.sectionPositions.append(section.position)
-                head.sectionHashes.append(section.hash)
                 let elements = elements.filter { $0.key.section == row }.sorted { $0.key.position < $1.key.position }
-                head.sections.append(ListSection(model: section.item, elements: elements.map(\.value.item)))
+                head.sections.append(
+                    HeadSection(
+                        model: HeadItem(id: section.item.id, hash: section.hash),
+                        elements: elements.map { HeadItem(id: $0.value.item.id, hash: $0.value.hash) }))
                 head.elementPositions.append(contentsOf: elements.map(\.key.position))
-                head.elementHashes.append(contentsOf: elements.map(\.value.hash))
             }
             return head
+        }
+
+        /// The list the rows hold, contents and all.
+        var list: [ListSection] {
+            sections.sorted(by: { $0.value.position < $1.value.position }).map { row, section in
+                ListSection(
+                    model: section.item,
+                    elements: elements.filter { $0.key.section == row }.sorted { $0.key.position < $1.key.position }.map(\.value.item))
+            }
         }
 
         mutating func insert(_ slot: CommitRows.Slot, _ item: ListItem, _ hash: ContentHash) {
@@ -50,14 +60,12 @@ import Testing
             var rows: [Int64] = []
             // As the engines: nothing inserted once a content failed (the commit fails next).
             guard whole.failure == nil else { return rows }
-            for (k, t) in whole.insertedSections.enumerated() {
+            for k in whole.insertedSections.indices {
                 let row = nextRow
                 nextRow += 1
                 rows.append(row)
-                let positions = Array(whole.elementPositions(ofInserted: k))
-                let hashes = Array(whole.elementHashes(ofInserted: k))
-                for (e, element) in whole.target[t].elements.enumerated() {
-                    insert(CommitRows.Slot(section: row, position: positions[e]), element, hashes[e])
+                for element in whole.elements(ofInserted: k) {
+                    insert(CommitRows.Slot(section: row, position: element.position), element.item, element.hash)
                 }
             }
             return rows
@@ -70,38 +78,51 @@ import Testing
             }
             for section in rows.insertedSections {
                 #expect(sections[section.row] == nil)
-                sections[section.row] = (section.position, rows.target[section.target].model, rows.sectionHashes[section.target])
+                let (id, content, hash) = rows.section(section.target)
+                sections[section.row] = (section.position, ListItem(id: id, content: content!), hash)
                 writes += 1
             }
             for section in rows.updatedSections {
-                #expect(sections[section.row] != nil)
-                sections[section.row] = (section.position, rows.target[section.target].model, rows.sectionHashes[section.target])
+                let old = sections[section.row]!
+                let (id, content, hash) = rows.section(section.target)
+                #expect(section.contentChanged == (content != nil && hash != old.hash) || !section.contentChanged && hash == old.hash)
+                sections[section.row] = (section.position, section.contentChanged ? ListItem(id: id, content: content!) : old.item, hash)
                 writes += 1
             }
             for element in rows.insertedElements {
-                insert(element.slot, rows.target[element.section].elements[element.element], rows.elementHashes[element.flat])
+                insert(element.slot, ListItem(id: rows.identifier(of: element), content: rows.content(of: element)!), rows.hash(of: element))
             }
             for element in rows.updatedElements {
                 #expect(elements[element.slot] != nil)
-                elements[element.slot] = (rows.target[element.section].elements[element.element], rows.elementHashes[element.flat])
+                elements[element.slot] = (ListItem(id: rows.identifier(of: element), content: rows.content(of: element)!), rows.hash(of: element))
                 writes += 1
             }
+            var moved: [(CommitRows.ElementRow, ListItem, ContentHash)] = []
             for element in rows.movedElements {
-                let moved = elements.removeValue(forKey: element.from!)
-                #expect(moved != nil)
-                let item = element.contentChanged ? rows.target[element.section].elements[element.element] : moved!.item
-                let hash = element.contentChanged ? rows.elementHashes[element.flat] : moved!.hash
-                insert(element.slot, item, hash)
+                let old = elements.removeValue(forKey: element.from!)
+                #expect(old != nil)
+                let item = element.contentChanged ? ListItem(id: rows.identifier(of: element), content: rows.content(of: element)!) : old!.item
+                moved.append((element, item, element.contentChanged ? rows.hash(of: element) : old!.hash))
             }
+            for (element, item, hash) in moved { insert(element.slot, item, hash) }
         }
     }
 
-    /// Commits `target` onto the table's head the way an engine does; returns the predicted head.
-    private func commit(_ target: [ListSection], onto head: StoredHead, table: inout Table) throws -> (StoredHead, CommitRows)? {
-        let plan = CommitPlan.diffing(head, to: target)
+    /// Commits `target` onto the table's head the way an engine does (by a diff, or with `replaying`
+    /// by the stages of the changeset from `table.list`, as a replica applies its source's entry);
+    /// returns the predicted head.
+    private func commit(
+        _ target: [ListSection], onto head: StoredHead, table: inout Table, replaying: Bool = false
+    ) throws -> (StoredHead, CommitRows)? {
+        let plan =
+            replaying
+            ? try CommitPlan.replaying(ListChangeset(source: table.list, target: target).stagesJSON, on: head) { "the entry" }
+            : CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target)
         guard !plan.changeset.isEmpty else { return nil }
         #expect(plan.pairing.invariantViolation() == nil)
-        let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: nil)
+        let whole = CommitRows.WholeSections(
+            head: head, target: plan.target, contents: plan.contents,
+            sectionPairing: replaying ? (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf) : nil)
         let reserved = table.write(whole)
         let rows = try CommitRows(
             plan, whole: whole, reservedRows: reserved, head: head, list: "l", committedAt: "now", author: nil, message: nil)
@@ -117,19 +138,19 @@ import Testing
             var current = random.snapshot(maxSections: 4, maxElements: 6)
             for step in 0..<8 {
                 let target = listSections(current)
-                if let (predicted, rows) = try commit(target, onto: head, table: &table) {
+                if let (predicted, rows) = try commit(target, onto: head, table: &table, replaying: seed % 2 == 0) {
                     let read = table.head(version: predicted.version, digest: predicted.digest)
-                    #expect(read.sections == target, "seed \(seed) step \(step)")
+                    #expect(table.list == target, "seed \(seed) step \(step)")
+                    #expect(read.sections.isSameList(as: predicted.sections), "seed \(seed) step \(step)")
+                    #expect(predicted.sections.allSatisfy { $0.model.content < 0 && $0.elements.allSatisfy { $0.content < 0 } })
                     #expect(predicted.digest == ListDigest.of(target), "seed \(seed) step \(step)")
                     #expect(rows.journal.version == head.version + 1 && rows.journal.parentVersion == head.version)
                     #expect(read.sectionRows == predicted.sectionRows, "seed \(seed) step \(step)")
                     #expect(read.sectionPositions == predicted.sectionPositions, "seed \(seed) step \(step)")
                     #expect(read.elementPositions == predicted.elementPositions, "seed \(seed) step \(step)")
-                    #expect(read.elementHashes == predicted.elementHashes, "seed \(seed) step \(step)")
-                    #expect(read.sectionHashes == predicted.sectionHashes, "seed \(seed) step \(step)")
                     head = predicted
                 } else {
-                    #expect(target == head.sections, "seed \(seed) step \(step)")
+                    #expect(target == table.list, "seed \(seed) step \(step)")
                 }
                 current = random.edit(current, intensity: [0.05, 0.3, 1.0][step % 3])
             }
@@ -163,10 +184,10 @@ import Testing
         #expect(table.writes == 1)
     }
 
-    /// From `_ContentHashing.parallelThreshold` changed contents on, they are hashed on other
-    /// threads while the rows are placed, and the digest made from them there: the rows, the head
-    /// and the digest are the same as for a few changes, and the first content that is not
-    /// canonical JSON in document order is still the one reported.
+    /// From `_ContentChecks.parallelThreshold` changed contents on, they are checked on other
+    /// threads while the rows are placed, and the digest made there: the rows, the head and the
+    /// digest are the same as for a few changes, and the first content that is not canonical JSON
+    /// in document order is still the one reported.
     @Test func manyChangedContentsGiveTheSameRowsAndDigestAndTheFirstFailure() throws {
         for seed in UInt64(1)...6 {
             var random = SplitMix64(seed: seed)
@@ -183,7 +204,9 @@ import Testing
             let moved = target[0].elements.remove(at: 3)
             target[1].elements.insert(moved, at: 7)
             for k in 0..<30 { target[1].elements.insert(ListItem(id: "new\(k)", json: JSONValue(k)), at: Int(random.next() % 400)) }
-            #expect(CommitPlan.diffing(head, to: target).changeset.counts.elementUpdated >= _ContentHashing.parallelThreshold)
+            #expect(
+                CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target).changeset.counts.elementUpdated
+                    >= _ContentChecks.parallelThreshold)
 
             // Two failures among the changed contents, and (once) one in a section inserted whole,
             // which comes last in document order.
@@ -207,9 +230,9 @@ import Testing
 
             let (predicted, _) = try #require(try commit(target, onto: head, table: &table))
             let read = table.head(version: predicted.version, digest: predicted.digest)
-            #expect(read.sections == target, "seed \(seed)")
+            #expect(table.list == target, "seed \(seed)")
             #expect(predicted.digest == ListDigest.of(target), "seed \(seed)")
-            #expect(read.elementHashes == predicted.elementHashes, "seed \(seed)")
+            #expect(read.sections.isSameList(as: predicted.sections), "seed \(seed)")
             #expect(read.elementPositions == predicted.elementPositions, "seed \(seed)")
         }
     }
@@ -217,11 +240,11 @@ import Testing
     @Test func contentThatIsNotCanonicalJSONIsRejectedInDocumentOrder() throws {
         var table = Table()
         let (head, _) = try #require(try commit(linearList(3), onto: .empty, table: &table))
-        var target = head.sections
+        var target = table.list
         target[0].elements[2] = ListItem(id: "x", content: Array("{ }".utf8))
         target.append(ListSection(model: ListItem(id: "new"), elements: [ListItem(id: "y", content: Array("[1 ]".utf8))]))
-        let plan = CommitPlan.diffing(head, to: target)
-        let whole = CommitRows.WholeSections(head: head, target: target, sectionPairing: nil)
+        let plan = CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target)
+        let whole = CommitRows.WholeSections(head: head, target: plan.target, contents: plan.contents, sectionPairing: nil)
         #expect(whole.failure != nil)
         #expect(throws: StoreError.self) {
             try CommitRows(plan, whole: whole, reservedRows: [99], head: head, list: "l", committedAt: "now", author: nil, message: nil)
