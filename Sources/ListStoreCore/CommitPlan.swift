@@ -66,8 +66,8 @@ package struct CommitPlan: Sendable {
             let brought = CommitContents.bringing(stages)
             contents = brought.contents
             replayed = try brought.changeset.replay(
-                on: head.sections, mergeModel: { old, new in HeadItem(id: old.id, hash: new.hash, content: new.content) },
-                merge: { old, new in HeadItem(id: old.id, hash: new.hash, content: new.content) })
+                on: head.sections, mergeModel: { old, new in HeadItem(id: old.id, hash: new.hash, fingerprint: new.fingerprint, content: new.content) },
+                merge: { old, new in HeadItem(id: old.id, hash: new.hash, fingerprint: new.fingerprint, content: new.content) })
         } catch {
             throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
         }

@@ -26,9 +26,10 @@ extension CommitRows {
         /// target index); when set, the engine writes no inserted element: the commit fails in the
         /// second step.
         package let failure: (index: Int, error: StoreError)?
-        /// For each target section, where its elements start in `positions` (-1 if paired).
+        /// For each target section, where its elements start in `positions`/`hashes` (-1 if paired).
         private let offset: [Int]
         private let positions: [Int64]
+        private let hashes: [ContentHash]
         /// The target's ids and content hashes, and the contents its items bring.
         package let target: [HeadSection]
         package let contents: CommitContents
@@ -53,19 +54,22 @@ extension CommitRows {
                 starts.append(starts.last! + target[t].elements.count)
             }
             self.offset = offset
-            let failure = _ContentChecks.firstFailure(count: starts.last!) { [starts] k in
+            let (hashes, failure) = _ContentChecks.hashes(count: starts.last!, hashing: !contents.hashed) { [starts] k in
                 let i = DiffPairing.section(containing: k, starts: starts)
                 let (t, e) = (inserted[i], k - starts[i])
-                return (contents.item(bringing: target[t].elements[e]).content, { "sections[\(t)].elements[\(e)].content" })
+                let item = target[t].elements[e]
+                return (item, contents.item(bringing: item).content, { "sections[\(t)].elements[\(e)].content" })
             }
             if let failure {
                 let i = DiffPairing.section(containing: failure.index, starts: starts)
                 let targetStart = DiffPairing.flatStarts(target)
                 self.failure = (targetStart[inserted[i]] + failure.index - starts[i], failure.error)
                 self.positions = []
+                self.hashes = []
                 return
             }
             self.failure = nil
+            self.hashes = hashes
             var positions: [Int64] = []
             positions.reserveCapacity(starts.last!)
             for t in inserted {
@@ -82,43 +86,86 @@ extension CommitRows {
             return positions[offset[t]..<offset[t] + target[t].elements.count]
         }
 
+        /// The content hashes of the elements of the k-th inserted section.
+        package func elementHashes(ofInserted k: Int) -> ArraySlice<ContentHash> {
+            let t = insertedSections[k]
+            return hashes[offset[t]..<offset[t] + target[t].elements.count]
+        }
+
         /// The elements of the k-th inserted section, each with its position, content and hash.
         package func elements(ofInserted k: Int) -> [(position: Int64, item: ListItem, hash: ContentHash)] {
             let t = insertedSections[k]
-            let positions = elementPositions(ofInserted: k)
+            let start = offset[t]
             return target[t].elements.enumerated().map { e, element in
-                (positions[positions.startIndex + e], contents.item(bringing: element), element.hash)
+                (positions[start + e], contents.item(bringing: element), hashes[start + e])
             }
         }
 
         /// Checks every content the target brings that is not checked yet (those of inserted
-        /// sections were); the others are the head's, in rows.
+        /// sections were) and hashes it unless its item's hash is made; unchanged items keep the
+        /// head's hash. The element hashes are `nil` when the items' hashes are made (`contents.hashed`).
         /// - Throws: `.invalidSnapshot` naming the first item, in document order (section contents
         ///   first), whose content is not canonical JSON.
-        func checkContents(_ pairing: DiffPairing) throws {
+        func hashContents(_ pairing: DiffPairing, head: StoredHead) throws -> (sections: [ContentHash], elements: [ContentHash]?) {
+            var sectionHashes = [ContentHash]()
+            sectionHashes.reserveCapacity(target.count)
             for (t, section) in target.enumerated() {
                 let s = pairing.sectionSourceOf[t]
-                if s < 0 || pairing.sectionChanged[t] {
-                    try _ContentChecks.checkCanonical(contents.item(bringing: section.model).content) { "sections[\(t)].content" }
+                if s >= 0 && !pairing.sectionChanged[t] {
+                    sectionHashes.append(head.sections[s].model.hash)
+                } else {
+                    let content = contents.item(bringing: section.model).content
+                    try _ContentChecks.checkCanonical(content) { "sections[\(t)].content" }
+                    sectionHashes.append(contents.hashed ? section.model.hash : ContentHash(of: content))
                 }
             }
-            // The new and changed elements of paired sections are checked together.
+            // Unchanged elements keep the head's hash; the others are listed and hashed together
+            // (when the items have their hashes, only checked).
             let targetStart = pairing.targetStart
+            let sourceStart = pairing.sourceStart
+            let placeholder = ContentHash(of: [])
+            var elementHashes = [ContentHash]()
+            if !contents.hashed { elementHashes.reserveCapacity(pairing.targetElementCount) }
             var pending = [Int]()
-            for t in target.indices where offset[t] < 0 {
-                for j in targetStart[t]..<targetStart[t + 1] where pairing.elementSourceOf[j] < 0 || pairing.elementChanged[j] {
-                    pending.append(j)
+            for t in target.indices {
+                let (start, end) = (targetStart[t], targetStart[t + 1])
+                if offset[t] >= 0 {
+                    // Hashed already (a failure there is reported below).
+                    if !contents.hashed {
+                        elementHashes.append(
+                            contentsOf: hashes.isEmpty
+                                ? Array(repeatElement(placeholder, count: end - start)) : Array(hashes[offset[t]..<offset[t] + end - start]))
+                    }
+                    continue
+                }
+                var s = 0
+                for j in start..<end {
+                    let source = Int(pairing.elementSourceOf[j])
+                    if source >= 0 && !pairing.elementChanged[j] {
+                        guard !contents.hashed else { continue }
+                        // Most unchanged elements stay in their section: look from the last one found.
+                        if !(sourceStart[s]..<sourceStart[s + 1]).contains(source) {
+                            s = DiffPairing.section(containing: source, starts: sourceStart)
+                        }
+                        elementHashes.append(head.sections[s].elements[source - sourceStart[s]].hash)
+                    } else {
+                        if !contents.hashed { elementHashes.append(placeholder) }
+                        pending.append(j)
+                    }
                 }
             }
             let (pendingIndices, target, contents) = (pending, target, contents)
-            let pendingFailure = _ContentChecks.firstFailure(count: pending.count) { k in
+            let (computed, pendingFailure) = _ContentChecks.hashes(count: pending.count, hashing: !contents.hashed) { k in
                 let j = pendingIndices[k]
                 let t = DiffPairing.section(containing: j, starts: targetStart)
                 let e = j - targetStart[t]
-                return (contents.item(bringing: target[t].elements[e]).content, { "sections[\(t)].elements[\(e)].content" })
+                let item = target[t].elements[e]
+                return (item, contents.item(bringing: item).content, { "sections[\(t)].elements[\(e)].content" })
             }
+            if !contents.hashed { for (k, j) in pending.enumerated() { elementHashes[j] = computed[k] } }
             let failures = [pendingFailure.map { (index: pending[$0.index], error: $0.error) }, failure].compactMap { $0 }
             if let first = failures.min(by: { $0.index < $1.index }) { throw first.error }
+            return (sectionHashes, contents.hashed ? nil : elementHashes)
         }
     }
 }

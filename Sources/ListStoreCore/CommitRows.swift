@@ -67,18 +67,26 @@ package struct CommitRows: Sendable {
         package var sectionCount: Int
         package var elementCount: Int
         let stages: _Background<[UInt8]>
-        let digesting: _Background<ListDigest>
+        let digesting: _Background<(sections: [HeadSection], digest: ListDigest)>
 
         /// The staged changeset as the journal stores it (canonical JSON; waits for its writer).
         package var stagesJSON: [UInt8] { stages.wait() }
         /// The digest of the target (waits for its computation, which runs while rows are written).
-        package var digest: ListDigest { digesting.wait() }
+        package var digest: ListDigest { digesting.wait().digest }
     }
 
-    /// The target's ids and content hashes.
+    /// The target's ids, and its content hashes when `contents.hashed` (otherwise they are in
+    /// `sectionHashes` and `elementHashes`).
     package let target: [HeadSection]
     /// The contents its new and changed items bring.
     package let contents: CommitContents
+    /// Whether every target item brings its content (a snapshot's); otherwise only inserted and
+    /// changed ones do (a replayed entry's).
+    private let bringsAll: Bool
+    /// The content hash of every target section, and of every target element (flat).
+    package let sectionHashes: [ContentHash]
+    /// `nil` when the target's items have their hashes (a replayed entry's, a hashed snapshot's).
+    package let elementHashes: [ContentHash]?
 
     /// Element rows of paired sections without a partner in the target.
     package private(set) var deletedElements: [Slot] = []
@@ -99,16 +107,20 @@ package struct CommitRows: Sendable {
 
     /// The new content of target element `row`; `nil` for a moved element whose content is the one
     /// in its row (the engine moves it with its row).
-    package func content(of row: ElementRow) -> [UInt8]? { contents[target[row.section].elements[row.element]] }
+    package func content(of row: ElementRow) -> [UInt8]? {
+        row.contentChanged || bringsAll ? contents[target[row.section].elements[row.element]] : nil
+    }
     /// The identifier of target element `row`.
     package func identifier(of row: ElementRow) -> String { target[row.section].elements[row.element].id }
     /// The content hash of target element `row`.
-    package func hash(of row: ElementRow) -> ContentHash { target[row.section].elements[row.element].hash }
-    /// The id of target section `t`, its new content (`nil` when its row holds it: a section that
-    /// only moves) and its content hash.
-    package func section(_ t: Int) -> (id: String, content: [UInt8]?, hash: ContentHash) {
-        let model = target[t].model
-        return (model.id, contents[model], model.hash)
+    package func hash(of row: ElementRow) -> ContentHash {
+        elementHashes?[row.flat] ?? target[row.section].elements[row.element].hash
+    }
+    /// The id of the target section of `row`, its new content (`nil` when its row holds it: a
+    /// section that only moves) and its content hash.
+    package func section(_ row: SectionRow) -> (id: String, content: [UInt8]?, hash: ContentHash) {
+        let model = target[row.target].model
+        return (model.id, row.contentChanged ? contents[model] : nil, sectionHashes[row.target])
     }
 
     /// The rows of a commit along the plan's pairing, after `whole` was written with section rows
@@ -128,28 +140,46 @@ package struct CommitRows: Sendable {
             "the plan pairs sections as the whole sections were")
         self.target = target
         contents = plan.contents
+        bringsAll = plan.snapshot != nil
         // Inserted sections whose contents failed have no rows or element positions: their failure
         // (or an earlier one in document order) is thrown before anything is placed.
-        if whole.failure != nil { try whole.checkContents(pairing) }
+        if whole.failure != nil { _ = try whole.hashContents(pairing, head: head) }
         precondition(reservedRows.count == whole.insertedSections.count, "one row per inserted section")
-        // The contents the target brings are checked (on other threads when there are many), and
-        // its digest made from the ids and hashes on another thread, while the rows are placed
-        // (which needs neither) and written.
+        // The contents the target brings are checked and hashed (on other threads when there are
+        // many), then the target's digest and the new head's items are made on another thread,
+        // while the rows are placed (which needs neither) and written.
         let counts = plan.changeset.counts
-        let checking =
-            counts.elementInserted + counts.elementUpdated < _ContentChecks.parallelThreshold
-            ? _Background(finished: Result { try whole.checkContents(pairing) })
-            : _Background { Result { try whole.checkContents(pairing) } }
-        let digesting = _Background { ListDigest(target) }
+        let hashing =
+            counts.elementInserted + counts.elementUpdated + counts.elementMoved < _ContentChecks.parallelThreshold
+            ? _Background(finished: Result { try whole.hashContents(pairing, head: head) })
+            : _Background { Result { try whole.hashContents(pairing, head: head) } }
+        let fingerprinted = plan.snapshot != nil || head.fingerprinted
+        // A replayed target's items, and a hashed snapshot's, have their hashes: they are the new
+        // head as they are. A snapshot compared by fingerprints gets them now.
+        let hashed = plan.contents.hashed
+        let digesting = _Background { () -> (sections: [HeadSection], digest: ListDigest) in
+            // A target whose check fails is not committed: what is made here is never read.
+            guard let (sectionHashes, elementHashes) = try? hashing.wait().get() else { return ([], ListDigest(hex: "")) }
+            guard let elementHashes else { return (target, ListDigest(target)) }
+            var flat = 0
+            let sections = target.enumerated().map { t, section in
+                var made = HeadSection(model: section.model, elements: section.elements)
+                made.model.hash = sectionHashes[t]
+                for e in made.elements.indices {
+                    made.elements[e].hash = elementHashes[flat]
+                    flat += 1
+                }
+                return made
+            }
+            return (sections, ListDigest(sections))
+        }
         let targetStart = pairing.targetStart
         let version = head.version + 1
 
         var newHead = StoredHead.empty
         newHead.listID = head.listID
         newHead.version = version
-        newHead.sections = target.map { section in
-            HeadSection(model: section.model.kept, elements: section.elements.contains { $0.content >= 0 } ? section.elements.map(\.kept) : section.elements)
-        }
+        newHead.fingerprinted = fingerprinted
         newHead.elementIDHashes = plan.targetIDHashes
 
         // 1. Unpaired elements of paired sections (whole sections are in `whole`).
@@ -236,7 +266,7 @@ package struct CommitRows: Sendable {
             }
         }
 
-        try checking.wait().get()
+        (sectionHashes, elementHashes) = try hashing.wait().get()
         journal = Journal(
             list: list, version: version, parentVersion: head.version, committedAt: committedAt, author: author,
             message: message, sectionCount: target.count, elementCount: targetStart.last ?? 0, stages: plan.encodingStages(),
@@ -248,7 +278,7 @@ package struct CommitRows: Sendable {
     package func head(listID: Int64) -> StoredHead {
         var head = newHead
         head.listID = listID
-        head.digest = journal.digest
+        (head.sections, head.digest) = journal.digesting.wait()
         return head
     }
 }

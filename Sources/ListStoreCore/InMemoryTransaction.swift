@@ -209,7 +209,7 @@ final class InMemoryTransaction: StoreTransaction {
             guard tables.elements[slot.section]?.removeValue(forKey: slot.position) != nil else { throw damaged("an element row is missing") }
         }
         for section in rows.insertedSections {
-            let (id, content, hash) = rows.section(section.target)
+            let (id, content, hash) = rows.section(section)
             guard let content else { throw damaged("an inserted section brings no content") }
             tables.sections[section.row] = InMemoryTables.Section(
                 listID: listID, position: section.position, model: ListItem(id: id, content: content), hash: hash)
@@ -218,7 +218,7 @@ final class InMemoryTransaction: StoreTransaction {
         for section in rows.updatedSections {
             guard tables.sections[section.row] != nil else { throw damaged("section row \(section.row) is missing") }
             tables.sections[section.row]!.position = section.position
-            let (_, content, hash) = rows.section(section.target)
+            let (_, content, hash) = rows.section(section)
             if section.contentChanged {
                 guard let content else { throw damaged("a changed section brings no content") }
                 tables.sections[section.row]!.model.content = content

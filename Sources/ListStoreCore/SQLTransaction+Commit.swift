@@ -53,7 +53,7 @@ extension SQLTransaction {
 
         var inserted = SQLBatch.insert(into: "section", ["id", "list_id", "position", "identifier", "content", "content_hash"])
         for section in rows.insertedSections {
-            let (id, content, hash) = rows.section(section.target)
+            let (id, content, hash) = rows.section(section)
             guard let content else { throw damaged("an inserted section brings no content") }
             inserted.append([.integer(section.row), .integer(listID), .integer(section.position), .utf8(id), .bytes(content), .hash(hash)])
         }
@@ -61,7 +61,7 @@ extension SQLTransaction {
         var updated = SQLBatch.update("section", set: ["position", "content", "content_hash"], where: ["id", "list_id"])
         var placed = SQLBatch.update("section", set: ["position"], where: ["id", "list_id"])
         for section in rows.updatedSections {
-            let (_, content, hash) = rows.section(section.target)
+            let (_, content, hash) = rows.section(section)
             if section.contentChanged {
                 guard let content else { throw damaged("a changed section brings no content") }
                 updated.append([.integer(section.position), .bytes(content), .hash(hash), .integer(section.row), .integer(listID)])
@@ -100,9 +100,11 @@ extension SQLTransaction {
     private func contents(at slots: [CommitRows.Slot]) throws -> [CommitRows.Slot: [UInt8]] {
         var found: [CommitRows.Slot: [UInt8]] = [:]
         found.reserveCapacity(slots.count)
-        try inRuns(of: slots, mark: "(?, ?)") { chunk, pairs in
+        // Terms joined by OR, each a lookup in the (section_id, position) key on both engines.
+        try inRuns(of: slots) { chunk, _ in
+            let terms = Array(repeating: "(section_id = ? AND position = ?)", count: chunk.count).joined(separator: " OR ")
             for row in try self.rows(
-                "SELECT section_id, position, content FROM element WHERE (section_id, position) IN (VALUES \(pairs))",
+                "SELECT section_id, position, content FROM element WHERE \(terms)",
                 chunk.flatMap { [.integer($0.section), .integer($0.position)] })
             {
                 found[CommitRows.Slot(section: try row.int64(0), position: try row.int64(1))] = try row.bytes(2)

@@ -110,9 +110,10 @@ extension StoreTransaction {
             }
             try Task.checkCancellation()
             target = sections
-            // Every content is hashed (the head holds hashes, not contents); then the elements are
-            // diffed on another thread while sections that come or go whole are written.
-            let hashed = CommitContents.of(sections)
+            // The head holds hashes, not contents: every content is fingerprinted, or hashed when
+            // the head's items have no fingerprints (read from rows); then the elements are diffed
+            // on another thread while sections that come or go whole are written.
+            let hashed = CommitContents.of(sections, hashing: !head.fingerprinted)
             let diffing = _Background { CommitPlan.diffing(head, to: hashed, snapshot: sections) }
             whole = CommitRows.WholeSections(head: head, target: hashed.sections, contents: hashed.contents, sectionPairing: nil)
             let wroteWhole = Result { try write(whole) }

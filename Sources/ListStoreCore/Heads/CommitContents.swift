@@ -1,54 +1,79 @@
 import ListDiff
 
 /// The contents a commit brings: of every item of a snapshot it commits, or of the items a replayed
-/// journal entry inserts or changes. A target `HeadItem` names its content here (`HeadItem.content`);
-/// the contents of the others are in their rows.
+/// journal entry inserts or changes. A target `HeadItem` that a commit inserts or changes names its
+/// content here (`HeadItem.content`); the contents of the others are in their rows.
 ///
 /// Not API: package-visible for the engines.
 package struct CommitContents: Sendable {
-    private var contents: [[UInt8]]
+    private enum Storage {
+        /// A snapshot: item k is element k (flat) for k below the element count, then section k - count.
+        case snapshot([ListSection], starts: [Int])
+        /// Contents added one by one.
+        case added([[UInt8]])
+    }
+    private var storage: Storage
+    /// Whether the items' hashes are made (otherwise the commit makes those of the contents that
+    /// changed, and takes the head's for the others).
+    package private(set) var hashed: Bool
 
-    package init() { contents = [] }
+    package init() {
+        storage = .added([])
+        hashed = true
+    }
 
     /// The content `item` brings; `nil` when it brings none (its row holds it).
     package subscript(item: HeadItem) -> [UInt8]? {
-        item.content >= 0 ? contents[Int(item.content)] : nil
+        guard item.content >= 0 else { return nil }
+        let k = Int(item.content)
+        switch storage {
+        case .added(let contents): return contents[k]
+        case .snapshot(let sections, let starts):
+            let total = starts[sections.count]
+            guard k < total else { return sections[k - total].model.content }
+            let t = DiffPairing.section(containing: k, starts: starts)
+            return sections[t].elements[k - starts[t]].content
+        }
     }
 
-    /// Adds `content`, and returns the item of `id` that brings it.
+    /// Adds `content`, and returns the item of `id` that brings it, hashed.
     /// - Complexity: O(content.count), to hash it.
     package mutating func add(id: String, content: [UInt8]) -> HeadItem {
+        guard case .added(var contents) = storage else { preconditionFailure("contents are added to added contents") }
+        storage = .added([])
         contents.append(content)
-        return HeadItem(id: id, hash: ContentHash(of: content), content: Int32(contents.count - 1))
+        storage = .added(contents)
+        return HeadItem(
+            id: id, hash: ContentHash(of: content), fingerprint: _Fingerprint.of(content), content: Int32(contents.count - 1))
     }
 
-    /// The items of `sections`, each bringing its content (hashed on two threads for many).
+    /// The items of `sections`, each bringing its content, with its fingerprint and, with
+    /// `hashing`, its hash (on two threads for many).
     /// - Complexity: O(total size of contents).
-    package static func of(_ sections: [ListSection]) -> (sections: [HeadSection], contents: CommitContents) {
+    package static func of(_ sections: [ListSection], hashing: Bool = true) -> (sections: [HeadSection], contents: CommitContents) {
         let starts = DiffPairing.flatStarts(sections)
         let total = starts[sections.count]
         precondition(total + sections.count < Int(Int32.max), "a snapshot holds fewer than 2^31 items")
         var contents = CommitContents()
-        contents.contents.reserveCapacity(total + sections.count)
-        for section in sections {
-            for element in section.elements { contents.contents.append(element.content) }
+        contents.storage = .snapshot(sections, starts: starts)
+        contents.hashed = hashing
+        let unhashed = ContentHash(of: [])
+        @Sendable func item(_ item: ListItem, at k: Int) -> HeadItem {
+            HeadItem(
+                id: item.id, hash: hashing ? ContentHash(of: item.content) : unhashed, fingerprint: _Fingerprint.of(item.content),
+                content: Int32(k))
         }
-        for section in sections { contents.contents.append(section.model.content) }
-        let flat = contents.contents
-        let hashes = _TwoThreads.array(count: flat.count, threshold: 4096) { (range, base: UnsafeMutablePointer<ContentHash>) in
-            for k in range { (base + k).initialize(to: ContentHash(of: flat[k])) }
-        }
-        var heads: [HeadSection] = []
-        heads.reserveCapacity(sections.count)
-        for (t, section) in sections.enumerated() {
-            var elements: [HeadItem] = []
-            elements.reserveCapacity(section.elements.count)
-            for (e, element) in section.elements.enumerated() {
-                let k = starts[t] + e
-                elements.append(HeadItem(id: element.id, hash: hashes[k], content: Int32(k)))
+        // Sections split between two threads, each making its sections' items.
+        let heads = _TwoThreads.array(count: sections.count, threshold: total >= 4096 ? 2 : .max) {
+            (range, base: UnsafeMutablePointer<HeadSection>) in
+            for t in range {
+                var elements: [HeadItem] = []
+                elements.reserveCapacity(sections[t].elements.count)
+                sections[t].elements.withUnsafeBufferPointer { source in
+                    for e in source.indices { elements.append(item(source[e], at: starts[t] + e)) }
+                }
+                (base + t).initialize(to: HeadSection(model: item(sections[t].model, at: total + t), elements: elements))
             }
-            let k = total + t
-            heads.append(HeadSection(model: HeadItem(id: section.model.id, hash: hashes[k], content: Int32(k)), elements: elements))
         }
         return (heads, contents)
     }

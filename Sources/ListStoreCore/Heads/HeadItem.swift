@@ -5,22 +5,29 @@ import ListJSON
 /// content, not the content (the rows hold it). Two items show the same content exactly when their
 /// hashes are equal, so the diff, the replay of stages and the digest need nothing else.
 ///
-/// An item that a commit brings (inserted, or with new content) also says where its content is among
-/// the commit's contents (`CommitContents`); an item of a head read from rows has none.
+/// An item a commit made in this process also has the content's fingerprint (`_Fingerprint`): a
+/// commit of a snapshot onto a head whose items all have one compares fingerprints, and hashes only
+/// the contents that changed. An item that a commit brings (inserted, or with new content) also says
+/// where its content is among the commit's contents (`CommitContents`).
 ///
 /// Not API: package-visible for the engines.
 package struct HeadItem: Differentiable, Sendable {
     /// Who the item is (compared byte for byte, as `ListItem.id`).
     package var id: String
-    /// The SHA-256 of its content.
+    /// The SHA-256 of its content (all zero in a commit's target until the commit hashes it, when
+    /// fingerprints are compared).
     package var hash: ContentHash
-    /// Where a commit's new content of the item is in its `CommitContents`; -1 when the content is
-    /// the one in its row.
+    /// The content's fingerprint in this process; 0 when unknown (an item read from rows).
+    package var fingerprint: UInt64
+    /// Where the content of an item a commit inserts or changes is in its `CommitContents`; -1 for
+    /// an item read from rows. Meaningless for the other items of a commit's target (a head keeps
+    /// the places its items had in the commits that brought them).
     package var content: Int32
 
-    package init(id: String, hash: ContentHash, content: Int32 = -1) {
+    package init(id: String, hash: ContentHash, fingerprint: UInt64 = 0, content: Int32 = -1) {
         self.id = id
         self.hash = hash
+        self.fingerprint = fingerprint
         self.content = content
     }
 
@@ -28,12 +35,11 @@ package struct HeadItem: Differentiable, Sendable {
     @inlinable
     package var differenceIdentifier: ExactString { ExactString(id) }
 
-    /// Whether the contents are the same (their hashes are).
+    /// Whether the contents are the same: their fingerprints are when both have one, else their hashes.
     @inlinable
-    package func isContentEqual(to source: HeadItem) -> Bool { hash == source.hash }
-
-    /// The item as it is kept in a head: without a place among a commit's contents.
-    package var kept: HeadItem { HeadItem(id: id, hash: hash) }
+    package func isContentEqual(to source: HeadItem) -> Bool {
+        fingerprint != 0 && source.fingerprint != 0 ? fingerprint == source.fingerprint : hash == source.hash
+    }
 }
 
 /// A section of a head: its item and its elements' items.

@@ -18,14 +18,12 @@ package struct StoredHead: Sendable {
     /// The pairing hash of every element's identifier, flat, as the diff pairs them (valid in this
     /// process only: `PairingHashSeed.process` is drawn per process); `nil` until a diff needs them.
     package var elementIDHashes: [Int]?
+    /// Whether every item has its content's fingerprint (a head a commit made in this process; not
+    /// one read from rows).
+    package var fingerprinted: Bool
 
     /// A list that has no version yet.
     package static let empty = StoredHead(
         listID: 0, version: 0, digest: ListDigest.of([]), sections: [], sectionRows: [], sectionPositions: [],
-        elementPositions: [], elementIDHashes: nil)
-
-    /// The content hash of the element at flat index `flat`, in section `section`.
-    package func elementHash(_ flat: Int, in section: Int, startingAt start: Int) -> ContentHash {
-        sections[section].elements[flat - start].hash
-    }
+        elementPositions: [], elementIDHashes: nil, fingerprinted: false)
 }

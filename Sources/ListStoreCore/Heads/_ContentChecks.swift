@@ -1,32 +1,36 @@
 import ListJSON
 
-/// Checks that contents are canonical JSON, on two threads when there are many.
+/// Checks that contents are canonical JSON, and hashes them, on two threads when there are many.
 package enum _ContentChecks {
     /// From how many contents checking pays for a second thread.
     package static let parallelThreshold = 256
 
-    /// The first of `count` contents, `locate(k)` giving the k-th and its path, that is not canonical
-    /// JSON: its `k` and error; `nil` when all are. Split between two threads from
-    /// `parallelThreshold` on.
+    /// The hashes of `count` contents, `locate(k)` giving the k-th with its item and path, each
+    /// checked to be canonical JSON first: with `hashing`, made; otherwise the items'. Split between
+    /// two threads from `parallelThreshold` on.
+    ///
+    /// - Returns: the hashes, or the error of the smallest `k` whose content is not canonical JSON.
     /// - Complexity: O(total content size).
-    package static func firstFailure(
-        count: Int, locate: @Sendable (Int) -> (content: [UInt8], path: () -> String)
-    ) -> (index: Int, error: StoreError)? {
+    package static func hashes(
+        count: Int, hashing: Bool, locate: @Sendable (Int) -> (item: HeadItem, content: [UInt8], path: () -> String)
+    ) -> (hashes: [ContentHash], failure: (index: Int, error: StoreError)?) {
         let failures = _Locked([Int: StoreError]())
-        _ = _TwoThreads.array(count: count, threshold: parallelThreshold) { (range, base: UnsafeMutablePointer<Bool>) in
-            (base + range.lowerBound).initialize(repeating: true, count: range.count)
+        let placeholder = ContentHash(of: [])
+        let hashes = _TwoThreads.array(count: count, threshold: parallelThreshold) { (range, base: UnsafeMutablePointer<ContentHash>) in
             for k in range {
-                let (content, path) = locate(k)
+                let (item, content, path) = locate(k)
                 do throws(StoreError) {
                     try checkCanonical(content, path: path)
+                    (base + k).initialize(to: hashing ? ContentHash(of: content) : item.hash)
                 } catch {
-                    // Only the first failure of each half may be the one reported.
                     failures.withLock { $0[k] = error }
+                    // Only the first failure of each half may be the one reported.
+                    for rest in k..<range.upperBound { (base + rest).initialize(to: placeholder) }
                     return
                 }
             }
         }
-        return failures.withLock { $0.min { $0.key < $1.key } }.map { ($0.key, $0.value) }
+        return (hashes, failures.withLock { $0.min { $0.key < $1.key } }.map { ($0.key, $0.value) })
     }
 
     /// Throws unless `content` is canonical JSON text nested at most `JSONParser.maxContentDepth`
