@@ -224,6 +224,56 @@ import Testing
         #expect(try migrated.verify().isValid)
     }
 
+    /// A store of schema 11 keeps its journal (with a merged push's record) and stored snapshots
+    /// when they move into rowid tables (schema 12), and time travel and verify read them as before;
+    /// neither table is then keyed by its rows: a large entry is never read to place a small one.
+    @Test func storeOfSchemaElevenMovesItsJournalIntoARowidTable() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("eleven.liststore")
+        let store = try Store(path: path)
+        var versions: [[ListSection]] = []
+        for k in 0..<40 {
+            versions.append(linearList(20 + k, content: k))
+            try store.commit(versions[k], to: "l")
+        }
+        _ = try store.merge(Push(id: PushID(client: "client-1", seq: 1), intents: [.deleteElement("e0")]), into: "l")
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        let stored = try queue.read { try Int.fetchAll($0, sql: "SELECT version FROM stored_snapshot ORDER BY version") }
+        #expect(!stored.isEmpty)
+        try queue.writeWithoutTransaction { db in
+            // Back to schema 11's tables: the same columns, keyed by their rows.
+            try db.execute(sql: """
+                CREATE TABLE journal_old (list_id INTEGER NOT NULL REFERENCES list(id), version INTEGER NOT NULL,
+                    parent_version INTEGER NOT NULL, committed_at TEXT NOT NULL, digest TEXT NOT NULL, author TEXT, message TEXT,
+                    section_count INTEGER NOT NULL, element_count INTEGER NOT NULL, stages TEXT NOT NULL, push_client TEXT,
+                    push_seq INTEGER, conflicts TEXT, PRIMARY KEY (list_id, version)) WITHOUT ROWID;
+                INSERT INTO journal_old SELECT * FROM journal; DROP TABLE journal; ALTER TABLE journal_old RENAME TO journal;
+                CREATE TABLE stored_snapshot_old (list_id INTEGER NOT NULL REFERENCES list(id), version INTEGER NOT NULL,
+                    snapshot TEXT NOT NULL, PRIMARY KEY (list_id, version)) WITHOUT ROWID;
+                INSERT INTO stored_snapshot_old SELECT * FROM stored_snapshot; DROP TABLE stored_snapshot;
+                ALTER TABLE stored_snapshot_old RENAME TO stored_snapshot;
+                DELETE FROM schema_migration WHERE version > 11; PRAGMA user_version = 11;
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
+        let migrated = try Store(path: path)
+        #expect(try migrated.verify().isValid)
+        for k in [0, 17, 39] { #expect(try migrated.snapshot(of: "l", at: k + 1).sections == versions[k]) }
+        let again = try migrated.merge(Push(id: PushID(client: "client-1", seq: 1), intents: [.deleteElement("e0")]), into: "l")
+        #expect(again.duplicate)
+        try migrated.close()
+        let (tables, kept) = try DatabaseQueue(path: path).read { db in
+            (
+                try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE name IN ('journal', 'stored_snapshot')"),
+                try Int.fetchAll(db, sql: "SELECT version FROM stored_snapshot ORDER BY version")
+            )
+        }
+        #expect(tables.count == 2 && tables.allSatisfy { !$0.contains("WITHOUT ROWID") })
+        #expect(kept == stored)
+    }
+
     /// A creation killed midway leaves its temporary file; the next creation in the directory
     /// removes it (its process is gone), and leaves those of live processes alone.
     @Test func abandonedCreationFilesAreRemoved() throws {
