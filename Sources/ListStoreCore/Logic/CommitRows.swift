@@ -154,9 +154,8 @@ package struct CommitRows: Sendable {
             ? _Background(finished: Result { try whole.hashContents(pairing, head: head) })
             : _Background { Result { try whole.hashContents(pairing, head: head) } }
         let fingerprinted = plan.snapshot != nil || head.fingerprinted
-        // A replayed target's items, and a hashed snapshot's, have their hashes: they are the new
-        // head as they are. A snapshot compared by fingerprints gets them now.
-        let hashed = plan.contents.hashed
+        // A replayed target's items, and a hashed snapshot's, have their hashes (no element hashes
+        // are made): they are the new head as they are. A snapshot compared by fingerprints gets them now.
         let digesting = _Background { () -> (sections: [HeadSection], digest: ListDigest) in
             // A target whose check fails is not committed: what is made here is never read.
             guard let (sectionHashes, elementHashes) = try? hashing.wait().get() else { return ([], ListDigest(hex: "")) }
