@@ -114,10 +114,13 @@ import Testing
     private func commit(
         _ target: [ListSection], onto head: StoredHead, table: inout Table, replaying: Bool = false
     ) throws -> (StoredHead, CommitRows)? {
-        let plan =
+        let list = table.list
+        let made =
             replaying
-            ? try CommitPlan.replaying(ListChangeset(source: table.list, target: target).stagesJSON, on: head) { "the entry" }
+            ? try CommitPlan.replaying(
+                ListChangeset(source: list, target: target).stagesJSON, on: head, describedAs: { "the entry" }, reading: { list })
             : CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target)
+        let plan = try #require(made)
         guard !plan.changeset.isEmpty else { return nil }
         #expect(plan.pairing.invariantViolation() == nil)
         let whole = CommitRows.WholeSections(
@@ -211,7 +214,7 @@ import Testing
             target[1].elements.insert(moved, at: 7)
             for k in 0..<30 { target[1].elements.insert(ListItem(id: "new\(k)", json: JSONValue(k)), at: Int(random.next() % 400)) }
             #expect(
-                CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target).changeset.counts.elementUpdated
+                CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target)!.changeset.counts.elementUpdated
                     >= _ContentChecks.parallelThreshold)
 
             // Two failures among the changed contents, and (once) one in a section inserted whole,
@@ -243,13 +246,58 @@ import Testing
         }
     }
 
+    /// Stages another store's journal may hold (the stage contract allows them, this store's diff
+    /// never makes them): a section inserted empty, then a head element moved into it; an element
+    /// moved out of a section that a later stage deletes. The head keeps no contents, so the
+    /// element's content comes from its row: the replay writes every target exactly, on the heads
+    /// a commit leaves and on heads read from rows.
+    @Test func stagesThatMoveHeadElementsIntoNewSectionsKeepTheirContents() throws {
+        let first = [
+            ListSection(model: ListItem("a"), elements: [ListItem("x", 1), ListItem("y", 2)]),
+            ListSection(model: ListItem("b"), elements: [ListItem("z", 3)]),
+        ]
+        func stage(_ make: (inout Stage<ListItem, ListItem>) -> Void) -> Stage<ListItem, ListItem> {
+            var stage = Stage<ListItem, ListItem>()
+            make(&stage)
+            return stage
+        }
+        let intoNew = ListChangeset(stages: [
+            stage { $0.sectionInserted = [.init(index: 2, section: ListSection(model: ListItem("c"), elements: []))] },
+            stage { $0.elementMoved = [Move(from: ElementPath(section: 0, element: 0), to: ElementPath(section: 2, element: 0))] },
+        ])
+        let outOfDeleted = ListChangeset(stages: [
+            stage { $0.elementMoved = [Move(from: ElementPath(section: 0, element: 1), to: ElementPath(section: 1, element: 1))] },
+            stage { $0.sectionDeleted = [0] },
+        ])
+        for changeset in [intoNew, outOfDeleted] {
+            for readBack in [false, true] {
+                var table = Table()
+                let (made, _) = try #require(try commit(first, onto: .empty, table: &table))
+                let head = readBack ? table.head(version: made.version, digest: made.digest) : made
+                let target = try changeset.apply(to: first)
+                let list = table.list
+                let plan = try #require(
+                    try CommitPlan.replaying(changeset.stagesJSON, on: head, describedAs: { "the entry" }, reading: { list }))
+                let whole = CommitRows.WholeSections(
+                    head: head, target: plan.target, contents: plan.contents,
+                    sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
+                let reserved = table.write(whole)
+                let rows = try CommitRows(
+                    plan, whole: whole, reservedRows: reserved, head: head, list: "l", committedAt: "now", author: nil, message: nil)
+                table.write(rows)
+                #expect(table.list == target)
+                #expect(rows.head(listID: 1).digest == ListDigest.of(target))
+            }
+        }
+    }
+
     @Test func contentThatIsNotCanonicalJSONIsRejectedInDocumentOrder() throws {
         var table = Table()
         let (head, _) = try #require(try commit(linearList(3), onto: .empty, table: &table))
         var target = table.list
         target[0].elements[2] = ListItem(id: "x", content: Array("{ }".utf8))
         target.append(ListSection(model: ListItem(id: "new"), elements: [ListItem(id: "y", content: Array("[1 ]".utf8))]))
-        let plan = CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target)
+        let plan = try #require(CommitPlan.diffing(head, to: CommitContents.of(target), snapshot: target))
         let whole = CommitRows.WholeSections(head: head, target: plan.target, contents: plan.contents, sectionPairing: nil)
         #expect(whole.failure != nil)
         #expect(throws: StoreError.self) {

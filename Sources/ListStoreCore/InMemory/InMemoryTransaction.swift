@@ -192,6 +192,15 @@ final class InMemoryTransaction: StoreTransaction {
         return (reserved, written)
     }
 
+    func contents(ofElements slots: [CommitRows.Slot], sections: [Int64]) throws
+        -> (elements: [CommitRows.Slot: [UInt8]], sections: [Int64: [UInt8]])
+    {
+        var found: (elements: [CommitRows.Slot: [UInt8]], sections: [Int64: [UInt8]]) = ([:], [:])
+        for slot in slots { found.elements[slot] = tables.elements[slot.section]?[slot.position]?.item.content }
+        for row in sections { found.sections[row] = tables.sections[row]?.model.content }
+        return found
+    }
+
     func insertList(_ name: String, createdAt: String, keepsDeletedSections: Bool) throws -> Int64 {
         let id = tables.nextListID
         tables.nextListID += 1

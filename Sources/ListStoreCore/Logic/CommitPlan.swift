@@ -37,42 +37,86 @@ package struct CommitPlan: Sendable {
         return _Background { changeset.isEmpty ? [] : changeset.stagesJSON }
     }
 
-    /// Diffs `head` against `target` (`snapshot`'s items, each bringing its content: 
-    /// `CommitContents.of(snapshot)`); the journal's JSON is written later, by `encodingStages()`.
+    /// Diffs `head` against `target` (`snapshot`'s items, each bringing its content:
+    /// `CommitContents.of(snapshot)`; or, without `snapshot`, items of which those that a partial
+    /// read left a stand-in for bring none: `CommitContents.of(partial:)`); the journal's JSON is
+    /// written later, by `encodingStages()`. `nil` when the changeset would need a content the target
+    /// does not bring.
     /// - Complexity: O(n + k log k) for n items and k changes.
     package static func diffing(
-        _ head: StoredHead, to target: (sections: [HeadSection], contents: CommitContents), snapshot: [ListSection]
-    ) -> CommitPlan {
+        _ head: StoredHead, to target: (sections: [HeadSection], contents: CommitContents), snapshot: [ListSection]?
+    ) -> CommitPlan? {
         let sourceIDHashes = head.elementIDHashes ?? _IdentifierHashes.of(head.sections)
         let targetIDHashes = _IdentifierHashes.of(target.sections)
         let (changeset, pairing) = StagedChangeset<HeadItem, HeadItem>.changesetAndPairing(
             source: head.sections, target: target.sections, identifierHashes: (sourceIDHashes, targetIDHashes))
+        guard let items = snapshot != nil ? target.contents.items(of: changeset) : target.contents.broughtItems(of: changeset) else {
+            return nil
+        }
         return CommitPlan(
-            target: target.sections, contents: target.contents, snapshot: snapshot,
-            changeset: target.contents.items(of: changeset), pairing: pairing, targetIDHashes: targetIDHashes,
-            knownStagesJSON: nil)
+            target: target.sections, contents: target.contents, snapshot: snapshot, changeset: items, pairing: pairing,
+            targetIDHashes: targetIDHashes, knownStagesJSON: nil)
     }
 
     /// Applies the stages of a journal entry (`stagesJSON`, as a store wrote them) to `head`; the
-    /// journal keeps the same JSON.
+    /// journal keeps the same JSON. Stages that place a head element where its row is not kept (into
+    /// a section they insert, or out of a section they delete; another store's diff may make them)
+    /// need its content: they are applied again to the head's sections read whole (`whole`), or,
+    /// without `whole`, give `nil`.
     ///
     /// - Throws: `.invalidEdit` when the JSON is not a list of stages or they do not apply to the head.
     /// - Complexity: O(stages × sections + touched elements + k log k), plus the contents the stages bring.
-    package static func replaying(_ stagesJSON: [UInt8], on head: StoredHead, describedAs what: () -> String) throws -> CommitPlan {
-        let replayed: (changeset: StagedChangeset<HeadItem, HeadItem>, result: [HeadSection], pairing: DiffPairing)
-        let contents: CommitContents
+    package static func replaying(
+        _ stagesJSON: [UInt8], on head: StoredHead, describedAs what: () -> String, reading whole: (() throws -> [ListSection])?
+    ) throws -> CommitPlan? {
+        let stages: ListChangeset
         do {
-            let stages = try StageDocument._decodeStagesWithoutIDs(try JSONParser().parse(stagesJSON), as: ListItem.self)
-            let brought = CommitContents.bringing(stages)
-            contents = brought.contents
-            replayed = try brought.changeset.replay(
-                on: head.sections, mergeModel: { old, new in HeadItem(id: old.id, hash: new.hash, fingerprint: new.fingerprint, content: new.content) },
-                merge: { old, new in HeadItem(id: old.id, hash: new.hash, fingerprint: new.fingerprint, content: new.content) })
+            stages = try StageDocument._decodeStagesWithoutIDs(try JSONParser().parse(stagesJSON), as: ListItem.self)
         } catch {
             throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
         }
-        return CommitPlan(
-            target: replayed.result, contents: contents, snapshot: nil, changeset: contents.items(of: replayed.changeset),
-            pairing: replayed.pairing, targetIDHashes: nil, knownStagesJSON: replayed.changeset.isEmpty ? [] : stagesJSON)
+        func replay(on source: [HeadSection], contents: CommitContents) throws -> CommitPlan {
+            let brought = CommitContents.bringing(stages, adding: contents)
+            let replayed: (changeset: StagedChangeset<HeadItem, HeadItem>, result: [HeadSection], pairing: DiffPairing)
+            do {
+                replayed = try brought.changeset.replay(
+                    on: source,
+                    mergeModel: { old, new in HeadItem(id: old.id, hash: new.hash, fingerprint: new.fingerprint, content: new.content) },
+                    merge: { old, new in HeadItem(id: old.id, hash: new.hash, fingerprint: new.fingerprint, content: new.content) })
+            } catch {
+                throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
+            }
+            return CommitPlan(
+                target: replayed.result, contents: brought.contents, snapshot: nil,
+                changeset: brought.contents.items(of: replayed.changeset), pairing: replayed.pairing, targetIDHashes: nil,
+                knownStagesJSON: replayed.changeset.isEmpty ? [] : stagesJSON)
+        }
+        let plan = try replay(on: head.sections, contents: CommitContents())
+        guard !plan.placesKeptRows else { return plan }
+        guard let whole else { return nil }
+        var contents = CommitContents()
+        let sections = try whole().map { section in
+            HeadSection(
+                model: contents.add(id: section.model.id, content: section.model.content),
+                elements: section.elements.map { contents.add(id: $0.id, content: $0.content) })
+        }
+        return try replay(on: sections, contents: contents)
+    }
+
+    /// Whether every target item that has no row to keep (an inserted section's, an element without
+    /// a partner in the head) brings its content.
+    /// - Complexity: O(n).
+    private var placesKeptRows: Bool {
+        let brought = contents
+        var flat = 0
+        for (t, section) in target.enumerated() {
+            let inserted = pairing.sectionSourceOf[t] < 0
+            if inserted && brought[section.model] == nil { return false }
+            for element in section.elements {
+                if (inserted || pairing.elementSourceOf[flat] < 0) && brought[element] == nil { return false }
+                flat += 1
+            }
+        }
+        return true
     }
 }

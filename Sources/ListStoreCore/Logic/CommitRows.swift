@@ -159,10 +159,18 @@ package struct CommitRows: Sendable {
         let digesting = _Background { () -> (sections: [HeadSection], digest: ListDigest) in
             // A target whose check fails is not committed: what is made here is never read.
             guard let (sectionHashes, elementHashes) = try? hashing.wait().get() else { return ([], ListDigest(hex: "")) }
-            guard let elementHashes else { return (target, ListDigest(target)) }
+            // The head's items name no place among this commit's contents (a later commit would read
+            // another commit's contents there): sections whose items do are made again.
+            guard let elementHashes else {
+                let kept = target.map { section in
+                    guard section.model.content >= 0 || section.elements.contains(where: { $0.content >= 0 }) else { return section }
+                    return HeadSection(model: section.model.kept, elements: section.elements.map(\.kept))
+                }
+                return (kept, ListDigest(kept))
+            }
             var flat = 0
             let sections = target.enumerated().map { t, section in
-                var made = HeadSection(model: section.model, elements: section.elements)
+                var made = HeadSection(model: section.model.kept, elements: section.elements.map(\.kept))
                 made.model.hash = sectionHashes[t]
                 for e in made.elements.indices {
                     made.elements[e].hash = elementHashes[flat]

@@ -13,10 +13,11 @@ package enum CommitTarget {
     /// The stages of a journal entry (its JSON, and what to call it in an error), applied to the
     /// head; the journal keeps the same JSON.
     case stages(json: [UInt8], what: String)
-    /// A push rebased onto the head, given the head and a read of its sections (contents and all,
-    /// read once when called); `nil` leaves the head as it is. The result carries the rebase's
-    /// conflicts.
-    case rebase((StoredHead, _ sections: () throws -> [ListSection]) throws -> Rebase<ListItem>?)
+    /// A push rebased onto the head, given the head and a read of its sections: with the contents
+    /// of the items a `TouchedItems` names and stand-ins for the others
+    /// (`CommitContents.standIn(for:)`), or (`nil`) contents and all; `nil` leaves the head as it
+    /// is. The result carries the rebase's conflicts. It may be called twice.
+    case rebase((StoredHead, _ sections: (TouchedItems?) throws -> [ListSection]) throws -> Rebase<ListItem>?)
 }
 
 extension StoreTransaction {
@@ -85,7 +86,9 @@ extension StoreTransaction {
         var target: [ListSection]?
         var mergeConflicts: [Conflict]?
         if case .stages(let json, let what) = making {
-            plan = try _PreparedReplay.shared.take(json, on: head, at: location) ?? CommitPlan.replaying(json, on: head) { what }
+            plan =
+                try _PreparedReplay.shared.take(json, on: head, at: location)
+                ?? CommitPlan.replaying(json, on: head, describedAs: { what }, reading: readBase)!
             // A task cancelled before the first write writes nothing (the async SQLite store runs
             // its transactions in the caller's task; elsewhere there is no task to cancel).
             try Task.checkCancellation()
@@ -94,31 +97,54 @@ extension StoreTransaction {
                 sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
             reserved = try write(whole)
         } else {
-            let sections: [ListSection]
+            // A local change to a replica list: its outbox intents are made from the contents.
+            let localChange = try queueLocalChange && head.listID != 0 && replicaSource(listID: head.listID) != nil
+            var sections: [ListSection]
+            var merged: CommitPlan?
             switch making {
             case .snapshot(let snapshot): sections = snapshot
             case .edit(let edit): sections = try edit(try readBase())
             case .rebase(let rebasing):
-                guard let rebase = try rebasing(head, readBase) else { return try unchanged(ListChangeset(), conflicts: nil) }
+                // A merge reads the contents its intents touch, stand-ins for the others
+                // (`HeadContents`), unless the list is a replica; when the changeset needs a content
+                // it left out (repeated ids paired otherwise), it merges again onto the whole head.
+                let read: (TouchedItems?) throws -> [ListSection] = { touched in
+                    guard let touched, !localChange, head.listID != 0 else { return try readBase() }
+                    return try self.sections(of: head, readingContentsOf: touched)
+                }
+                guard let rebase = try rebasing(head, read) else { return try unchanged(ListChangeset(), conflicts: nil) }
                 sections = rebase.snapshot
                 mergeConflicts = rebase.conflicts
+                if !localChange {
+                    merged = CommitPlan.diffing(head, to: CommitContents.of(partial: sections), snapshot: nil)
+                    if merged == nil, let again = try rebasing(head, { _ in try readBase() }) {
+                        sections = again.snapshot
+                        mergeConflicts = again.conflicts
+                    }
+                }
             case .stages: preconditionFailure("handled above")
             }
-            if queueLocalChange, head.listID != 0, try replicaSource(listID: head.listID) != nil {
-                // A local change to a replica list: its outbox intents are made from the contents.
-                _ = try readBase()
-            }
+            if localChange { _ = try readBase() }
             try Task.checkCancellation()
-            target = sections
-            // The head holds hashes, not contents: every content is fingerprinted, or hashed when
-            // the head's items have no fingerprints (read from rows); then the elements are diffed
-            // on another thread while sections that come or go whole are written.
-            let hashed = CommitContents.of(sections, hashing: !head.fingerprinted)
-            let diffing = _Background { CommitPlan.diffing(head, to: hashed, snapshot: sections) }
-            whole = CommitRows.WholeSections(head: head, target: hashed.sections, contents: hashed.contents, sectionPairing: nil)
-            let wroteWhole = Result { try write(whole) }
-            plan = diffing.wait()
-            reserved = try wroteWhole.get()
+            if let merged {
+                plan = merged
+                whole = CommitRows.WholeSections(
+                    head: head, target: plan.target, contents: plan.contents,
+                    sectionPairing: (plan.pairing.sectionTargetOf, plan.pairing.sectionSourceOf))
+                reserved = try write(whole)
+            } else {
+                let sections = sections
+                target = sections
+                // The head holds hashes, not contents: every content is fingerprinted, or hashed
+                // when the head's items have no fingerprints (read from rows); then the elements are
+                // diffed on another thread while sections that come or go whole are written.
+                let hashed = CommitContents.of(sections, hashing: !head.fingerprinted)
+                let diffing = _Background { CommitPlan.diffing(head, to: hashed, snapshot: sections)! }
+                whole = CommitRows.WholeSections(head: head, target: hashed.sections, contents: hashed.contents, sectionPairing: nil)
+                let wroteWhole = Result { try write(whole) }
+                plan = diffing.wait()
+                reserved = try wroteWhole.get()
+            }
         }
         let changeset = plan.changeset
         guard !changeset.isEmpty else { return try unchanged(changeset, conflicts: mergeConflicts) }

@@ -51,7 +51,7 @@ extension StoreTransaction {
                 if let rebasedAhead, rebasedAhead.isOnto(head) {
                     rebase = rebasedAhead.rebase
                 } else {
-                    rebase = try Rebase(push.intents, onto: try sections(), stoppingWhen: isStopped)
+                    rebase = try Rebase(push.intents, onto: try sections(TouchedItems(push.intents)), stoppingWhen: isStopped)
                 }
                 rebase.conflicts = try reportingUnknownSections(in: rebase.conflicts, of: push, onto: head)
                 return rebase

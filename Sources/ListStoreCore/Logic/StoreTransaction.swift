@@ -98,6 +98,10 @@ package protocol StoreTransaction {
     /// - Returns: the reserved row ids, one per `whole.insertedSections`, and the rows written.
     func write(_ whole: CommitRows.WholeSections) throws -> (reservedRows: [Int64], written: Int)
 
+    /// The contents of the element rows at `slots` and of the section rows `sections` (those there).
+    func contents(ofElements slots: [CommitRows.Slot], sections: [Int64]) throws
+        -> (elements: [CommitRows.Slot: [UInt8]], sections: [Int64: [UInt8]])
+
     /// Inserts the row of a new list (version 0) and returns its id. `keepsDeletedSections`: whether
     /// every section it will ever have deleted is recorded (`insertDeletedSections`); not for a
     /// replica list, whose history starts at its source's version, after deletions it never saw.

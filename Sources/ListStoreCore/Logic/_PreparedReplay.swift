@@ -40,7 +40,7 @@ package final class _PreparedReplay: Sendable {
     /// - Complexity: O(1) here; the replay's on another thread.
     package func prepare(_ stagesJSON: [UInt8], on head: StoredHead, at location: String) {
         let key = Key(location: location, listID: head.listID, version: head.version, digest: head.digest, stagesJSON: stagesJSON)
-        let plan = _Background { try? CommitPlan.replaying(stagesJSON, on: head) { "" } }
+        let plan = _Background { (try? CommitPlan.replaying(stagesJSON, on: head, describedAs: { "" }, reading: nil)) ?? nil }
         let replaced = slot.withLock { slot in
             defer { slot = (key, plan) }
             return slot

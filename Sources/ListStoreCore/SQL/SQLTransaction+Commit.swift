@@ -43,7 +43,7 @@ extension SQLTransaction {
     /// keys could meet a key not vacated yet. The contents of moved elements that the commit does
     /// not bring (a replayed move) are read from their rows first.
     package func write(_ rows: CommitRows, listID: Int64) throws -> Int {
-        let kept = try contents(at: rows.movedElements.filter { rows.content(of: $0) == nil }.map { $0.from! })
+        let kept = try contents(ofElements: rows.movedElements.filter { rows.content(of: $0) == nil }.map { $0.from! }, sections: []).elements
         var vacated = SQLBatch.delete(from: "element", where: ["section_id", "position"])
         var deleted = 0
         for slot in rows.deletedElements + rows.movedElements.map({ $0.from! }) {
@@ -96,10 +96,11 @@ extension SQLTransaction {
             + rows.insertedElements.count + rows.updatedElements.count + rows.movedElements.count
     }
 
-    /// The contents of the element rows at `slots`, read in runs.
-    private func contents(at slots: [CommitRows.Slot]) throws -> [CommitRows.Slot: [UInt8]] {
-        var found: [CommitRows.Slot: [UInt8]] = [:]
-        found.reserveCapacity(slots.count)
+    package func contents(ofElements slots: [CommitRows.Slot], sections: [Int64]) throws
+        -> (elements: [CommitRows.Slot: [UInt8]], sections: [Int64: [UInt8]])
+    {
+        var found: (elements: [CommitRows.Slot: [UInt8]], sections: [Int64: [UInt8]]) = ([:], [:])
+        found.elements.reserveCapacity(slots.count)
         // Terms joined by OR, each a lookup in the (section_id, position) key on both engines.
         try inRuns(of: slots) { chunk, _ in
             let terms = Array(repeating: "(section_id = ? AND position = ?)", count: chunk.count).joined(separator: " OR ")
@@ -107,7 +108,12 @@ extension SQLTransaction {
                 "SELECT section_id, position, content FROM element WHERE \(terms)",
                 chunk.flatMap { [.integer($0.section), .integer($0.position)] })
             {
-                found[CommitRows.Slot(section: try row.int64(0), position: try row.int64(1))] = try row.bytes(2)
+                found.elements[CommitRows.Slot(section: try row.int64(0), position: try row.int64(1))] = try row.bytes(2)
+            }
+        }
+        try inRuns(of: sections) { chunk, marks in
+            for row in try self.rows("SELECT id, content FROM section WHERE id IN (\(marks))", chunk.map { .integer($0) }) {
+                found.sections[try row.int64(0)] = try row.bytes(1)
             }
         }
         return found

@@ -19,9 +19,8 @@ package struct HeadItem: Differentiable, Sendable {
     package var hash: ContentHash
     /// The content's fingerprint in this process; 0 when unknown (an item read from rows).
     package var fingerprint: UInt64
-    /// Where the content of an item a commit inserts or changes is in its `CommitContents`; -1 for
-    /// an item read from rows. Meaningless for the other items of a commit's target (a head keeps
-    /// the places its items had in the commits that brought them).
+    /// Where the content of an item a commit brings is in its `CommitContents`; -1 for an item that
+    /// brings none (every item of a head: `kept`).
     package var content: Int32
 
     package init(id: String, hash: ContentHash, fingerprint: UInt64 = 0, content: Int32 = -1) {
@@ -34,6 +33,9 @@ package struct HeadItem: Differentiable, Sendable {
     /// The id, compared byte for byte.
     @inlinable
     package var differenceIdentifier: ExactString { ExactString(id) }
+
+    /// The item as a head keeps it: bringing no content.
+    package var kept: HeadItem { HeadItem(id: id, hash: hash, fingerprint: fingerprint) }
 
     /// Whether the contents are the same: their fingerprints are when both have one, else their hashes.
     @inlinable
