@@ -38,8 +38,8 @@ package struct CommitPlan: Sendable {
     }
 
     /// Diffs `head` against `target` (`snapshot`'s items, each bringing its content:
-    /// `CommitContents.of(snapshot)`; or, without `snapshot`, items of which those that a partial
-    /// read left a stand-in for bring none: `CommitContents.of(partial:)`); the journal's JSON is
+    /// `CommitContents.of(snapshot)`; or, without `snapshot`, a merge's items, of which those whose
+    /// content it did not read bring none); the journal's JSON is
     /// written later, by `encodingStages()`. `nil` when the changeset would need a content the target
     /// does not bring.
     /// - Complexity: O(n + k log k) for n items and k changes.

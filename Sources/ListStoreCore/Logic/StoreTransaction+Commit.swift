@@ -14,10 +14,10 @@ package enum CommitTarget {
     /// head; the journal keeps the same JSON.
     case stages(json: [UInt8], what: String)
     /// A push rebased onto the head, given the head and a read of its sections: with the contents
-    /// of the items a `TouchedItems` names and stand-ins for the others
-    /// (`CommitContents.standIn(for:)`), or (`nil`) contents and all; `nil` leaves the head as it
-    /// is. The result carries the rebase's conflicts. It may be called twice.
-    case rebase((StoredHead, _ sections: (TouchedItems?) throws -> [ListSection]) throws -> Rebase<ListItem>?)
+    /// of the items a `TouchedItems` names and the others as the head keeps them, or (`nil`) with
+    /// every content; `nil` leaves the head as it is. The result carries the rebase's conflicts. It
+    /// may be called twice.
+    case rebase((StoredHead, _ sections: (TouchedItems?) throws -> [_MergeSection]) throws -> Rebase<_MergeItem>?)
 }
 
 extension StoreTransaction {
@@ -99,29 +99,35 @@ extension StoreTransaction {
         } else {
             // A local change to a replica list: its outbox intents are made from the contents.
             let localChange = try queueLocalChange && head.listID != 0 && replicaSource(listID: head.listID) != nil
-            var sections: [ListSection]
+            let sections: [ListSection]
             var merged: CommitPlan?
             switch making {
             case .snapshot(let snapshot): sections = snapshot
             case .edit(let edit): sections = try edit(try readBase())
             case .rebase(let rebasing):
-                // A merge reads the contents its intents touch, stand-ins for the others
-                // (`HeadContents`), unless the list is a replica; when the changeset needs a content
-                // it left out (repeated ids paired otherwise), it merges again onto the whole head.
-                let read: (TouchedItems?) throws -> [ListSection] = { touched in
-                    guard let touched, !localChange, head.listID != 0 else { return try readBase() }
-                    return try self.sections(of: head, readingContentsOf: touched)
-                }
-                guard let rebase = try rebasing(head, read) else { return try unchanged(ListChangeset(), conflicts: nil) }
-                sections = rebase.snapshot
-                mergeConflicts = rebase.conflicts
-                if !localChange {
-                    merged = CommitPlan.diffing(head, to: CommitContents.of(partial: sections), snapshot: nil)
-                    if merged == nil, let again = try rebasing(head, { _ in try readBase() }) {
-                        sections = again.snapshot
-                        mergeConflicts = again.conflicts
+                // A merge reads the contents its intents touch, and keeps the others as the head
+                // does (`_MergeItem`), unless the list is a replica. When its rebase asks for a
+                // content it did not read, or its changeset needs one (repeated ids paired
+                // otherwise), it merges again with every content.
+                let merge = _MergeContext(head: head.sections)
+                var whole = localChange
+                func rebased() throws -> Rebase<_MergeItem>? {
+                    try rebasing(head) { touched in
+                        guard let touched, !whole, head.listID != 0 else { return [_MergeSection](try readBase()) }
+                        return try self.mergeSections(of: head, readingContentsOf: touched, in: merge)
                     }
                 }
+                guard var rebase = try rebased() else { return try unchanged(ListChangeset(), conflicts: nil) }
+                if !whole {
+                    if !merge.missed { merged = CommitPlan.diffing(head, to: rebase.snapshot.commitTarget, snapshot: nil) }
+                    if merged == nil {
+                        whole = true
+                        guard let again = try rebased() else { return try unchanged(ListChangeset(), conflicts: nil) }
+                        rebase = again
+                    }
+                }
+                mergeConflicts = rebase.conflicts
+                sections = merged == nil ? rebase.snapshot.listSections! : []
             case .stages: preconditionFailure("handled above")
             }
             if localChange { _ = try readBase() }

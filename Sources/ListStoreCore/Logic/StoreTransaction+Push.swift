@@ -47,7 +47,7 @@ extension StoreTransaction {
                     answer = recorded
                     return nil
                 }
-                var rebase: Rebase<ListItem>
+                var rebase: Rebase<_MergeItem>
                 if let rebasedAhead, rebasedAhead.isOnto(head) {
                     rebase = rebasedAhead.rebase
                 } else {
@@ -113,7 +113,7 @@ extension StoreTransaction {
         guard recorded.isEmpty else { return nil }
         return RebasedPush(
             listID: info.id, version: info.headVersion, digest: info.headDigest,
-            rebase: try Rebase(push.intents, onto: try headSections(listID: info.id), stoppingWhen: isStopped))
+            rebase: try Rebase(push.intents, onto: [_MergeSection](try headSections(listID: info.id)), stoppingWhen: isStopped))
     }
 }
 
@@ -161,7 +161,7 @@ package struct RebasedPush: Sendable {
     let listID: Int64
     let version: Int
     let digest: ListDigest
-    let rebase: Rebase<ListItem>
+    let rebase: Rebase<_MergeItem>
 
     /// Whether `head` is the head the push was rebased onto.
     func isOnto(_ head: StoredHead) -> Bool {

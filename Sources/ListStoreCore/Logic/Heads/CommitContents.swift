@@ -93,38 +93,8 @@ package struct CommitContents: Sendable {
         return (mapped, collected.contents)
     }
 
-    /// A stand-in for the content of `item` where a commit does not read it (a merge reads only the
-    /// contents its intents touch): bytes no content is (0xFF is never in UTF-8 text), carrying the
-    /// item's hash and fingerprint, which `of(partial:)` takes back.
-    package static func standIn(for item: HeadItem) -> [UInt8] {
-        var bytes: [UInt8] = [0xFF]
-        bytes.reserveCapacity(41)
-        item.hash.append(to: &bytes)
-        withUnsafeBytes(of: item.fingerprint.littleEndian) { bytes.append(contentsOf: $0) }
-        return bytes
-    }
-
-    /// The items of `sections`, whose contents are those a commit brings or stand-ins
-    /// (`standIn(for:)`): an item with a stand-in brings nothing and keeps the hash and fingerprint
-    /// it carries; the others bring their contents, hashed.
-    /// - Complexity: O(n), plus the size of the contents brought.
-    package static func of(partial sections: [ListSection]) -> (sections: [HeadSection], contents: CommitContents) {
-        var contents = CommitContents()
-        func item(_ item: ListItem) -> HeadItem {
-            let bytes = item.content
-            guard bytes.count == 41, bytes[0] == 0xFF else { return contents.add(id: item.id, content: bytes) }
-            return bytes.withUnsafeBytes { raw in
-                HeadItem(
-                    id: item.id, hash: ContentHash(unsafeBytes: raw.baseAddress! + 1),
-                    fingerprint: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 33, as: UInt64.self)))
-            }
-        }
-        let heads = sections.map { HeadSection(model: item($0.model), elements: $0.elements.map(item)) }
-        return (heads, contents)
-    }
-
     /// The stages of `changeset` with the items they bring as `ListItem`s; `nil` when one of them
-    /// brings no content (an item a partial read left a stand-in for).
+    /// brings no content (an item a merge did not read).
     /// - Complexity: O(operations); the contents are shared.
     package func broughtItems(of changeset: StagedChangeset<HeadItem, HeadItem>) -> ListChangeset? {
         func brings(_ item: HeadItem) -> Bool { self[item] != nil }

@@ -36,40 +36,44 @@ package struct TouchedItems: Sendable {
 }
 
 extension StoreTransaction {
-    /// The sections of `head`, the list's head in this transaction, with the contents of the items
-    /// `touched` names read from their rows, and for every other item a stand-in
-    /// (`CommitContents.standIn(for:)`) that keeps its hash and fingerprint.
+    /// The sections of `head`, the list's head in this transaction, as a merge sees them: the items
+    /// `touched` names with their contents read from their rows, the others as the head keeps them
+    /// (a rebase that reads one of those is noted in `merge`).
     /// - Throws: `.damaged` when a row the head names is missing.
     /// - Complexity: O(n) for the head's n items, plus one read of the touched rows.
-    package func sections(of head: StoredHead, readingContentsOf touched: TouchedItems) throws -> [ListSection] {
+    package func mergeSections(of head: StoredHead, readingContentsOf touched: TouchedItems, in merge: _MergeContext) throws
+        -> [_MergeSection]
+    {
         var slots: [CommitRows.Slot] = []
+        var read: [(section: Int, element: Int)] = []
         var sectionRows: [Int64] = []
         var flat = 0
         for (s, section) in head.sections.enumerated() {
             let id = ExactString(section.model.id)
             if touched.sections.contains(id) { sectionRows.append(head.sectionRows[s]) }
             let all = touched.emptied.contains(id)
-            for element in section.elements {
+            for (e, element) in section.elements.enumerated() {
                 if all || touched.elements.contains(ExactString(element.id)) {
                     slots.append(CommitRows.Slot(section: head.sectionRows[s], position: head.elementPositions[flat]))
+                    read.append((s, e))
                 }
                 flat += 1
             }
         }
-        let read = try contents(ofElements: slots, sections: sectionRows)
-        guard read.elements.count == slots.count, read.sections.count == sectionRows.count else {
+        let found = try contents(ofElements: slots, sections: sectionRows)
+        guard found.elements.count == slots.count, found.sections.count == sectionRows.count else {
             throw StoreError(.damaged, "rows of the head of list row \(head.listID) are missing")
         }
-        flat = 0
-        return head.sections.enumerated().map { s, section in
-            let row = head.sectionRows[s]
-            let model = ListItem(id: section.model.id, content: read.sections[row] ?? CommitContents.standIn(for: section.model))
-            let elements = section.elements.map { element in
-                defer { flat += 1 }
-                let slot = CommitRows.Slot(section: row, position: head.elementPositions[flat])
-                return ListItem(id: element.id, content: read.elements[slot] ?? CommitContents.standIn(for: element))
-            }
-            return ListSection(model: model, elements: elements)
+        var sections = head.sections.enumerated().map { s, section in
+            _MergeSection(
+                model: found.sections[head.sectionRows[s]].map { _MergeItem(id: section.model.id, content: $0) }
+                    ?? _MergeItem(id: section.model.id, keptAt: (s, -1), of: merge),
+                elements: section.elements.enumerated().map { e, element in _MergeItem(id: element.id, keptAt: (s, e), of: merge) })
         }
+        for (k, place) in read.enumerated() {
+            sections[place.section].elements[place.element] = _MergeItem(
+                id: head.sections[place.section].elements[place.element].id, content: found.elements[slots[k]]!)
+        }
+        return sections
     }
 }
