@@ -110,18 +110,18 @@ extension StoreTransaction {
                 // content it did not read, or its changeset needs one (repeated ids paired
                 // otherwise), it merges again with every content.
                 let merge = _MergeContext(head: head.sections)
-                var whole = localChange
+                var readsEveryContent = localChange
                 func rebased() throws -> Rebase<_MergeItem>? {
                     try rebasing(head) { touched in
-                        guard let touched, !whole, head.listID != 0 else { return [_MergeSection](try readBase()) }
+                        guard let touched, !readsEveryContent, head.listID != 0 else { return [_MergeSection](try readBase()) }
                         return try self.mergeSections(of: head, readingContentsOf: touched, in: merge)
                     }
                 }
                 guard var rebase = try rebased() else { return try unchanged(ListChangeset(), conflicts: nil) }
-                if !whole {
+                if !readsEveryContent {
                     if !merge.missed { merged = CommitPlan.diffing(head, to: rebase.snapshot.commitTarget, snapshot: nil) }
                     if merged == nil {
-                        whole = true
+                        readsEveryContent = true
                         guard let again = try rebased() else { return try unchanged(ListChangeset(), conflicts: nil) }
                         rebase = again
                     }
