@@ -248,7 +248,7 @@ package struct JSONWriter {
     }
 
     /// Appends `string` as a quoted, minimally escaped JSON string.
-    @usableFromInline static func writeString(_ string: String, into output: inout [UInt8]) {
+    @usableFromInline package static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         _UTF8Bytes.with(string) { bytes in
             var runStart = 0

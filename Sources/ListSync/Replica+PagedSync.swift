@@ -64,9 +64,9 @@ extension Replica {
             let staged: StagedSync
             do {
                 staged = try await store.stage(page, of: list, reason: sync?.reason ?? reason.rawValue)
-            } catch let error as StoreError where error.code == .invalidArgument {
-                // A page that does not follow: the pages before it may not be what they claim
-                // either, so the next pull starts anew.
+            } catch let error as StoreError where error.code == .invalidArgument || error.code == .invalidSnapshot {
+                // A page that does not follow, or with a content that is not canonical JSON: the
+                // pages before it may not be what they claim either, so the next pull starts anew.
                 try await store.dropStagedSync(of: list)
                 throw SyncError.transport("the source's page of list '\(sourceList)' was refused: \(error.message)")
             }

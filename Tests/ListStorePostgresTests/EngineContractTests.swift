@@ -664,4 +664,44 @@ import Testing
             #expect(try await store.verify(list: nil, progress: nil).isValid)
         }
     }
+
+    /// Pages landed into an empty head become its rows a run at a time: the copy records the very
+    /// journal entry, digest and rows a commit of the same list does, on random lists (repeated
+    /// ids among them, sections of more elements than a run), and the list takes commits after.
+    @Test(arguments: EngineKind.available)
+    func aCopyIntoAnEmptyHeadRecordsWhatACommitOfTheListRecords(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 1) { stores in
+            let store = stores[0]
+            var random = RandomSnapshots(seed: 0xC0F1, duplicates: true)
+            for round in 0..<24 {
+                var sections = listSections(random.snapshot(maxSections: 6, maxElements: 12))
+                if round == 0 {
+                    // More records than one run of the copy, in one section.
+                    sections = [ListSection(model: ListItem(id: "big", json: ["n": 1]), elements: (0..<5000).map { ListItem(id: "e\($0)", json: .number(JSONNumber($0))) })]
+                }
+                if sections.isEmpty { continue }
+                let (source, replica) = ("source\(round)", "replica\(round)")
+                let maxBytes = round == 0 ? 1 << 16 : 100 + round * 37
+                try await store.commit(sections, to: source, expectedVersion: nil, author: nil, message: nil)
+                var page = try await store.page(of: source, at: nil, after: nil, maxBytes: maxBytes)
+                while true {
+                    _ = try await store.stage(page, of: replica, reason: "pruned")
+                    guard let next = page.next else { break }
+                    page = try await store.page(of: source, at: page.version, after: next, maxBytes: maxBytes)
+                }
+                let committed = try await store.commitStagedSync(of: replica, message: "in pages") { _ in }
+                #expect(committed.version == 1 && committed.changed && committed.digest == ListDigest.of(sections))
+                let (made, copied) = (try await store.journal(of: source, after: 0, limit: 1, maxBytes: .max), try await store.journal(of: replica, after: 0, limit: 1, maxBytes: .max))
+                #expect(copied.entries.map(\.stagesJSON) == made.entries.map(\.stagesJSON), "round \(round)")
+                #expect(copied.entries.first?.digest == made.entries.first?.digest && copied.entries.first?.elementCount == made.entries.first?.elementCount)
+                #expect(try await store.snapshot(of: replica, at: nil).sections == sections)
+                #expect(try await store.snapshot(of: replica, at: 1).sections == sections)
+                let edited = Array(sections.dropFirst()) + [ListSection(model: ListItem(id: "later", json: .null), elements: sections[0].elements.suffix(2))]
+                try await store.commit(edited, to: replica, expectedVersion: 1, author: nil, message: nil)
+                #expect(try await store.snapshot(of: replica, at: nil).sections == edited)
+                #expect(try await store.snapshot(of: replica, at: 1).sections == sections)
+            }
+            #expect(try await store.verify(list: nil, progress: nil).isValid)
+        }
+    }
 }

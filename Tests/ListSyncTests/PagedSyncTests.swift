@@ -169,7 +169,7 @@ import Testing
 
     /// A source that hands out a page of another version, one that skips ahead, or a last page cut short.
     struct Tampering: _ForwardingSource {
-        enum Fault: CaseIterable { case otherVersion, skipping, cutShort, otherStore }
+        enum Fault: CaseIterable { case otherVersion, skipping, cutShort, otherStore, notCanonical }
         let base: any ListSource
         let fault: Fault
         func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
@@ -180,6 +180,7 @@ import Testing
             case .skipping: if let next = page.next { page = try await base.page(of: list, at: version, after: next, maxBytes: maxBytes); page.after = cursor }
             case .cutShort: page.records.removeLast(); page.next = nil
             case .otherStore: page.store = StoreIdentity(uuid: UUID().uuidString.lowercased(), epoch: 1)
+            case .notCanonical: page.records[page.records.count - 1].item.content = Array(#"{ "title": "spaced" }"#.utf8)
             }
             return page
         }
@@ -202,6 +203,13 @@ import Testing
         // An honest source then brings it to the head.
         try await replica.pull(from: LocalSource(source), options: options)
         #expect(try await replica.store.snapshot(of: "l", at: nil).sections == source.snapshot(of: "l", at: nil).sections)
+
+        // A first sync (into no head, written as the runs of records are read) keeps nothing either.
+        let first = Replica(store: InMemoryStore(), list: "l")
+        await #expect(throws: (any Error).self) { try await first.pull(from: Tampering(base: LocalSource(source), fault: fault), options: options) }
+        #expect(try await first.store.lists().isEmpty)
+        try await first.pull(from: LocalSource(source), options: options)
+        #expect(try await first.store.snapshot(of: "l", at: nil).sections == source.snapshot(of: "l", at: nil).sections)
     }
 
     /// A first sync interrupted at random pages while the source commits and prunes at random: the

@@ -42,4 +42,21 @@ extension InMemoryTransaction {
     func deleteStagedSync(of list: String) throws {
         tables.stagedSyncs[list] = nil
     }
+
+    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
+        var section = section
+        for record in records {
+            if record.isSection {
+                let row = tables.nextSectionID
+                tables.nextSectionID += 1
+                tables.sections[row] = InMemoryTables.Section(listID: listID, position: record.position, model: record.item, hash: record.hash)
+                tables.sectionsOfList[listID, default: []].insert(row)
+                section = row
+            } else {
+                guard let section else { throw damaged("a copied element comes before any section") }
+                tables.elements[section, default: [:]][record.position] = InMemoryTables.Element(item: record.item, hash: record.hash)
+            }
+        }
+        return section
+    }
 }

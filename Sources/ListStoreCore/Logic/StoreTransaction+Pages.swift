@@ -53,8 +53,9 @@ extension StoreTransaction {
     ///
     /// - Throws: `StoreError.invalidArgument`, with nothing written, for a page that does not follow
     ///   (of another store, list or version, out of order, without a sync under way), or that the
-    ///   list's totals say is cut short or too long.
-    /// - Complexity: O(records of the page).
+    ///   list's totals say is cut short or too long; `.invalidSnapshot` for a content that is not
+    ///   canonical JSON.
+    /// - Complexity: O(records of the page and their bytes).
     package func stage(_ page: ListPage, of list: String, reason: String) throws -> StagedSync {
         var sync: StagedSync
         if page.after == nil {
@@ -97,6 +98,11 @@ extension StoreTransaction {
                 .invalidArgument,
                 "the last page of list '\(page.list)' leaves it cut short: \(sync.records + page.records.count) records of \(total)")
         }
+        // Checked as they land, so that the last transaction may trust the staged records.
+        let records = page.records
+        try _ContentChecks.checkCanonical(count: records.count, content: { records[$0].item.content }) { k in
+            "page of list '\(page.list)' after '\(page.after?.description ?? "the start")', record \(k) (id \(records[k].item.id.debugDescription))"
+        }
         let first = sync.records
         sync.records += page.records.count
         sync.elements += elements
@@ -132,18 +138,28 @@ extension StoreTransaction {
     }
 
     /// Makes the complete paged sync of the replica list `list` its head, with the sync's store,
-    /// list and version as its position, and ends the sync, in this transaction (`commitReplica`
-    /// with the staged sections). `check` runs with the result first and may throw to write nothing.
+    /// list and version as its position, and ends the sync, in this transaction. Into an empty head
+    /// (a first sync), the staged records become rows a run at a time (`commitStagedCopy`: the
+    /// result's changeset is then empty, the journal holds it); otherwise this is `commitReplica`
+    /// with the staged sections, read whole. `check` runs with the result first and may throw to
+    /// write nothing.
     ///
     /// - Throws: `StoreError.invalidArgument` when no complete sync is staged; what
     ///   `commitReplica` throws.
-    /// - Complexity: that of `commitReplica` of the staged list.
+    /// - Complexity: O(records) into an empty head, holding a run of them at a time; otherwise
+    ///   that of `commitReplica` of the staged list.
     package func commitStagedSync(of list: String, message: String, check: (CommitResult) throws -> Void) throws -> CommitResult {
         guard let sync = try stagedSync(of: list), sync.isComplete else {
             throw StoreError(.invalidArgument, "list '\(list)' has no complete paged sync to commit")
         }
-        let sections = try stagedSections(of: list)
         let source = ReplicaSource(store: sync.store, list: sync.sourceList, version: sync.version, digest: sync.digest, listID: sync.listID)
+        try _Names.checkList(list)
+        let head = try lockedHead(of: list)
+        if head.sections.isEmpty, sync.sectionCount > 0 {
+            // A first sync (or a resync of an empty list): the rows are written as they are read.
+            return try commitStagedCopy(of: list, sync: sync, head: head, source: source, message: message, check: check)
+        }
+        let sections = try stagedSections(of: list)
         return try commitReplica(
             to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot(sections), check: check,
             then: { try deleteStagedSync(of: list) })

@@ -124,6 +124,15 @@ package protocol StoreTransaction {
     func insertJournal(
         _ journal: CommitRows.Journal, listID: Int64, stagesJSON: [UInt8], digest: ListDigest) throws
 
+    /// Appends the journal entry of a commit whose stages, `stagesCount` bytes, are too many to
+    /// hold at once: `stages` writes them in pieces, in order, through the closure it is given
+    /// (`journal.stagesJSON` is not used). An engine that cannot write a value in pieces gathers
+    /// them (the default).
+    /// - Throws: `.damaged` when the pieces do not make `stagesCount` bytes; what `stages` throws.
+    func insertJournal(
+        _ journal: CommitRows.Journal, listID: Int64, digest: ListDigest, stagesCount: Int,
+        stages: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws
+
     /// Takes `head` as the new head of `list` once this transaction commits (an engine keeps it, so
     /// that the next commit need not read the list's rows), and tells the engine's other processes
     /// of the change then; `nil` for a change that leaves the head as it is (a prune).
@@ -324,8 +333,30 @@ package protocol StoreTransaction {
     /// Deletes the paged sync of `list` and its records.
     func deleteStagedSync(of list: String) throws
 
+    /// Inserts a run of the records of a head being copied into the list `listID` (whose head was
+    /// empty), in list order: a section's record makes a section row; an element's goes into the
+    /// section row made last (`section`, for the run's first elements: the one the run before
+    /// ended in). Returns the section row the run ends in.
+    /// - Throws: `.damaged` for an element with no section before it.
+    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64?
+
     /// Forgets the feed's events of the list's versions up to `version` (its journal up to there
     /// was pruned): the feed's base passes the last of them, and the commits of deleted lists up
     /// to the base go too.
     func forgetFeed(listID: Int64, through version: Int) throws
+}
+
+extension StoreTransaction {
+    package func insertJournal(
+        _ journal: CommitRows.Journal, listID: Int64, digest: ListDigest, stagesCount: Int,
+        stages: (_ write: ([UInt8]) throws -> Void) throws -> Void
+    ) throws {
+        var gathered: [UInt8] = []
+        gathered.reserveCapacity(stagesCount)
+        try stages { gathered += $0 }
+        guard gathered.count == stagesCount else {
+            throw StoreError(.damaged, "a journal entry of \(stagesCount) bytes was written as \(gathered.count)")
+        }
+        try insertJournal(journal, listID: listID, stagesJSON: gathered, digest: digest)
+    }
 }

@@ -160,6 +160,29 @@ extension SQLTransaction {
             ])
     }
 
+    package func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
+        let sectionCount = records.count(where: \.isSection)
+        var reserved = sectionCount == 0 ? [] : try reserveSectionRows(sectionCount)[...]
+        var sections = SQLBatch.insert(into: "section", ["id", "list_id", "position", "identifier", "content", "content_hash"])
+        var elements = Self.elementRows
+        var section = section
+        for record in records {
+            if record.isSection {
+                let row = reserved.removeFirst()
+                sections.append([.integer(row), .integer(listID), .integer(record.position), .utf8(record.item.id), .bytes(record.item.content), .hash(record.hash)])
+                section = row
+            } else {
+                guard let section else { throw damaged("a copied element comes before any section") }
+                // Section rows go first: an element row names its section's.
+                if sections.count > 0 { try run(sections); sections.removeAll() }
+                try add([.integer(section), .integer(record.position), .utf8(record.item.id), .bytes(record.item.content), .hash(record.hash)], to: &elements)
+            }
+        }
+        try run(sections)
+        try run(elements)
+        return section
+    }
+
     // MARK: Internals
 
     /// The element rows a commit inserts.

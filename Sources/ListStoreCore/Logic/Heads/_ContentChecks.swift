@@ -33,6 +33,28 @@ package enum _ContentChecks {
         return (hashes, failures.withLock { $0.min { $0.key < $1.key } }.map { ($0.key, $0.value) })
     }
 
+    /// Throws the error of the first of `count` contents (`content(k)`, at `path(k)`) that is not
+    /// canonical JSON, checked on two threads from `parallelThreshold` on.
+    /// - Complexity: O(total content size).
+    package static func checkCanonical(
+        count: Int, content: @Sendable (Int) -> [UInt8], path: @escaping @Sendable (Int) -> String
+    ) throws(StoreError) {
+        let failures = _Locked([Int: StoreError]())
+        _ = _TwoThreads.array(count: count, threshold: parallelThreshold) { (range, base: UnsafeMutablePointer<Bool>) in
+            for k in range {
+                do throws(StoreError) {
+                    try checkCanonical(content(k)) { path(k) }
+                    (base + k).initialize(to: true)
+                } catch {
+                    failures.withLock { $0[k] = error }
+                    for rest in k..<range.upperBound { (base + rest).initialize(to: false) }
+                    return
+                }
+            }
+        }
+        if let first = failures.withLock({ $0.min { $0.key < $1.key } }) { throw first.value }
+    }
+
     /// Throws unless `content` is canonical JSON text nested at most `JSONParser.maxContentDepth`
     /// levels deep (so that every document carrying it can be read back).
     package static func checkCanonical(_ content: [UInt8], path: () -> String) throws(StoreError) {
