@@ -9,6 +9,7 @@ extension Store {
     /// Commits do this on their own, in the background, once the log passes 4 MiB; call it when the
     /// store file alone must hold everything (before copying the file elsewhere), or after a bulk
     /// import, so that the next commits do not share the machine with a large background copy.
+    /// The versions kept for paged reads are let go first (those reads start again at the head).
     ///
     /// ```swift
     /// try store.commit(everything, to: "catalog")
@@ -20,6 +21,8 @@ extension Store {
     /// - Complexity: O(pages in the log).
     public func checkpoint() throws {
         let pool = try existingPool()
+        // The snapshots paged reads keep would hold the log: they go (those reads start again).
+        pins.removeAll()
         // SQLite refuses a second checkpointer (the store's own background one) at once, without
         // calling the busy handler: wait for it as for any lock, up to the busy timeout.
         let deadline = ContinuousClock.now + .seconds(configuration.busyTimeout)

@@ -73,6 +73,17 @@ extension Store {
         }
     }
 
+    /// Runs `body` in `snapshot`'s read transaction, off the cooperative thread pool.
+    /// - Throws: as the async `reading`.
+    func reading<T: Sendable>(in snapshot: DatabaseSnapshot, _ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        do {
+            return try await snapshot.read { db in try body(SQLiteTransaction(self, db)) }
+        } catch {
+            throw Store.asyncError(error, path: path)
+        }
+    }
+
     /// Runs `body` in one `IMMEDIATE` transaction on the store's writer connection, on the calling
     /// thread, committed when it returns and rolled back when it throws; then keeps the heads it
     /// wrote and tells of the commit. With `creating`, makes the store first when there is none.

@@ -50,6 +50,8 @@ public final class Store: Sendable {
     public let path: String
     let configuration: Configuration
     let state = _Locked(_State())
+    /// The snapshots paged reads are read in (`page(of:at:after:maxBytes:)`).
+    let pins = _PinnedVersions<DatabaseSnapshot>()
 
     struct _State {
         var pool: DatabasePool?
@@ -134,7 +136,9 @@ public final class Store: Sendable {
     public func close() throws {
         try state.withLock { state in
             guard let pool = state.pool else { return }
-            // The readers first: the last connection removes the side files only if it may write.
+            // The snapshots of paged reads, then the readers: the last connection removes the
+            // side files only if it may write.
+            pins.removeAll()
             pool.releaseMemory()
             try Store.mapErrors(path: path) { try pool.close() }
             state.pool = nil

@@ -53,7 +53,7 @@ import Testing
         }
     }
 
-    @Test func pagesOverHTTPAreThoseOfTheStoreAndRefuseAMovedVersion() async throws {
+    @Test func pagesOverHTTPAreThoseOfTheStoreAndStayAtTheirVersionWhileKept() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("source.liststore"))
         try await store.commit(Self.mailbox(sections: 4, elements: 50), to: "inbox", expectedVersion: nil, author: nil, message: nil)
@@ -66,6 +66,9 @@ import Testing
             while let next = direct.last?.next { direct.append(try await store.page(of: "inbox", at: direct[0].version, after: next, maxBytes: 2000)) }
             #expect(pages == direct)
             try await store.commit(Self.mailbox(sections: 4, elements: 51), to: "inbox", expectedVersion: nil, author: nil, message: nil)
+            // The version read stays while the store keeps it; once let go, its next page is refused.
+            #expect(try await source.page(of: "inbox", at: pages[0].version, after: pages[0].next, maxBytes: .max) == pages[1])
+            try store.checkpoint()
             do {
                 _ = try await source.page(of: "inbox", at: pages[0].version, after: pages[0].next, maxBytes: .max)
                 Issue.record("a page of a version the head moved past was answered")

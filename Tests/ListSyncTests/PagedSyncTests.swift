@@ -74,17 +74,66 @@ import Testing
         }
     }
 
-    @Test func aPageAfterTheHeadMovedOnIsRefusedAsGone() async throws {
+    /// Commits to eight other lists and reads their first pages: the versions `store` keeps for
+    /// paged reads before are let go (it keeps eight, the least recently used going first).
+    static func crowdOutPins(_ store: InMemoryStore) async throws {
+        let round = UUID().uuidString
+        for k in 0..<8 {
+            try await store.commit(bigList(sections: 2, elements: 20, tag: round), to: "crowd\(k)", expectedVersion: nil, author: nil, message: nil)
+            #expect(try await store.page(of: "crowd\(k)", at: nil, after: nil, maxBytes: 300).next != nil)
+        }
+    }
+
+    @Test func pagesStayAtTheirVersionWhileCommitsLandUntilTheVersionIsLetGo() async throws {
         let store = InMemoryStore()
-        try await store.commit(Self.bigList(sections: 3, elements: 20), to: "l", expectedVersion: nil, author: nil, message: nil)
+        let sections = Self.bigList(sections: 3, elements: 20)
+        try await store.commit(sections, to: "l", expectedVersion: nil, author: nil, message: nil)
         let first = try await store.page(of: "l", at: nil, after: nil, maxBytes: 500)
         #expect(first.next != nil)
         try await store.commit(Self.bigList(sections: 3, elements: 21), to: "l", expectedVersion: nil, author: nil, message: nil)
+        // The version read stays: its pages make the list it was.
+        var pages = [first]
+        while let next = pages.last?.next { pages.append(try await store.page(of: "l", at: first.version, after: next, maxBytes: 500)) }
+        #expect(Self.sections(of: pages) == sections && pages.allSatisfy { $0.version == first.version })
+        // Once let go, the next page of it is refused: the read starts again at the head.
+        try await Self.crowdOutPins(store)
         await Self.expectCode(.versionNotFound) { try await store.page(of: "l", at: first.version, after: first.next, maxBytes: 500) }
         await Self.expectCode(.invalidArgument) { try await store.page(of: "l", at: 2, after: ListPage.Cursor("x.y"), maxBytes: 500) }
         // A cursor at no record of the head is of another version; without a version, a page is the head's.
         await Self.expectCode(.versionNotFound) { try await store.page(of: "l", at: 2, after: ListPage.Cursor("99.5"), maxBytes: 500) }
         #expect(try await store.page(of: "l", at: nil, after: first.next, maxBytes: 500).version == 2)
+    }
+
+    /// A source that commits to its list after every page it hands out: a list committed to more
+    /// often than a copy takes.
+    struct CommittingEveryPage: _ForwardingSource {
+        let base: any ListSource
+        let store: InMemoryStore
+        let commits = _Locked(0)
+        func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+            let page = try await base.page(of: list, at: version, after: cursor, maxBytes: maxBytes)
+            let n = commits.withLock { $0 += 1; return $0 }
+            try await store.commit(PagedSyncTests.bigList(sections: 4, elements: 30, tag: " \(n)"), to: list, expectedVersion: nil, author: nil, message: nil)
+            return page
+        }
+    }
+
+    @Test func aFirstSyncOfAListCommittedToBetweenEveryPageEndsAtItsVersionThenFollows() async throws {
+        let source = InMemoryStore()
+        let sections = Self.bigList(sections: 4, elements: 30)
+        try await source.commit(sections, to: "l", expectedVersion: nil, author: nil, message: nil)
+        _ = try await source.prune("l", .keepLast(0), force: false)
+        let replica = Replica(store: InMemoryStore(), list: "l")
+        var options = ReplicaPullOptions()
+        options.pageBytes = 700
+        let committing = CommittingEveryPage(base: LocalSource(source), store: source)
+        let result = try await replica.pull(from: committing, options: options)
+        #expect(result.resynced && result.pages?.restarted == false && (result.pages?.pages ?? 0) > 5)
+        // The copy was of version 1; the pull then applied the commits made meanwhile.
+        let head = try await source.snapshot(of: "l", at: nil)
+        #expect(committing.commits.withLock { $0 } >= 5 && result.version == head.version)
+        #expect(try await replica.store.snapshot(of: "l", at: nil).sections == head.sections)
+        #expect(try await replica.store.snapshot(of: "l", at: 1).sections == sections)
     }
 
     @Test func aJournalEntryLargerThanTheReadersBoundIsNamedNotRead() async throws {
@@ -162,6 +211,7 @@ import Testing
         options.pageBytes = 800
         await #expect(throws: SyncError.self) { try await replica.pull(from: Interrupting(LocalSource(source), pages: 2), options: options) }
         try await source.commit(Self.bigList(sections: 4, elements: 30, tag: "!"), to: "l", expectedVersion: nil, author: nil, message: nil)
+        try await Self.crowdOutPins(source)
         let result = try await replica.pull(from: LocalSource(source), options: options)
         #expect(result.pages?.restarted == true)
         #expect(try await replica.store.snapshot(of: "l", at: nil).sections == source.snapshot(of: "l", at: nil).sections)
@@ -248,10 +298,19 @@ import Testing
                     try await source.commit(listSections(current), to: "l", expectedVersion: nil, author: nil, message: nil)
                     versions.append(listSections(current))
                     if rng.next() % 2 == 0 { _ = try await source.prune("l", .keepLast(0), force: false) }
+                    // The version being copied stays while the source keeps it for paged reads.
+                    if rng.next() % 2 == 0 { try await Self.crowdOutPins(source) }
                 }
             }
-            try await replica.pull(from: LocalSource(source), options: options)
-            #expect(try await replica.store.snapshot(of: "l", at: nil).sections == source.snapshot(of: "l", at: nil).sections)
+            // A copy ends at the version it started at (kept for it); when the source's journal
+            // after it is pruned, the next pull copies the head.
+            let head = try await source.snapshot(of: "l", at: nil)
+            var pulls = 0
+            repeat {
+                pulls += 1
+                try await replica.pull(from: LocalSource(source), options: options)
+            } while try await replica.store.replicaSource(of: "l")?.version != head.version && pulls < 2
+            #expect(try await replica.store.snapshot(of: "l", at: nil).sections == head.sections)
             #expect(try await replica.store.stagedSync(of: "l") == nil)
         }
         #expect(resumed > 20 && restarted > 5)

@@ -68,9 +68,12 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// A page of `list`'s head after `cursor` (`nil`: the first page), of about `maxBytes` of
     /// records (at least one while records remain): what a first sync or a resync copies page by
     /// page (`ListPage`). The pages of one read are at one version, the head's when the first was
-    /// read; `version` names it for every page after the first.
-    /// - Throws: `StoreError` `.listNotFound`; `.versionNotFound` once the head has moved past
-    ///   `version` (the read starts again at the head); `.invalidArgument` for a cursor of
+    /// read; `version` names it for every page after the first. `Store` and `InMemoryStore` keep
+    /// that version for the read while commits land (the state the first page was read in, while
+    /// the read goes on within a minute of its last page and ten of its first, at most eight
+    /// versions at once); `PostgresStore` keeps none.
+    /// - Throws: `StoreError` `.listNotFound`; `.versionNotFound` once `version` is neither the
+    ///   head nor kept (the read starts again at the head); `.invalidArgument` for a cursor of
     ///   another read; `.storeNotFound`, `.damaged`, `.io`.
     /// - Complexity: O(records returned), in bounded queries: never the whole list.
     func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage

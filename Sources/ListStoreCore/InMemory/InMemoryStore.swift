@@ -25,6 +25,7 @@ public actor InMemoryStore: StoreDriver {
     public nonisolated let location: String
     private var tables: InMemoryTables
     private let commits = CommitSignal()
+    private let pins = _PinnedVersions<InMemoryTables>()
 
     /// An empty store, with a new identity (a random uuid, epoch 1) and client id.
     ///
@@ -51,6 +52,19 @@ public actor InMemoryStore: StoreDriver {
         tables = transaction.tables
         if transaction.changed { commits.notify(path: location) }
         return value
+    }
+
+    /// A page of `list` (`ListStoreEngine.page(of:at:after:maxBytes:)`): pages stay at their
+    /// version while commits land, read in the tables as the first page found them (kept as
+    /// `Store`'s snapshots are).
+    /// - Complexity: that of a page; the tables kept are copied on the next write.
+    public func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+        // The tables as this call found them: a consistent state (the actor may run other calls
+        // while this one waits).
+        let current = tables
+        return try await page(
+            of: list, at: version, after: cursor, maxBytes: maxBytes, pins: pins, pin: { current },
+            reading: { [location] tables, body in try body(InMemoryTransaction(tables, location: location)) })
     }
 
     /// About the bytes the store's contents and journals take. - Complexity: O(rows).

@@ -1,0 +1,26 @@
+// Paged reads that stay at their version while commits land (ListStoreCore's article "Lists of Any
+// Size"), for drivers that can keep a state of the store (`_PinnedVersions`).
+extension StoreDriver {
+    /// `page(of:at:after:maxBytes:)` for a driver that keeps pins: a page of a version pinned is
+    /// read in its pin; a first page of a list larger than one page pins the state it is read in
+    /// (once per version: `pin()` makes one, read again there, as the head may have moved on);
+    /// everything else is read at the head.
+    /// - Throws: as `page(of:at:after:maxBytes:)`; what `pin()` throws.
+    /// - Complexity: that of a page, twice for the first page of a version not pinned yet.
+    package func page<Pin>(
+        of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int, pins: _PinnedVersions<Pin>,
+        pin: @Sendable () async throws -> Pin,
+        reading: @Sendable (Pin, @escaping @Sendable (any StoreTransaction) throws -> ListPage) async throws -> ListPage
+    ) async throws -> ListPage {
+        if let version, let kept = pins.pin(of: list, at: version) {
+            return try await reading(kept) { try $0.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }
+        }
+        let page = try await run(.read) { try $0.steps.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }
+        guard cursor == nil, version == nil, page.next != nil else { return page }
+        if pins.pin(of: list, at: page.version) != nil { return page }
+        let made = try await pin()
+        let pinned = try await reading(made) { try $0.page(of: list, at: nil, after: nil, maxBytes: maxBytes) }
+        if pinned.next != nil { _ = pins.keep(made, of: list, at: pinned.version) }
+        return pinned
+    }
+}
