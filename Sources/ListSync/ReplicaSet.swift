@@ -31,6 +31,15 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
     public let store: Storage
     /// The set's lists: the source's lists this pattern names (a replica list has its source's name).
     public let pattern: ListPattern
+    /// Told of the progress of each copy in pages the set makes (a list pulled by itself whose
+    /// first sync or resync copies its source's head page by page: `SyncProgress.list` names
+    /// it), after each page; `nil` by default. It is called on the task that pulls.
+    ///
+    /// ```swift
+    /// var set = try ReplicaSet(store: store, lists: "users/ana/**")
+    /// set.onProgress = { progress in print(progress.list, Int(progress.fractionCompleted * 100), "%") }
+    /// ```
+    public var onProgress: (@Sendable (SyncProgress) -> Void)?
 
     /// The set of `pattern`'s lists in `store`.
     /// - Throws: `ListPattern.Problem` for a pattern that is not one; `SyncError.refused` for one
@@ -301,7 +310,9 @@ public struct ReplicaSet<Storage: ReplicaStore>: Sendable {
     private func pullAlone(_ list: String, from source: some FeedSource, created: Bool, into result: inout ReplicaSetPullResult) async throws {
         let pulled: ReplicaPullResult
         do {
-            pulled = try await Replica(store: store, list: list).pull(from: source)
+            var options = ReplicaPullOptions()
+            options.onProgress = onProgress
+            pulled = try await Replica(store: store, list: list).pull(from: source, options: options)
         } catch StoreError.Code.listNotFound {
             return  // deleted at the source meanwhile: its deletion comes later in the feed
         }

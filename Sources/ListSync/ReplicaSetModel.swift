@@ -45,6 +45,9 @@ public final class ReplicaSetModel {
         /// When the source was last reached successfully: the end of the last `sync()` that
         /// succeeded, or of the last change the background sync applied.
         public var lastSync: Date?
+        /// The copy in pages under way, of the list it names (a list's first sync or resync):
+        /// `ProgressView(value: status.progress?.fractionCompleted ?? 0)`; `nil` when none is.
+        public var progress: SyncProgress?
 
         /// A status before anything happened.
         public init() {}
@@ -66,6 +69,10 @@ public final class ReplicaSetModel {
     /// The background sync and its pauses: one follow at a time, none during a `sync()` (the same
     /// controller as `ReplicaListModel`'s).
     @ObservationIgnored private var follow: _FollowController!
+    /// Progress reports numbered as they are made (off the main actor), and the last shown or
+    /// passed: a report that hops to the main actor late is not shown over a newer state.
+    @ObservationIgnored private let progressReports = _Locked(UInt64(0))
+    @ObservationIgnored private var progressShown: UInt64 = 0
 
     /// A model of `set`, syncing with `source`. It reads the set's lists off the main actor at once
     /// (`status.isLoaded`; `await refresh()` waits for it).
@@ -121,8 +128,9 @@ public final class ReplicaSetModel {
 
     /// A sync, run by `follow.exclusively` (the background sync paused).
     private func syncNow() async -> ReplicaSetSyncResult? {
-        let (set, source) = (set, source)
+        let (set, source) = (reportingSet(), source)
         let outcome = await Task.detached { try await set.sync(with: source) }.result
+        endProgress()
         switch outcome {
         case .success(let result):
             status.lastError = nil
@@ -153,8 +161,34 @@ public final class ReplicaSetModel {
 
     // MARK: - Internals
 
+    /// The set, with its copies' progress published as `status.progress`.
+    private func reportingSet() -> ReplicaSet<Store> {
+        var set = set
+        let reports = progressReports
+        set.onProgress = { [weak self] progress in
+            let number = reports.withLock { count in
+                count += 1
+                return count
+            }
+            Task { @MainActor [weak self] in self?.show(progress, number: number) }
+        }
+        return set
+    }
+
+    private func show(_ progress: SyncProgress, number: UInt64) {
+        guard number > progressShown else { return }
+        progressShown = number
+        status.progress = progress
+    }
+
+    /// Clears `status.progress` once the copies it showed are done: later reports of them pass.
+    private func endProgress() {
+        progressShown = max(progressShown, progressReports.withLock { $0 })
+        if status.progress != nil { status.progress = nil }
+    }
+
     private func launchFollow(_ settings: _FollowSettings, _ generation: UInt64) -> Task<Void, Never> {
-        let (set, source) = (set, source)
+        let (set, source) = (reportingSet(), source)
         return Task.detached { [weak self] in
             var failure: (any Error)?
             do {
@@ -173,6 +207,7 @@ public final class ReplicaSetModel {
     }
 
     private func changed(_ changes: [ReplicaSetChange]) async {
+        endProgress()
         status.isOffline = false
         status.lastError = nil
         status.lastSync = Date()

@@ -2,8 +2,9 @@ import Foundation
 import ListStoreTestSupport
 import Testing
 
-/// `pull` draws a progress bar on stderr while a resync's pages land, when stderr is a terminal
-/// (`script` gives the command one), and prints nothing extra otherwise.
+/// `pull` (of a list, or of a replica set) draws a progress bar on stderr while a resync's pages
+/// land, when stderr is a terminal (`script` gives the command one), and prints nothing extra
+/// otherwise.
 @Suite(.blockingWaits) struct ProgressBarTests {
     @Test func aResyncInPagesDrawsABarOnATerminalAndNothingElsewhere() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }  // util-linux's
@@ -28,5 +29,14 @@ import Testing
         #expect(terminal.status == 0, "\(terminal.stderr)")
         #expect(terminal.stdout.contains("liststore: pulling 'big' [####################] 100% 60,000/60,000 elements"), "\(terminal.stdout)")
         #expect(terminal.stdout.contains("resynced by diff (pruned) in 2 pages"))
+
+        // A replica set (`--lists`): each list it copies in pages draws its bar, by name.
+        let set = ["env", "-u", "LISTSTORE_PARENT_PID", CLIRunner.binary.path, "pull", "--db", source, "--lists", "**", "--replica", dir.url.appendingPathComponent("c.liststore").path]
+            .map { "'" + $0 + "'" }.joined(separator: " ")
+        let lists = try CLIRunner.run(["-qec", set, "/dev/null"], executable: URL(fileURLWithPath: "/usr/bin/script"))
+        #expect(lists.status == 0, "\(lists.stderr)")
+        #expect(lists.stdout.contains("liststore: pulling 'big' [####################] 100% 60,000/60,000 elements"), "\(lists.stdout)")
+        let quiet = try CLIRunner.run(["pull", "--db", source, "--lists", "**", "--replica", dir.url.appendingPathComponent("d.liststore").path])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
     }
 }

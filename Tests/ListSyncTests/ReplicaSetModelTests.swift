@@ -3,6 +3,7 @@ import ListDiff
 import ListDiffTestSupport
 import ListStore
 import ListStoreTestSupport
+import ListStoreWire
 import ListSync
 import Observation
 import Testing
@@ -66,5 +67,57 @@ import Testing
             try await source.snapshot(of: "team/a").sections[0].elements.contains { $0.id == "mine" }
         }
         #expect(model.status.isFollowing && model.status.lastError == nil)
+    }
+
+    /// A feed source whose list pages wait, from the second on, until the test opens the gate.
+    struct GatedFeed: FeedSource, _ForwardingSource {
+        let local: LocalSource
+        var base: any ListSource { local }
+        let gate: AsyncStream<Void>
+        let opener: AsyncStream<Void>.Continuation
+        let held: AsyncStream<Void>
+        let holding: AsyncStream<Void>.Continuation
+        let served = _Locked(0)
+        init(_ local: LocalSource) {
+            self.local = local
+            (gate, opener) = AsyncStream.makeStream(of: Void.self)
+            (held, holding) = AsyncStream.makeStream(of: Void.self)
+        }
+        func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
+            if served.withLock({ n in defer { n += 1 }; return n }) == 1 {
+                holding.yield()
+                for await _ in gate { break }
+            }
+            return try await local.page(of: list, at: version, after: cursor, maxBytes: maxBytes)
+        }
+        func lists(matching pattern: ListPattern) async throws -> [ListSummary] { try await local.lists(matching: pattern) }
+        func changes(of pattern: ListPattern, after cursor: FeedCursor?, limit: Int, wait: Duration) async throws -> FeedChanges {
+            try await local.changes(of: pattern, after: cursor, limit: limit, wait: wait)
+        }
+        func followChanges(of pattern: ListPattern, after cursor: FeedCursor?) -> AsyncThrowingStream<FeedChange, any Error> {
+            local.followChanges(of: pattern, after: cursor)
+        }
+    }
+
+    /// A list of the set copied in pages (its source's history pruned) shows its progress in the
+    /// set's status while it lands, and none once it has.
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    @Test(.timeLimit(.minutes(2))) func aSyncShowsTheProgressOfAListCopiedInPages() async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        // Some 6 MB: two pages of 4 MiB.
+        try await source.commit(PagedSyncTests.bigList(sections: 40, elements: 400, tag: String(repeating: " and more", count: 30)), to: "team/a")
+        _ = try await source.prune("team/a", .keepLast(0))
+        let set = try ReplicaSet(store: try Store(path: directory.file("phone.liststore")), lists: "team/**")
+        let gated = GatedFeed(LocalSource(source))
+        let model = ReplicaSetModel(set: set, source: gated)
+        let syncing = Task { await model.sync() }
+        for await _ in gated.held { break }
+        await Self.until { model.status.progress != nil }
+        let shown = try #require(model.status.progress)
+        #expect(shown.list == "team/a" && shown.totalElements == 16_000 && shown.fractionCompleted < 1)
+        gated.opener.yield()
+        #expect(await syncing.value?.pull.created == ["team/a"])
+        #expect(model.status.progress == nil && model.lists == ["team/a"])
     }
 }

@@ -54,9 +54,9 @@ struct PullCommand: AsyncParsableCommand {
             A resync copies the source's head in pages of at most 4 MiB, each kept in the replica \
             store as it lands; the replica becomes the new version in one transaction when the last \
             has landed. An interrupted resync goes on from its last page at the next pull (or starts \
-            again at the head when the source moved on meanwhile, and says so); "pages" in the \
-            document says how it went. While pages land, a progress bar is drawn on stderr when it \
-            is a terminal.
+            again at the head when the source no longer has the version it was copying, and says \
+            so); "pages" in the document says how it went. While pages land, a progress bar is \
+            drawn on stderr when it is a terminal (with --lists, for each list copied in pages).
 
             A replica with local changes (commits to it, pending until 'liststore push' or 'sync' \
             sends them) keeps them: the pull takes the changes the source now holds out of the \

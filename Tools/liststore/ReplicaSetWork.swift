@@ -15,18 +15,23 @@ enum ReplicaSetWork {
         _ options: ReplicaOptions, source connected: ReplicaOptions.Source, replica: some ReplicaStore, pushing: Bool, follow: Bool, json: Bool
     ) async throws {
         let pattern = options.lists ?? "**"
-        let set = try ReplicaSet(store: replica, lists: pattern)
+        var set = try ReplicaSet(store: replica, lists: pattern)
+        // A list's first sync or resync in pages draws a bar on a terminal.
+        let bar = SyncProgressBar()
+        set.onProgress = bar.reporter
         let (source, retry, name) = (connected.feedSource, connected.retryPolicy, options.replicaName)
-        try await ReplicaWork.run(following: follow) {
+        try await ReplicaWork.run(following: follow) { [set] in
             guard follow else {
                 if pushing {
                     let synced = try await set.sync(with: source)
+                    bar.finish()
                     Terminal.out(
                         json
                             ? String(decoding: ReplicaDocument.setSyncResult(synced, lists: pattern), as: UTF8.self) + "\n"
                             : pushLines(synced.push, lists: pattern, replica: name) + pullLines(synced.pull, lists: pattern, replica: name))
                 } else {
                     let pulled = try await set.pull(from: source)
+                    bar.finish()
                     Terminal.out(
                         json
                             ? String(decoding: ReplicaDocument.setPullResult(pulled, lists: pattern), as: UTF8.self) + "\n"
@@ -35,6 +40,7 @@ enum ReplicaSetWork {
                 return
             }
             try await set.follow(from: source, pushing: pushing, retrying: retry, onEvent: ReplicaWork.announce) { change in
+                bar.finish()
                 Terminal.out(json ? String(decoding: ReplicaDocument.setChange(change), as: UTF8.self) + "\n" : line(change, replica: name))
             }
         }

@@ -10,9 +10,11 @@ import ListSync
 /// ```
 final class SyncProgressBar: @unchecked Sendable {
     // Safe: a pull reports its progress from one task at a time.
-    private let start = ContinuousClock.now
+    private var start = ContinuousClock.now
     private var lastDrawn: ContinuousClock.Instant?
     private var drawn = false
+    /// The list and version of the copy drawn (a replica set copies its lists one after another).
+    private var copying: (list: String, version: Int)?
 
     /// The options' `onProgress` that draws this bar (`nil` when standard error is not a terminal).
     var reporter: (@Sendable (SyncProgress) -> Void)? {
@@ -20,13 +22,18 @@ final class SyncProgressBar: @unchecked Sendable {
         return { [self] progress in draw(progress) }
     }
 
-    /// Clears the bar once the pull is over.
+    /// Clears the bar once the pull is over (or before a line is printed).
     func finish() {
         if drawn { Terminal.progress(nil) }
+        drawn = false
     }
 
     private func draw(_ progress: SyncProgress) {
         let now = ContinuousClock.now
+        if copying?.list != progress.list || copying?.version != progress.version {
+            // Another copy: its rate counts from here.
+            (copying, start, lastDrawn) = ((progress.list, progress.version), now, nil)
+        }
         // At most ten times a second, and always the last page.
         if let lastDrawn, now - lastDrawn < .milliseconds(100), progress.records < progress.totalRecords { return }
         lastDrawn = now
