@@ -94,12 +94,7 @@ package struct CommitPlan: Sendable {
         let plan = try replay(on: head.sections, contents: CommitContents())
         guard !plan.placesKeptRows else { return plan }
         guard let whole else { return nil }
-        var contents = CommitContents()
-        let sections = try whole().map { section in
-            HeadSection(
-                model: contents.add(id: section.model.id, content: section.model.content),
-                elements: section.elements.map { contents.add(id: $0.id, content: $0.content) })
-        }
+        let (sections, contents) = [_MergeSection](try whole()).commitTarget
         return try replay(on: sections, contents: contents)
     }
 

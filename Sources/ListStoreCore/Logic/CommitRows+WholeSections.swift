@@ -86,12 +86,6 @@ extension CommitRows {
             return positions[offset[t]..<offset[t] + target[t].elements.count]
         }
 
-        /// The content hashes of the elements of the k-th inserted section.
-        package func elementHashes(ofInserted k: Int) -> ArraySlice<ContentHash> {
-            let t = insertedSections[k]
-            return hashes[offset[t]..<offset[t] + target[t].elements.count]
-        }
-
         /// The elements of the k-th inserted section, each with its position, content and hash.
         package func elements(ofInserted k: Int) -> [(position: Int64, item: ListItem, hash: ContentHash)] {
             let t = insertedSections[k]

@@ -85,6 +85,8 @@ extension StoreTransaction {
         let reserved: (reservedRows: [Int64], written: Int)
         var target: [ListSection]?
         var mergeConflicts: [Conflict]?
+        // A local change to a replica list (asked once: its outbox is written below).
+        var localChange = false
         if case .stages(let json, let what) = making {
             plan =
                 try _PreparedReplay.shared.take(json, on: head, at: location)
@@ -98,7 +100,7 @@ extension StoreTransaction {
             reserved = try write(whole)
         } else {
             // A local change to a replica list: its outbox intents are made from the contents.
-            let localChange = try queueLocalChange && head.listID != 0 && replicaSource(listID: head.listID) != nil
+            localChange = try queueLocalChange && head.listID != 0 && replicaSource(listID: head.listID) != nil
             let sections: [ListSection]
             var merged: CommitPlan?
             switch making {
@@ -194,7 +196,7 @@ extension StoreTransaction {
             list: list, version: journal.version, parentVersion: head.version, changed: true, digest: digest,
             stageCount: changeset.count, changeCount: changeset.counts.total, changeset: changeset, rowsWritten: written,
             mergeConflicts: mergeConflicts)
-        if queueLocalChange, let target {
+        if localChange, let target {
             result.pendingSeq = try queueIfReplica(
                 listID: listID, base: base, target: target, version: result.version, author: author, message: message)
         }
