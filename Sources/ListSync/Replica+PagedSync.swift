@@ -15,6 +15,9 @@ extension Replica {
         var restarted: Bool
     }
 
+    /// The most bytes a copy's first page asks for (the others ask for `PullOptions.pageBytes`).
+    static var firstPageBytes: Int { 256 << 10 }
+
     /// Lands the source's head in the replica's store page by page, going on from the pages a sync
     /// of the same source list landed before (while their version is the source's head; otherwise
     /// it starts again at the head, and says so), telling `options.onProgress` after each page.
@@ -45,7 +48,9 @@ extension Replica {
                 } else {
                     ahead?.page.cancel()
                     ahead = nil
-                    page = try await source.page(of: sourceList, at: sync?.version, after: sync?.next, maxBytes: options.pageBytes)
+                    // The first page is small, so that it lands (and shows) at once.
+                    let maxBytes = sync == nil ? min(options.pageBytes, Self.firstPageBytes) : options.pageBytes
+                    page = try await source.page(of: sourceList, at: sync?.version, after: sync?.next, maxBytes: maxBytes)
                 }
             } catch let error as StoreError where error.code == .versionNotFound && sync != nil {
                 // The source's head moved past the version being copied: start again there.

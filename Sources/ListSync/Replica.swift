@@ -513,7 +513,8 @@ public struct ReplicaPullOptions: Sendable {
     /// Journal entries read per request.
     public var pageSize = 100
     /// The bytes of records a page of a first sync or a resync holds at most (the source's own
-    /// bound applies when smaller): what the replica holds of the source's answers at once.
+    /// bound applies when smaller): what the replica holds of the source's answers at once. The
+    /// first page asks for at most 256 KiB, so that it lands, and shows, at once.
     public var pageBytes = 4 << 20
     /// Told after every page a first sync or a resync in pages lands (`SyncProgress`), on the
     /// pulling task.

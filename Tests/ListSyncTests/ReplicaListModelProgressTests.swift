@@ -35,8 +35,8 @@ import Testing
         // SQLite stores: their work runs on threads of their own, not on those that run tasks.
         let directory = try TemporaryDirectory()
         let source = try Store(path: directory.file("source.liststore"))
-        // About 12 MB in 30,000 elements of some 400 bytes: three pages of 4 MiB, the first holding
-        // more than the records the model shows early.
+        // About 12 MB in 30,000 elements of some 400 bytes: a first page of 256 KiB, then pages of
+        // 4 MiB.
         let sections = PagedSyncTests.bigList(sections: 60, elements: 500, tag: String(repeating: " and more", count: 36))
         try await source.commit(sections, to: "l", expectedVersion: nil, author: nil, message: nil)
         _ = try await source.prune("l", .keepLast(0), force: false)
@@ -53,7 +53,8 @@ import Testing
         // The top of the list is on screen already, read-only, marked as partial.
         #expect(model.status.isPartial && model.version == 0)
         let first = model.sections
-        #expect(first.reduce(0) { $0 + 1 + $1.elements.count } == ReplicaListModel.firstPagesRecords)
+        // The first pages landed, up to the records an early view shows (the first page is small).
+        #expect((1...ReplicaListModel.firstPagesRecords).contains(first.reduce(0) { $0 + 1 + $1.elements.count }))
         #expect(first.indices.allSatisfy { s in first[s].model == sections[s].model && sections[s].elements.starts(with: first[s].elements) })
         gated.opener.yield()
         #expect(await syncing.value?.pull.resynced == true)

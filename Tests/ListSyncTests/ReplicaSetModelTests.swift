@@ -105,7 +105,7 @@ import Testing
     @Test(.timeLimit(.minutes(2))) func aSyncShowsTheProgressOfAListCopiedInPages() async throws {
         let directory = try TemporaryDirectory()
         let source = try Store(path: directory.file("source.liststore"))
-        // Some 6 MB: two pages of 4 MiB.
+        // Some 6 MB: a first page of 256 KiB, then two of 4 MiB at most.
         try await source.commit(PagedSyncTests.bigList(sections: 40, elements: 400, tag: String(repeating: " and more", count: 30)), to: "team/a")
         _ = try await source.prune("team/a", .keepLast(0))
         let set = try ReplicaSet(store: try Store(path: directory.file("phone.liststore")), lists: "team/**")

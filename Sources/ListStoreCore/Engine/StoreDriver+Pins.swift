@@ -3,10 +3,10 @@
 extension StoreDriver {
     /// `page(of:at:after:maxBytes:)` for a driver that keeps pins: a page of a version pinned is
     /// read in its pin; a first page of a list larger than one page pins the state it is read in
-    /// (once per version: `pin()` makes one, read again there, as the head may have moved on);
-    /// everything else is read at the head.
+    /// (once per version: `pin()` makes one, where the first page is read again only when the head
+    /// has moved on meanwhile); everything else is read at the head.
     /// - Throws: as `page(of:at:after:maxBytes:)`; what `pin()` throws.
-    /// - Complexity: that of a page, twice for the first page of a version not pinned yet.
+    /// - Complexity: that of a page, and a pin made for the first page of a version not pinned yet.
     package func page<Pin>(
         of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int, pins: _PinnedVersions<Pin>,
         pin: @Sendable () async throws -> Pin,
@@ -18,8 +18,13 @@ extension StoreDriver {
         let page = try await run(.read) { try $0.steps.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }
         guard cursor == nil, version == nil, page.next != nil else { return page }
         if pins.pin(of: list, at: page.version) != nil { return page }
+        // The state pinned is the page's version unless a commit landed meanwhile: then its first
+        // page is read again there.
         let made = try await pin()
-        let pinned = try await reading(made) { try $0.page(of: list, at: nil, after: nil, maxBytes: maxBytes) }
+        let pinned = try await reading(made) { steps in
+            try steps.listRow(list, locking: false).headVersion == page.version
+                ? page : steps.page(of: list, at: nil, after: nil, maxBytes: maxBytes)
+        }
         if pinned.next != nil { _ = pins.keep(made, of: list, at: pinned.version) }
         return pinned
     }
