@@ -9,7 +9,9 @@ extension Store {
     /// Commits do this on their own, in the background, once the log passes 4 MiB; call it when the
     /// store file alone must hold everything (before copying the file elsewhere), or after a bulk
     /// import, so that the next commits do not share the machine with a large background copy.
-    /// The versions kept for paged reads are let go first (those reads start again at the head).
+    /// This store's versions kept for paged reads are let go first (those reads start again at the
+    /// head); those another `Store` or process keeps hold the checkpoint until they go or the busy
+    /// timeout passes.
     ///
     /// ```swift
     /// try store.commit(everything, to: "catalog")

@@ -225,6 +225,7 @@ public final class ReplicaSetModel {
     private func heard(_ event: FollowEvent) {
         switch event {
         case .retrying(let error, _, _):
+            endProgress()  // the copy under way, if any, goes on at the next attempt
             status.isOffline = true
             status.lastError = error
         case .reconnected:
@@ -235,6 +236,7 @@ public final class ReplicaSetModel {
 
     private func followEnded(_ generation: UInt64, failure: (any Error)?) {
         guard follow.ended(generation, failed: failure != nil) else { return }
+        endProgress()
         if let failure { status.lastError = failure }
     }
 

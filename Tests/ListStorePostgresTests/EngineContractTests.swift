@@ -700,6 +700,13 @@ import Testing
                     guard let next = page.next else { break }
                     page = try await store.page(of: source, at: page.version, after: next, maxBytes: maxBytes)
                 }
+                if round % 8 == 1 {
+                    // A check that throws after the rows are written: nothing of the copy is kept.
+                    struct Refused: Error {}
+                    await #expect(throws: Refused.self) { try await store.commitStagedSync(of: replica, message: "in pages") { _ in throw Refused() } }
+                    #expect(try await store.lists().allSatisfy { $0.name != replica })
+                    #expect(try await store.stagedSync(of: replica)?.isComplete == true)
+                }
                 let committed = try await store.commitStagedSync(of: replica, message: "in pages") { _ in }
                 #expect(committed.version == 1 && committed.changed && committed.digest == ListDigest.of(sections))
                 let (made, copied) = (try await store.journal(of: source, after: 0, limit: 1, maxBytes: .max), try await store.journal(of: replica, after: 0, limit: 1, maxBytes: .max))

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import ListMerge
-import ListStore
+@_spi(Replication) import ListStore
 import ListStoreTestSupport
 import ListDiffTestSupport
 import Testing
@@ -222,6 +222,35 @@ import Testing
         let new = try migrated.merge(Push(id: PushID(client: "client-1", seq: 1), intents: intents), into: "new")
         #expect(new.conflicts == [Conflict(.sectionDeleted, "n", section: "b", mine: 1), Conflict(.unknownSection, "m", section: "z", mine: 2)])
         #expect(try migrated.verify().isValid)
+    }
+
+    /// The journal entry of a first sync in pages is written in pieces (SQLite's incremental blob
+    /// I/O): a BLOB of the UTF-8 bytes a commit of the same list records as TEXT, read back alike.
+    @Test func aCopysJournalEntryIsWrittenInPiecesAndReadAsText() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("copy.liststore")
+        let store = try Store(path: path)
+        let sections = (0..<3).map { s in
+            ListSection(model: ListItem(id: "s\"\(s)", json: ["n": .number(JSONNumber(s))]), elements: (0..<3000).map { ListItem(id: "e\(s)-\($0)", json: .string("\u{1}\($0)")) })
+        }
+        try await store.commit(sections, to: "source")
+        var page = try await store.page(of: "source", at: nil, after: nil, maxBytes: 20_000)
+        while true {
+            _ = try await store.stage(page, of: "copy", reason: "pruned")
+            guard let next = page.next else { break }
+            page = try await store.page(of: "source", at: page.version, after: next, maxBytes: 20_000)
+        }
+        _ = try await store.commitStagedSync(of: "copy", message: "in pages") { _ in }
+        let (made, copied) = (try await store.journal(of: "source", after: 0, limit: 1, maxBytes: .max), try await store.journal(of: "copy", after: 0, limit: 1, maxBytes: .max))
+        #expect(copied.entries.map(\.stagesJSON) == made.entries.map(\.stagesJSON) && !made.entries.isEmpty)
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        let types = try await queue.read { db in
+            try String.fetchAll(db, sql: "SELECT typeof(j.stages) FROM journal j JOIN list l ON l.id = j.list_id ORDER BY l.name")
+        }
+        #expect(types == ["blob", "text"])
+        try queue.close()
+        #expect(try await Store(path: path).verify().isValid)
     }
 
     /// A store of schema 11 keeps its journal (with a merged push's record) and stored snapshots

@@ -104,6 +104,23 @@ import Testing
         #expect(try await store.page(of: "l", at: nil, after: first.next, maxBytes: 500).version == 2)
     }
 
+    /// A list deleted and made again up to the same version while the one before is being read:
+    /// a new read gets the new list's pages, never the kept ones of the list before, and a reader
+    /// of that one meets another list identity (which a replica refuses).
+    @Test func aListMadeAgainToTheSameVersionIsNotReadFromThePinOfTheOneBefore() async throws {
+        let store = InMemoryStore()
+        let (old, new) = (Self.bigList(sections: 3, elements: 20), Self.bigList(sections: 3, elements: 20, tag: " again"))
+        try await store.commit(old, to: "l", expectedVersion: nil, author: nil, message: nil)
+        let before = try await store.page(of: "l", at: nil, after: nil, maxBytes: 500)
+        _ = try await store.deleteList("l", discardingPending: true)
+        try await store.commit(new, to: "l", expectedVersion: nil, author: nil, message: nil)
+        var pages = [try await store.page(of: "l", at: nil, after: nil, maxBytes: 500)]
+        #expect(pages[0].version == before.version && pages[0].listID != before.listID)
+        while let next = pages.last?.next { pages.append(try await store.page(of: "l", at: pages[0].version, after: next, maxBytes: 500)) }
+        #expect(Self.sections(of: pages) == new && pages.allSatisfy { $0.listID == pages[0].listID })
+        #expect(try await store.page(of: "l", at: before.version, after: before.next, maxBytes: 500).listID != before.listID)
+    }
+
     /// A source that commits to its list after every page it hands out: a list committed to more
     /// often than a copy takes.
     struct CommittingEveryPage: _ForwardingSource {

@@ -17,7 +17,7 @@ extension StoreDriver {
         }
         let page = try await run(.read) { try $0.steps.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }
         guard cursor == nil, version == nil, page.next != nil else { return page }
-        if pins.pin(of: list, at: page.version) != nil { return page }
+        if pins.pin(of: list, at: page.version, listID: page.listID) != nil { return page }
         // The state pinned is the page's version unless a commit landed meanwhile: then its first
         // page is read again there.
         let made = try await pin()
@@ -25,7 +25,7 @@ extension StoreDriver {
             try steps.listRow(list, locking: false).headVersion == page.version
                 ? page : steps.page(of: list, at: nil, after: nil, maxBytes: maxBytes)
         }
-        if pinned.next != nil { _ = pins.keep(made, of: list, at: pinned.version) }
+        if pinned.next != nil { _ = pins.keep(made, of: list, at: pinned.version, listID: pinned.listID) }
         return pinned
     }
 }

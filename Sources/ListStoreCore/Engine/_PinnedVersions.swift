@@ -6,7 +6,9 @@
 /// A pin is kept while it is used: one unused for `idle`, or older than `maxAge`, is let go, and
 /// beyond `capacity` pins the least recently used goes first (a read of its version then goes on at
 /// the head, and starts again there once the head has moved). Every pin of a version is shared by
-/// all the readers of that version. Pins are let go of outside the table's lock.
+/// all the readers of that version; a list deleted and made again to the same version replaces the
+/// pin of the one before (a reader of that one then gets pages of another list identity, which a
+/// replica refuses). Pins are let go of outside the table's lock, on a thread of the stores' own.
 ///
 /// Not API: package-visible for the drivers.
 package final class _PinnedVersions<Pin: Sendable>: Sendable {
@@ -17,6 +19,8 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
 
     private struct Entry {
         var pin: Pin
+        /// The identity of the list pinned (a list deleted and made again may reach its version).
+        var listID: String?
         var made: ContinuousClock.Instant
         var used: ContinuousClock.Instant
     }
@@ -35,33 +39,49 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
     /// The pin of `list` at `version`, marked used; `nil` when there is none (any longer).
     /// - Complexity: O(pins).
     package func pin(of list: String, at version: Int) -> Pin? {
+        pin(of: list, at: version) { _ in true }
+    }
+
+    /// The pin of the list `listID` named `list` at `version`, marked used; `nil` when there is
+    /// none (or one of another list of that name).
+    /// - Complexity: O(pins).
+    package func pin(of list: String, at version: Int, listID: String?) -> Pin? {
+        pin(of: list, at: version) { $0 == listID }
+    }
+
+    private func pin(of list: String, at version: Int, where matches: (String?) -> Bool) -> Pin? {
         let now = ContinuousClock.now
-        let (pin, expired) = entries.withLock { entries in
+        let (pin, expired) = entries.withLock { entries -> (Pin?, [Pin]) in
             let expired = Self.sweep(&entries, now: now, idle: idle, maxAge: maxAge)
             let key = Key(list: list, version: version)
+            guard let entry = entries[key], matches(entry.listID) else { return (nil, expired) }
             entries[key]?.used = now
-            return (entries[key]?.pin, expired)
+            return (entry.pin, expired)
         }
-        withExtendedLifetime(expired) {}
+        Self.release(expired)
         return pin
     }
 
-    /// Keeps `pin` as the state of `list` at `version` (unless one is kept already: then that one
-    /// is returned, and `pin` let go), letting the least recently used go beyond `capacity`.
+    /// Keeps `pin` as the state of the list `listID` named `list` at `version`, in place of a pin
+    /// of another list of that name (unless one of that list is kept already: then that one is
+    /// returned, and `pin` let go), letting the least recently used go beyond `capacity`.
     /// - Complexity: O(pins).
-    package func keep(_ pin: Pin, of list: String, at version: Int) -> Pin {
+    package func keep(_ pin: Pin, of list: String, at version: Int, listID: String?) -> Pin {
         let now = ContinuousClock.now
         let (kept, released) = entries.withLock { entries in
             var released = Self.sweep(&entries, now: now, idle: idle, maxAge: maxAge)
             let key = Key(list: list, version: version)
-            if let existing = entries[key] { return (existing.pin, released + [pin]) }
-            entries[key] = Entry(pin: pin, made: now, used: now)
+            if let existing = entries[key] {
+                if existing.listID == listID { return (existing.pin, released + [pin]) }
+                released.append(existing.pin)
+            }
+            entries[key] = Entry(pin: pin, listID: listID, made: now, used: now)
             while entries.count > capacity, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
                 released.append(entries.removeValue(forKey: oldest.key)!.pin)
             }
             return (pin, released)
         }
-        withExtendedLifetime(released) {}
+        Self.release(released)
         return kept
     }
 
@@ -69,9 +89,16 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
     package func removeAll() {
         let released = entries.withLock { entries in
             defer { entries.removeAll() }
-            return Array(entries.values)
+            return entries.values.map(\.pin)
         }
-        withExtendedLifetime(released) {}
+        Self.release(released)
+    }
+
+    /// Lets `pins` go on a thread of the stores' own: closing a connection (or freeing a copy of
+    /// the tables) never holds a thread that runs tasks.
+    private static func release(_ pins: [Pin]) {
+        guard !pins.isEmpty else { return }
+        _BlockingThreads.shared.submit { withExtendedLifetime(pins) {} }
     }
 
     /// Removes the pins unused for `idle` or older than `maxAge`, and returns them.

@@ -30,7 +30,8 @@ extension StoreTransaction {
     /// journal entry (one stage inserting every section, as a commit of the same snapshot records
     /// it) made as the runs go; the entry is written in pieces by `insertJournal(_:listID:digest:
     /// stagesCount:stages:)`, in a second read of the staged records. The result's changeset is
-    /// empty: the journal holds it. `check` runs with the result before the head is written.
+    /// empty: the journal holds it. No stored snapshot is written (one due is written by the next
+    /// commit that is due). `check` runs with the result before the head is written.
     ///
     /// - Throws: `StoreError` `.versionConflict` (local changes), `.invalidListName`, `.damaged`
     ///   (staged records that do not make the sync's totals); what `check` throws.
