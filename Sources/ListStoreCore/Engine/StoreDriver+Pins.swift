@@ -4,7 +4,7 @@ extension StoreDriver {
     /// `page(of:at:after:maxBytes:)` for a driver that keeps pins: a page of a version pinned is
     /// read in its pin; a first page of a list larger than one page pins the state it is read in
     /// (once per version: `pin()` makes one, where the first page is read again only when the head
-    /// has moved on meanwhile); everything else is read at the head.
+    /// has moved on meanwhile, or the list was made again); everything else is read at the head.
     /// - Throws: as `page(of:at:after:maxBytes:)`; what `pin()` throws.
     /// - Complexity: that of a page, and a pin made for the first page of a version not pinned yet.
     package func page<Pin>(
@@ -22,8 +22,9 @@ extension StoreDriver {
         // page is read again there.
         let made = try await pin()
         let pinned = try await reading(made) { steps in
-            try steps.listRow(list, locking: false).headVersion == page.version
-                ? page : steps.page(of: list, at: nil, after: nil, maxBytes: maxBytes)
+            let row = try steps.listRow(list, locking: false)
+            return row.headVersion == page.version && row.uid == page.listID
+                ? page : try steps.page(of: list, at: nil, after: nil, maxBytes: maxBytes)
         }
         if pinned.next != nil { _ = pins.keep(made, of: list, at: pinned.version, listID: pinned.listID) }
         return pinned
