@@ -5,9 +5,8 @@ import GRDBSQLite
 // The SQLite driver's own steps of a paged sync (`stage`, `commitStagedCopy`): the staged records
 // written and read, and a copy's rows written, through the statements' columns and bindings (no
 // row values made: a million of each for a list of a million), and the journal entry written in
-// pieces: a copy's entry (the stages
-// inserting a whole list) is larger than anything else a store writes, and SQLite's incremental
-// blob I/O writes it without holding it.
+// pieces: a copy's entry (the stages inserting a whole list) is larger than anything else a store
+// writes, and SQLite's incremental blob I/O writes it without holding it.
 
 extension SQLiteTransaction {
     func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws {
@@ -40,7 +39,7 @@ extension SQLiteTransaction {
 
     func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
         var section = section
-        var next = try records.contains(where: \.isSection) ? (row("SELECT coalesce(max(id), 0) FROM section")?.int64(0) ?? 0) + 1 : 0
+        var reserved = try reserveSectionRows(records.count(where: \.isSection))[...]
         let sections = try _RawStatement(
             db, "INSERT INTO section (id, list_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?, ?)")
         let elements = try _RawStatement(
@@ -48,10 +47,10 @@ extension SQLiteTransaction {
         for record in records {
             let statement = record.isSection ? sections : elements
             if record.isSection {
-                sections.bind(1, next)
+                let row = reserved.removeFirst()
+                sections.bind(1, row)
                 sections.bind(2, listID)
-                section = next
-                next += 1
+                section = row
             } else {
                 guard let section else { throw damaged("a copied element comes before any section") }
                 elements.bind(1, section)

@@ -161,8 +161,7 @@ extension SQLTransaction {
     }
 
     package func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
-        let sectionCount = records.count(where: \.isSection)
-        var reserved = sectionCount == 0 ? [] : try reserveSectionRows(sectionCount)[...]
+        var reserved = try reserveSectionRows(records.count(where: \.isSection))[...]
         var sections = SQLBatch.insert(into: "section", ["id", "list_id", "position", "identifier", "content", "content_hash"])
         var elements = Self.elementRows
         var section = section
@@ -208,8 +207,9 @@ extension SQLTransaction {
 
     /// Reserves `count` new section row ids: PostgreSQL takes them from the table's sequence, which
     /// other writers share; SQLite's writer holds the store's lock, and takes those after the
-    /// largest.
-    private func reserveSectionRows(_ count: Int) throws -> [Int64] {
+    /// largest. None for a `count` of 0.
+    package func reserveSectionRows(_ count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
         switch dialect {
         case .sqlite:
             let largest = try row("SELECT coalesce(max(id), 0) FROM section")?.int64(0) ?? 0

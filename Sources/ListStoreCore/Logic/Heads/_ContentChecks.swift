@@ -14,23 +14,12 @@ package enum _ContentChecks {
     package static func hashes(
         count: Int, hashing: Bool, locate: @Sendable (Int) -> (item: HeadItem, content: [UInt8], path: () -> String)
     ) -> (hashes: [ContentHash], failure: (index: Int, error: StoreError)?) {
-        let failures = _Locked([Int: StoreError]())
-        let placeholder = ContentHash(of: [])
-        let hashes = _TwoThreads.array(count: count, threshold: parallelThreshold) { (range, base: UnsafeMutablePointer<ContentHash>) in
-            for k in range {
-                let (item, content, path) = locate(k)
-                do throws(StoreError) {
-                    try checkCanonical(content, path: path)
-                    (base + k).initialize(to: hashing ? ContentHash(of: content) : item.hash)
-                } catch {
-                    failures.withLock { $0[k] = error }
-                    // Only the first failure of each half may be the one reported.
-                    for rest in k..<range.upperBound { (base + rest).initialize(to: placeholder) }
-                    return
-                }
-            }
+        let (hashes, failure) = checking(count: count, placeholder: ContentHash(of: [])) { k throws(StoreError) in
+            let (item, content, path) = locate(k)
+            try checkCanonical(content, path: path)
+            return hashing ? ContentHash(of: content) : item.hash
         }
-        return (hashes, failures.withLock { $0.min { $0.key < $1.key } }.map { ($0.key, $0.value) })
+        return (hashes, failure)
     }
 
     /// Throws the error of the first of `count` contents (`content(k)`, at `path(k)`) that is not
@@ -39,20 +28,32 @@ package enum _ContentChecks {
     package static func checkCanonical(
         count: Int, content: @Sendable (Int) -> [UInt8], path: @escaping @Sendable (Int) -> String
     ) throws(StoreError) {
+        let (_, failure) = checking(count: count, placeholder: ()) { k throws(StoreError) in
+            try checkCanonical(content(k)) { path(k) }
+        }
+        if let failure { throw failure.error }
+    }
+
+    /// `make(k)` for every k below `count`, split between two threads from `parallelThreshold` on;
+    /// the error of the smallest `k` it throws for (each half stops at its first, the rest of it
+    /// `placeholder`).
+    private static func checking<T: Sendable>(
+        count: Int, placeholder: T, _ make: @Sendable (Int) throws(StoreError) -> T
+    ) -> (values: [T], failure: (index: Int, error: StoreError)?) {
         let failures = _Locked([Int: StoreError]())
-        _ = _TwoThreads.array(count: count, threshold: parallelThreshold) { (range, base: UnsafeMutablePointer<Bool>) in
+        let values = _TwoThreads.array(count: count, threshold: parallelThreshold) { (range, base: UnsafeMutablePointer<T>) in
             for k in range {
                 do throws(StoreError) {
-                    try checkCanonical(content(k)) { path(k) }
-                    (base + k).initialize(to: true)
+                    (base + k).initialize(to: try make(k))
                 } catch {
                     failures.withLock { $0[k] = error }
-                    for rest in k..<range.upperBound { (base + rest).initialize(to: false) }
+                    // Only the first failure of each half may be the one reported.
+                    for rest in k..<range.upperBound { (base + rest).initialize(to: placeholder) }
                     return
                 }
             }
         }
-        if let first = failures.withLock({ $0.min { $0.key < $1.key } }) { throw first.value }
+        return (values, failures.withLock { $0.min { $0.key < $1.key } }.map { ($0.key, $0.value) })
     }
 
     /// Throws unless `content` is canonical JSON text nested at most `JSONParser.maxContentDepth`
