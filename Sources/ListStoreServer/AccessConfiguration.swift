@@ -112,9 +112,8 @@ public struct AccessConfiguration: Sendable {
     }
 
     /// The token `token` when this configuration verified it already and it has not expired at
-    /// `now`; `nil` when it must be verified (`verify(_:now:)` does that, or says why not). What
-    /// `verify` answers at once, without waiting: the server's long polls are taken with it
-    /// beneath the HTTP framework (`LongPollHandler`).
+    /// `now`; `nil` when it must be verified (`verify(_:now:)` does that, or says why not): what
+    /// `verify` answers at once, without waiting.
     /// - Complexity: O(size of the token).
     func knownToken(_ token: String, now: Date = Date()) -> AccessToken? {
         guard let known = verified.token(token), known.expiresAt > now else { return nil }
@@ -363,7 +362,7 @@ public struct AccessToken: Sendable, Hashable {
 
     /// How long the token is still accepted after `now`: zero once it expired, and at most
     /// `longestLifetime` however far its expiry. The one place a long poll's or an event stream's
-    /// end is computed from the token (the route's and those taken beneath Hummingbird).
+    /// end is computed from the token.
     /// - Complexity: O(1).
     func lifetime(after now: Date = Date()) -> Duration {
         let seconds = expiresAt.timeIntervalSince(now)

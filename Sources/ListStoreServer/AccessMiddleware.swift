@@ -49,8 +49,7 @@ struct AccessMiddleware: AuthenticatorMiddleware {
     /// Identifies the bearer of `header` as far as it can without waiting: the service token, any
     /// request on a server without tokens, and a user's token already verified (and not expired)
     /// are `known`; a missing or wrong token is `refused`; another user's token is `toVerify`.
-    /// The one place the rules of tokens are read: `authenticate` and the long polls taken
-    /// beneath Hummingbird (`LongPollHandler`) both go through it.
+    /// The one place the rules of tokens are read.
     /// - Complexity: O(size of the header).
     func identify(_ header: String?) -> Identification {
         let access = state.access

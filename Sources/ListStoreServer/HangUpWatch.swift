@@ -5,9 +5,9 @@ import NIOCore
 /// hangs up, so that its place among the waiting requests is free at once rather than when the wait
 /// times out or the next keep-alive fails to be written.
 ///
-/// The connection's `HeaderTimeoutHandler` closes a connection whose client closes its side while
-/// a request waits (Hummingbird keeps half-closed connections open for the answers of the others);
-/// a closed channel (an HTTP/2 stream reset too) cancels the wait in progress. One watch serves
+/// The connection's `RequestActivityHandler` closes a connection whose client closes its side while
+/// a request waits (Hummingbird keeps half-closed connections open for the answers under way); a
+/// closed channel (an HTTP/2 stream reset too) cancels the wait in progress. One watch serves
 /// every wait of a request, registered with the channel once. A push's merge runs under one too
 /// (`run`): a client that hangs up, or closes its side, while its push merges stops the merge; it
 /// gets no answer either way, and its replica pushes again, merged once.
@@ -46,8 +46,8 @@ final class HangUpWatch: Sendable {
     private func watching<T: Sendable>(
         _ work: @escaping @Sendable () async throws -> T
     ) async -> (outcome: Result<T, any Error>, closed: Bool) {
-        channel.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.waitingAnswer, promise: nil)
-        defer { channel.triggerUserOutboundEvent(HeaderTimeoutHandler.Event.answerReady, promise: nil) }
+        channel.triggerUserOutboundEvent(RequestActivityHandler.Wait.started, promise: nil)
+        defer { channel.triggerUserOutboundEvent(RequestActivityHandler.Wait.ended, promise: nil) }
         let working = Task { try await work() }
         let registered = state.withLock { state in
             if !state.closed { state.cancel = { working.cancel() } }

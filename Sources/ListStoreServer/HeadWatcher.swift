@@ -1,18 +1,34 @@
 import Foundation
 import ListStoreCore
 
-/// Wakes the requests that wait for a list to pass a version (long polls and event streams): one
-/// loop reads the heads for all of them, at once after a commit the store learns of (this process's,
-/// on PostgreSQL other servers' through `NOTIFY`, on a Linux SQLite file other processes' through
-/// inotify) and every `pollInterval` for the others, so a
-/// thousand waiting clients cost one query. A second loop ends the waits whose time is up, so a wait
-/// costs an entry in a table, not a task and a timer of its own (a woken long poll would otherwise
-/// leave its timer running for the rest of its `wait`), and a store slow to answer does not delay
-/// the timeouts.
+/// The one table of requests that wait for commits: long polls and event streams of a list
+/// (`wait(for:after:timeout:accessGeneration:)`), and long polls and event streams of the store
+/// feed (`waitForFeed(includes:readAt:timeout:accessGeneration:)`). One loop reads the heads for
+/// all of them, at once after a commit the store learns of (this process's, on PostgreSQL other
+/// servers' through `NOTIFY`, on a Linux SQLite file other processes' through inotify) and every
+/// `pollInterval` for the others, so a thousand waiting clients cost one query; a commit wakes the
+/// waits of its list (an index from list to waits) and the feed waits whose lists include it. A
+/// second loop ends the waits whose time is up, so a wait costs an entry in a table, not a task
+/// and a timer of its own, and a store slow to answer does not delay the timeouts.
+///
+/// A woken request reads what it answers itself: the reads of identical requests are shared
+/// (`JournalPages`, `EventPages`, `FeedPages`), so a commit that wakes a thousand followers at one
+/// version costs one read.
+///
+/// ```swift
+/// let woken = await watcher.wait(for: "inbox", after: 41, timeout: .seconds(30))
+/// ```
 final class HeadWatcher: Sendable {
+    /// What a wait waits for.
+    private enum Target {
+        /// The head of a list to pass a version.
+        case list(String, after: Int)
+        /// A commit to a list `includes` accepts, after the commit generation of the waiter's read.
+        case feed(includes: @Sendable (String) -> Bool, readAt: UInt64)
+    }
+
     private struct Waiter {
-        var list: String
-        var after: Int
+        var target: Target
         var deadline: ContinuousClock.Instant
         /// The generation of the access rules the wait rests on (`nil`: none, the service token's).
         var accessGeneration: UInt64?
@@ -21,35 +37,49 @@ final class HeadWatcher: Sendable {
 
     private struct State {
         var waiters: [UInt64: Waiter] = [:]
+        /// The waits of each list's head, by list.
+        var byList: [String: Set<UInt64>] = [:]
+        /// The waits of the feed.
+        var feed: Set<UInt64> = []
         var nextID: UInt64 = 0
         /// Waits cancelled before they were added to `waiters` (they end at once when they are).
         var cancelled: Set<UInt64> = []
         var closed = false
         /// The heads the last read found: a wait for a version they are already past ends at once.
         var heads: [String: Int] = [:]
+        /// The store's commit generation read before the last read of the heads.
+        var readAt: UInt64?
+
+        /// Forgets the heads (nobody waits, so they are not read).
+        mutating func forgetHeads() {
+            heads = [:]
+            readAt = nil
+        }
+
+        /// Removes the wait `id` from the table; its continuation.
+        mutating func remove(_ id: UInt64) -> CheckedContinuation<Bool, Never>? {
+            guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+            switch waiter.target {
+            case .list(let list, _):
+                byList[list]?.remove(id)
+                if byList[list]?.isEmpty == true { byList[list] = nil }
+            case .feed:
+                feed.remove(id)
+            }
+            return waiter.continuation
+        }
     }
 
     let store: any ListStoreEngine
     let pollInterval: Duration
-    /// The event streams at the heads, written to from each read of the heads.
-    let fanout: EventFanout?
-    /// The feed event streams at the feed's head, written to when the store may have a new commit.
-    let feedFanout: FeedFanout?
-    /// The long polls taken beneath Hummingbird, woken from each read of the heads.
-    let longPolls: LongPollFanout?
-    /// The server's state, whose access rules the waits of users' tokens rest on.
+    /// The server's state, whose access rules the waits of users' tokens rest on, and whose store
+    /// identity the watcher keeps (`ServerState.storeIdentity`).
     let serverState: ServerState?
     private let state = _Locked(State())
 
-    init(
-        store: any ListStoreEngine, pollInterval: Duration, fanout: EventFanout? = nil, feedFanout: FeedFanout? = nil,
-        longPolls: LongPollFanout? = nil, serverState: ServerState? = nil
-    ) {
+    init(store: any ListStoreEngine, pollInterval: Duration, serverState: ServerState? = nil) {
         self.store = store
         self.pollInterval = pollInterval
-        self.fanout = fanout
-        self.feedFanout = feedFanout
-        self.longPolls = longPolls
         self.serverState = serverState
     }
 
@@ -72,70 +102,71 @@ final class HeadWatcher: Sendable {
 
     /// Reads the heads at once after a commit the store learns of, and every `pollInterval`,
     /// while anyone waits; wakes the waits they pass.
-    ///
-    /// A commit the store learns of is read while an event stream of a list is open, even when no
-    /// one waits at that moment: event streams handed back to their own tasks (a connection that
-    /// could not take more) are not counted as waiting, and when one follows again the fan-out must
-    /// already know the head it may be behind, since the store tells of each commit only once. (The
-    /// heads are every list's: in a store of 100,000 lists a read that the feed's followers do not
-    /// need.) The feed's followers are poked first, before that read.
     private func readHeads() async {
-        var readAt: UInt64?
         var identityReadAt: ContinuousClock.Instant?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
-            // The store's epoch, at most once a second while streams are open: `advance-epoch`
-            // ends them (they tell their clients to resync).
-            if fanout?.hasStreams == true || (feedFanout?.waitingCount ?? 0) > 0, identityReadAt.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
+            let waiting = withState { !$0.waiters.isEmpty }
+            // The store's epoch, at most once a second while requests wait: `advance-epoch` ends
+            // the event streams (they tell their clients to resync).
+            if waiting, identityReadAt.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
                 identityReadAt = .now
                 await readIdentity()
             }
-            // The feed's followers read the feed themselves, once for all of them.
-            feedFanout?.poke()
-            let waiting = withState { !$0.waiters.isEmpty } || fanout?.isFollowing == true || longPolls?.isWaiting == true
-            let reads = waiting || (generation != readAt && fanout?.hasStreams == true)
-            let lists = reads ? try? await store.lists() : nil
-            // A store that does not answer leaves the polls at the heads to the route, which reports it.
-            if reads && lists == nil { longPolls?.headsUnknown() }
-            if let lists {
-                readAt = generation
-                let heads = Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a })
-                let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
-                    let ids = state.waiters.filter { entry in
-                        Self.ends(waitFor: entry.value.list, after: entry.value.after, heads: heads, lastHeads: state.heads)
-                    }.map(\.key)
-                    state.heads = heads
-                    return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
-                }
-                for continuation in woken { continuation.resume(returning: true) }
-                fanout?.headsRead(heads)
-                longPolls?.headsRead(heads, generation: generation)
+            // Heads read while nobody waited would be stale when someone does: forgotten.
+            if !waiting { withState { $0.forgetHeads() } }
+            if waiting, let lists = try? await store.lists() {
+                headsRead(Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a }), generation: generation)
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
     }
 
-    /// Reads the store's identity; when its epoch changed, hands every stream back to it, which
-    /// ends.
+    /// Takes the heads a read found after the commit generation `generation`: wakes the waits of
+    /// the lists whose head passed their version or that are gone (see `ends`), and the feed's
+    /// waits whose lists include one that moved.
+    /// - Complexity: O(lists) to compare the heads, and O(waits woken + feed waits).
+    private func headsRead(_ heads: [String: Int], generation: UInt64) {
+        let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
+            var moved = [String]()
+            for (list, version) in heads where state.heads[list] != version { moved.append(list) }
+            for list in state.heads.keys where heads[list] == nil { moved.append(list) }
+            var ids = [UInt64]()
+            // After heads forgotten, every wait is checked: what moved since it began is not known.
+            for list in state.readAt == nil ? Array(state.byList.keys) : moved {
+                for id in state.byList[list] ?? [] {
+                    guard case .list(_, let after)? = state.waiters[id]?.target else { continue }
+                    if Self.ends(waitFor: list, after: after, heads: heads) { ids.append(id) }
+                }
+            }
+            if !moved.isEmpty {
+                for id in state.feed {
+                    guard case .feed(let includes, _)? = state.waiters[id]?.target else { continue }
+                    if moved.contains(where: includes) { ids.append(id) }
+                }
+            }
+            state.heads = heads
+            state.readAt = generation
+            return ids.compactMap { state.remove($0) }
+        }
+        for continuation in woken { continuation.resume(returning: true) }
+    }
+
+    /// Reads the store's identity; when its epoch changed, wakes every wait, whose request finds
+    /// it changed (`ServerState.storeIdentity`) and ends.
     private func readIdentity() async {
         guard let serverState else { return }
         serverState.countIdentityRead()
         guard let identity = try? await store.identity() else { return }
         let known = serverState.storeIdentity
         serverState.storeIdentity = identity
-        if let known, known != identity {
-            fanout?.epochChanged()
-            feedFanout?.epochChanged()
-        }
+        if let known, known != identity { endAll(returning: true) }
     }
 
     /// Ends each wait at its deadline (at most `pollInterval` late).
     private func endWaitsOnTime() async {
         while !Task.isCancelled, !isClosed {
-            try? await Task.sleep(
-                for: min(
-                    pollInterval, expire(), fanout?.expire() ?? pollInterval, feedFanout?.expire() ?? pollInterval,
-                    longPolls?.expire() ?? pollInterval))
+            try? await Task.sleep(for: expire())
         }
     }
 
@@ -153,28 +184,49 @@ final class HeadWatcher: Sendable {
                     next = waiter.deadline
                 }
             }
-            return (ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }, next)
+            return (ids.compactMap { state.remove($0) }, next)
         }
         for continuation in expired { continuation.resume(returning: false) }
         guard let next else { return pollInterval }
-        return max(.milliseconds(1), next - now)
+        return min(pollInterval, max(.milliseconds(1), next - now))
     }
 
-    /// Whether a read of the heads that found `heads`, after one that found `lastHeads`, ends a
-    /// wait for `list` to pass `version`: the list's head is past it, or the list is gone (the last
-    /// read found it and this one does not: it was deleted, and the request reads it again to
-    /// answer so). The rule of the route's long polls and of `LongPollFanout`'s.
+    /// Whether a read of the heads that found `heads` ends a wait for `list` to pass `version`: the
+    /// list's head is past it, or the list is not the one waited for (gone, or made again and behind
+    /// it): the request reads it again, and answers so.
     /// - Complexity: O(1).
-    static func ends(waitFor list: String, after version: Int, heads: [String: Int], lastHeads: [String: Int]) -> Bool {
-        heads[list].map { $0 > version } ?? (lastHeads[list] != nil)
+    static func ends(waitFor list: String, after version: Int, heads: [String: Int]) -> Bool {
+        heads[list] != version
     }
 
-    /// Returns `true` as soon as the head of `list` is past `version`, or the list is deleted
-    /// (seen by the next read of the heads), `false` after `timeout` (ended by `run()`, at most
+    /// Returns `true` as soon as the head of `list` is past `version`, or the list is gone or made
+    /// again (seen by a read of the heads, see `ends`), `false` after `timeout` (ended by `run()`, at most
     /// `pollInterval` late), when the task is cancelled or the watcher closes, and, for a wait
     /// that rests on the access rules of generation `accessGeneration`, as soon as the rules in
     /// force are of another (`accessChanged()`): the caller checks its access again.
     func wait(for list: String, after version: Int, timeout: Duration, accessGeneration: UInt64? = nil) async -> Bool {
+        await waiting(for: .list(list, after: version), timeout: timeout, accessGeneration: accessGeneration) { state in
+            // The last read of the heads already ends it (a commit that landed after the caller read).
+            state.readAt != nil && Self.ends(waitFor: list, after: version, heads: state.heads)
+        }
+    }
+
+    /// Returns `true` as soon as a read of the heads finds that a list `includes` accepts moved
+    /// (a commit, or a deletion), or at once when the heads were read after a commit the store
+    /// learned of since the caller's read of the feed (`readAt`: the commit generation before it);
+    /// `false` as `wait(for:after:timeout:accessGeneration:)` does.
+    func waitForFeed(includes: @escaping @Sendable (String) -> Bool, readAt: UInt64, timeout: Duration, accessGeneration: UInt64? = nil) async
+        -> Bool
+    {
+        await waiting(for: .feed(includes: includes, readAt: readAt), timeout: timeout, accessGeneration: accessGeneration) { state in
+            // Heads read after a commit the caller's read may not hold: they were compared without it.
+            state.readAt.map { $0 > readAt } ?? false
+        }
+    }
+
+    /// Adds a wait for `target` until `timeout`, unless `passed` says the last read of the heads
+    /// already passed it (`true` at once).
+    private func waiting(for target: Target, timeout: Duration, accessGeneration: UInt64?, passed: @escaping (State) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         let id = withState { state -> UInt64 in
             state.nextID &+= 1
@@ -187,21 +239,23 @@ final class HeadWatcher: Sendable {
                     guard !state.closed, !state.cancelled.contains(id) else { return false }
                     // The rules changed since the caller checked them.
                     if let accessGeneration, let current = serverState?.accessGeneration, current != accessGeneration { return false }
-                    // A commit the last read saw already passed it (it landed after the caller read).
-                    if (state.heads[list] ?? -1) > version { return true }
-                    state.waiters[id] = Waiter(
-                        list: list, after: version, deadline: deadline, accessGeneration: accessGeneration, continuation: continuation)
+                    if passed(state) { return true }
+                    state.waiters[id] = Waiter(target: target, deadline: deadline, accessGeneration: accessGeneration, continuation: continuation)
+                    switch target {
+                    case .list(let list, _): state.byList[list, default: []].insert(id)
+                    case .feed: state.feed.insert(id)
+                    }
                     return nil
                 }
                 if let added { continuation.resume(returning: added) }
             }
         } onCancel: {
-            let waiter = withState { state in
-                let waiter = state.waiters.removeValue(forKey: id)
-                if waiter == nil { state.cancelled.insert(id) }
-                return waiter
+            let continuation = withState { state in
+                let continuation = state.remove(id)
+                if continuation == nil { state.cancelled.insert(id) }
+                return continuation
             }
-            waiter?.continuation.resume(returning: false)
+            continuation?.resume(returning: false)
         }
     }
 
@@ -212,27 +266,32 @@ final class HeadWatcher: Sendable {
         guard let current = serverState?.accessGeneration else { return }
         let stale = withState { state -> [CheckedContinuation<Bool, Never>] in
             let ids = state.waiters.filter { $0.value.accessGeneration.map { $0 != current } ?? false }.map(\.key)
-            return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
+            return ids.compactMap { state.remove($0) }
         }
         for continuation in stale { continuation.resume(returning: false) }
     }
 
+    /// Ends every wait, returning `woken`.
+    private func endAll(returning woken: Bool) {
+        let all = withState { state -> [CheckedContinuation<Bool, Never>] in
+            let all = state.waiters.values.map(\.continuation)
+            state.waiters = [:]
+            state.byList = [:]
+            state.feed = []
+            return all
+        }
+        for continuation in all { continuation.resume(returning: woken) }
+    }
+
     /// Ends every wait now and every later one at once (the server is shutting down).
     func close() {
-        fanout?.close()
-        feedFanout?.close()
-        longPolls?.close()
-        let all = withState { state -> [CheckedContinuation<Bool, Never>] in
-            state.closed = true
-            defer { state.waiters = [:] }
-            return state.waiters.values.map(\.continuation)
-        }
-        for continuation in all { continuation.resume(returning: false) }
+        withState { $0.closed = true }
+        endAll(returning: false)
     }
 
     /// Whether `close()` was called.
     var isClosed: Bool { withState { $0.closed } }
 
-    /// How many requests wait (long polls, and event streams written through their writers).
+    /// How many requests wait (long polls, and event streams at the heads).
     var waitingCount: Int { withState { $0.waiters.count } }
 }

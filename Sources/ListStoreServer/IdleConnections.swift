@@ -7,7 +7,7 @@ import NIOCore
 /// one. A flood of idle or half-sent connections then pushes out itself, never a request in progress,
 /// and a client arriving during it is served at once.
 ///
-/// `HeaderTimeoutHandler` says when its connection turns idle or busy, and when it closes.
+/// `RequestActivityHandler` says when its connection turns idle or busy, and when it closes.
 ///
 /// ```swift
 /// let idle = IdleConnections()
@@ -34,7 +34,7 @@ final class IdleConnections: Sendable {
     var count: Int { state.withLock { $0.idle.count } }
 
     /// Counts an idle timeout, or a check of a waiting close, that found its connection's client
-    /// still reading its answer (`HeaderTimeoutHandler`; for tests).
+    /// still reading its answer (`RequestActivityHandler`; for tests).
     func noteReading() { state.withLock { $0.readingChecks += 1 } }
 
     /// How many checks found a client still reading its answer (for tests).
@@ -44,16 +44,26 @@ final class IdleConnections: Sendable {
     /// goes down, so a wait for it cannot miss a connection idle only for a moment).
     var turnedIdle: UInt64 { state.withLock { $0.nextSeq } }
 
-    /// `channel` holds no request from now on; `close` closes it, to make room.
+    /// `channel` holds no request from now on; `close` closes it, to make room. Returns the mark of
+    /// this turn (see `isStillIdle(_:since:)`).
     /// - Complexity: O(1) amortized.
-    func idle(_ channel: any Channel, close: @escaping @Sendable () -> Void) {
+    @discardableResult
+    func idle(_ channel: any Channel, close: @escaping @Sendable () -> Void) -> UInt64 {
         let id = ObjectIdentifier(channel)
-        state.withLock { state in
+        return state.withLock { state in
             state.nextSeq += 1
             state.idle[id] = (state.nextSeq, channel, close)
             state.order.append((state.nextSeq, id))
             Self.compact(&state)
+            return state.nextSeq
         }
+    }
+
+    /// Whether `channel` has been idle ever since the turn `mark` began (no request, and no other
+    /// report of it since).
+    /// - Complexity: O(1).
+    func isStillIdle(_ channel: any Channel, since mark: UInt64) -> Bool {
+        state.withLock { $0.idle[ObjectIdentifier(channel)]?.seq == mark }
     }
 
     /// `channel` holds a request from now on (or has closed).

@@ -3,7 +3,7 @@ import ListStoreWire
 import NIOCore
 
 /// The pages of list journals being read, as answers' bodies: shared by identical requests under
-/// way (the journal route's and the long polls taken beneath Hummingbird, `LongPollFanout`), and
+/// way (the long polls a commit wakes among them), and
 /// the last 16 that were not empty (up to 1 MiB each), kept for a second or until the store learns
 /// of a commit, for the long polls a commit wakes (10,000 of them come over longer than a read
 /// takes). The body is one buffer that every answer sharing it sends.

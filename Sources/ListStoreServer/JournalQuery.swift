@@ -1,8 +1,7 @@
 import Hummingbird
 
 /// What a request for a list's journal asks (`GET /v1/lists/{list}/journal`): `since`, `limit`,
-/// `wait` and `maxBytes`, checked against the server's limits. Read once for the route and for the
-/// long polls taken beneath Hummingbird (`LongPollHandler`), so both take the same requests.
+/// `wait`, `maxBytes` and `maxEntryBytes`, checked against the server's limits.
 ///
 /// ```swift
 /// let query = try JournalQuery(since: "41", limit: nil, wait: "30", maxBytes: nil, configuration: configuration)

@@ -122,6 +122,7 @@ extension JournalRoutes {
         guard wait >= 0, Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be from 0 to \(configuration.maxWait.components.seconds) seconds")
         }
+        var readAt = store.commitGeneration()
         var page = try await feed.reading {
             try await store.feed(after: feed.position, fingerprint: feed.fingerprint, limit: limit, including: feed.includes)
         }
@@ -134,14 +135,17 @@ extension JournalRoutes {
             // A user's long poll ends when its token does: the client asks again with a fresh one.
             let deadline = ContinuousClock.now + min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
             let hangUp = HangUpWatch(context.channel)
+            let (watcher, includes) = (watcher, feed.includes)
             // A token the access rules no longer accept (read again meanwhile) gets its answer now.
             while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline, !feed.filter.isRefused {
-                let seen = store.commitGeneration()
-                // Commit signals are hints (another process's may not come): read again at least
-                // every second.
-                let timeout = min(deadline - ContinuousClock.now, .seconds(1))
+                let (seen, timeout) = (readAt, deadline - ContinuousClock.now)
                 // A client that hangs up ends its wait, and frees its place, at once.
-                guard await hangUp.wait({ [store] in await store.waitForCommit(after: seen, timeout: timeout); return true }) != nil else { break }
+                guard let woken = await hangUp.wait({ await watcher.waitForFeed(includes: includes, readAt: seen, timeout: timeout) }) else { break }
+                if !woken {
+                    if watcher.isClosed || Task.isCancelled { break }
+                    continue
+                }
+                readAt = store.commitGeneration()
                 page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: feed.includes)
                 try await feed.readPastOthers(&page, store: store, limit: limit)
             }
@@ -155,8 +159,9 @@ extension JournalRoutes {
     /// The store feed as Server-Sent Events (`GET /v1/events?lists=`): `id:` the cursor after the
     /// event, `event: commit` or `deleted`, `data:` the event; from `since` or the `Last-Event-ID` a
     /// reconnecting client sends; a keep-alive every interval of silence, which also carries the
-    /// cursor past other lists' events. One stream however many lists it follows: its backlog it
-    /// reads itself, then `FeedFanout` writes it the commits of its lists as they land.
+    /// cursor past other lists' events. One stream however many lists it follows: it reads the feed
+    /// (the reads at one position shared by every stream, `FeedPages`) and waits at its head in the
+    /// watcher's table for a commit of one of its lists.
     func feedEvents(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let feed = try await feedQuery(request, context, lastEventID: request.headers[.lastEventID])
         let slot = try streamSlot()
@@ -165,10 +170,10 @@ extension JournalRoutes {
         let firstReadAt = store.commitGeneration()
         let engine = store
         let first = try await feed.reading {
-            try await engine.feed(after: feed.position, fingerprint: feed.fingerprint, limit: FeedFanout.pageLimit, including: feed.includes)
+            try await engine.feed(after: feed.position, fingerprint: feed.fingerprint, limit: FeedPages.limit, including: feed.includes)
         }
-        let (store, feedFanout, includes, filter, logger) = (store, feedFanout, feed.includes, feed.filter, context.logger)
-        let cursor: FeedFanout.CursorWriter = { position, fingerprint in feed.cursor(at: position, fingerprint: fingerprint) }
+        let (store, watcher, feedPages, includes, filter, logger) = (store, watcher, feedPages, feed.includes, feed.filter, context.logger)
+        let cursor = { @Sendable (position: Int, fingerprint: Int64?) in feed.cursor(at: position, fingerprint: fingerprint) }
         let (channel, keepAlive, state) = (context.channel, configuration.keepAliveInterval, state)
         // A user's stream ends when its token expires; the client reconnects with a fresh token
         // and resumes from its Last-Event-ID.
@@ -177,7 +182,6 @@ extension JournalRoutes {
         // in force (`filter`), and it ends when they no longer accept its token.
         let user = Self.userToken(context) != nil
         let body = ResponseBody { writer in
-            let connection = EventStreamConnection(channel: channel, writer: writer)
             let hangUp = HangUpWatch(channel)
             defer { withExtendedLifetime(slot) {} }
             var page: FeedPage? = first
@@ -186,9 +190,7 @@ extension JournalRoutes {
             var atHead = false
             // The commit generation before the last read (a commit after it may not be in it).
             var readAt = firstReadAt
-            // Since when nothing was written (for the keep-alives of a stream written through its writer).
-            var quietSince = ContinuousClock.now
-            following: while !Task.isCancelled && !feedFanout.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
+            following: while !Task.isCancelled && !watcher.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
                 let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
                 // The generation of the rules it follows under, read before it checks them.
                 let generation = user ? state.accessGeneration : nil
@@ -202,7 +204,7 @@ extension JournalRoutes {
                     if let page { current = page } else {
                         readAt = store.commitGeneration()
                         do {
-                            current = try await store.feed(after: position, fingerprint: nil, limit: FeedFanout.pageLimit, including: includes)
+                            current = try await feedPages.page(after: position, generation: readAt).keeping(includes)
                         } catch {
                             let error = feed.sealed ? FeedCursorSeal.forUser(error) : error
                             let api = APIError.from(error, logger: logger, storeLocation: store.location)
@@ -214,47 +216,27 @@ extension JournalRoutes {
                     if !current.events.isEmpty {
                         var bytes = ByteBuffer()
                         for event in current.events {
-                            bytes.writeImmutableBuffer(FeedFanout.frame(event, cursor: cursor(event.position, event.fingerprint)))
+                            bytes.writeImmutableBuffer(Self.feedFrame(event, cursor: cursor(event.position, event.fingerprint)))
                         }
                         try await writer.write(bytes)
                         state.addEventBytes(bytes.readableBytes)
-                        quietSince = ContinuousClock.now
                     }
                     if current.position != position { fingerprint = current.fingerprint }
                     position = current.position
                     if current.hasMore { continue }
                 }
                 atHead = false
-                guard let connection else {
-                    // Written through a wrapped writer: wait for a commit as a long poll does
-                    // (reading again at least every second), with a keep-alive each interval.
-                    let seen = readAt
-                    guard await hangUp.wait({ await store.waitForCommit(after: seen, timeout: min(keepAlive, .seconds(1))); return true }) != nil
-                    else { break following }
-                    if store.commitGeneration() == seen, ContinuousClock.now - quietSince >= keepAlive {
-                        try await writer.write(FeedFanout.keepAlive(cursor(position, fingerprint)))
-                        quietSince = ContinuousClock.now
-                    }
-                    continue
-                }
-                let (from, mark, seen) = (position, fingerprint, readAt)
-                let woken = await hangUp.wait {
-                    await feedFanout.follow(
-                        after: from, fingerprint: mark, includes: includes, cursor: cursor, connection: connection, keepAlive: keepAlive,
-                        readAt: seen, accessGeneration: generation)
-                }
-                switch woken ?? .ended {
-                case .behind(let at):
-                    if at != position { fingerprint = nil }
-                    position = at
-                case .quiet(let at, let mark):
-                    if at != position { fingerprint = mark }
-                    position = at
-                    try await writer.write(FeedFanout.keepAlive(cursor(at, fingerprint)))
-                    atHead = true
-                case .ended:
-                    break following
-                }
+                let seen = readAt
+                guard
+                    let woken = await hangUp.wait({
+                        await watcher.waitForFeed(includes: includes, readAt: seen, timeout: keepAlive, accessGeneration: generation)
+                    })
+                else { break following }
+                if woken { continue }
+                if watcher.isClosed || Task.isCancelled { break following }
+                if let generation, state.accessGeneration != generation { continue }
+                try await writer.write(Self.feedKeepAlive(cursor(position, fingerprint)))
+                atHead = true
             }
             try await writer.finish(nil)
         }
@@ -262,5 +244,23 @@ extension JournalRoutes {
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// `event` as an event of a feed stream: `id:` the cursor after it (`cursor`), `event: commit`
+    /// or `deleted`, `data:` `{"entry":{…},"list":…}` or `{"deleted":true,"list":…}`.
+    /// - Complexity: O(size of the entry).
+    static func feedFrame(_ event: FeedEvent, cursor: FeedCursor) -> ByteBuffer {
+        var bytes = ByteBuffer(string: "id: \(cursor)\nevent: \(event.isDeletion ? "deleted" : "commit")\ndata: ")
+        bytes.writeBytes(WireDocument.feedEvent(event))
+        bytes.writeString("\n\n")
+        return bytes
+    }
+
+    /// A keep-alive of a feed stream that also moves the client's cursor (`Last-Event-ID`) to
+    /// `cursor`: events of other lists passed it, and a client that reconnects need not read them
+    /// again. A user's is sealed anew each time, so that it looks the same whether or not other
+    /// lists moved.
+    static func feedKeepAlive(_ cursor: FeedCursor) -> ByteBuffer {
+        ByteBuffer(string: ": keep-alive\nid: \(cursor)\n\n")
     }
 }

@@ -10,16 +10,16 @@ import ServiceLifecycle
 /// The `/v1` endpoints of `JournalServer`.
 struct JournalRoutes: Sendable {
     let store: any ListStoreEngine
+    /// The table of requests waiting for commits: long polls and event streams.
     let watcher: HeadWatcher
-    /// Writes new commits to the event streams at the heads.
-    let fanout: EventFanout
-    /// Writes the store feed's new commits to the feed event streams at its head.
-    let feedFanout: FeedFanout
     /// What `GET /metrics` shows; commits and merges are timed into it.
     let metrics: ServerMetrics
-    /// The journal pages being read, shared by identical requests under way and the long polls
-    /// taken beneath Hummingbird.
+    /// The journal pages being read, shared by identical requests under way.
     let pages: JournalPages
+    /// The pages of events being read, shared by the event streams at one version.
+    let eventPages: EventPages
+    /// The pages of the store feed being read, shared by its event streams at one position.
+    let feedPages: FeedPages
     let configuration: JournalServer.Configuration
     let state: ServerState
 
@@ -102,7 +102,7 @@ struct JournalRoutes: Sendable {
                 return Self.json(WireDocument.consumer(name, of: list, version: version))
             }),
             (.get, "metrics", .service, { _, _ in
-                let text = await metrics.scrape(store: store, state: state, fanout: fanout)
+                let text = await metrics.scrape(store: store, state: state, watcher: watcher)
                 return Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
@@ -391,7 +391,7 @@ struct JournalRoutes: Sendable {
         let maxBytes = configuration.maxPageBytes
         // Errors before the stream starts get a status: unknown list, a version not retained. The
         // first page, read for that, is the stream's first.
-        let first = try await fanout.page(of: list, after: since, maxBytes: maxBytes)
+        let first = try await eventPages.page(of: list, after: since, maxBytes: maxBytes)
         // The list the stream follows: one deleted and made again under its name is another.
         let listID = first.listID
         // The store's epoch: the stream ends when it changes (`advance-epoch` after a restore).
@@ -399,7 +399,7 @@ struct JournalRoutes: Sendable {
         let identity = if let known { known } else { try await store.identity() }
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let start = since ?? base
-        let (store, state, fanout, watcher, logger) = (store, state, fanout, watcher, context.logger)
+        let (store, state, eventPages, watcher, logger) = (store, state, eventPages, watcher, context.logger)
         let channel = context.channel
         let keepAlive = configuration.keepAliveInterval
         // A user's stream ends when its token expires; the client reconnects with a fresh token
@@ -409,16 +409,10 @@ struct JournalRoutes: Sendable {
         // change of the rules takes that away (the client's reconnection gets the new answer).
         let token = Self.userToken(context)
         let readable = try readingGeneration(of: list, context)
-        // The stream writes its backlog page by page, each write waiting while the connection
-        // cannot take more (a client that does not read), so a stream holds at most one page of
-        // the store; at the head it hands itself to the fan-out, which writes the next commits to
-        // every stream at the head at once, until it must take over again. A stream whose writer
-        // something wraps (a middleware) cannot be written beneath it: it waits for commits as a
-        // long poll does and writes every event itself (`EventStreamConnection`).
+        // The stream writes page after page through Hummingbird's writer, each write waiting while
+        // the connection cannot take more (a client that does not read), so a stream holds at most
+        // one page of the store; at the head it waits in the watcher's table for the next commit.
         let body = ResponseBody { writer in
-            let connection = EventStreamConnection(channel: channel, writer: writer)
-            fanout.streamOpened()
-            defer { fanout.streamClosed() }
             // A client that hangs up ends the stream, and frees its place, at once.
             let hangUp = HangUpWatch(channel)
             // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
@@ -427,12 +421,12 @@ struct JournalRoutes: Sendable {
             var page: EventPage? = first
             var checked = readable
             // Whether the client has every event up to the head the stream last saw (after a
-            // keep-alive: the stream follows again without reading).
+            // keep-alive: the stream waits again without reading).
             var atHead = false
             // The first page, read while the token was valid, is the request's answer and is
             // written even when the token expires before the stream starts (a loaded server);
             // the stream then ends.
-            following: while !Task.isCancelled && !fanout.isClosed && (page != nil || expiry.map({ ContinuousClock.now < $0 }) ?? true) {
+            following: while !Task.isCancelled && !watcher.isClosed && (page != nil || expiry.map({ ContinuousClock.now < $0 }) ?? true) {
                 // The waits at the head end at the token's expiry at the latest.
                 let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
                 guard case .allowed(let still) = Self.reading(list, as: token, after: checked, state: state, storeLocation: store.location)
@@ -446,7 +440,7 @@ struct JournalRoutes: Sendable {
                     let current: EventPage
                     if let page { current = page } else {
                         do {
-                            current = try await fanout.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
+                            current = try await eventPages.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
                         } catch {
                             var api = APIError.from(error, logger: logger, storeLocation: store.location)
                             // A list made again under its name may not have the stream's version:
@@ -478,32 +472,14 @@ struct JournalRoutes: Sendable {
                 }
                 if let expiry, ContinuousClock.now >= expiry { break following }
                 atHead = false
-                guard let connection else {
-                    let (cursor, generation) = (cursor, checked)
-                    guard let woken = await hangUp.wait({ await watcher.wait(for: list, after: cursor, timeout: keepAlive, accessGeneration: generation) })
-                    else { break following }
-                    if woken { continue }
-                    if watcher.isClosed || Task.isCancelled { break following }
-                    if let generation, state.accessGeneration != generation { continue }
-                    try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
-                    atHead = true
-                    continue
-                }
                 let (from, generation) = (cursor, checked)
-                let woken = await hangUp.wait {
-                    await fanout.follow(
-                        list, after: from, connection: connection, keepAlive: keepAlive, maxBytes: maxBytes, listID: listID, accessGeneration: generation)
-                }
-                switch woken ?? .ended {
-                case .behind(let version):
-                    cursor = version
-                case .quiet(let version):
-                    cursor = version
-                    try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
-                    atHead = true
-                case .ended:
-                    break following
-                }
+                guard let woken = await hangUp.wait({ await watcher.wait(for: list, after: from, timeout: keepAlive, accessGeneration: generation) })
+                else { break following }
+                if woken { continue }
+                if watcher.isClosed || Task.isCancelled { break following }
+                if let generation, state.accessGeneration != generation { continue }
+                try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
+                atHead = true
             }
             try await writer.finish(nil)
         }

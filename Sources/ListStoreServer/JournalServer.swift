@@ -40,7 +40,7 @@ public struct JournalServer: Sendable {
     ///
     /// The limits bound what a client can make the server hold: memory per answer
     /// (`maxPageBytes`, `maxBodyBytes`), descriptors (`maxConnections`), waiting requests
-    /// (`maxStreams`), and time (`idleTimeout`, `headerTimeout`).
+    /// (`maxStreams`), and time (`idleTimeout`).
     public struct Configuration: Sendable {
         /// The address to bind (default 127.0.0.1: this machine only).
         public var host: String
@@ -68,7 +68,8 @@ public struct JournalServer: Sendable {
         /// How many connections may wait to be accepted (the kernel caps it at `somaxconn`): many
         /// followers reconnecting at once after a restart should not see their connections dropped.
         public var backlog: Int
-        /// The most connections open at once; one more is answered 503 and closed. `nil`: the
+        /// The most connections open at once: at the cap, a new connection takes the place of the
+        /// one idle longest, or is closed at once when every connection holds a request. `nil`: the
         /// descriptor limit (`RLIMIT_NOFILE`) less a reserve for the store's files (64) and the
         /// event loops' own (3 each), read when the server is created (see
         /// `JournalServer.raiseDescriptorLimit()`).
@@ -81,12 +82,11 @@ public struct JournalServer: Sendable {
         /// are read and encoded at once; the others wait their turn, so that the server holds a few
         /// pages however many clients sync (default: the machine's cores).
         public var maxPageReads: Int?
-        /// How long a connection may stay idle — no request under way and nothing received — before
-        /// it is closed. The time a long poll or event stream takes to answer does not count.
+        /// How long a connection may stay idle before it is closed: no request under way (a request
+        /// head must come whole within it), a request body that stops coming, or an answer whose
+        /// client reads none of it. The time a request takes to answer (a long poll, an event stream,
+        /// a slow store operation) does not count.
         public var idleTimeout: Duration
-        /// How long a request head may take from its first byte to its end before the connection
-        /// is closed.
-        public var headerTimeout: Duration
         /// Other `Host` values this server answers to, as `name` (any port) or `name:port`: the
         /// names of a reverse proxy or of the machine. Loopback names and addresses are always
         /// allowed on a loopback server, IP addresses on any other (see `OriginPolicyMiddleware`).
@@ -127,7 +127,7 @@ public struct JournalServer: Sendable {
             maxLimit: Int = 1000, maxPageBytes: Int = 8 << 20, maxWait: Duration = .seconds(60),
             pollInterval: Duration = .milliseconds(20), keepAliveInterval: Duration = .seconds(15), backlog: Int = 4096,
             maxConnections: Int? = nil, maxStreams: Int? = nil, idleTimeout: Duration = .seconds(60),
-            headerTimeout: Duration = .seconds(10), allowedHosts: [String] = [], allowedOrigins: [String] = [],
+            allowedHosts: [String] = [], allowedOrigins: [String] = [],
             tls: TLSConfiguration? = nil, access: AccessConfiguration? = nil, eventLoops: Int? = nil
         ) {
             self.host = host
@@ -144,7 +144,6 @@ public struct JournalServer: Sendable {
             self.maxConnections = maxConnections
             self.maxStreams = maxStreams
             self.idleTimeout = idleTimeout
-            self.headerTimeout = headerTimeout
             self.allowedHosts = allowedHosts
             self.allowedOrigins = allowedOrigins
             self.tls = tls
@@ -261,9 +260,6 @@ public struct JournalServer: Sendable {
     /// - Complexity: O(long polls and event streams open), a check of each user's against the rules.
     public func replaceAccess(_ access: AccessConfiguration) {
         state.replaceAccess(access)
-        fanout.accessChanged()
-        feedFanout.accessChanged()
-        longPolls.accessChanged()
         running.withLock { $0 }?.accessChanged()
     }
 
@@ -279,21 +275,19 @@ public struct JournalServer: Sendable {
 
     /// What the server holds while it runs: connections, waiting requests, bytes being streamed.
     let state: ServerState
-    /// Writes new commits to the event streams at the heads.
-    let fanout: EventFanout
-    /// Writes the store feed's new commits to the feed event streams at its head.
-    let feedFanout: FeedFanout
     /// What `GET /metrics` shows.
     let metrics: ServerMetrics
-    /// The journal pages being read, shared by the route and the long polls taken beneath it.
-    let pages: JournalPages
-    /// The long polls taken beneath Hummingbird.
-    let longPolls: LongPollFanout
     /// The services of the run under way, which a graceful shutdown stops (`shutDownGracefully()`).
     private let services = _Locked<ServiceGroup?>(nil)
     /// The head watcher of the run under way, whose waits `replaceAccess(_:)` ends when they rest on
     /// rules replaced.
     private let running = _Locked<HeadWatcher?>(nil)
+
+    /// The table of waiting requests of the run under way.
+    var watcher: HeadWatcher? { running.withLock { $0 } }
+
+    /// How many requests wait at the heads now (long polls and event streams; for tests).
+    var waitingCount: Int { watcher?.waitingCount ?? 0 }
 
     /// A server of `store`.
     public init(store: any ListStoreEngine, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "liststore.server")) {
@@ -301,11 +295,7 @@ public struct JournalServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         state = ServerState(configuration)
-        fanout = EventFanout(store: store, state: state)
-        feedFanout = FeedFanout(store: store, state: state)
         metrics = ServerMetrics()
-        pages = JournalPages(store: store)
-        longPolls = LongPollFanout(pages: pages, slots: state.streams, logger: logger, serverState: state)
     }
 
     /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM. Either
@@ -318,14 +308,8 @@ public struct JournalServer: Sendable {
     ///   - onRunning: called with the bound port once the server accepts connections.
     /// - Throws: when the address cannot be bound.
     public func run(handlingSignals: Bool = true, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let (state, fanout) = (state, fanout)
-        fanout.open()
-        feedFanout.open()
-        let (pages, longPolls) = (pages, longPolls)
-        longPolls.open()
-        let watcher = HeadWatcher(
-            store: store, pollInterval: configuration.pollInterval, fanout: fanout, feedFanout: feedFanout, longPolls: longPolls,
-            serverState: state)
+        let state = state
+        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, serverState: state)
         running.withLock { $0 = watcher }
         defer { running.withLock { $0 = nil } }
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).
@@ -339,8 +323,8 @@ public struct JournalServer: Sendable {
         let origins = OriginPolicyMiddleware<ServerRequestContext>(configuration: configuration) { state.port }
         router.add(middleware: origins)
         let routes = JournalRoutes(
-            store: store, watcher: watcher, fanout: fanout, feedFanout: feedFanout, metrics: metrics, pages: pages,
-            configuration: configuration, state: state)
+            store: store, watcher: watcher, metrics: metrics, pages: JournalPages(store: store), eventPages: EventPages(store: store),
+            feedPages: FeedPages(store: store), configuration: configuration, state: state)
         // Routes take the middlewares added before them: the health check and the API's document
         // need no token.
         routes.addUnauthenticated(to: router)
@@ -349,17 +333,14 @@ public struct JournalServer: Sendable {
         router.add(middleware: JSONContentTypeMiddleware())
         routes.add(to: router)
         let port = configuration.port
-        let (idleTimeout, headerTimeout, tls) = (configuration.idleTimeout, configuration.headerTimeout, configuration.tls)
-        // Long polls at the heads are taken beneath Hummingbird, on their connections' event loops.
-        let intake = LongPollHandler.Intake(
-            fanout: longPolls, configuration: configuration, access: access, origins: origins, metrics: metrics, logger: logger)
+        let (idleTimeout, tls) = (configuration.idleTimeout, configuration.tls)
         if let tls, let warning = Self.certificateWarning(tls, at: Date()) { logger.warning("\(warning)") }
         let app = Application(
             responder: HeadResponder(responder: router.buildResponder()),
             server: HTTPServerBuilder { responder in
                 try GuardedHTTPChannel(
-                    responder: responder, tls: tls, idleTimeout: idleTimeout, headerTimeout: headerTimeout,
-                    connections: state.connections, idleConnections: state.idleConnections, longPolls: intake)
+                    responder: responder, tls: tls, idleTimeout: idleTimeout, connections: state.connections,
+                    idleConnections: state.idleConnections)
             },
             configuration: .init(
                 address: .hostname(configuration.host, port: port), serverName: Self.serverName, backlog: configuration.backlog),

@@ -42,11 +42,9 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // The first `Host` is the request's authority; another is left among its fields (so is the
-        // host of an absolute-form target that is not its Host, see `AbsoluteFormHandler`).
+        // The first `Host` is the request's authority; another is left among its fields.
         if request.headers[.host] != nil {
-            throw APIError.invalidArgument(
-                "the request names more than one host (two Host fields, or an absolute-form target whose host is not its Host)")
+            throw APIError.invalidArgument("the request names more than one host (two Host fields)")
         }
         guard let authority = request.head.authority, isAllowedRemembering(host: authority) else {
             throw APIError(.forbidden, "hostNotAllowed", "the Host of this request is not this server's (see --allow-host)")

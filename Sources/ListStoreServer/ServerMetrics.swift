@@ -15,7 +15,7 @@ import Prometheus
 /// | `liststore_merge_duration_seconds` | histogram | (pushes through `POST …/pushes`) |
 /// | `liststore_open_connections` | gauge | |
 /// | `liststore_waiting_followers` | gauge | long polls waiting for a commit and open event streams |
-/// | `liststore_event_streams_at_head` | gauge | event streams that have every commit and wait for the next |
+/// | `liststore_waits_at_head` | gauge | long polls and event streams that have every commit and wait for the next |
 /// | `liststore_list_head_version` | gauge | `list` |
 /// | `liststore_journal_lag_versions` | gauge | `list`: the head's version less the slowest registered consumer's |
 /// | `liststore_lists` | gauge | |
@@ -92,10 +92,10 @@ final class ServerMetrics: Sendable {
     /// consumers and its size) and returns every figure in Prometheus's text format. A read of the
     /// store that fails leaves its gauges as they were and is counted in
     /// `liststore_metrics_store_read_errors_total`.
-    func scrape(store: any ListStoreEngine, state: ServerState, fanout: EventFanout) async -> [UInt8] {
+    func scrape(store: any ListStoreEngine, state: ServerState, watcher: HeadWatcher) async -> [UInt8] {
         gauge("liststore_open_connections").record(state.connections.current)
         gauge("liststore_waiting_followers").record(state.streams.current)
-        gauge("liststore_event_streams_at_head").record(fanout.waitingCount)
+        gauge("liststore_waits_at_head").record(watcher.waitingCount)
         gauge("liststore_merges_in_progress").record(state.mergesInProgress)
         do {
             gauge("liststore_store_size_bytes").record(try await store.sizeInBytes())

@@ -3,8 +3,8 @@ import HummingbirdAuth
 import NIOCore
 
 /// The request context of `JournalServer`'s routes: Hummingbird's basic context, who made the
-/// request (set by `AccessMiddleware`), and the connection the request came on (the event streams
-/// at the head of a list are written by `EventFanout` straight from their connections' event loops).
+/// request (set by `AccessMiddleware`), and the connection the request came on (whose closing ends
+/// its waits, `HangUpWatch`).
 struct ServerRequestContext: AuthRequestContext {
     var coreContext: CoreRequestContextStorage
     /// Who made the request, once `AccessMiddleware` has verified its token.

@@ -44,8 +44,8 @@ import Testing
         }
     }
 
-    /// Ana's event stream of her list, her long poll the route holds and her long poll taken
-    /// beneath Hummingbird, and her store feed's event stream, all waiting at the head; the access
+    /// Ana's event stream of her list, two long polls of hers, and her store feed's event stream,
+    /// all waiting at the head; the access
     /// file is read again without what they rest on, then her list gets a commit: the streams end
     /// without it, and the polls are answered as a new request would be (404 `listNotFound` for a
     /// grant taken away, 401 for a key), without it.
@@ -59,25 +59,24 @@ import Testing
         try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
             let host = "Host: 127.0.0.1:\(server.port)\r\n"
             #expect(try await server.request(Self.list, token: ana).status == 200)
-            let (fanout, feedFanout, polls, streams) = (server.server.fanout, server.server.feedFanout, server.server.longPolls, server.server.state.streams)
-            // The list's event stream, at the head once the fan-out follows it.
+            let (watcher, streams) = (try #require(server.server.watcher), server.server.state.streams)
+            // The list's event stream, at the head once it waits there.
             let events = try RawConnection(port: server.port)
             #expect(events.send("GET \(Self.list)/events?since=0 HTTP/1.1\r\n\(host)\(auth)\r\n"))
             _ = try await RawConnection.run { events.receive(timeout: .seconds(60)) { $0.contains("id: 1\n") } }
-            try await LimitTests.waitUntil { fanout.waitingCount == 1 }
+            try await LimitTests.waitUntil { watcher.waitingCount == 1 }
             // The store feed's event stream.
             let feed = try RawConnection(port: server.port)
             #expect(feed.send("GET /v1/events?lists=** HTTP/1.1\r\n\(host)\(auth)\r\n"))
             _ = try await RawConnection.run { feed.receive(timeout: .seconds(60)) { $0.contains("public/news") } }
-            try await LimitTests.waitUntil { feedFanout.waitingCount == 1 }
-            // A long poll the route holds (a percent-encoded value), and one taken beneath.
+            try await LimitTests.waitUntil { watcher.waitingCount == 2 }
+            // Two long polls (one of a percent-encoded value).
             let routed = try RawConnection(port: server.port)
             #expect(routed.send("GET \(Self.list)/journal?since=%31&wait=60 HTTP/1.1\r\n\(host)\(auth)\r\n"))
-            try await LimitTests.waitUntil { streams.current == 3 }
-            try await LongPollHandlerTests.current(server)
+            try await LimitTests.waitUntil { streams.current == 3 && watcher.waitingCount == 3 }
             let beneath = try RawConnection(port: server.port)
             #expect(beneath.send("GET \(Self.list)/journal?since=1&wait=60 HTTP/1.1\r\n\(host)\(auth)\r\n"))
-            try await LimitTests.waitUntil { polls.heldCount == 1 && streams.current == 4 }
+            try await LimitTests.waitUntil { streams.current == 4 && watcher.waitingCount == 4 }
 
             server.server.replaceAccess(try await AccessConfiguration(json: loss.accessFile))
             try await store.commit(linearList(4), to: "users/ana/inbox")
@@ -88,7 +87,7 @@ import Testing
             let stream = try await RawConnection.run { events.receive(timeout: .seconds(60)) { $0.hasSuffix("0\r\n\r\n") || $0.contains("id: 2\n") } }
             #expect(stream.text.hasSuffix("0\r\n\r\n") && !stream.text.contains("id: 2\n"), "\(loss): \(stream.text)")
             for (name, connection) in [("routed", routed), ("beneath", beneath)] {
-                let answer = try await LongPollHandlerTests.read(1, from: connection)[0]
+                let answer = try await LongPollTests.read(1, from: connection)[0]
                 #expect((answer.status, answer.errorCode) == (loss.refusal.status, loss.refusal.code), "\(loss) \(name): \(answer.status) \(answer.body)")
                 #expect(!answer.body.contains("\"version\":2"), "\(loss) \(name): \(answer.body)")
             }
@@ -120,18 +119,17 @@ import Testing
         try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
             let host = "Host: 127.0.0.1:\(server.port)\r\n"
             #expect(try await server.request(Self.list, token: ana).status == 200)
-            let (fanout, polls, streams) = (server.server.fanout, server.server.longPolls, server.server.state.streams)
+            let (watcher, streams) = (try #require(server.server.watcher), server.server.state.streams)
             let events = try RawConnection(port: server.port)
             #expect(events.send("GET \(Self.list)/events?since=0 HTTP/1.1\r\n\(host)\(auth)\r\n"))
             _ = try await RawConnection.run { events.receive(timeout: .seconds(60)) { $0.contains("id: 1\n") } }
-            try await LimitTests.waitUntil { fanout.waitingCount == 1 }
+            try await LimitTests.waitUntil { watcher.waitingCount == 1 }
             let routed = try RawConnection(port: server.port)
             #expect(routed.send("GET \(Self.list)/journal?since=%31&wait=60 HTTP/1.1\r\n\(host)\(auth)\r\n"))
-            try await LimitTests.waitUntil { streams.current == 2 }
-            try await LongPollHandlerTests.current(server)
+            try await LimitTests.waitUntil { streams.current == 2 && watcher.waitingCount == 2 }
             let beneath = try RawConnection(port: server.port)
             #expect(beneath.send("GET \(Self.list)/journal?since=1&wait=60 HTTP/1.1\r\n\(host)\(auth)\r\n"))
-            try await LimitTests.waitUntil { polls.heldCount == 1 && streams.current == 3 }
+            try await LimitTests.waitUntil { streams.current == 3 && watcher.waitingCount == 3 }
 
             server.server.replaceAccess(try await AccessServerTests.configuration().access!)
             try await store.commit(linearList(4), to: "users/ana/inbox")
@@ -139,7 +137,7 @@ import Testing
             let stream = try await RawConnection.run { events.receive(timeout: .seconds(60)) { $0.hasSuffix("0\r\n\r\n") || $0.contains("id: 2\n") } }
             #expect(stream.text.contains("id: 2\n"), "\(stream.text)")
             for (name, connection) in [("routed", routed), ("beneath", beneath)] {
-                let answer = try await LongPollHandlerTests.read(1, from: connection)[0]
+                let answer = try await LongPollTests.read(1, from: connection)[0]
                 #expect(answer.status == 200 && answer.body.contains("\"version\":2"), "\(name): \(answer.status) \(answer.body)")
             }
         }

@@ -20,7 +20,7 @@ import Testing
             let events = try RawConnection(port: server.port)
             #expect(events.send("GET /v1/lists/l/events?since=2 HTTP/1.1\r\n\(host)\r\n"))
             _ = try await RawConnection.run { events.receive(timeout: .seconds(60)) { $0.contains("id: 3\n") } }
-            try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 }
+            try await LimitTests.waitUntil { server.server.waitingCount == 1 }
             try await store.deleteList("l")
             if ending == .deletedAndMadeAgain {
                 // Made again before the server reads the heads, and past the stream's version.
@@ -50,7 +50,7 @@ import Testing
             let feed = try RawConnection(port: server.port)
             #expect(feed.send("GET /v1/events?lists=** HTTP/1.1\r\n\(host)\r\n"))
             _ = try await RawConnection.run { feed.receive(timeout: .seconds(60)) { $0.contains("event: commit") } }
-            try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 && server.server.feedFanout.waitingCount == 1 }
+            try await LimitTests.waitUntil { server.server.waitingCount == 2 }
             // The watcher knows the epoch the streams started under.
             try await LimitTests.waitUntil { server.server.state.storeIdentity != nil }
             _ = try await store.advanceEpoch()
@@ -77,7 +77,7 @@ import Testing
                 }
             }
             defer { follow.cancel() }
-            try await waitUntil("the follow's event stream waits at the head") { server.server.fanout.waitingCount == 1 }
+            try await waitUntil("the follow's event stream waits at the head") { server.server.waitingCount == 1 }
             try await LimitTests.waitUntil { server.server.state.storeIdentity != nil }
             _ = try await store.advanceEpoch()
             try await waitUntil("the replica resynced") { resyncs.withLock { $0 } == 1 }

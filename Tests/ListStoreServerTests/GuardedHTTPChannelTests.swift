@@ -14,7 +14,7 @@ import Testing
     @Test func aConnectionAcceptedWhileTheServerIsCancelledIsClosedAndNotServed() throws {
         let connections = ConnectionLimiter(maximum: 4)
         let guarded = try GuardedHTTPChannel(
-            responder: { _, _, _ in }, tls: nil, idleTimeout: .seconds(60), headerTimeout: .seconds(10), connections: connections,
+            responder: { _, _, _ in }, tls: nil, idleTimeout: .seconds(60), connections: connections,
             idleConnections: IdleConnections())
         connections.close()
         let channel = EmbeddedChannel()

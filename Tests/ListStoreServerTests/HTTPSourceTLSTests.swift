@@ -35,7 +35,7 @@ import Testing
                 }
                 return versions
             }
-            try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 }
+            try await LimitTests.waitUntil { server.server.waitingCount == 1 }
             for k in 2...4 { try await store.commit(linearList(3 + k), to: "l") }
             #expect(try await follower.value == [2, 3, 4])
             #expect(try await replica.pull(from: source).version == 4)
@@ -80,7 +80,7 @@ import Testing
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
         let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
-        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(30), headerTimeout: .seconds(120), tls: tls)) { server in
+        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(30), tls: tls)) { server in
             var source = try HTTPSource("https://127.0.0.1:\(server.port)")
             source.certificateAuthorities = try .init(pemFile: certificates.authority)
             source.idleTimeout = .seconds(120)
@@ -93,8 +93,8 @@ import Testing
                 }
             }
             defer { for follower in followers { follower.cancel() } }
-            try await LimitTests.waitUntil(within: .seconds(120)) { server.server.fanout.waitingCount == 120 }
-            #expect(server.server.fanout.waitingCount == 120)
+            try await LimitTests.waitUntil(within: .seconds(120)) { server.server.waitingCount == 120 }
+            #expect(server.server.waitingCount == 120)
             #expect(try await source.summary(of: "l").version == 1)
             try await store.commit(linearList(4), to: "l")
             for follower in followers { #expect(try await follower.value == 2) }

@@ -129,7 +129,7 @@ import Testing
         try await store.commit(linearList(3), to: "l")
         // Idle: closed after the idle timeout.
         let idleServer = try await ServerHarness.start(
-            store, .init(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(2), headerTimeout: .seconds(30)))
+            store, .init(port: 0, keepAliveInterval: .seconds(10), idleTimeout: .seconds(2)))
         let port = idleServer.port
         let idle = try await RawConnection.run { try RawConnection(port: port).receive(timeout: .seconds(20)).closed }
         #expect(idle)
@@ -149,9 +149,9 @@ import Testing
         #expect(events.text.contains("id: 2\n") && !events.closed)
         await idleServer.stop()
 
-        // A head sent a byte at a time: closed after the header timeout, though bytes keep coming
-        // and the idle timeout is long.
-        try await ServerHarness.with(store, .init(port: 0, idleTimeout: .seconds(60), headerTimeout: .seconds(1))) { server in
+        // A head sent a byte at a time: closed after the idle timeout, though bytes keep coming (a
+        // head must come whole within it).
+        try await ServerHarness.with(store, .init(port: 0, idleTimeout: .seconds(2))) { server in
             let slowPort = server.port
             let dribbled = try await RawConnection.run {
                 let connection = try RawConnection(port: slowPort)
@@ -164,17 +164,10 @@ import Testing
                 let connection = try RawConnection(port: slowPort)
                 connection.send("GET /v1/lists HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
                 let first = connection.receive(timeout: .seconds(20)) { $0.contains("\"lists\"") }
-                // Longer than the header timeout between the two requests: a connection that starts
-                // a head now is closed by the header timeout, and once it is, that timeout has
-                // passed for this one too.
-                let witness = try RawConnection(port: slowPort)
-                witness.send("GET /v1/lists HTTP/1.1\r\n")
-                let timedOut = witness.receive(timeout: .seconds(20)).closed
                 connection.send("GET /v1/store HTTP/1.1\r\nHost: 127.0.0.1:\(slowPort)\r\n\r\n")
                 let second = connection.receive(timeout: .seconds(20)) { $0.contains("\"uuid\"") }
-                return (first.text, timedOut, second.text)
+                return (first.text, true, second.text)
             }
-            #expect(answers.1, "the header timeout did not close a connection with half a head")
             #expect(answers.0.hasPrefix("HTTP/1.1 200") && answers.2.hasPrefix("HTTP/1.1 200"), "\(answers)")
         }
     }
@@ -220,7 +213,7 @@ import Testing
             try await Self.waitUntil { state.connections.current == 5 }
 
             // Connections that all hold a request (heads sent whole, bodies awaited): the next is
-            // answered 503 and closed.
+            // closed at once, unanswered.
             idle = nil
             try await Self.waitUntil { state.connections.current == 2 }
             // One at a time, each seen idle first and busy after: a connection counted but not yet
@@ -235,8 +228,7 @@ import Testing
             }
             try await Self.waitUntil { state.connections.current == 6 }
             let refused = try await RawConnection.run { try RawConnection(port: port).receive(timeout: .seconds(20)) }
-            #expect(refused.closed && refused.text.hasPrefix("HTTP/1.1 503"), "\(refused.text)")
-            #expect(RawAnswer(refused.text)?.errorCode == "serverBusy")
+            #expect(refused.closed && refused.text.isEmpty, "\(refused.text)")
             withExtendedLifetime(busy) {}
 
             // Once connections close, their places are free again.
@@ -254,7 +246,7 @@ import Testing
         try await store.commit(linearList(3), to: "l")
         // Timeouts of an hour: only room for new clients may close the flood's connections here.
         let configuration = JournalServer.Configuration(
-            port: 0, keepAliveInterval: .seconds(120), maxConnections: 40, maxStreams: 4, idleTimeout: .seconds(3600), headerTimeout: .seconds(3600))
+            port: 0, keepAliveInterval: .seconds(120), maxConnections: 40, maxStreams: 4, idleTimeout: .seconds(3600))
         try await ServerHarness.with(store, configuration) { server in
             let (port, state) = (server.port, server.server.state)
             let host = "Host: 127.0.0.1:\(port)\r\n"

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
@@ -93,5 +94,13 @@ import Testing
             #expect(Self.sample(text, #"liststore_list_head_version{list="a"}"#) == 1)
             #expect(!text.contains("list=\"\(last)\""), "\(text.suffix(2000))")
         }
+    }
+
+    /// Methods outside HTTP's own are one label, so clients cannot grow the metrics.
+    @Test func unknownMethodsShareOneLabel() throws {
+        typealias Middleware = RequestMetricsMiddleware<ServerRequestContext>
+        #expect(Middleware.methodLabel(.get) == "GET")
+        #expect(Middleware.methodLabel(.post) == "POST")
+        #expect(Middleware.methodLabel(try #require(HTTPRequest.Method("BREW"))) == "other")
     }
 }

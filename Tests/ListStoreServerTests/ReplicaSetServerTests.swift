@@ -27,7 +27,7 @@ import Testing
             func names() async throws -> [String] { replica.exists ? try await replica.lists().map(\.name) : [] }
             try await waitUntil("the replica holds ana's lists") { try await names() == ["users/ana/inbox", "users/ana/work"] }
             // One stream for the set, waiting at the feed's head.
-            try await waitUntil("the set's stream waits at the head") { server.server.feedFanout.waitingCount == 1 }
+            try await waitUntil("the set's stream waits at the head") { server.server.waitingCount == 1 }
 
             try await store.commit(linearList(5), to: "users/ana/inbox")
             try await store.commit(linearList(2), to: "users/ana/projects/new")
@@ -37,7 +37,7 @@ import Testing
                 guard try await names() == ["users/ana/inbox", "users/ana/projects/new"] else { return false }
                 return try await replica.summary(of: "users/ana/inbox").digest == store.summary(of: "users/ana/inbox").digest
             }
-            #expect(server.server.feedFanout.waitingCount <= 1)
+            #expect(server.server.waitingCount <= 1)
 
             // A change made in the replica reaches the server.
             var mine = linearList(2)

@@ -54,7 +54,7 @@ import Testing
             #expect(backlog.text.contains("text/event-stream"))
             #expect(Self.events(backlog.text).events.map(\.list) == ["users/ana/inbox", "teams/red/plan", "public/news"])
             // The stream waits at the head: what comes now is written to it by the fan-out.
-            let feedFanout = server.server.feedFanout
+            let feedFanout = server.server
             try await LimitTests.waitUntil { feedFanout.waitingCount == 1 }
             try await store.commit(linearList(4), to: "users/bob/inbox")
             try await store.commit(linearList(5), to: "users/ana/inbox")
@@ -117,7 +117,7 @@ import Testing
                     ) { $0.components(separatedBy: "event: commit").count > commits / 3 }
                 }
             }
-            let feedFanout = server.server.feedFanout
+            let feedFanout = server.server
             try await LimitTests.waitUntil { feedFanout.waitingCount >= streams }
             #expect(feedFanout.waitingCount == streams, "the streams did not all start within 30 s")
             let before = engine.feedReads
@@ -150,7 +150,7 @@ import Testing
             let connection = try RawConnection(port: server.port)
             connection.send("GET /v1/events?lists=** HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer service\r\n\r\n")
             _ = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("event: commit") } }
-            let feedFanout = server.server.feedFanout
+            let feedFanout = server.server
             try await LimitTests.waitUntil { feedFanout.waitingCount == 1 }
             engine.feedFails.withLock { $0 = true }
             _ = try await engine.commit(linearList(3), to: "l", expectedVersion: nil, author: nil, message: nil)

@@ -29,7 +29,7 @@ import Testing
         let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
         // A head timeout longer than the time the handshakes may take on a loaded machine (it counts
         // from the connection's start on TLS; this test is not about it).
-        let stream = try await ServerHarness.with(store, .init(port: 0, token: "t", keepAliveInterval: .seconds(1), headerTimeout: .seconds(60), tls: tls)) { server in
+        let stream = try await ServerHarness.with(store, .init(port: 0, token: "t", keepAliveInterval: .seconds(1), tls: tls)) { server in
             let base = "https://127.0.0.1:\(server.port)"
             let trusted = ["--cacert", certificates.authority, "-H", "Authorization: Bearer t", "-w", "\n%{http_version} %{http_code}"]
 
@@ -53,7 +53,7 @@ import Testing
             // ends when the server stops, once it has written the commit's event (curl's --max-time
             // only bounds a stream that never brings it).
             let stream = Task { try await Self.curl(trusted + ["--http2", "-N", "--max-time", "15", "\(base)/v1/lists/l/events?since=0"]) }
-            try await LimitTests.waitUntil { server.server.fanout.waitingCount == 1 }
+            try await LimitTests.waitUntil { server.server.waitingCount == 1 }
             let written = server.server.state.eventBytesWritten
             try await store.commit(linearList(4), to: "l")
             try await LimitTests.waitUntil { server.server.state.eventBytesWritten > written }
@@ -64,8 +64,8 @@ import Testing
     }
 
     /// At the cap on connections, a TLS client is served in place of the connection idle longest:
-    /// here raw connections that never start their handshake, closed oldest first from in front of
-    /// TLS (`HeaderTimeoutHandler`), never through a goodbye the peer would have to answer.
+    /// here raw connections that never start their handshake, closed oldest first (`IdleConnections`
+    /// counts a connection idle from its start), never through a goodbye the peer would have to answer.
     @Test(.timeLimit(.minutes(2))) func aFloodOfSilentConnectionsGivesWayToTLSClients() async throws {
         let directory = try TemporaryDirectory()
         let certificates = try TestCertificates(in: directory)
@@ -74,7 +74,7 @@ import Testing
         let tls = try JournalServer.tlsConfiguration(certificateChainFile: certificates.chain, privateKeyFile: certificates.key)
         // Timeouts of an hour: only room for new clients may close the flood's connections here.
         let configuration = JournalServer.Configuration(
-            port: 0, maxConnections: 8, maxStreams: 2, idleTimeout: .seconds(3600), headerTimeout: .seconds(3600), tls: tls)
+            port: 0, maxConnections: 8, maxStreams: 2, idleTimeout: .seconds(3600), tls: tls)
         try await ServerHarness.with(store, configuration) { server in
             let (port, state) = (server.port, server.server.state)
             var flood: [RawConnection] = []

@@ -20,8 +20,7 @@ import Testing
         try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
             let list = "/v1/lists/users%2Fana%2Finbox"
             let host = "Host: 127.0.0.1:\(server.port)\r\n"
-            // An event stream of the service token stays open, so that the server reads the heads
-            // after each commit and takes polls at the head beneath Hummingbird.
+            // An event stream of the service token stays open, waiting at the head all along.
             let watching = try RawConnection(port: server.port)
             #expect(watching.send("GET \(list)/events?since=0 HTTP/1.1\r\n\(host)Authorization: Bearer service\r\n\r\n"))
             defer { withExtendedLifetime(watching) {} }
@@ -47,17 +46,15 @@ import Testing
                     port: server.port, "GET /v1/events?lists=users/ana/**&since=\(head) HTTP/1.1\r\n\(host)\(auth)\r\n", timeout: .seconds(60)
                 ) { $0.contains(": keep-alive") }
                 #expect(feed.hasPrefix("HTTP/1.1 200") && feed.contains(": keep-alive"), "exp \(exp): \(feed)")
-                // A poll at the head, taken beneath Hummingbird (the token is known: the route
-                // verified it), is answered by the next commit.
-                let polls = server.server.longPolls
-                try await LongPollHandlerTests.current(server)
-                let held = polls.takenCount
+                // A poll at the head is answered by the next commit.
+                let (watcher, streams) = (try #require(server.server.watcher), server.server.state.streams)
+                try await LimitTests.waitUntil { streams.current == 1 && watcher.waitingCount == 1 }
                 let connection = try RawConnection(port: server.port)
                 #expect(connection.send("GET \(list)/journal?since=\(version)&wait=30 HTTP/1.1\r\n\(host)\(auth)\r\n"))
-                try await LimitTests.waitUntil { polls.takenCount > held }
+                try await LimitTests.waitUntil { watcher.waitingCount == 2 }
                 version += 1
                 try await store.commit(linearList(3 + version), to: "users/ana/inbox")
-                let woken = try await LongPollHandlerTests.read(1, from: connection)[0]
+                let woken = try await LongPollTests.read(1, from: connection)[0]
                 #expect(woken.status == 200 && woken.body.contains("\"version\":\(version)"), "exp \(exp): \(woken.body)")
                 try await server.waitUntilHealthy()
             }

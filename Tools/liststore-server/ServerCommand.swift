@@ -44,9 +44,10 @@ struct ServerCommand: AsyncParsableCommand {
 
             Limits: at most --max-connections open connections (default: the open-files limit, raised \
             to its hard limit, less 64 and 3 for each event loop) and --max-streams long polls and event streams among them \
-            (default: nine tenths of the connections); beyond either, 503 with Retry-After. A \
-            connection idle for --idle-timeout seconds, or whose request head takes longer than \
-            --header-timeout seconds, is closed. --event-loops threads serve the connections \
+            (default: nine tenths of the connections); at the first, a new connection takes the place of the \
+            one idle longest, or is closed; beyond the second, 503 with Retry-After. A connection idle for \
+            --idle-timeout seconds (no request, a request head or body that stops coming, an answer its client \
+            stops reading) is closed. --event-loops threads serve the connections \
             (default: twice the cores; NIO_SINGLETON_GROUP_LOOP_COUNT does not set it); a connection \
             stays on the loop that accepted it.
 
@@ -119,9 +120,6 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Close a connection idle this long.", valueName: "seconds"))
     var idleTimeout = 60
 
-    @Option(name: .long, help: ArgumentHelp("Close a connection whose request head takes longer than this.", valueName: "seconds"))
-    var headerTimeout = 10
-
     @Option(name: .long, help: ArgumentHelp("Also answer requests for this Host ('name' or 'name:port'); repeatable.", valueName: "host"))
     var allowHost: [String] = []
 
@@ -182,7 +180,6 @@ struct ServerCommand: AsyncParsableCommand {
         if let maxStreams, maxStreams < 0 { throw ValidationError("--max-streams must be 0 or more") }
         if let eventLoops, !(1...1024).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 1024") }
         guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 or more") }
-        guard headerTimeout >= 1 else { throw ValidationError("--header-timeout must be 1 or more") }
         if let dbConnections, !(1...10_000).contains(dbConnections) { throw ValidationError("--db-connections must be between 1 and 10000") }
         guard (1...3600).contains(dbTimeout) else { throw ValidationError("--db-timeout must be between 1 and 3600") }
         guard (0...3600).contains(shutdownGrace) else { throw ValidationError("--shutdown-grace must be between 0 and 3600") }
@@ -269,7 +266,7 @@ struct ServerCommand: AsyncParsableCommand {
         var configuration = JournalServer.Configuration(
             host: host, port: port, token: token, maxBodyBytes: maxBodyMiB << 20, maxPageBytes: maxPageMiB << 20,
             maxConnections: maxConnections, maxStreams: maxStreams, idleTimeout: .seconds(idleTimeout),
-            headerTimeout: .seconds(headerTimeout), allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls, access: access,
+            allowedHosts: allowHost, allowedOrigins: allowOrigin, tls: tls, access: access,
             eventLoops: eventLoops)
         configuration.shutdownGracePeriod = .seconds(shutdownGrace)
         if token == nil, access == nil, !configuration.bindsToLoopback {

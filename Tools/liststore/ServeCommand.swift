@@ -23,7 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
             LISTSTORE_TOKEN) every request needs 'Authorization: Bearer <token>'. SIGINT or SIGTERM \
             shuts it down gracefully (exit 0). Any other option is passed on to liststore-server: \
             limits and timeouts (--max-connections, --max-streams, --max-page-mib, --max-body-mib, \
-            --idle-timeout, --header-timeout), --event-loops, --allow-host, --allow-origin and \
+            --idle-timeout), --event-loops, --allow-host, --allow-origin and \
             --allow-unauthenticated; 'liststore-server --help' lists them.
 
             The server is the liststore-server executable next to this one ('swift build' builds \

@@ -296,7 +296,7 @@ struct HTTPFollowersScenario {
             let name = line[..<space]
             let metric = name.prefix { $0 != "{" }
             switch metric {
-            case "liststore_waiting_followers", "liststore_event_streams_at_head", "liststore_store_size_bytes", "liststore_open_connections":
+            case "liststore_waiting_followers", "liststore_waits_at_head", "liststore_store_size_bytes", "liststore_open_connections":
                 figures[String(metric.dropFirst("liststore_".count))] = value
             case "liststore_list_head_version":
                 figures["head_version"] = value

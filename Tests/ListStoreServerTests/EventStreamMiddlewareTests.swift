@@ -8,61 +8,27 @@ import Logging
 import NIOCore
 import Testing
 
-/// The fan-out writes event streams beneath Hummingbird only through `EventStreamConnection`, and
-/// only while the stream's writer is Hummingbird's own: these tests fail when Hummingbird's writer
-/// changes under it, and show that a stream whose writer something wraps still gets every commit.
-/// Not `.heavyWork`: the servers the tests start run their connections in the tests' tasks, which
-/// must be on the threads that run Swift's tasks, not on the few threads computing suites share.
-@Suite struct EventStreamConnectionTests {
-    /// A writer that passes everything on: what a middleware that touches bodies puts in between.
-    struct PassingWriter: ResponseBodyWriter {
-        func write(_ buffer: ByteBuffer) async throws {}
-        func finish(_ trailingHeaders: HTTPFields?) async throws {}
-    }
-
-    @Test func onlyHummingbirdsOwnWriterIsWrittenBeneath() {
-        #expect(!EventStreamConnection.writesStraightToTheConnection(PassingWriter()))
-    }
-
-    /// An event stream of the server at the head is handed to the fan-out. When this fails, the
-    /// writer Hummingbird hands a route's body is no longer the one `EventStreamConnection` knows
-    /// (`directWriter`): streams still work, through their writers, but every stream at the head
-    /// then costs a task and a read per commit. Check that writing beneath the new writer is still
-    /// right, then name it there.
-    @Test func theServersStreamsAreHandedToTheFanout() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("s.liststore"))
-        try await store.commit(linearList(3), to: "l")
-        try await ServerHarness.with(store, .init(port: 0, keepAliveInterval: .seconds(120))) { server in
-            let port = server.port
-            let stream = Task {
-                try await RawSocket.exchange(
-                    port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", timeout: .seconds(60)
-                ) { $0.contains("id: 2\n") }
-            }
-            let fanout = server.server.fanout
-            try await LimitTests.waitUntil { fanout.waitingCount == 1 }
-            try await store.commit(linearList(4), to: "l")
-            #expect(try await stream.value.contains("id: 2\n"))
-        }
-    }
-
-    /// A stream whose writer a middleware wraps (here one that marks every buffer it passes on) is
-    /// never written beneath it: it waits for commits itself and writes each event through the
-    /// middleware, which marks every write the client gets.
+/// Event streams are written through Hummingbird's response writer: a middleware that wraps the
+/// writer sees every event. Not `.heavyWork`: the servers the tests start run their connections in
+/// the tests' tasks, which must be on the threads that run Swift's tasks, not on the few threads
+/// computing suites share.
+@Suite struct EventStreamMiddlewareTests {
+    /// A stream whose writer a middleware wraps (here one that marks every buffer it passes on)
+    /// writes each event through the middleware, which marks every write the client gets: streams
+    /// are written through Hummingbird's writer alone.
     @Test(.timeLimit(.minutes(2))) func aStreamWhoseWriterIsWrappedGetsEveryCommitThroughIt() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
         let configuration = JournalServer.Configuration(port: 0, keepAliveInterval: .seconds(120))
         let state = ServerState(configuration)
-        let fanout = EventFanout(store: store, state: state)
-        fanout.open()
-        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval, fanout: fanout)
+        let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: MarkingMiddleware())
         router.add(middleware: AccessMiddleware(token: nil, state: state))
-        JournalRoutes(store: store, watcher: watcher, fanout: fanout, feedFanout: FeedFanout(store: store, state: state), metrics: ServerMetrics(), pages: JournalPages(store: store), configuration: configuration, state: state)
+        JournalRoutes(
+            store: store, watcher: watcher, metrics: ServerMetrics(), pages: JournalPages(store: store), eventPages: EventPages(store: store),
+            feedPages: FeedPages(store: store), configuration: configuration, state: state)
             .add(to: router)
         let (ports, bound) = AsyncStream.makeStream(of: Int.self)
         var quiet = Logger(label: "test.server")
@@ -98,7 +64,6 @@ import Testing
             let afterLastMarker = try #require(text.range(of: marker, options: .backwards)).upperBound
             #expect(!text[afterLastMarker...].contains("id: "))
             #expect(ServerTests.eventIDs(text).count == text.components(separatedBy: marker).count - 1)
-            #expect(fanout.waitingCount == 0 && fanout.handedBackCount == 0)
             watcher.close()
             group.cancelAll()
         }

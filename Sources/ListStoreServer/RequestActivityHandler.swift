@@ -1,0 +1,248 @@
+import NIOCore
+import NIOHTTPTypes
+
+/// The one channel handler of the server's own, for what neither Hummingbird nor NIO offers. It sits
+/// among Hummingbird's `additionalChannelHandlers`, behind the HTTP codec: it sees request and
+/// response parts, never HTTP bytes. NIO's `IdleStateHandler`, in front of the connection's
+/// pipeline, tells it each `idleTimeout` that nothing was read and no write completed; the handler
+/// decides what that means, as HTTP/1.1 servers do:
+///
+/// - **Idle connections close.** A connection that holds no request is closed: a request head must
+///   come whole within `idleTimeout` of the connection's start or of its last answer, however slowly
+///   its bytes trickle (the handler's own timer: bytes that keep coming are activity to NIO). So is
+///   one whose request body stopped coming.
+/// - **Slow readers keep their answer; stopped ones do not.** A connection whose answer's bytes
+///   NIO still holds stays open while the client reads some of them between two checks, and is
+///   closed once it read none (one to two idle timeouts after it stopped). A request at work (a
+///   slow store operation) or waiting for a commit (a long poll, an event stream) is not idle.
+///   Once a graceful shutdown began, the same check runs every second, so that a client that
+///   stopped reading an event stream does not hold the shutdown for ever.
+/// - **Answers are written whole before a close.** A close from behind (Hummingbird's after the
+///   last answer of a graceful shutdown, or of a client that closed its side) waits until the bytes
+///   written before it are written: NIO's close drops them, which would cut an answer larger than
+///   the socket's buffers. The checks above bound the wait.
+/// - **A client that hangs up during a wait is gone.** Hummingbird keeps a connection whose client
+///   closed its side open until the answer under way is written (`allowRemoteHalfClosure`), which
+///   for a long poll or an event stream is up to a minute, or never. When the client closes its
+///   side while a request of the connection waits (`HangUpWatch` says when, with `Wait` events),
+///   the handler closes the connection, which ends the wait and frees its place at once. A request
+///   that does not wait is answered, as HTTP/1.1 allows.
+/// - **Room at the cap on connections.** It tells `IdleConnections` when its connection holds no
+///   request (from its start, and after each last answer) and when it holds one, so that a server
+///   at its cap closes the connection idle longest to make room for a new one.
+///
+/// ```swift
+/// try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(60)))
+/// HTTP1Channel.Configuration(additionalChannelHandlers: [RequestActivityHandler(idleTimeout: .seconds(60), idleConnections: idle)])
+/// ```
+final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What `HangUpWatch` tells the handler, as outbound user events of the request's channel.
+    enum Wait {
+        /// A request of the connection waits for what to answer (a long poll, an event stream).
+        case started
+        /// That wait is over.
+        case ended
+    }
+
+    /// Requests whose head came and whose answer has not ended.
+    private var underWay = 0
+    /// Between a head and the end of its request's body.
+    private var bodyComing = false
+    /// Requests waiting for what to answer, and whether the client closed its side.
+    private var waits = 0
+    private var inputClosed = false
+    /// The body bytes written so far, and how many of them NIO had handed to the kernel at the last
+    /// idle check and the last shutdown check (`nil`: no check since the connection last held no
+    /// bytes). Each check compares with its own, a timeout apart.
+    private var bytesOut = 0
+    private var sentAtCheck: Int?
+    private var sentAtShutdownCheck: Int?
+    /// The last write's outcome: a close from behind waits for it.
+    private var lastWrite: EventLoopFuture<Void>?
+    /// Whether a close from behind waits for the bytes before it, and the checks once a graceful
+    /// shutdown began.
+    private var closeWaits = false
+    private var shutdownCheck: Scheduled<Void>?
+    /// When a connection without a request is closed unless a head comes first.
+    private var headDeadline: Scheduled<Void>?
+    private let idleTimeout: TimeAmount
+    private let idleConnections: IdleConnections?
+
+    init(idleTimeout: TimeAmount, idleConnections: IdleConnections?) {
+        self.idleTimeout = idleTimeout
+        self.idleConnections = idleConnections
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { reportIdle(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        shutdownCheck?.cancel()
+        headDeadline?.cancel()
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        reportIdle(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleConnections?.busy(context.channel)
+        shutdownCheck?.cancel()
+        headDeadline?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            underWay += 1
+            bodyComing = true
+            headDeadline?.cancel()
+            headDeadline = nil
+            // An HTTP/2 stream's connection is busy from its first request on.
+            idleConnections?.busy(Self.connection(of: context.channel))
+        case .body:
+            break
+        case .end:
+            bodyComing = false
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let part = unwrapOutboundIn(data)
+        if case .body(let bytes) = part { bytesOut &+= bytes.readableBytes }
+        let written = promise ?? context.eventLoop.makePromise()
+        lastWrite = written.futureResult
+        context.write(data, promise: written)
+        if case .end = part {
+            underWay = max(0, underWay - 1)
+            if underWay == 0 { reportIdle(context) }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let event as IdleStateHandler.IdleStateEvent where event == .all:
+            // Consumed: nothing behind acts on it.
+            if isIdle(context) { context.close(promise: nil) }
+        case let event as ChannelEvent where event == .inputClosed:
+            inputClosed = true
+            // The client hung up on a request that waits: nobody will read its answer.
+            if waits > 0 { return context.close(promise: nil) }
+            context.fireUserInboundEventTriggered(event)
+        case is ChannelShouldQuiesceEvent:
+            scheduleShutdownCheck(context)
+            context.fireUserInboundEventTriggered(event)
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let wait = event as? Wait else { return context.triggerUserOutboundEvent(event, promise: promise) }
+        switch wait {
+        case .started:
+            waits += 1
+            if inputClosed { context.close(promise: nil) }
+        case .ended:
+            waits = max(0, waits - 1)
+        }
+        promise?.succeed()
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // A close from behind waits for the bytes written before it (the checks bound the wait).
+        guard mode != .input, let lastWrite, context.channel.isActive, heldBytes(context) > 0 else {
+            return context.close(mode: mode, promise: promise)
+        }
+        closeWaits = true
+        lastWrite.assumeIsolated().whenComplete { _ in
+            self.closeWaits = false
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
+    /// Whether the connection is idle for the idle timeout that just passed (see the type's
+    /// overview): a request body that stopped, bytes the client stopped reading, or no request.
+    /// Without a request under way, the head's deadline decides (`armHeadDeadline(_:)`).
+    private func isIdle(_ context: ChannelHandlerContext) -> Bool {
+        if bodyComing && waits == 0 { return true }
+        if waits > 0 || underWay == 0 { return false }
+        return writesStalled(context, mark: &sentAtCheck)
+    }
+
+    /// Closes the connection unless a request head comes within the idle timeout, or the client
+    /// still reads the last answer then (it is checked again a timeout later).
+    private func armHeadDeadline(_ context: ChannelHandlerContext) {
+        headDeadline?.cancel()
+        headDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) {
+            self.headDeadline = nil
+            guard self.underWay == 0, context.channel.isActive else { return }
+            if self.heldBytes(context) > 0, !self.writesStalled(context, mark: &self.sentAtCheck) {
+                self.armHeadDeadline(context)
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    /// Whether NIO holds bytes of the connection and the kernel took none of them since the last
+    /// check. Progress is counted in bytes handed over, not held, so that what is written meanwhile
+    /// does not look like a client that stopped.
+    private func writesStalled(_ context: ChannelHandlerContext, mark: inout Int?) -> Bool {
+        let held = heldBytes(context)
+        let sent = bytesOut &- held
+        defer { mark = held > 0 ? sent : nil }
+        guard held > 0 else { return false }
+        // The first check since bytes are held finds the client reading: it has a timeout to read some.
+        guard let last = mark, sent == last else {
+            idleConnections?.noteReading()
+            return false
+        }
+        return true
+    }
+
+    /// The bytes NIO holds for the connection, not yet taken by the kernel.
+    private func heldBytes(_ context: ChannelHandlerContext) -> Int {
+        (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+    }
+
+    /// Once a graceful shutdown began, checks every second that the client reads what the server
+    /// still writes to it, and closes the connection when it does not.
+    private func scheduleShutdownCheck(_ context: ChannelHandlerContext) {
+        shutdownCheck = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) {
+            guard context.channel.isActive else { return }
+            if self.writesStalled(context, mark: &self.sentAtShutdownCheck) {
+                context.close(promise: nil)
+            } else {
+                self.scheduleShutdownCheck(context)
+            }
+        }
+    }
+
+    /// The connection `channel` belongs to: itself, or for an HTTP/2 stream (whose parent is a
+    /// connection, a child of the listening channel) its parent.
+    static func connection(of channel: any Channel) -> any Channel {
+        if let parent = channel.parent, parent.parent != nil { parent } else { channel }
+    }
+
+    /// Tells `idleConnections` that the connection holds no request (HTTP/1 connections only: an
+    /// HTTP/2 stream is not a connection to close for room).
+    private func reportIdle(_ context: ChannelHandlerContext) {
+        guard Self.connection(of: context.channel) === context.channel else { return }
+        armHeadDeadline(context)
+        let channel = context.channel
+        idleConnections?.idle(channel) { channel.close(promise: nil) }
+    }
+}
+
+@available(*, unavailable)
+extension RequestActivityHandler: Sendable {}
