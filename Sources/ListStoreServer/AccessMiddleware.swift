@@ -1,27 +1,52 @@
 import Crypto
 import Hummingbird
-import HummingbirdAuth
+import ListStoreCore
 
-/// Tells who made a request (Hummingbird's `AuthenticatorMiddleware`): the service token, or a
-/// user whose JWT the server's access configuration verifies. A request without a token is
-/// answered 401 with `WWW-Authenticate: Bearer` (the routes that need none come before this
-/// middleware), before its body or content type is looked at; a token that is neither is answered
-/// 401 with `WWW-Authenticate: Bearer error="invalid_token"` and why. On a server
-/// with neither a service token nor an access configuration, everyone is `.service`.
+/// Checks every request against the route table (`RouteTable`): the one place access is decided.
+/// It runs once the router has matched the request's route, before anything of the route. A route
+/// that needs nothing goes on; for the others it tells who made the request — the service token, or
+/// a user whose JWT the server's access configuration verifies — and whether that identity may use
+/// the route. A route without an entry in the table is refused to everyone (403 `forbidden`).
+///
+/// A request without a token is answered 401 with `WWW-Authenticate: Bearer`, before its body or
+/// content type is looked at; a token that is neither is answered 401 with
+/// `WWW-Authenticate: Bearer error="invalid_token"` and why. For a user's token, a list it may not
+/// read answers exactly as a list that does not exist (404 `listNotFound`), one it may read but not
+/// write or administer 403 `forbidden`, and a route of the service token's 403 `forbidden`. On a
+/// server with neither a service token nor an access configuration, everyone is `.service`.
 ///
 /// The service token is compared through SHA-256 digests, whose comparison takes the same time
 /// wherever they differ; a user's token is verified once per request.
-struct AccessMiddleware: AuthenticatorMiddleware {
+struct AccessMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     private let service: SHA256.Digest?
     let state: ServerState
+    let table: RouteTable
+    /// The store's location, which errors never show (see `APIError.redacted`).
+    let storeLocation: String
 
-    init(token: String?, state: ServerState) {
+    init(token: String?, state: ServerState, table: RouteTable = .server, storeLocation: String = "") {
         service = token.map { SHA256.hash(data: Array($0.utf8)) }
         self.state = state
+        self.table = table
+        self.storeLocation = storeLocation
     }
 
-    func authenticate(request: Request, context: ServerRequestContext) async throws -> AccessIdentity? {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let need = table.need(request.method, context.endpointPath) else {
+            throw APIError(.forbidden, "forbidden", "this route is not open to any request")
+        }
+        if need == .nothing { return try await next(request, context) }
+        var context = context
+        let identity = try await authenticate(request)
+        context.identity = identity
+        try authorize(need, identity, context)
+        return try await next(request, context)
+    }
+
+    /// Who made `request`.
+    /// - Throws: 401 (see the type's overview).
+    func authenticate(_ request: Request) async throws -> AccessIdentity {
         switch identify(request.headers[.authorization]) {
         case .known(let identity):
             return identity
@@ -32,6 +57,25 @@ struct AccessMiddleware: AuthenticatorMiddleware {
                 return .user(try await access.verify(bearer))
             } catch let refusal as AccessRefusal {
                 throw Self.unauthorized(refusal.description, invalidToken: true)
+            }
+        }
+    }
+
+    /// Throws unless `identity` may use a route that needs `need` (see the type's overview).
+    private func authorize(_ need: RouteTable.Need, _ identity: AccessIdentity, _ context: Context) throws {
+        guard case .user = identity else { return }
+        switch need {
+        case .nothing, .anyToken:
+            return
+        case .service:
+            throw APIError(.forbidden, "forbidden", "only the service token may read this")
+        case .list(let needed):
+            let list = try JournalRoutes.list(context)
+            guard let grant = JournalRoutes.grant(on: list, to: identity, access: state.access) else {
+                throw StoreError.listNotFound(list, in: storeLocation)
+            }
+            guard grant >= needed else {
+                throw APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(needed) it")
             }
         }
     }
@@ -53,8 +97,8 @@ struct AccessMiddleware: AuthenticatorMiddleware {
     /// - Complexity: O(size of the header).
     func identify(_ header: String?) -> Identification {
         let access = state.access
-        // Every route after this middleware needs a token (those that need none come before it):
-        // a request without one is refused here, before anything looks at its body.
+        // The route needs a token: a request without one is refused here, before anything looks at
+        // its body.
         guard let bearer = Self.bearerToken(header) else {
             if service == nil && access == nil { return .known(.service) }
             return .refused(Self.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false))

@@ -23,27 +23,20 @@ struct JournalRoutes: Sendable {
     let configuration: JournalServer.Configuration
     let state: ServerState
 
-    /// What a route needs of the request's identity. Every route of `add(to:)` declares one.
-    enum Need {
-        /// Any valid token (the service token or a user's).
-        case anyToken
-        /// The service token.
-        case service
-        /// A grant on the path's list: at least this one.
-        case list(AccessGrant)
-    }
+    /// A route: method, path under the router, and its handler. What it needs of the request's
+    /// identity is `RouteTable`'s, which `AccessMiddleware` checks before the handler runs.
+    typealias Route = (method: HTTPRequest.Method, path: String, handler: @Sendable (Request, ServerRequestContext) async throws -> Response)
 
-    /// A route: method, path under the router, what it needs, and its handler.
-    typealias Route = (method: HTTPRequest.Method, path: String, need: Need, handler: @Sendable (Request, ServerRequestContext) async throws -> Response)
-
-    /// Every route that needs a token: the only place routes are added, each with what it needs,
-    /// checked before its handler runs.
+    /// Every route of the server: the only place routes are added.
     func add(to router: Router<ServerRequestContext>) {
         let routes: [Route] = [
-            (.get, "v1/store", .anyToken, { _, _ in Self.json(WireDocument.identity(try await store.identity())) }),
-            (.get, "v1/changes", .anyToken, { request, context in try await changes(request, context) }),
-            (.get, "v1/events", .anyToken, { request, context in try await feedEvents(request, context) }),
-            (.get, "v1/lists", .anyToken, { _, context in
+            // The API's description (no token: it describes the API, not the store's lists).
+            (.get, "v1/openapi.json", { _, _ in Self.json(Self.openAPIDocument) }),
+            (.get, "health", { _, context in try await health(context) }),
+            (.get, "v1/store", { _, _ in Self.json(WireDocument.identity(try await store.identity())) }),
+            (.get, "v1/changes", { request, context in try await changes(request, context) }),
+            (.get, "v1/events", { request, context in try await feedEvents(request, context) }),
+            (.get, "v1/lists", { _, context in
                 var lists = try await store.lists()
                 if case .user(let token) = context.identity {
                     let access = state.access
@@ -51,19 +44,19 @@ struct JournalRoutes: Sendable {
                 }
                 return Self.json(WireDocument.lists(lists))
             }),
-            (.get, "v1/lists/:list", .list(.read), { _, context in
+            (.get, "v1/lists/:list", { _, context in
                 let list = try Self.list(context)
                 let summary = try await store.summary(of: list)
                 let replicaOf = try await (store as? any ReplicaStore)?.replicaSource(of: list)
                 return Self.json(WireDocument.summary(summary, replicaOf: replicaOf))
             }),
-            (.get, "v1/lists/:list/snapshot", .list(.read), { request, context in
+            (.get, "v1/lists/:list/snapshot", { request, context in
                 let list = try Self.list(context)
                 let at = try Self.integer(request, "at")
                 return Self.json(try await store.snapshot(of: list, at: at).documentJSON)
             }),
-            (.get, "v1/lists/:list/journal", .list(.read), { request, context in try await journal(request, context) }),
-            (.get, "v1/lists/:list/pages", .list(.read), { request, context in
+            (.get, "v1/lists/:list/journal", { request, context in try await journal(request, context) }),
+            (.get, "v1/lists/:list/pages", { request, context in
                 // A page of the head, at most the server's page bytes (or the client's, when smaller).
                 let list = try Self.list(context)
                 let version = try Self.integer(request, "version")
@@ -77,21 +70,21 @@ struct JournalRoutes: Sendable {
                         WireDocument.listPage(try await store.page(of: list, at: version, after: after, maxBytes: maxBytes))
                     })
             }),
-            (.get, "v1/lists/:list/diff", .list(.read), { request, context in
+            (.get, "v1/lists/:list/diff", { request, context in
                 let list = try Self.list(context)
                 guard let from = try Self.integer(request, "from") else { throw APIError.invalidArgument("'from' is required") }
                 let to = try Self.integer(request, "to")
                 return Self.json(try await Self.diff(store, list, from: from, to: to))
             }),
-            (.post, "v1/lists/:list/commits", .list(.write), { request, context in try await commit(request, context) }),
-            (.delete, "v1/lists/:list", .list(.admin), { _, context in
+            (.post, "v1/lists/:list/commits", { request, context in try await commit(request, context) }),
+            (.delete, "v1/lists/:list", { _, context in
                 let list = try Self.list(context)
                 return Self.json(WireDocument.deleted(list, version: try await store.deleteList(list)))
             }),
-            (.post, "v1/lists/:list/pushes", .list(.write), { request, context in try await push(request, context) }),
-            (.get, "v1/lists/:list/pushes/:client", .list(.read), { request, context in try await pushes(request, context) }),
-            (.get, "v1/lists/:list/events", .list(.read), { request, context in try await events(request, context) }),
-            (.put, "v1/lists/:list/consumers/:name", .list(.admin), { request, context in
+            (.post, "v1/lists/:list/pushes", { request, context in try await push(request, context) }),
+            (.get, "v1/lists/:list/pushes/:client", { request, context in try await pushes(request, context) }),
+            (.get, "v1/lists/:list/events", { request, context in try await events(request, context) }),
+            (.put, "v1/lists/:list/consumers/:name", { request, context in
                 let list = try Self.list(context)
                 let name = try Self.parameter(context, "name")
                 let body = try await Self.body(of: request, upTo: 64 << 10)
@@ -101,7 +94,7 @@ struct JournalRoutes: Sendable {
                 _ = try await store.registerConsumer(name, of: list, at: version)
                 return Self.json(WireDocument.consumer(name, of: list, version: version))
             }),
-            (.get, "metrics", .service, { _, _ in
+            (.get, "metrics", { _, _ in
                 let text = await metrics.scrape(store: store, state: state, watcher: watcher)
                 return Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -109,33 +102,7 @@ struct JournalRoutes: Sendable {
             }),
         ]
         for route in routes {
-            router.on(RouterPath(route.path), method: route.method) { [self] request, context in
-                try authorize(route.need, context)
-                return try await route.handler(request, context)
-            }
-        }
-    }
-
-    /// Throws unless the request's identity may use a route that needs `need`: 401 without a
-    /// token; for a user's token, a list it may not read answers exactly as a list that does not
-    /// exist (404 `listNotFound`), one it may read but not write or administer 403 `forbidden`,
-    /// and a route of the service token's 403 `forbidden`.
-    private func authorize(_ need: Need, _ context: ServerRequestContext) throws {
-        guard let identity = context.identity else {
-            throw AccessMiddleware.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false)
-        }
-        guard case .user = identity else { return }
-        switch need {
-        case .anyToken:
-            return
-        case .service:
-            throw APIError(.forbidden, "forbidden", "only the service token may read this")
-        case .list(let needed):
-            let list = try Self.list(context)
-            guard let grant = Self.grant(on: list, to: identity, access: state.access) else { throw StoreError.listNotFound(list, in: store.location) }
-            guard grant >= needed else {
-                throw APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(needed) it")
-            }
+            router.on(RouterPath(route.path), method: route.method, use: route.handler)
         }
     }
 
@@ -234,21 +201,17 @@ struct JournalRoutes: Sendable {
         if case .user(let token) = context.identity { token } else { nil }
     }
 
-    /// The routes that need no token, added before the token's middleware: `GET /v1/openapi.json`,
-    /// the API's description, and `GET /health`, for load balancers: 200 `{"status":"ok"}` when the
-    /// store answers within a second (a read of its identity: on PostgreSQL a round trip), 503
-    /// `storeUnavailable` when it fails or is slower. Neither tells anything about the lists.
-    func addUnauthenticated(to router: Router<ServerRequestContext>) {
-        router.get("v1/openapi.json") { _, _ in Self.json(Self.openAPIDocument) }
-        router.get("health") { _, context in
-            if let failure = await Self.probe(store, within: Self.healthLimit) {
-                context.logger.warning("health check: the store does not answer: \(failure)")
-                var error = APIError(.serviceUnavailable, "storeUnavailable", "the store does not answer")
-                error.headers[.retryAfter] = String(APIError.storeRetryAfterSeconds)
-                throw error
-            }
-            return Self.json(Array(#"{"schemaVersion":1,"status":"ok"}"#.utf8))
+    /// `GET /health`, for load balancers: 200 `{"status":"ok"}` when the store answers within a
+    /// second (a read of its identity: on PostgreSQL a round trip), 503 `storeUnavailable` when it
+    /// fails or is slower. It needs no token, and tells nothing about the lists.
+    private func health(_ context: ServerRequestContext) async throws -> Response {
+        if let failure = await Self.probe(store, within: Self.healthLimit) {
+            context.logger.warning("health check: the store does not answer: \(failure)")
+            var error = APIError(.serviceUnavailable, "storeUnavailable", "the store does not answer")
+            error.headers[.retryAfter] = String(APIError.storeRetryAfterSeconds)
+            throw error
         }
+        return Self.json(Array(#"{"schemaVersion":1,"status":"ok"}"#.utf8))
     }
 
     /// How long `GET /health` waits for the store.

@@ -314,24 +314,7 @@ public struct JournalServer: Sendable {
         defer { running.withLock { $0 = nil } }
         // A port left from an earlier run of this server is not this run's (port 0 binds anew).
         state.port = configuration.port != 0 ? configuration.port : nil
-        let router = Router(context: ServerRequestContext.self)
-        // Headers are not logged, and the token would be redacted if they were.
-        router.add(middleware: LogRequestsMiddleware(.info, includeHeaders: .none, redactHeaders: [.authorization]))
-        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
-        router.add(middleware: CORSMiddleware(configuration: configuration))
-        router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
-        let origins = OriginPolicyMiddleware<ServerRequestContext>(configuration: configuration) { state.port }
-        router.add(middleware: origins)
-        let routes = JournalRoutes(
-            store: store, watcher: watcher, metrics: metrics, pages: JournalPages(store: store), eventPages: EventPages(store: store),
-            feedPages: FeedPages(store: store), configuration: configuration, state: state)
-        // Routes take the middlewares added before them: the health check and the API's document
-        // need no token.
-        routes.addUnauthenticated(to: router)
-        let access = AccessMiddleware(token: configuration.token, state: state)
-        router.add(middleware: access)
-        router.add(middleware: JSONContentTypeMiddleware())
-        routes.add(to: router)
+        let router = router(watcher: watcher)
         let port = configuration.port
         let (idleTimeout, tls) = (configuration.idleTimeout, configuration.tls)
         if let tls, let warning = Self.certificateWarning(tls, at: Date()) { logger.warning("\(warning)") }
@@ -373,6 +356,28 @@ public struct JournalServer: Sendable {
             state.connections.close()
             Task { await group.triggerGracefulShutdown() }
         }
+    }
+
+    /// The server's router: its middlewares, then every route (`JournalRoutes`), each request
+    /// checked against the route table (`AccessMiddleware`) once its route is matched.
+    func router(watcher: HeadWatcher) -> Router<ServerRequestContext> {
+        let state = state
+        let router = Router(context: ServerRequestContext.self)
+        // Headers are not logged, and the token would be redacted if they were.
+        router.add(middleware: LogRequestsMiddleware(.info, includeHeaders: .none, redactHeaders: [.authorization]))
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+        router.add(middleware: CORSMiddleware(configuration: configuration))
+        router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
+        let origins = OriginPolicyMiddleware<ServerRequestContext>(configuration: configuration) { state.port }
+        router.add(middleware: origins)
+        let routes = JournalRoutes(
+            store: store, watcher: watcher, metrics: metrics, pages: JournalPages(store: store), eventPages: EventPages(store: store),
+            feedPages: FeedPages(store: store), configuration: configuration, state: state)
+        // Every request is checked against the route table, once its route is matched.
+        router.add(middleware: AccessMiddleware(token: configuration.token, state: state, storeLocation: store.location))
+        router.add(middleware: JSONContentTypeMiddleware())
+        routes.add(to: router)
+        return router
     }
 
     /// Shuts the run under way down as SIGTERM does (see `run(handlingSignals:onRunning:)`).

@@ -1,0 +1,75 @@
+import HTTPTypes
+import Hummingbird
+
+/// What every route of `JournalServer` needs of a request's identity: the one table `AccessMiddleware`
+/// checks each request against. A route the router has and the table has not is refused to
+/// everyone (403 `forbidden`): access fails closed, and `RouteTableTests` holds the router's routes
+/// against the table.
+///
+/// ```swift
+/// RouteTable.server.need(.get, "/v1/lists/{list}/journal")   // .list(.read)
+/// ```
+struct RouteTable: Sendable {
+    /// What a route needs of the request's identity.
+    enum Need: Sendable, Equatable {
+        /// Nothing: no token (the API's description, the health check).
+        case nothing
+        /// Any valid token (the service token or a user's).
+        case anyToken
+        /// The service token.
+        case service
+        /// A grant on the path's list: at least this one.
+        case list(AccessGrant)
+    }
+
+    /// A route as Hummingbird names it: its method, and its path with `{parameter}` captures (what
+    /// `RequestContext.endpointPath` holds once the router matched it).
+    struct Route: Hashable, Sendable, CustomStringConvertible {
+        var method: HTTPRequest.Method
+        var path: String
+
+        /// The route of `method` and `path` written as the router is given it (`v1/lists/:list`).
+        init(_ method: HTTPRequest.Method, _ path: String) {
+            self.method = method
+            self.path = RouterPath(path).description
+        }
+
+        var description: String { "\(method) \(path)" }
+    }
+
+    /// Each route's need.
+    let needs: [Route: Need]
+
+    /// The server's routes (those `JournalRoutes` adds) and what each needs.
+    static let server = RouteTable(needs: [
+        Route(.get, "v1/openapi.json"): .nothing,
+        Route(.get, "health"): .nothing,
+        Route(.get, "metrics"): .service,
+        Route(.get, "v1/store"): .anyToken,
+        Route(.get, "v1/changes"): .anyToken,
+        Route(.get, "v1/events"): .anyToken,
+        Route(.get, "v1/lists"): .anyToken,
+        Route(.get, "v1/lists/:list"): .list(.read),
+        Route(.delete, "v1/lists/:list"): .list(.admin),
+        Route(.get, "v1/lists/:list/snapshot"): .list(.read),
+        Route(.get, "v1/lists/:list/journal"): .list(.read),
+        Route(.get, "v1/lists/:list/pages"): .list(.read),
+        Route(.get, "v1/lists/:list/diff"): .list(.read),
+        Route(.get, "v1/lists/:list/events"): .list(.read),
+        Route(.get, "v1/lists/:list/pushes/:client"): .list(.read),
+        Route(.post, "v1/lists/:list/commits"): .list(.write),
+        Route(.post, "v1/lists/:list/pushes"): .list(.write),
+        Route(.put, "v1/lists/:list/consumers/:name"): .list(.admin),
+    ])
+
+    /// What a request of `method` that the router matched to `endpointPath` needs: `nil` for a
+    /// route without an entry (refused); a request no route matched (`endpointPath` `nil`, answered
+    /// 404) needs a token, so that what paths exist is told to those who have one only.
+    /// - Complexity: O(length of the path).
+    func need(_ method: HTTPRequest.Method, _ endpointPath: String?) -> Need? {
+        guard let endpointPath else { return .anyToken }
+        var route = Route(method, "")
+        route.path = endpointPath
+        return needs[route]
+    }
+}
