@@ -1,6 +1,9 @@
 import Crypto
 import Hummingbird
 import ListStoreCore
+import ListStoreWire
+import HTTPTypes
+import Logging
 
 /// Checks every request against the route table (`RouteTable`): the one place access is decided.
 /// It runs once the router has matched the request's route, before anything of the route. A route
@@ -40,9 +43,66 @@ struct AccessMiddleware: RouterMiddleware {
         var context = context
         let identity = try await authenticate(request)
         context.identity = identity
-        try authorize(need, identity, context)
+        try authorize(need, identity) { try JournalRoutes.list(context) }
         return try await next(request, context)
     }
+
+    /// The answer of `GET /v1/access`, which a caching proxy asks before it serves a stored answer
+    /// (nginx's `auth_request`): whether the request it describes — `X-Original-URI` (its path and
+    /// query) and `X-Original-Method` (default GET), with the same `Authorization` — may reach its
+    /// route, decided as `handle` decides. 204 when it may; 401 as the route would answer; for a
+    /// refusal the route would answer otherwise (404 for a list the token may not read, 403), 403
+    /// with `X-ListStore-Status` (that status) and `X-ListStore-Error` (the route's error document),
+    /// since a proxy takes only 2xx, 401 and 403 from such an endpoint (a 401 carries the two too).
+    /// Answers and refusals of a
+    /// user's token may be kept per token for `AccessMiddleware.accessAnswerAge` at most, and no
+    /// longer than the token lives; 401 is not kept.
+    /// - Complexity: that of `handle`, and O(routes) to find the route.
+    func access(_ request: Request, logger: Logger) async throws -> Response {
+        guard let uri = request.headers[.originalURI] else {
+            throw APIError.invalidArgument("'X-Original-URI' is required: the path of the request asked about")
+        }
+        let method = try request.headers[.originalMethod].map { name in
+            guard let method = HTTPRequest.Method(name) else { throw APIError.invalidArgument("'X-Original-Method' is not a method") }
+            return method
+        } ?? .get
+        let path = uri.prefix { $0 != "?" }
+        let matched = table.route(method, path[...])
+        var headers = HTTPFields()
+        do {
+            // A path no route matches needs a token, as `handle` decides.
+            let need = matched.map { needs in table.needs[needs.route] ?? .anyToken } ?? .anyToken
+            var lifetime = Self.accessAnswerAge
+            if need != .nothing {
+                let identity = try await authenticate(request)
+                if case .user(let token) = identity { lifetime = min(lifetime, token.lifetime()) }
+                try authorize(need, identity) {
+                    guard let raw = matched?.captures["list"], let list = PercentEncoding.decode(String(raw)) else {
+                        throw APIError.invalidArgument("the path's list is not valid percent-encoded UTF-8")
+                    }
+                    try _Names.checkList(list)
+                    return list
+                }
+            }
+            headers[.cacheControl] = "max-age=\(lifetime.components.seconds)"
+            return Response(status: .noContent, headers: headers)
+        } catch var error as APIError where error.status == .unauthorized {
+            // Not kept; the proxy answers it as the route would (it has only the headers).
+            error.headers[.listStoreStatus] = String(error.status.code)
+            error.headers[.listStoreError] = String(decoding: WireDocument.error(code: error.code, message: error.message), as: UTF8.self)
+            throw error
+        } catch {
+            let refusal = APIError.from(error, logger: logger, storeLocation: storeLocation)
+            headers[.cacheControl] = "max-age=\(Self.accessAnswerAge.components.seconds)"
+            headers[.listStoreStatus] = String(refusal.status.code)
+            headers[.listStoreError] = String(decoding: WireDocument.error(code: refusal.code, message: refusal.message), as: UTF8.self)
+            return Response(status: .forbidden, headers: headers)
+        }
+    }
+
+    /// How long a caching proxy may keep an answer of `access(_:)` for one token: a grant taken
+    /// away (the access file read again) reaches the proxy within it.
+    static let accessAnswerAge = Duration.seconds(60)
 
     /// Who made `request`.
     /// - Throws: 401 (see the type's overview).
@@ -61,8 +121,9 @@ struct AccessMiddleware: RouterMiddleware {
         }
     }
 
-    /// Throws unless `identity` may use a route that needs `need` (see the type's overview).
-    private func authorize(_ need: RouteTable.Need, _ identity: AccessIdentity, _ context: Context) throws {
+    /// Throws unless `identity` may use a route that needs `need` on the path's list (see the
+    /// type's overview).
+    private func authorize(_ need: RouteTable.Need, _ identity: AccessIdentity, list pathList: () throws -> String) throws {
         guard case .user = identity else { return }
         switch need {
         case .nothing, .anyToken:
@@ -70,7 +131,7 @@ struct AccessMiddleware: RouterMiddleware {
         case .service:
             throw APIError(.forbidden, "forbidden", "only the service token may read this")
         case .list(let needed):
-            let list = try JournalRoutes.list(context)
+            let list = try pathList()
             guard let grant = JournalRoutes.grant(on: list, to: identity, access: state.access) else {
                 throw StoreError.listNotFound(list, in: storeLocation)
             }
@@ -125,4 +186,15 @@ struct AccessMiddleware: RouterMiddleware {
         guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
         return String(header.dropFirst(7))
     }
+}
+
+extension HTTPField.Name {
+    /// The path and query of the request a proxy asks `GET /v1/access` about.
+    static let originalURI = HTTPField.Name("X-Original-URI")!
+    /// The method of that request.
+    static let originalMethod = HTTPField.Name("X-Original-Method")!
+    /// The status the route would answer a request `GET /v1/access` refuses.
+    static let listStoreStatus = HTTPField.Name("X-ListStore-Status")!
+    /// The error document the route would answer it.
+    static let listStoreError = HTTPField.Name("X-ListStore-Error")!
 }

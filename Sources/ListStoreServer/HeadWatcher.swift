@@ -1,13 +1,15 @@
 import Foundation
-import ListStoreCore
+@_spi(FeedCursors) import ListStoreCore
 
 /// The one table of requests that wait for commits: long polls and event streams of a list
 /// (`wait(for:after:timeout:accessGeneration:)`), and long polls and event streams of the store
-/// feed (`waitForFeed(includes:readAt:timeout:accessGeneration:)`). One loop reads the heads for
-/// all of them, at once after a commit the store learns of (this process's, on PostgreSQL other
-/// servers' through `NOTIFY`, on a Linux SQLite file other processes' through inotify) and every
-/// `pollInterval` for the others, so a thousand waiting clients cost one query; a commit wakes the
-/// waits of its list (an index from list to waits) and the feed waits whose lists include it. A
+/// feed (`waitForFeed(includes:readAt:timeout:accessGeneration:)`). One loop reads the store feed
+/// for all of them — which lists moved, to which versions, without the entries — at once after a
+/// commit the store learns of (this process's, on PostgreSQL other servers' through `NOTIFY`, on a
+/// Linux SQLite file other processes' through inotify), and every `pollInterval` while anyone waits
+/// for the others: a thousand waiting clients cost one query, and a read costs what the commits
+/// since the last one cost, whatever the store's other lists hold. A commit wakes the waits of its
+/// list (an index from list to waits) and the feed waits whose lists include it. A
 /// second loop ends the waits whose time is up, so a wait costs an entry in a table, not a task
 /// and a timer of its own, and a store slow to answer does not delay the timeouts.
 ///
@@ -45,16 +47,13 @@ final class HeadWatcher: Sendable {
         /// Waits cancelled before they were added to `waiters` (they end at once when they are).
         var cancelled: Set<UInt64> = []
         var closed = false
-        /// The heads the last read found: a wait for a version they are already past ends at once.
+        /// The version each list moved to since the watcher started, as the feed said (`deleted`
+        /// for a deletion): a wait for a version a list already moved past ends at once.
         var heads: [String: Int] = [:]
-        /// The store's commit generation read before the last read of the heads.
+        /// The feed's position read through (`nil`: not read yet).
+        var position: Int?
+        /// The store's commit generation read before the last read of the feed.
         var readAt: UInt64?
-
-        /// Forgets the heads (nobody waits, so they are not read).
-        mutating func forgetHeads() {
-            heads = [:]
-            readAt = nil
-        }
 
         /// Removes the wait `id` from the table; its continuation.
         mutating func remove(_ id: UInt64) -> CheckedContinuation<Bool, Never>? {
@@ -100,10 +99,17 @@ final class HeadWatcher: Sendable {
         }
     }
 
-    /// Reads the heads at once after a commit the store learns of, and every `pollInterval`,
-    /// while anyone waits; wakes the waits they pass.
+    /// The version `heads` holds for a deleted list.
+    static let deleted = -1
+
+    /// The most moves one read of the feed takes (it reads on while there are more).
+    static let movesPerRead = 1_000
+
+    /// Reads the feed at once after a commit the store learns of, and every `pollInterval` while
+    /// anyone waits; wakes the waits its moves end.
     private func readHeads() async {
         var identityReadAt: ContinuousClock.Instant?
+        var readGeneration: UInt64?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
             let waiting = withState { !$0.waiters.isEmpty }
@@ -113,40 +119,62 @@ final class HeadWatcher: Sendable {
                 identityReadAt = .now
                 await readIdentity()
             }
-            // Heads read while nobody waited would be stale when someone does: forgotten.
-            if !waiting { withState { $0.forgetHeads() } }
-            if waiting, let lists = try? await store.lists() {
-                headsRead(Dictionary(lists.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a }), generation: generation)
+            if generation != readGeneration || waiting, await readFeed(generation: generation) {
+                readGeneration = generation
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
     }
 
-    /// Takes the heads a read found after the commit generation `generation`: wakes the waits of
-    /// the lists whose head passed their version or that are gone (see `ends`), and the feed's
-    /// waits whose lists include one that moved.
-    /// - Complexity: O(lists) to compare the heads, and O(waits woken + feed waits).
-    private func headsRead(_ heads: [String: Int], generation: UInt64) {
+    /// Reads the feed's moves past the position read through, and takes them (`movesRead`);
+    /// `false` when the store did not answer (the waits are left as they are).
+    private func readFeed(generation: UInt64) async -> Bool {
+        let start = withState { $0.position }
+        var position = start
+        var moves = [FeedMove]()
+        while true {
+            guard let read = try? await store.feedMoves(after: position, limit: Self.movesPerRead) else { return false }
+            guard let at = position, read.last >= at else {
+                // The first read, or a feed that went back (the store restored): from its end on.
+                if position != nil { endAll(returning: true) }
+                withState { state in
+                    state.position = read.last
+                    state.heads = [:]
+                    state.readAt = generation
+                }
+                return true
+            }
+            moves += read.moves
+            position = read.moves.last?.position ?? at
+            if read.moves.count < Self.movesPerRead { break }
+        }
+        movesRead(moves, through: position, generation: generation)
+        return true
+    }
+
+    /// Takes the moves a read of the feed found after the commit generation `generation`: wakes
+    /// the waits of the lists that moved to another version than theirs (or were deleted), and the
+    /// feed's waits whose lists include one that moved.
+    /// - Complexity: O(moves + waits of the lists that moved + feed waits).
+    private func movesRead(_ moves: [FeedMove], through position: Int?, generation: UInt64) {
         let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
-            var moved = [String]()
-            for (list, version) in heads where state.heads[list] != version { moved.append(list) }
-            for list in state.heads.keys where heads[list] == nil { moved.append(list) }
-            var ids = [UInt64]()
-            // After heads forgotten, every wait is checked: what moved since it began is not known.
-            for list in state.readAt == nil ? Array(state.byList.keys) : moved {
-                for id in state.byList[list] ?? [] {
-                    guard case .list(_, let after)? = state.waiters[id]?.target else { continue }
-                    if Self.ends(waitFor: list, after: after, heads: heads) { ids.append(id) }
-                }
-            }
-            if !moved.isEmpty {
-                for id in state.feed {
-                    guard case .feed(let includes, _)? = state.waiters[id]?.target else { continue }
-                    if moved.contains(where: includes) { ids.append(id) }
-                }
-            }
-            state.heads = heads
+            state.position = position
             state.readAt = generation
+            guard !moves.isEmpty else { return [] }
+            var moved = [String: Int]()
+            for move in moves { moved[move.list] = move.version ?? Self.deleted }
+            var ids = [UInt64]()
+            for (list, version) in moved {
+                state.heads[list] = version
+                for id in state.byList[list] ?? [] {
+                    guard case .list(_, let after)? = state.waiters[id]?.target, version != after else { continue }
+                    ids.append(id)
+                }
+            }
+            for id in state.feed {
+                guard case .feed(let includes, _)? = state.waiters[id]?.target else { continue }
+                if moved.keys.contains(where: includes) { ids.append(id) }
+            }
             return ids.compactMap { state.remove($0) }
         }
         for continuation in woken { continuation.resume(returning: true) }
@@ -191,40 +219,32 @@ final class HeadWatcher: Sendable {
         return min(pollInterval, max(.milliseconds(1), next - now))
     }
 
-    /// Whether a read of the heads that found `heads` ends a wait for `list` to pass `version`: the
-    /// list's head is past it, or the list is not the one waited for (gone, or made again and behind
-    /// it): the request reads it again, and answers so.
-    /// - Complexity: O(1).
-    static func ends(waitFor list: String, after version: Int, heads: [String: Int]) -> Bool {
-        heads[list] != version
-    }
-
-    /// Returns `true` as soon as the head of `list` is past `version`, or the list is gone or made
-    /// again (seen by a read of the heads, see `ends`), `false` after `timeout` (ended by `run()`, at most
+    /// Returns `true` as soon as the feed says `list` moved to another version than `version`
+    /// (a commit, a deletion, a list made again), `false` after `timeout` (ended by `run()`, at most
     /// `pollInterval` late), when the task is cancelled or the watcher closes, and, for a wait
     /// that rests on the access rules of generation `accessGeneration`, as soon as the rules in
     /// force are of another (`accessChanged()`): the caller checks its access again.
     func wait(for list: String, after version: Int, timeout: Duration, accessGeneration: UInt64? = nil) async -> Bool {
         await waiting(for: .list(list, after: version), timeout: timeout, accessGeneration: accessGeneration) { state in
-            // The last read of the heads already ends it (a commit that landed after the caller read).
-            state.readAt != nil && Self.ends(waitFor: list, after: version, heads: state.heads)
+            // A move the feed already showed passed it (a commit that landed after the caller read).
+            state.heads[list].map { $0 > version || $0 == Self.deleted } ?? false
         }
     }
 
-    /// Returns `true` as soon as a read of the heads finds that a list `includes` accepts moved
-    /// (a commit, or a deletion), or at once when the heads were read after a commit the store
-    /// learned of since the caller's read of the feed (`readAt`: the commit generation before it);
+    /// Returns `true` as soon as a read of the feed finds that a list `includes` accepts moved
+    /// (a commit, or a deletion), or at once when the feed was read after a commit the store
+    /// learned of since the caller's own read of it (`readAt`: the commit generation before it);
     /// `false` as `wait(for:after:timeout:accessGeneration:)` does.
     func waitForFeed(includes: @escaping @Sendable (String) -> Bool, readAt: UInt64, timeout: Duration, accessGeneration: UInt64? = nil) async
         -> Bool
     {
         await waiting(for: .feed(includes: includes, readAt: readAt), timeout: timeout, accessGeneration: accessGeneration) { state in
-            // Heads read after a commit the caller's read may not hold: they were compared without it.
+            // Moves read after a commit the caller's read may not hold: they were taken without it.
             state.readAt.map { $0 > readAt } ?? false
         }
     }
 
-    /// Adds a wait for `target` until `timeout`, unless `passed` says the last read of the heads
+    /// Adds a wait for `target` until `timeout`, unless `passed` says the last read of the feed
     /// already passed it (`true` at once).
     private func waiting(for target: Target, timeout: Duration, accessGeneration: UInt64?, passed: @escaping (State) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout

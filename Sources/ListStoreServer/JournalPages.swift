@@ -22,7 +22,10 @@ struct JournalPages: Sendable {
     }
 
     let store: any ListStoreEngine
-    private let reads = SharedReads<Key, (empty: Bool, body: ByteBuffer)>(keeping: 16, for: .seconds(1)) {
+    /// A page read: whether it is empty, its body, and the entity tag of a page that is not.
+    typealias Page = (empty: Bool, body: ByteBuffer, etag: String?)
+
+    private let reads = SharedReads<Key, Page>(keeping: 16, for: .seconds(1)) {
         !$0.empty && $0.body.readableBytes <= 1 << 20
     }
 
@@ -37,17 +40,22 @@ struct JournalPages: Sendable {
         reads.keptValue(for: key, generation: generation)?.body
     }
 
-    /// The body of the page `key` (and whether it is empty), read once for the identical requests
-    /// under way; with `generation` (the store's commit generation when a commit woke the reader),
-    /// a page kept from another's read at that generation may answer.
+    /// The body of the page `key` (whether it is empty, and the entity tag of one that is not),
+    /// read once for the identical requests under way; with `generation` (the store's commit
+    /// generation when a commit woke the reader), a page kept from another's read at that generation
+    /// may answer. The tag names the list's identity and the versions the page holds: the same
+    /// request answered the same entries has the same tag.
     /// - Throws: `StoreError` of the read.
     /// - Complexity: one read of the journal, or none when shared.
-    func page(_ key: Key, generation: UInt64?) async throws -> (empty: Bool, body: ByteBuffer) {
+    func page(_ key: Key, generation: UInt64?) async throws -> Page {
         let store = store
         return try await reads.value(for: key, generation: generation) {
             let page = try await store.journal(
                 of: key.list, after: key.since, limit: key.limit, maxBytes: key.maxBytes, maxEntryBytes: key.maxEntryBytes)
-            return (page.entries.isEmpty && !page.hasMore, ByteBuffer(bytes: WireDocument.journal(page, list: key.list)))
+            let empty = page.entries.isEmpty && !page.hasMore
+            let versions = page.entries.first.map { "\($0.version)-\(page.entries.last!.version)" } ?? "none"
+            let etag = empty ? nil : "\"\(page.listID ?? "list").\(versions).\(page.hasMore ? "more" : "end")\""
+            return (empty, ByteBuffer(bytes: WireDocument.journal(page, list: key.list)), etag)
         }
     }
 }

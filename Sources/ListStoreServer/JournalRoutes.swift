@@ -12,6 +12,8 @@ struct JournalRoutes: Sendable {
     let store: any ListStoreEngine
     /// The table of requests waiting for commits: long polls and event streams.
     let watcher: HeadWatcher
+    /// What checks every request against the route table (and answers `GET /v1/access`).
+    let access: AccessMiddleware
     /// What `GET /metrics` shows; commits and merges are timed into it.
     let metrics: ServerMetrics
     /// The journal pages being read, shared by identical requests under way.
@@ -33,6 +35,7 @@ struct JournalRoutes: Sendable {
             // The API's description (no token: it describes the API, not the store's lists).
             (.get, "v1/openapi.json", { _, _ in Self.json(Self.openAPIDocument) }),
             (.get, "health", { _, context in try await health(context) }),
+            (.get, "v1/access", { request, context in try await access.access(request, logger: context.logger) }),
             (.get, "v1/store", { _, _ in Self.json(WireDocument.identity(try await store.identity())) }),
             (.get, "v1/changes", { request, context in try await changes(request, context) }),
             (.get, "v1/events", { request, context in try await feedEvents(request, context) }),
@@ -240,6 +243,13 @@ struct JournalRoutes: Sendable {
     }
 
     /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
+    ///
+    /// An answer that holds commits is the same for every follower at `since` (until more commits
+    /// land, when a follower asks again from the last it got): it carries `ETag` and
+    /// `Cache-Control: public, max-age=60`, so that a shared cache in front of the server answers
+    /// the followers at one version with one request to it (see <doc:DeployingBehindACache>); an
+    /// empty answer, which the next commit changes, is `no-store`. A request whose
+    /// `If-None-Match` holds the answer's tag is answered 304.
     private func journal(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let parameters = request.uri.queryParameters  // parsed anew on each access
@@ -250,8 +260,8 @@ struct JournalRoutes: Sendable {
         // Identical requests under way share one read and one encoding (long polls woken together).
         // `generation`: only the read of a woken long poll may get a page kept from another's.
         let read = { [pages] (generation: UInt64?) in try await pages.page(key, generation: generation) }
-        var (empty, body) = try await read(nil)
-        if wait > 0, empty {
+        var page = try await read(nil)
+        if wait > 0, page.empty {
             let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
             var version = since ?? 0
@@ -271,7 +281,7 @@ struct JournalRoutes: Sendable {
                 // Nobody hears an answer now: counted as a request whose client hung up (499).
                 guard let woken else { throw CancellationError() }
                 if woken {
-                    (empty, body) = try await read(store.commitGeneration())
+                    page = try await read(store.commitGeneration())
                 }
                 // The rules changed during the wait or the read: the answer is the new request's.
                 if let generation, state.accessGeneration != generation {
@@ -281,8 +291,21 @@ struct JournalRoutes: Sendable {
                 break
             }
         }
-        return Self.json(body)
+        guard let etag = page.etag else {
+            var response = Self.json(page.body)
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+        var headers: HTTPFields = [.eTag: etag, .cacheControl: Self.journalCacheControl]
+        if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = "application/json"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: page.body))
     }
+
+    /// The `Cache-Control` of a journal answer that holds commits.
+    static let journalCacheControl = "public, max-age=60"
 
     /// Commits a snapshot document.
     private func commit(_ request: Request, _ context: ServerRequestContext) async throws -> Response {

@@ -370,11 +370,12 @@ public struct JournalServer: Sendable {
         router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
         let origins = OriginPolicyMiddleware<ServerRequestContext>(configuration: configuration) { state.port }
         router.add(middleware: origins)
-        let routes = JournalRoutes(
-            store: store, watcher: watcher, metrics: metrics, pages: JournalPages(store: store), eventPages: EventPages(store: store),
-            feedPages: FeedPages(store: store), configuration: configuration, state: state)
         // Every request is checked against the route table, once its route is matched.
-        router.add(middleware: AccessMiddleware(token: configuration.token, state: state, storeLocation: store.location))
+        let access = AccessMiddleware(token: configuration.token, state: state, storeLocation: store.location)
+        let routes = JournalRoutes(
+            store: store, watcher: watcher, access: access, metrics: metrics, pages: JournalPages(store: store),
+            eventPages: EventPages(store: store), feedPages: FeedPages(store: store), configuration: configuration, state: state)
+        router.add(middleware: access)
         router.add(middleware: JSONContentTypeMiddleware())
         routes.add(to: router)
         return router

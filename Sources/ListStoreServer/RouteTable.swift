@@ -44,6 +44,8 @@ struct RouteTable: Sendable {
     static let server = RouteTable(needs: [
         Route(.get, "v1/openapi.json"): .nothing,
         Route(.get, "health"): .nothing,
+        // It answers for the request it is asked about (see `AccessMiddleware.access(_:)`).
+        Route(.get, "v1/access"): .nothing,
         Route(.get, "metrics"): .service,
         Route(.get, "v1/store"): .anyToken,
         Route(.get, "v1/changes"): .anyToken,
@@ -61,6 +63,25 @@ struct RouteTable: Sendable {
         Route(.post, "v1/lists/:list/pushes"): .list(.write),
         Route(.put, "v1/lists/:list/consumers/:name"): .list(.admin),
     ])
+
+    /// The route of the table that a request of `method` for `path` reaches, and what its
+    /// `{parameter}` captures hold (as written, percent-encoded); `nil` when none does.
+    /// - Complexity: O(routes × segments of `path`).
+    func route(_ method: HTTPRequest.Method, _ path: Substring) -> (route: Route, captures: [String: Substring])? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for route in needs.keys where route.method == method {
+            let pattern = route.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            guard pattern.count == segments.count else { continue }
+            var captures = [String: Substring]()
+            let matches = zip(pattern, segments).allSatisfy { part, segment in
+                guard part.hasPrefix("{"), part.hasSuffix("}") else { return part == segment }
+                captures[String(part.dropFirst().dropLast())] = segment
+                return !segment.isEmpty
+            }
+            if matches { return (route, captures) }
+        }
+        return nil
+    }
 
     /// What a request of `method` that the router matched to `endpointPath` needs: `nil` for a
     /// route without an entry (refused); a request no route matched (`endpointPath` `nil`, answered

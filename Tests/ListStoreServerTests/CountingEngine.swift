@@ -86,6 +86,9 @@ final class CountingEngine: ListStoreEngine {
     }
 
     func feedSecret() async throws -> [UInt8] { try await store.feedSecret() }
+    func feedMoves(after position: Int?, limit: Int) async throws -> (moves: [FeedMove], last: Int) {
+        try await store.feedMoves(after: position, limit: limit)
+    }
 
     func deleteList(_ list: String, discardingPending: Bool) async throws -> Int {
         try await store.deleteList(list, discardingPending: discardingPending)

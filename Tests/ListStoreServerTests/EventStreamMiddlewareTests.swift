@@ -25,9 +25,10 @@ import Testing
         let watcher = HeadWatcher(store: store, pollInterval: configuration.pollInterval)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: MarkingMiddleware())
-        router.add(middleware: AccessMiddleware(token: nil, state: state))
+        let access = AccessMiddleware(token: nil, state: state)
+        router.add(middleware: access)
         JournalRoutes(
-            store: store, watcher: watcher, metrics: ServerMetrics(), pages: JournalPages(store: store), eventPages: EventPages(store: store),
+            store: store, watcher: watcher, access: access, metrics: ServerMetrics(), pages: JournalPages(store: store), eventPages: EventPages(store: store),
             feedPages: FeedPages(store: store), configuration: configuration, state: state)
             .add(to: router)
         let (ports, bound) = AsyncStream.makeStream(of: Int.self)

@@ -94,6 +94,12 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// server seals its users' cursors with, so that every server of one store opens them.
     @_spi(FeedCursors) func feedSecret() async throws -> [UInt8]
 
+    /// What the store feed's events after `position` did to their lists' heads (at most `limit`,
+    /// oldest first, without their entries), and the feed's last position; `nil`: none, the last
+    /// position alone. A position past the last is of the store before a restore.
+    /// - Complexity: O(events read).
+    @_spi(FeedCursors) func feedMoves(after position: Int?, limit: Int) async throws -> (moves: [FeedMove], last: Int)
+
     /// Deletes `list` and records its deletion in the store feed; returns the version it had. A
     /// replica list with local changes its source does not hold yet is refused
     /// (`.pendingChanges`, naming how many) unless `discardingPending`.

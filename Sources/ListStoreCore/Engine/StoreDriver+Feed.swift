@@ -37,6 +37,13 @@ extension StoreDriver {
         try await run(.read) { try $0.steps.feedPage(after: position, fingerprint: fingerprint, limit: limit, including: including) }
     }
 
+    @_spi(FeedCursors) public func feedMoves(after position: Int?, limit: Int) async throws -> (moves: [FeedMove], last: Int) {
+        try await run(.read) { transaction in
+            let last = try transaction.steps.feedBounds().last
+            return (try position.map { try transaction.steps.feedMoves(after: $0, limit: limit) } ?? [], last)
+        }
+    }
+
     @_spi(FeedCursors) public func feedSecret() async throws -> [UInt8] {
         try await run(.read) { try $0.steps.feedSecret() }
     }

@@ -544,6 +544,17 @@ final class InMemoryTransaction: StoreTransaction {
         }
     }
 
+    func feedMoves(after position: Int, limit: Int) throws -> [FeedMove] {
+        var (low, high) = (0, tables.feed.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if tables.feed[middle].position <= position { low = middle + 1 } else { high = middle }
+        }
+        return tables.feed[low...].lazy.filter { !$0.gone }.prefix(limit).map { row in
+            FeedMove(position: row.position, list: row.list, version: row.deleted ? nil : row.version)
+        }
+    }
+
     func feedFingerprint(at position: Int) throws -> Int64? {
         var (low, high) = (0, tables.feed.count)
         while low < high {

@@ -298,6 +298,10 @@ package protocol StoreTransaction {
     /// deleted lists, which `deleteRows` keeps as rows the feed passes over).
     func feedEvents(after position: Int, limit: Int) throws -> [FeedEvent]
 
+    /// What the feed's events after `position` did to their lists' heads, oldest first, at most
+    /// `limit` (as `feedEvents(after:limit:)`, without reading the entries).
+    func feedMoves(after position: Int, limit: Int) throws -> [FeedMove]
+
     /// The fingerprint of the feed's event at `position` (a commit of a deleted list's too); `nil`
     /// when the feed has no row there (forgotten), or one written before events had fingerprints.
     func feedFingerprint(at position: Int) throws -> Int64?

@@ -79,3 +79,23 @@ public struct FeedPage: Sendable, Hashable {
         self.hasMore = hasMore
     }
 }
+
+/// What one event of the store feed did to its list's head, without the entry: the list, and the
+/// version it moved to (`nil`: the list was deleted). What a journal server's watcher reads after
+/// each commit to wake the requests waiting for those lists, at a cost that follows the commits.
+@_spi(FeedCursors)
+public struct FeedMove: Sendable, Hashable {
+    /// The event's position in the feed.
+    public var position: Int
+    /// The list's name.
+    public var list: String
+    /// The version the list moved to; `nil` for a deletion.
+    public var version: Int?
+
+    /// A move. - Complexity: O(1).
+    public init(position: Int, list: String, version: Int?) {
+        self.position = position
+        self.list = list
+        self.version = version
+    }
+}

@@ -56,6 +56,11 @@ import Logging
 /// and reconnects, and peakMemoryMB: the SERVER's peak with the event-stream followers
 /// (longPollPeakMemoryMB with the long-polling ones, baselinePeakMemoryMB with one). The followers
 /// and the writer share the machine with the server.
+///
+/// followers-beside-1m: one follower on each side, in a store that also holds a list of 1,000,000
+/// elements (1,000 sections of 1,000, about 98 MB of JSON, committed once before the servers start
+/// and never touched): what a follower of a small list waits when another list of the store is big.
+/// Target: p50 ≤ 10 ms and max ≤ 50 ms (`maxMs`, and the headline p99 of its 100 deliveries).
 struct HTTPFollowersScenario {
     static let name = "http-followers"
     /// The same at 10,000 followers (issue: 10,000 followers on one server).
@@ -79,23 +84,37 @@ struct HTTPFollowersScenario {
     /// them: the scenario raises its soft limit to the hard one).
     static var scenario10k: Scenario { scenario(name: name10k, followers: 10_000) }
 
-    private static func scenario(name: String, followers: Int) -> Scenario {
+    /// followers-beside-1m: one follower of the small list beside a list of 1,000,000 elements.
+    static let nameBeside1m = "followers-beside-1m"
+    static var scenarioBeside1m: Scenario {
+        scenario(name: nameBeside1m, followers: 1, beside: 1_000_000, target: Target(minRatio: nil, maxOursMs: 50))
+    }
+
+    private static func scenario(name: String, followers: Int, beside: Int = 0, target: Target = target) -> Scenario {
         Scenario(
             name: name,
-            summary: "commit → delivered to \(followers) HTTP followers of a journal server reading Server-Sent Events (p99; long polls in details) vs \(baselineName)",
+            summary: "commit → delivered to \(followers) HTTP follower\(followers == 1 ? "" : "s") of a journal server reading Server-Sent Events "
+                + (beside > 0 ? "beside a list of \(beside) elements " : "") + "(p99; long polls in details) vs \(baselineName)",
             target: target
-        ) { () throws(ScenarioFailure) in try HTTPFollowersScenario(name: name, followerCount: followers).run() }
+        ) { () throws(ScenarioFailure) in
+            try HTTPFollowersScenario(name: name, followerCount: followers, besideElements: beside, target: target).run()
+        }
     }
 
     /// The scenario's name.
     let name: String
     /// How many followers ours has.
     let followerCount: Int
+    /// How many elements the store's other list holds (0: none).
+    let besideElements: Int
+    let target: Target
     let log: ScenarioLog
 
-    init(name: String, followerCount: Int) {
+    init(name: String, followerCount: Int, besideElements: Int = 0, target: Target = Self.target) {
         self.name = name
         self.followerCount = followerCount
+        self.besideElements = besideElements
+        self.target = target
         log = ScenarioLog(scenario: name)
     }
 
@@ -133,6 +152,14 @@ struct HTTPFollowersScenario {
         let store = try log.attempt("creating the store") { () throws -> Store in
             let store = try Store(path: path)
             try store.commit([ListSection(model: model, elements: elements)], to: Self.listName)
+            if besideElements > 0 {
+                let sections = (0..<max(1, besideElements / 1_000)).map { s in
+                    ListSection(
+                        model: StoreInput.listItem(Item("big-s\(s)", s)),
+                        elements: (0..<min(1_000, besideElements)).map { StoreInput.listItem(Item("big-\(s)-\($0)", $0)) })
+                }
+                try store.commit(sections, to: "big")
+            }
             try store.checkpoint()
             return store
         }
@@ -270,7 +297,7 @@ struct HTTPFollowersScenario {
         if let mb = baseline.peakMemoryMB { details["baselinePeakMemoryMB"] = .number(mb, decimals: 1) }
         return ScenarioResult(
             scenario: name, oursMs: streams.p99, baseline: Self.baselineName, baselineMs: baseline.p99,
-            target: Self.target, details: details, oursRuns: "p99 of \(streams.latencies.count)",
+            target: target, details: details, oursRuns: "p99 of \(streams.latencies.count)",
             baselineRuns: "p99 of \(baseline.latencies.count)", failures: failures)
     }
 
