@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import ListDiffTestSupport
 import ListStore
-@_spi(StoreDriver) import ListStoreCore
+@_spi(StoreDriver) @_spi(FeedCursors) import ListStoreCore
 import ListStorePostgres
 import ListStorePostgresTestSupport
 import ListStoreTestSupport
@@ -12,6 +12,44 @@ import Testing
 /// The store feed (`StoreDriver.feed(after:limit:including:)`) on every engine: every commit once, in
 /// commit order, whatever the pages and filters; pruning expires older positions.
 @Suite(.serialized, .heavyWork) struct StoreFeedTests {
+    /// What the feed's events did to their lists' heads (`feedMoves`, what a journal server's
+    /// watcher reads after each commit): every commit and deletion once, in order, with the version
+    /// it made (none for a deletion; a deleted list's commits passed over), paged; without a
+    /// position, the last position alone.
+    @Test(arguments: EngineKind.available)
+    func movesAreTheFeedsEventsWithoutTheirEntries(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            let driver = try #require(store as? any StoreDriver)
+            _ = try await driver.commit(linearList(1), to: "z", expectedVersion: nil, author: nil, message: nil)
+            let start = try await store.feedMoves(after: nil, limit: 10)
+            #expect(start.moves.isEmpty)
+            var wanted = [FeedMove]()
+            for (step, list) in ["a", "b", "a", "c", "a"].enumerated() {
+                let result = try await driver.commit(linearList(step + 1), to: list, expectedVersion: nil, author: nil, message: nil)
+                wanted.append(FeedMove(position: 0, list: list, version: result.version))
+            }
+            _ = try await driver.deleteList("b", discardingPending: false)
+            // The deleted list's commits are passed over, as the feed passes over them.
+            wanted.removeAll { $0.list == "b" }
+            wanted.append(FeedMove(position: 0, list: "b", version: nil))
+            var moves = [FeedMove]()
+            var position = start.last
+            while true {
+                let read = try await store.feedMoves(after: position, limit: 2)
+                moves += read.moves
+                guard let last = read.moves.last else { break }
+                position = last.position
+                #expect(read.last >= position)
+            }
+            #expect(moves.map(\.list) == wanted.map(\.list), "\(engine)")
+            #expect(moves.map(\.version) == wanted.map(\.version), "\(engine)")
+            #expect(moves.map(\.position) == moves.map(\.position).sorted() && moves.last?.position == position)
+            let feed = try await driver.feed(after: start.last, limit: 100)
+            #expect(feed.events.map(\.position) == moves.map(\.position), "\(engine): the feed's own positions")
+        }
+    }
+
     /// Random commits to several lists through two handles, read meanwhile by followers with random
     /// page sizes, one of all lists and one of a user's: each gets every commit of its lists once, in
     /// the order they were made, at growing positions.
