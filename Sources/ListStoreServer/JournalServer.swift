@@ -35,6 +35,7 @@ import UnixSignals
 /// | `GET /metrics` | the server's figures in Prometheus's text format (see `ServerMetrics`) |
 /// | `GET /v1/openapi.json` | the API's OpenAPI 3.1 document; no token needed |
 /// | `GET /health` | `{"schemaVersion":1,"status":"ok"}` when the store answers, 503 `storeUnavailable` otherwise; no token needed |
+/// | `GET /v1/access` | whether the request `X-Original-URI` names may reach its route: a caching proxy's access check (see <doc:DeployingBehindACache>) |
 public struct JournalServer: Sendable {
     /// Where and how the server listens, and its limits.
     ///
@@ -61,7 +62,8 @@ public struct JournalServer: Sendable {
         public var maxPageBytes: Int
         /// The longest `wait` of a long poll.
         public var maxWait: Duration
-        /// How often the heads are read for commits of other processes while clients wait.
+        /// How often the store feed is read for commits the store was not told of (other processes'
+        /// whose signal was lost) while clients wait.
         public var pollInterval: Duration
         /// How long an event stream stays silent before it sends a keep-alive comment.
         public var keepAliveInterval: Duration
