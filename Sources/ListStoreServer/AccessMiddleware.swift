@@ -62,10 +62,14 @@ struct AccessMiddleware: RouterMiddleware {
         guard let uri = request.headers[.originalURI] else {
             throw APIError.invalidArgument("'X-Original-URI' is required: the path of the request asked about")
         }
-        let method = try request.headers[.originalMethod].map { name in
+        var method = try request.headers[.originalMethod].map { name in
             guard let method = HTTPRequest.Method(name) else { throw APIError.invalidArgument("'X-Original-Method' is not a method") }
             return method
         } ?? .get
+        // HEAD is answered as GET (`HeadResponder`); a CORS preflight needs no token (the server
+        // answers it itself, `CORSMiddleware`).
+        if method == .head { method = .get }
+        if method == .options { return Response(status: .noContent, headers: [.cacheControl: "max-age=\(Self.accessAnswerAge.components.seconds)"]) }
         let path = uri.prefix { $0 != "?" }
         let matched = table.route(method, path[...])
         var headers = HTTPFields()

@@ -4,8 +4,8 @@ import ListStoreCore
 /// pattern matches that its token may read under the access rules in force (rules read again apply
 /// at once; a token they no longer accept, its key gone, reads nothing: `isRefused`). Each list's answer is kept until the rules change, so that a stream's pattern and its
 /// token's rules are matched once per list, not once per event: after a follower's first event of a
-/// list, the fan-out that writes every follower's events in one pass spends a look-up on it, and a
-/// costly pattern (within `ListPattern`'s bounds) delays no other follower's events again.
+/// list, each of its pages and each commit the watcher matches against its wait spend a look-up on
+/// it, and a costly pattern (within `ListPattern`'s bounds) delays no other follower's events again.
 ///
 /// ```swift
 /// let filter = FeedFilter(pattern: try ListPattern("users/ana/**"), token: token, state: state)

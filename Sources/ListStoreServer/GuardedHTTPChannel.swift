@@ -8,9 +8,9 @@ import NIOSSL
 /// the place of the connection idle longest (`IdleConnections`: no request in progress), which is
 /// closed; when every connection holds a request, the new one is closed at once, before it costs
 /// more than its descriptor (a client tries again, as it would after a dropped connection). Plain,
-/// it speaks HTTP/1.1; with TLS, HTTP/2 or HTTP/1.1 as the client's ALPN asks. Everything else is
-/// Hummingbird's: parsing, answers, idle timeouts; `RequestActivityHandler` tells the server's
-/// parts when a connection is idle and when its client hung up.
+/// it speaks HTTP/1.1; with TLS, HTTP/2 or HTTP/1.1 as the client's ALPN asks. Parsing and answers
+/// are Hummingbird's; NIO's `IdleStateHandler` times each connection and `RequestActivityHandler`
+/// decides what its silence means (HTTP/2 streams keep Hummingbird's own idle timeout).
 struct GuardedHTTPChannel: ServerChildChannel {
     /// A connection: the HTTP channel's value, or `nil` when the connection was refused.
     struct Value: ServerChildChannelValue {
@@ -47,9 +47,12 @@ struct GuardedHTTPChannel: ServerChildChannel {
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestActivityHandler(idleTimeout: idle, idleConnections: idleConnections)])
         if let tls {
+            // HTTP/2 streams never see the connection's idle events: each keeps Hummingbird's timeout.
+            var streams = http1
+            streams.idleTimeout = idle
             protocols = .tls(
                 try HTTP2UpgradeChannel(
-                    tlsConfiguration: tls, configuration: .init(idleTimeout: idleTimeout, streamConfiguration: http1), responder: responder))
+                    tlsConfiguration: tls, configuration: .init(idleTimeout: idleTimeout, streamConfiguration: streams), responder: responder))
         } else {
             protocols = .http1(HTTP1Channel(responder: responder, configuration: http1))
         }
@@ -76,6 +79,8 @@ struct GuardedHTTPChannel: ServerChildChannel {
         // Idle from its start: at the cap, a connection that never sends a request makes room.
         let (idleConnections, idleTimeout) = (idleConnections, idleTimeout)
         let mark = idleConnections.idle(channel) { channel.close(promise: nil) }
+        // Closed before any handler of its requests was set up (a handshake that failed, a probe).
+        channel.closeFuture.whenComplete { _ in idleConnections.busy(channel) }
         let idleness = channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: idleTimeout))
         }

@@ -5,32 +5,57 @@ import NIOCore
 /// hangs up, so that its place among the waiting requests is free at once rather than when the wait
 /// times out or the next keep-alive fails to be written.
 ///
-/// The connection's `RequestActivityHandler` closes a connection whose client closes its side while
-/// a request waits (Hummingbird keeps half-closed connections open for the answers under way); a
-/// closed channel (an HTTP/2 stream reset too) cancels the wait in progress. One watch serves
-/// every wait of a request, registered with the channel once. A push's merge runs under one too
-/// (`run`): a client that hangs up, or closes its side, while its push merges stops the merge; it
-/// gets no answer either way, and its replica pushes again, merged once.
+/// From its start to its end, the watch tells the connection's `RequestActivityHandler` that the
+/// request waits (`RequestActivityHandler.Wait`, once each): the handler closes a connection whose
+/// client closes its side meanwhile (Hummingbird keeps half-closed connections open for the answers
+/// under way). A closed channel (an HTTP/2 stream reset too) interrupts the wait in progress: a
+/// wait in the watcher's table is taken out of it (`HeadWatcher`, which registers it with
+/// `onClose(_:)`, no task of its own), anything else runs in a task the close cancels (`run`): a
+/// push's merge, which nobody would hear the answer of, stops and writes nothing, and its replica
+/// pushes again, merged once.
+///
+/// ```swift
+/// let hangUp = HangUpWatch(context.channel)
+/// let woken = await watcher.wait(for: list, after: version, timeout: .seconds(30), hangUp: hangUp)
+/// if hangUp.isClosed { throw CancellationError() }
+/// ```
 final class HangUpWatch: Sendable {
     private let channel: any Channel
-    /// Cancels the wait in progress; `closed` once the channel has closed.
-    private let state = _Locked<(cancel: (@Sendable () -> Void)?, closed: Bool)>((nil, false))
+    /// Interrupts the wait in progress; `closed` once the channel has closed.
+    private let state = _Locked<(interrupt: (@Sendable () -> Void)?, closed: Bool)>((nil, false))
 
     init(_ channel: any Channel) {
         self.channel = channel
+        channel.triggerUserOutboundEvent(RequestActivityHandler.Wait.started, promise: nil)
         channel.closeFuture.whenComplete { [state] _ in
-            let cancel = state.withLock { state in
+            let interrupt = state.withLock { state in
                 state.closed = true
-                return state.cancel
+                return state.interrupt
             }
-            cancel?()
+            interrupt?()
         }
     }
 
-    /// Runs `wait` until it returns, or until the client hangs up (`nil` then).
-    func wait<T: Sendable>(_ wait: @escaping @Sendable () async -> T) async -> T? {
-        let (outcome, closed) = await watching(wait)
-        return closed ? nil : try? outcome.get()
+    deinit {
+        channel.triggerUserOutboundEvent(RequestActivityHandler.Wait.ended, promise: nil)
+    }
+
+    /// Whether the client hung up (the channel closed).
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Calls `interrupt` when the channel closes, from now until `clear()` (at once when it has
+    /// closed already).
+    func onClose(_ interrupt: @escaping @Sendable () -> Void) {
+        let closed = state.withLock { state in
+            if !state.closed { state.interrupt = interrupt }
+            return state.closed
+        }
+        if closed { interrupt() }
+    }
+
+    /// Forgets what `onClose(_:)` registered.
+    func clear() {
+        state.withLock { $0.interrupt = nil }
     }
 
     /// Runs `work` until it ends, cancelling it when the client hangs up: a push's merge, which
@@ -38,27 +63,9 @@ final class HangUpWatch: Sendable {
     /// hang-up was noticed keeps its result.
     /// - Throws: what `work` throws (`CancellationError` when the hang-up stopped it).
     func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await watching(work).outcome.get()
-    }
-
-    /// Runs `work` in a task of its own that the channel's closing cancels; its outcome, and
-    /// whether the channel closed meanwhile.
-    private func watching<T: Sendable>(
-        _ work: @escaping @Sendable () async throws -> T
-    ) async -> (outcome: Result<T, any Error>, closed: Bool) {
-        channel.triggerUserOutboundEvent(RequestActivityHandler.Wait.started, promise: nil)
-        defer { channel.triggerUserOutboundEvent(RequestActivityHandler.Wait.ended, promise: nil) }
         let working = Task { try await work() }
-        let registered = state.withLock { state in
-            if !state.closed { state.cancel = { working.cancel() } }
-            return !state.closed
-        }
-        if !registered { working.cancel() }
-        let outcome = await withTaskCancellationHandler { await working.result } onCancel: { working.cancel() }
-        let closed = state.withLock { state in
-            state.cancel = nil
-            return state.closed
-        }
-        return (outcome, closed)
+        onClose { working.cancel() }
+        defer { clear() }
+        return try await withTaskCancellationHandler { try await working.value } onCancel: { working.cancel() }
     }
 }

@@ -54,6 +54,9 @@ final class HeadWatcher: Sendable {
         var position: Int?
         /// The store's commit generation read before the last read of the feed.
         var readAt: UInt64?
+        /// A wait ended at once on moves read before (the loop reads the feed again even if nobody
+        /// waits, so that a request that keeps asking gets what moved since).
+        var readWanted = false
 
         /// Removes the wait `id` from the table; its continuation.
         mutating func remove(_ id: UInt64) -> CheckedContinuation<Bool, Never>? {
@@ -112,7 +115,10 @@ final class HeadWatcher: Sendable {
         var readGeneration: UInt64?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
-            let waiting = withState { !$0.waiters.isEmpty }
+            let waiting = withState { state in
+                defer { state.readWanted = false }
+                return !state.waiters.isEmpty || state.readWanted
+            }
             // The store's epoch, at most once a second while requests wait: `advance-epoch` ends
             // the event streams (they tell their clients to resync).
             if waiting, identityReadAt.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
@@ -136,7 +142,8 @@ final class HeadWatcher: Sendable {
             guard let read = try? await store.feedMoves(after: position, limit: Self.movesPerRead) else { return false }
             guard let at = position, read.last >= at else {
                 // The first read, or a feed that went back (the store restored): from its end on.
-                if position != nil { endAll(returning: true) }
+                // The waits read again (a commit may have landed between their read and this one).
+                endAll(returning: true)
                 withState { state in
                     state.position = read.last
                     state.heads = [:]
@@ -188,7 +195,10 @@ final class HeadWatcher: Sendable {
         guard let identity = try? await store.identity() else { return }
         let known = serverState.storeIdentity
         serverState.storeIdentity = identity
-        if let known, known != identity { endAll(returning: true) }
+        if let known, known != identity {
+            withState { $0.position = nil }
+            endAll(returning: true)
+        }
     }
 
     /// Ends each wait at its deadline (at most `pollInterval` late).
@@ -215,8 +225,10 @@ final class HeadWatcher: Sendable {
             return (ids.compactMap { state.remove($0) }, next)
         }
         for continuation in expired { continuation.resume(returning: false) }
+        // A tick of `pollInterval` at most, never less than a tenth of it: a scan of every wait
+        // costs O(waits), and deadlines a few milliseconds apart must not make it run each time.
         guard let next else { return pollInterval }
-        return min(pollInterval, max(.milliseconds(1), next - now))
+        return min(pollInterval, max(pollInterval / 10, next - now))
     }
 
     /// Returns `true` as soon as the feed says `list` moved to another version than `version`
@@ -224,10 +236,11 @@ final class HeadWatcher: Sendable {
     /// `pollInterval` late), when the task is cancelled or the watcher closes, and, for a wait
     /// that rests on the access rules of generation `accessGeneration`, as soon as the rules in
     /// force are of another (`accessChanged()`): the caller checks its access again.
-    func wait(for list: String, after version: Int, timeout: Duration, accessGeneration: UInt64? = nil) async -> Bool {
-        await waiting(for: .list(list, after: version), timeout: timeout, accessGeneration: accessGeneration) { state in
+    /// With `hangUp`, a client that hangs up ends the wait (`false`; `hangUp.isClosed` then).
+    func wait(for list: String, after version: Int, timeout: Duration, accessGeneration: UInt64? = nil, hangUp: HangUpWatch? = nil) async -> Bool {
+        await waiting(for: .list(list, after: version), timeout: timeout, accessGeneration: accessGeneration, hangUp: hangUp) { state in
             // A move the feed already showed passed it (a commit that landed after the caller read).
-            state.heads[list].map { $0 > version || $0 == Self.deleted } ?? false
+            state.heads[list].map { $0 > version } ?? false
         }
     }
 
@@ -235,10 +248,10 @@ final class HeadWatcher: Sendable {
     /// (a commit, or a deletion), or at once when the feed was read after a commit the store
     /// learned of since the caller's own read of it (`readAt`: the commit generation before it);
     /// `false` as `wait(for:after:timeout:accessGeneration:)` does.
-    func waitForFeed(includes: @escaping @Sendable (String) -> Bool, readAt: UInt64, timeout: Duration, accessGeneration: UInt64? = nil) async
-        -> Bool
-    {
-        await waiting(for: .feed(includes: includes, readAt: readAt), timeout: timeout, accessGeneration: accessGeneration) { state in
+    func waitForFeed(
+        includes: @escaping @Sendable (String) -> Bool, readAt: UInt64, timeout: Duration, accessGeneration: UInt64? = nil, hangUp: HangUpWatch? = nil
+    ) async -> Bool {
+        await waiting(for: .feed(includes: includes, readAt: readAt), timeout: timeout, accessGeneration: accessGeneration, hangUp: hangUp) { state in
             // Moves read after a commit the caller's read may not hold: they were taken without it.
             state.readAt.map { $0 > readAt } ?? false
         }
@@ -246,20 +259,28 @@ final class HeadWatcher: Sendable {
 
     /// Adds a wait for `target` until `timeout`, unless `passed` says the last read of the feed
     /// already passed it (`true` at once).
-    private func waiting(for target: Target, timeout: Duration, accessGeneration: UInt64?, passed: @escaping (State) -> Bool) async -> Bool {
+    private func waiting(
+        for target: Target, timeout: Duration, accessGeneration: UInt64?, hangUp: HangUpWatch?, passed: @escaping (State) -> Bool
+    ) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         let id = withState { state -> UInt64 in
             state.nextID &+= 1
             return state.nextID
         }
-        defer { withState { _ = $0.cancelled.remove(id) } }
+        defer {
+            hangUp?.clear()
+            withState { _ = $0.cancelled.remove(id) }
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let added = withState { state -> Bool? in
                     guard !state.closed, !state.cancelled.contains(id) else { return false }
                     // The rules changed since the caller checked them.
                     if let accessGeneration, let current = serverState?.accessGeneration, current != accessGeneration { return false }
-                    if passed(state) { return true }
+                    if passed(state) {
+                        state.readWanted = true
+                        return true
+                    }
                     state.waiters[id] = Waiter(target: target, deadline: deadline, accessGeneration: accessGeneration, continuation: continuation)
                     switch target {
                     case .list(let list, _): state.byList[list, default: []].insert(id)
@@ -267,7 +288,9 @@ final class HeadWatcher: Sendable {
                     }
                     return nil
                 }
-                if let added { continuation.resume(returning: added) }
+                if let added { return continuation.resume(returning: added) }
+                // A client that hangs up takes its wait out of the table.
+                hangUp?.onClose { [self] in end(id) }
             }
         } onCancel: {
             let continuation = withState { state in
@@ -277,6 +300,11 @@ final class HeadWatcher: Sendable {
             }
             continuation?.resume(returning: false)
         }
+    }
+
+    /// Ends the wait `id` (`false`), if it is in the table.
+    private func end(_ id: UInt64) {
+        withState { $0.remove(id) }?.resume(returning: false)
     }
 
     /// Ends the waits that rest on access rules other than those in force now (they return

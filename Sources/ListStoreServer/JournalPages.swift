@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import ListStoreCore
 import ListStoreWire
 import NIOCore
@@ -43,8 +45,8 @@ struct JournalPages: Sendable {
     /// The body of the page `key` (whether it is empty, and the entity tag of one that is not),
     /// read once for the identical requests under way; with `generation` (the store's commit
     /// generation when a commit woke the reader), a page kept from another's read at that generation
-    /// may answer. The tag names the list's identity and the versions the page holds: the same
-    /// request answered the same entries has the same tag.
+    /// may answer. The tag is a digest of the body (96 bits of its SHA-256): the same answer has
+    /// the same tag, and another answer another.
     /// - Throws: `StoreError` of the read.
     /// - Complexity: one read of the journal, or none when shared.
     func page(_ key: Key, generation: UInt64?) async throws -> Page {
@@ -53,9 +55,11 @@ struct JournalPages: Sendable {
             let page = try await store.journal(
                 of: key.list, after: key.since, limit: key.limit, maxBytes: key.maxBytes, maxEntryBytes: key.maxEntryBytes)
             let empty = page.entries.isEmpty && !page.hasMore
-            let versions = page.entries.first.map { "\($0.version)-\(page.entries.last!.version)" } ?? "none"
-            let etag = empty ? nil : "\"\(page.listID ?? "list").\(versions).\(page.hasMore ? "more" : "end")\""
-            return (empty, ByteBuffer(bytes: WireDocument.journal(page, list: key.list)), etag)
+            let body = WireDocument.journal(page, list: key.list)
+            // The body's own digest: a store restored and committed to again may answer other
+            // entries at the same versions.
+            let etag = empty ? nil : "\"" + SHA256.hash(data: body).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+            return (empty, ByteBuffer(bytes: body), etag)
         }
     }
 }

@@ -135,12 +135,13 @@ extension JournalRoutes {
             // A user's long poll ends when its token does: the client asks again with a fresh one.
             let deadline = ContinuousClock.now + min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
             let hangUp = HangUpWatch(context.channel)
-            let (watcher, includes) = (watcher, feed.includes)
+            let (watcher, includes, user) = (watcher, feed.includes, Self.userToken(context) != nil)
             // A token the access rules no longer accept (read again meanwhile) gets its answer now.
             while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline, !feed.filter.isRefused {
-                let (seen, timeout) = (readAt, deadline - ContinuousClock.now)
+                let (seen, timeout, generation) = (readAt, deadline - ContinuousClock.now, user ? state.accessGeneration : nil)
                 // A client that hangs up ends its wait, and frees its place, at once.
-                guard let woken = await hangUp.wait({ await watcher.waitForFeed(includes: includes, readAt: seen, timeout: timeout) }) else { break }
+                let woken = await watcher.waitForFeed(includes: includes, readAt: seen, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
+                if hangUp.isClosed { break }
                 if !woken {
                     if watcher.isClosed || Task.isCancelled { break }
                     continue
@@ -149,6 +150,7 @@ extension JournalRoutes {
                 page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: feed.includes)
                 try await feed.readPastOthers(&page, store: store, limit: limit)
             }
+            if feed.filter.isRefused { throw AccessMiddleware.unauthorized("the token is no longer accepted", invalidToken: true) }
         }
         return Self.json(
             WireDocument.changes(
@@ -172,78 +174,49 @@ extension JournalRoutes {
         let first = try await feed.reading {
             try await engine.feed(after: feed.position, fingerprint: feed.fingerprint, limit: FeedPages.limit, including: feed.includes)
         }
-        let (store, watcher, feedPages, includes, filter, logger) = (store, watcher, feedPages, feed.includes, feed.filter, context.logger)
+        let (store, watcher, feedPages, includes, filter, logger, state) = (store, watcher, feedPages, feed.includes, feed.filter, context.logger, state)
         let cursor = { @Sendable (position: Int, fingerprint: Int64?) in feed.cursor(at: position, fingerprint: fingerprint) }
-        let (channel, keepAlive, state) = (context.channel, configuration.keepAliveInterval, state)
-        // A user's stream ends when its token expires; the client reconnects with a fresh token
-        // and resumes from its Last-Event-ID.
-        let expiry = Self.lifetime(of: context).map { ContinuousClock.now + $0 }
+        /// A page as what the stream writes: each event framed with the cursor after it.
+        let events = { @Sendable (page: FeedPage, at: FeedStreamCursor, readAt: UInt64) -> EventStream<FeedStreamCursor>.Read in
+            var bytes = ByteBuffer()
+            for event in page.events { bytes.writeImmutableBuffer(Self.feedFrame(event, cursor: cursor(event.position, event.fingerprint))) }
+            let fingerprint = page.position != at.position ? page.fingerprint : at.fingerprint
+            return .events(bytes, after: FeedStreamCursor(position: page.position, fingerprint: fingerprint, readAt: readAt), hasMore: page.hasMore)
+        }
         // A user's stream rests on the access rules in force: its lists are checked under the rules
         // in force (`filter`), and it ends when they no longer accept its token.
         let user = Self.userToken(context) != nil
-        let body = ResponseBody { writer in
-            let hangUp = HangUpWatch(channel)
-            defer { withExtendedLifetime(slot) {} }
-            var page: FeedPage? = first
-            var position = first.position
-            var fingerprint = first.fingerprint
-            var atHead = false
-            // The commit generation before the last read (a commit after it may not be in it).
-            var readAt = firstReadAt
-            following: while !Task.isCancelled && !watcher.isClosed && expiry.map({ ContinuousClock.now < $0 }) ?? true {
-                let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
-                // The generation of the rules it follows under, read before it checks them.
-                let generation = user ? state.accessGeneration : nil
-                if filter.isRefused { break following }
-                if let now = state.storeIdentity, now != feed.identity {
-                    try await writer.write(Self.epochChangedEvent(now))
-                    break following
+        let start = FeedStreamCursor(position: first.position, fingerprint: first.fingerprint, readAt: firstReadAt)
+        let stream = EventStream<FeedStreamCursor>(
+            first: events(first, start, firstReadAt), start: start,
+            read: { at in
+                let readAt = store.commitGeneration()
+                do {
+                    return events(try await feedPages.page(after: at.position, generation: readAt).keeping(includes), at, readAt)
+                } catch {
+                    let error = feed.sealed ? FeedCursorSeal.forUser(error) : error
+                    let api = APIError.from(error, logger: logger, storeLocation: store.location)
+                    return .end(Self.errorEvent(code: api.code, message: api.message))
                 }
-                if !atHead {
-                    let current: FeedPage
-                    if let page { current = page } else {
-                        readAt = store.commitGeneration()
-                        do {
-                            current = try await feedPages.page(after: position, generation: readAt).keeping(includes)
-                        } catch {
-                            let error = feed.sealed ? FeedCursorSeal.forUser(error) : error
-                            let api = APIError.from(error, logger: logger, storeLocation: store.location)
-                            try await writer.write(Self.errorEvent(code: api.code, message: api.message))
-                            break
-                        }
-                    }
-                    page = nil
-                    if !current.events.isEmpty {
-                        var bytes = ByteBuffer()
-                        for event in current.events {
-                            bytes.writeImmutableBuffer(Self.feedFrame(event, cursor: cursor(event.position, event.fingerprint)))
-                        }
-                        try await writer.write(bytes)
-                        state.addEventBytes(bytes.readableBytes)
-                    }
-                    if current.position != position { fingerprint = current.fingerprint }
-                    position = current.position
-                    if current.hasMore { continue }
-                }
-                atHead = false
-                let seen = readAt
-                guard
-                    let woken = await hangUp.wait({
-                        await watcher.waitForFeed(includes: includes, readAt: seen, timeout: keepAlive, accessGeneration: generation)
-                    })
-                else { break following }
-                if woken { continue }
-                if watcher.isClosed || Task.isCancelled { break following }
-                if let generation, state.accessGeneration != generation { continue }
-                try await writer.write(Self.feedKeepAlive(cursor(position, fingerprint)))
-                atHead = true
-            }
-            try await writer.finish(nil)
-        }
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream"
-        headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: body)
+            },
+            wait: { at, timeout, generation, hangUp in
+                await watcher.waitForFeed(includes: includes, readAt: at.readAt, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
+            },
+            keepAlive: { at in Self.feedKeepAlive(cursor(at.position, at.fingerprint)) },
+            access: { filter.isRefused ? .refused : .allowed(user ? state.accessGeneration : nil) })
+        // A user's stream ends when its token expires; the client reconnects with a fresh token
+        // and resumes from its Last-Event-ID.
+        return stream.response(
+            channel: context.channel, slot: slot, watcher: watcher, state: state, identity: feed.identity,
+            keepAliveInterval: configuration.keepAliveInterval, expiry: Self.lifetime(of: context).map { ContinuousClock.now + $0 })
+    }
+
+    /// Where a feed stream is: the position its client has every event up to, the fingerprint of
+    /// the event there, and the store's commit generation before the read that reached it.
+    struct FeedStreamCursor: Sendable {
+        var position: Int
+        var fingerprint: Int64?
+        var readAt: UInt64
     }
 
     /// `event` as an event of a feed stream: `id:` the cursor after it (`cursor`), `event: commit`

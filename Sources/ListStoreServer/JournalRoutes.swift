@@ -245,10 +245,13 @@ struct JournalRoutes: Sendable {
     /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
     ///
     /// An answer that holds commits is the same for every follower at `since` (until more commits
-    /// land, when a follower asks again from the last it got): it carries `ETag` and
-    /// `Cache-Control: public, max-age=60`, so that a shared cache in front of the server answers
-    /// the followers at one version with one request to it (see <doc:DeployingBehindACache>); an
-    /// empty answer, which the next commit changes, is `no-store`. A request whose
+    /// land, when a follower asks again from the last it got): it carries an `ETag`, and a cache the
+    /// server's operator put in front of it (which checks each request's access with
+    /// `GET /v1/access`) may keep it for a minute (`X-Accel-Expires: 60`, which nginx reads and does
+    /// not pass on), so that the followers at one version cost one request to the server (see
+    /// <doc:DeployingBehindACache>). To any other cache it is `Cache-Control: no-cache`: an answer
+    /// to a request with a token is never to be served to another without asking. An empty answer,
+    /// which the next commit changes, is `no-store` (`X-Accel-Expires: 0`). A request whose
     /// `If-None-Match` holds the answer's tag is answered 304.
     private func journal(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
@@ -275,11 +278,9 @@ struct JournalRoutes: Sendable {
             let hangUp = HangUpWatch(context.channel)
             while true {
                 let (timeout, generation) = (deadline - ContinuousClock.now, checked)
-                let woken = await hangUp.wait { [watcher, version] in
-                    await watcher.wait(for: list, after: version, timeout: timeout, accessGeneration: generation)
-                }
+                let woken = await watcher.wait(for: list, after: version, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
                 // Nobody hears an answer now: counted as a request whose client hung up (499).
-                guard let woken else { throw CancellationError() }
+                if hangUp.isClosed { throw CancellationError() }
                 if woken {
                     page = try await read(store.commitGeneration())
                 }
@@ -293,10 +294,11 @@ struct JournalRoutes: Sendable {
         }
         guard let etag = page.etag else {
             var response = Self.json(page.body)
+            response.headers[.accelExpires] = "0"
             response.headers[.cacheControl] = "no-store"
             return response
         }
-        var headers: HTTPFields = [.eTag: etag, .cacheControl: Self.journalCacheControl]
+        var headers: HTTPFields = [.eTag: etag, .accelExpires: Self.journalCacheSeconds, .cacheControl: "no-cache"]
         if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
             return Response(status: .notModified, headers: headers)
         }
@@ -304,8 +306,8 @@ struct JournalRoutes: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: page.body))
     }
 
-    /// The `Cache-Control` of a journal answer that holds commits.
-    static let journalCacheControl = "public, max-age=60"
+    /// How long a cache in front of the server may keep a journal answer that holds commits.
+    static let journalCacheSeconds = "60"
 
     /// Commits a snapshot document.
     private func commit(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
@@ -384,95 +386,52 @@ struct JournalRoutes: Sendable {
         let known = state.storeIdentity
         let identity = if let known { known } else { try await store.identity() }
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
-        let start = since ?? base
         let (store, state, eventPages, watcher, logger) = (store, state, eventPages, watcher, context.logger)
-        let channel = context.channel
-        let keepAlive = configuration.keepAliveInterval
-        // A user's stream ends when its token expires; the client reconnects with a fresh token
-        // and resumes from its Last-Event-ID.
-        let expiry = Self.lifetime(of: context).map { ContinuousClock.now + $0 }
         // It rests on the access rules under which its token may read the list, and ends when a
         // change of the rules takes that away (the client's reconnection gets the new answer).
         let token = Self.userToken(context)
-        let readable = try readingGeneration(of: list, context)
-        // The stream writes page after page through Hummingbird's writer, each write waiting while
-        // the connection cannot take more (a client that does not read), so a stream holds at most
-        // one page of the store; at the head it waits in the watcher's table for the next commit.
-        let body = ResponseBody { writer in
-            // A client that hangs up ends the stream, and frees its place, at once.
-            let hangUp = HangUpWatch(channel)
-            // The stream's slot is given back when the stream ends (or, unsent, when it is dropped).
-            defer { withExtendedLifetime(slot) {} }
-            var cursor = start
-            var page: EventPage? = first
-            var checked = readable
-            // Whether the client has every event up to the head the stream last saw (after a
-            // keep-alive: the stream waits again without reading).
-            var atHead = false
-            // The first page, read while the token was valid, is the request's answer and is
-            // written even when the token expires before the stream starts (a loaded server);
-            // the stream then ends.
-            following: while !Task.isCancelled && !watcher.isClosed && (page != nil || expiry.map({ ContinuousClock.now < $0 }) ?? true) {
-                // The waits at the head end at the token's expiry at the latest.
-                let keepAlive = expiry.map { min(keepAlive, max(.zero, $0 - ContinuousClock.now)) } ?? keepAlive
-                guard case .allowed(let still) = Self.reading(list, as: token, after: checked, state: state, storeLocation: store.location)
-                else { break following }
-                checked = still
-                if let now = state.storeIdentity, now != identity {
-                    try await writer.write(Self.epochChangedEvent(now))
-                    break following
-                }
-                if !atHead {
-                    let current: EventPage
-                    if let page { current = page } else {
-                        do {
-                            current = try await eventPages.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration())
-                        } catch {
-                            var api = APIError.from(error, logger: logger, storeLocation: store.location)
-                            // A list made again under its name may not have the stream's version:
-                            // the end says that the list was deleted.
-                            if let listID, let summary = try? await store.summary(of: list), summary.id != listID {
-                                api = APIError(.notFound, StoreError.Code.listNotFound.description, Self.listDeletedMessage(list))
-                            }
-                            try await writer.write(Self.errorEvent(code: api.code, message: api.message))
-                            break
-                        }
-                    }
-                    page = nil
-                    // The list deleted and made again under its name since the stream started: the
-                    // stream ends (a deleted list's read failed above), as its long polls answer 404.
-                    if let listID, let read = current.listID, read != listID {
-                        try await writer.write(Self.errorEvent(code: StoreError.Code.listNotFound.description, message: Self.listDeletedMessage(list)))
-                        break
-                    }
-                    if let last = current.lastVersion {
-                        // The rules may have changed during the read.
-                        guard case .allowed(let still) = Self.reading(list, as: token, after: checked, state: state, storeLocation: store.location)
-                        else { break following }
-                        checked = still
-                        try await writer.write(current.events)
-                        state.addEventBytes(current.events.readableBytes)
-                        cursor = last
-                    }
-                    if current.hasMore { continue }
-                }
-                if let expiry, ContinuousClock.now >= expiry { break following }
-                atHead = false
-                let (from, generation) = (cursor, checked)
-                guard let woken = await hangUp.wait({ await watcher.wait(for: list, after: from, timeout: keepAlive, accessGeneration: generation) })
-                else { break following }
-                if woken { continue }
-                if watcher.isClosed || Task.isCancelled { break following }
-                if let generation, state.accessGeneration != generation { continue }
-                try await writer.write(ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)))
-                atHead = true
+        let checked = _Locked(try readingGeneration(of: list, context))
+        /// A page as what the stream writes; a page of another list of that name ends it.
+        let events = { @Sendable (page: EventPage, cursor: Int) -> EventStream<Int>.Read in
+            // The list deleted and made again under its name since the stream started: the stream
+            // ends, as its long polls answer 404.
+            if let listID, let read = page.listID, read != listID {
+                return .end(Self.errorEvent(code: StoreError.Code.listNotFound.description, message: Self.listDeletedMessage(list)))
             }
-            try await writer.finish(nil)
+            return .events(page.events, after: page.lastVersion ?? cursor, hasMore: page.hasMore)
         }
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream"
-        headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: body)
+        let stream = EventStream<Int>(
+            first: events(first, since ?? base), start: since ?? base,
+            read: { cursor in
+                do {
+                    return events(try await eventPages.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration()), cursor)
+                } catch {
+                    var api = APIError.from(error, logger: logger, storeLocation: store.location)
+                    // A list made again under its name may not have the stream's version: the end
+                    // says that the list was deleted.
+                    if let listID, let summary = try? await store.summary(of: list), summary.id != listID {
+                        api = APIError(.notFound, StoreError.Code.listNotFound.description, Self.listDeletedMessage(list))
+                    }
+                    return .end(Self.errorEvent(code: api.code, message: api.message))
+                }
+            },
+            wait: { cursor, timeout, generation, hangUp in
+                await watcher.wait(for: list, after: cursor, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
+            },
+            keepAlive: { _ in ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)) },
+            access: {
+                checked.withLock { generation in
+                    guard case .allowed(let still) = Self.reading(list, as: token, after: generation, state: state, storeLocation: store.location)
+                    else { return .refused }
+                    generation = still
+                    return .allowed(still)
+                }
+            })
+        // A user's stream ends when its token expires; the client reconnects with a fresh token
+        // and resumes from its Last-Event-ID.
+        return stream.response(
+            channel: context.channel, slot: slot, watcher: watcher, state: state, identity: identity,
+            keepAliveInterval: configuration.keepAliveInterval, expiry: Self.lifetime(of: context).map { ContinuousClock.now + $0 })
     }
 
     // MARK: - Helpers
@@ -581,4 +540,7 @@ struct JournalRoutes: Sendable {
 
 extension HTTPField.Name {
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    /// How long nginx may keep an answer (it reads the field before `Cache-Control`, and does not
+    /// pass it on).
+    static let accelExpires = HTTPField.Name("X-Accel-Expires")!
 }

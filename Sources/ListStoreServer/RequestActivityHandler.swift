@@ -175,7 +175,9 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Without a request under way, the head's deadline decides (`armHeadDeadline(_:)`).
     private func isIdle(_ context: ChannelHandlerContext) -> Bool {
         if bodyComing && waits == 0 { return true }
-        if waits > 0 || underWay == 0 { return false }
+        if underWay == 0 { return false }
+        // A wait holds bytes only when its client stopped reading what came before.
+        if waits > 0 && heldBytes(context) == 0 { return false }
         return writesStalled(context, mark: &sentAtCheck)
     }
 

@@ -243,9 +243,9 @@ import Testing
             }
             // Every stream has started (their first pages, empty, are read together) and waits at the
             // head, handed to the fan-out.
-            let fanout = server.server
-            try await LimitTests.waitUntil { fanout.waitingCount >= streams }
-            #expect(fanout.waitingCount == streams, "the streams did not all start within 30 s")
+            let watching = server.server
+            try await LimitTests.waitUntil { watching.waitingCount >= streams }
+            #expect(watching.waitingCount == streams, "the streams did not all start within 30 s")
             let before = engine.journalReads
             let state = server.server.state
             for k in 1...commits {
@@ -254,7 +254,7 @@ import Testing
                 let written = state.eventBytesWritten
                 try await store.commit(linearList(3 + k), to: "l")
                 try await waitUntil("commit \(k) is written to the streams and they wait again") {
-                    state.eventBytesWritten > written && (k == commits || fanout.waitingCount == streams)
+                    state.eventBytesWritten > written && (k == commits || watching.waitingCount == streams)
                 }
             }
             for follower in followers {
@@ -401,9 +401,9 @@ import Testing
                 ) { $0.contains("id: \(1 + commits)\n") }
             }
         }
-        let fanout = server.server
-        try await LimitTests.waitUntil(within: .seconds(120)) { fanout.waitingCount >= streams }
-        #expect(fanout.waitingCount == streams, "the streams did not all start within 120 s")
+        let watching = server.server
+        try await LimitTests.waitUntil(within: .seconds(120)) { watching.waitingCount >= streams }
+        #expect(watching.waitingCount == streams, "the streams did not all start within 120 s")
         // Back to back: most land while the streams are being written to.
         for k in 1...commits { _ = try await engine.commit(linearList(3 + k), to: "l", expectedVersion: nil, author: nil, message: nil) }
         for follower in followers {
@@ -428,9 +428,9 @@ import Testing
                     port: port, "GET /v1/lists/l/events?since=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)\r\n", timeout: .seconds(60)
                 ) { $0.contains("id: 4\n") && $0.hasSuffix("\n\n\r\n") }
             }
-            let fanout = server.server
-            try await LimitTests.waitUntil { fanout.waitingCount >= 1 }
-            #expect(fanout.waitingCount == 1)
+            let watching = server.server
+            try await LimitTests.waitUntil { watching.waitingCount >= 1 }
+            #expect(watching.waitingCount == 1)
             let state = server.server.state
             for k in 1...3 {
                 // Each commit once the last one is written and the stream waits again (after the
@@ -438,7 +438,7 @@ import Testing
                 let written = state.eventBytesWritten
                 try await store.commit(linearList(3 + k), to: "l")
                 try await waitUntil("commit \(k) is written and the stream waits again") {
-                    state.eventBytesWritten > written && (k == 3 || fanout.waitingCount == 1)
+                    state.eventBytesWritten > written && (k == 3 || watching.waitingCount == 1)
                 }
             }
             let text = try await stream.value

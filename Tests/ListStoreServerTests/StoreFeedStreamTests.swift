@@ -54,8 +54,8 @@ import Testing
             #expect(backlog.text.contains("text/event-stream"))
             #expect(Self.events(backlog.text).events.map(\.list) == ["users/ana/inbox", "teams/red/plan", "public/news"])
             // The stream waits at the head: what comes now is written to it by the fan-out.
-            let feedFanout = server.server
-            try await LimitTests.waitUntil { feedFanout.waitingCount == 1 }
+            let feedServer = server.server
+            try await LimitTests.waitUntil { feedServer.waitingCount == 1 }
             try await store.commit(linearList(4), to: "users/bob/inbox")
             try await store.commit(linearList(5), to: "users/ana/inbox")
             try await store.commit(linearList(2), to: "users/ana/projects/new")
@@ -117,16 +117,16 @@ import Testing
                     ) { $0.components(separatedBy: "event: commit").count > commits / 3 }
                 }
             }
-            let feedFanout = server.server
-            try await LimitTests.waitUntil { feedFanout.waitingCount >= streams }
-            #expect(feedFanout.waitingCount == streams, "the streams did not all start within 30 s")
+            let feedServer = server.server
+            try await LimitTests.waitUntil { feedServer.waitingCount >= streams }
+            #expect(feedServer.waitingCount == streams, "the streams did not all start within 30 s")
             let before = engine.feedReads
             let state = server.server.state
             for k in 0..<commits {
                 let written = state.eventBytesWritten
                 _ = try await engine.commit(linearList(3 + k), to: "team\(k % 3)/plan", expectedVersion: nil, author: nil, message: nil)
                 try await waitUntil("commit \(k) is written to the streams and they wait again") {
-                    state.eventBytesWritten > written && (k >= commits - 3 || feedFanout.waitingCount == streams)
+                    state.eventBytesWritten > written && (k >= commits - 3 || feedServer.waitingCount == streams)
                 }
             }
             for (k, follower) in followers.enumerated() {
@@ -150,8 +150,8 @@ import Testing
             let connection = try RawConnection(port: server.port)
             connection.send("GET /v1/events?lists=** HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer service\r\n\r\n")
             _ = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("event: commit") } }
-            let feedFanout = server.server
-            try await LimitTests.waitUntil { feedFanout.waitingCount == 1 }
+            let feedServer = server.server
+            try await LimitTests.waitUntil { feedServer.waitingCount == 1 }
             engine.feedFails.withLock { $0 = true }
             _ = try await engine.commit(linearList(3), to: "l", expectedVersion: nil, author: nil, message: nil)
             let ended = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("0\r\n\r\n") } }
