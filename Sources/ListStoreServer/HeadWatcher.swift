@@ -3,7 +3,7 @@ import Foundation
 
 /// The one table of requests that wait for commits: long polls and event streams of a list
 /// (`wait(for:after:timeout:accessGeneration:)`), and long polls and event streams of the store
-/// feed (`waitForFeed(includes:readAt:timeout:accessGeneration:)`). One loop reads the store feed
+/// feed (`waitForFeed(includes:after:timeout:accessGeneration:hangUp:)`). One loop reads the store feed
 /// for all of them — which lists moved, to which versions, without the entries — at once after a
 /// commit the store learns of (this process's, on PostgreSQL other servers' through `NOTIFY`, on a
 /// Linux SQLite file other processes' through inotify), and every `pollInterval` while anyone waits
@@ -25,8 +25,8 @@ final class HeadWatcher: Sendable {
     private enum Target {
         /// The head of a list to pass a version.
         case list(String, after: Int)
-        /// A commit to a list `includes` accepts, after the commit generation of the waiter's read.
-        case feed(includes: @Sendable (String) -> Bool, readAt: UInt64)
+        /// A commit to a list `includes` accepts, past a position of the feed.
+        case feed(includes: @Sendable (String) -> Bool, after: Int)
     }
 
     private struct Waiter {
@@ -54,6 +54,11 @@ final class HeadWatcher: Sendable {
         var position: Int?
         /// The store's commit generation read before the last read of the feed.
         var readAt: UInt64?
+        /// The last moves read (at most `recentLimit`), and the position after which they are all
+        /// there: a feed wait past a position they cover ends at once when one of them is of its
+        /// lists, and waits otherwise.
+        var recent: [FeedMove] = []
+        var recentFrom: Int?
         /// A wait ended at once on moves read before (the loop reads the feed again even if nobody
         /// waits, so that a request that keeps asking gets what moved since).
         var readWanted = false
@@ -108,6 +113,9 @@ final class HeadWatcher: Sendable {
     /// The most moves one read of the feed takes (it reads on while there are more).
     static let movesPerRead = 1_000
 
+    /// The most recent moves kept for the feed's waits (`State.recent`).
+    static let recentLimit = 4_096
+
     /// Reads the feed at once after a commit the store learns of, and every `pollInterval` while
     /// anyone waits; wakes the waits its moves end.
     private func readHeads() async {
@@ -148,6 +156,8 @@ final class HeadWatcher: Sendable {
                     state.position = read.last
                     state.heads = [:]
                     state.readAt = generation
+                    state.recent = []
+                    state.recentFrom = read.last
                 }
                 return true
             }
@@ -168,6 +178,12 @@ final class HeadWatcher: Sendable {
             state.position = position
             state.readAt = generation
             guard !moves.isEmpty else { return [] }
+            state.recent += moves
+            if state.recent.count > 2 * Self.recentLimit {
+                let dropped = state.recent.count - Self.recentLimit
+                state.recentFrom = state.recent[dropped - 1].position
+                state.recent.removeFirst(dropped)
+            }
             var moved = [String: Int]()
             for move in moves { moved[move.list] = move.version ?? Self.deleted }
             var ids = [UInt64]()
@@ -179,8 +195,8 @@ final class HeadWatcher: Sendable {
                 }
             }
             for id in state.feed {
-                guard case .feed(let includes, _)? = state.waiters[id]?.target else { continue }
-                if moved.keys.contains(where: includes) { ids.append(id) }
+                guard case .feed(let includes, let after)? = state.waiters[id]?.target else { continue }
+                if moves.contains(where: { $0.position > after && includes($0.list) }) { ids.append(id) }
             }
             return ids.compactMap { state.remove($0) }
         }
@@ -245,15 +261,18 @@ final class HeadWatcher: Sendable {
     }
 
     /// Returns `true` as soon as a read of the feed finds that a list `includes` accepts moved
-    /// (a commit, or a deletion), or at once when the feed was read after a commit the store
-    /// learned of since the caller's own read of it (`readAt`: the commit generation before it);
-    /// `false` as `wait(for:after:timeout:accessGeneration:)` does.
+    /// (a commit, or a deletion) past the feed position `position` (where the caller read up to),
+    /// at once when the moves already read show one; `false` as
+    /// `wait(for:after:timeout:accessGeneration:hangUp:)` does.
     func waitForFeed(
-        includes: @escaping @Sendable (String) -> Bool, readAt: UInt64, timeout: Duration, accessGeneration: UInt64? = nil, hangUp: HangUpWatch? = nil
+        includes: @escaping @Sendable (String) -> Bool, after position: Int, timeout: Duration, accessGeneration: UInt64? = nil,
+        hangUp: HangUpWatch? = nil
     ) async -> Bool {
-        await waiting(for: .feed(includes: includes, readAt: readAt), timeout: timeout, accessGeneration: accessGeneration, hangUp: hangUp) { state in
-            // Moves read after a commit the caller's read may not hold: they were taken without it.
-            state.readAt.map { $0 > readAt } ?? false
+        await waiting(for: .feed(includes: includes, after: position), timeout: timeout, accessGeneration: accessGeneration, hangUp: hangUp) { state in
+            guard let read = state.position, position < read else { return false }
+            // Moves past the caller's position that are no longer kept: it reads again.
+            guard let from = state.recentFrom, position >= from else { return true }
+            return state.recent.contains { $0.position > position && includes($0.list) }
         }
     }
 

@@ -122,7 +122,6 @@ extension JournalRoutes {
         guard wait >= 0, Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be from 0 to \(configuration.maxWait.components.seconds) seconds")
         }
-        var readAt = store.commitGeneration()
         var page = try await feed.reading {
             try await store.feed(after: feed.position, fingerprint: feed.fingerprint, limit: limit, including: feed.includes)
         }
@@ -138,15 +137,14 @@ extension JournalRoutes {
             let (watcher, includes, user) = (watcher, feed.includes, Self.userToken(context) != nil)
             // A token the access rules no longer accept (read again meanwhile) gets its answer now.
             while page.events.isEmpty, !page.hasMore, ContinuousClock.now < deadline, !feed.filter.isRefused {
-                let (seen, timeout, generation) = (readAt, deadline - ContinuousClock.now, user ? state.accessGeneration : nil)
+                let (seen, timeout, generation) = (page.position, deadline - ContinuousClock.now, user ? state.accessGeneration : nil)
                 // A client that hangs up ends its wait, and frees its place, at once.
-                let woken = await watcher.waitForFeed(includes: includes, readAt: seen, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
+                let woken = await watcher.waitForFeed(includes: includes, after: seen, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
                 if hangUp.isClosed { break }
                 if !woken {
                     if watcher.isClosed || Task.isCancelled { break }
                     continue
                 }
-                readAt = store.commitGeneration()
                 page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: feed.includes)
                 try await feed.readPastOthers(&page, store: store, limit: limit)
             }
@@ -169,7 +167,6 @@ extension JournalRoutes {
         let slot = try streamSlot()
         // Errors before the stream starts get a status (a cursor expired); the first page, read
         // for that, is the stream's first.
-        let firstReadAt = store.commitGeneration()
         let engine = store
         let first = try await feed.reading {
             try await engine.feed(after: feed.position, fingerprint: feed.fingerprint, limit: FeedPages.limit, including: feed.includes)
@@ -177,22 +174,22 @@ extension JournalRoutes {
         let (store, watcher, feedPages, includes, filter, logger, state) = (store, watcher, feedPages, feed.includes, feed.filter, context.logger, state)
         let cursor = { @Sendable (position: Int, fingerprint: Int64?) in feed.cursor(at: position, fingerprint: fingerprint) }
         /// A page as what the stream writes: each event framed with the cursor after it.
-        let events = { @Sendable (page: FeedPage, at: FeedStreamCursor, readAt: UInt64) -> EventStream<FeedStreamCursor>.Read in
+        let events = { @Sendable (page: FeedPage, at: FeedStreamCursor) -> EventStream<FeedStreamCursor>.Read in
             var bytes = ByteBuffer()
             for event in page.events { bytes.writeImmutableBuffer(Self.feedFrame(event, cursor: cursor(event.position, event.fingerprint))) }
             let fingerprint = page.position != at.position ? page.fingerprint : at.fingerprint
-            return .events(bytes, after: FeedStreamCursor(position: page.position, fingerprint: fingerprint, readAt: readAt), hasMore: page.hasMore)
+            return .events(bytes, after: FeedStreamCursor(position: page.position, fingerprint: fingerprint), hasMore: page.hasMore)
         }
         // A user's stream rests on the access rules in force: its lists are checked under the rules
         // in force (`filter`), and it ends when they no longer accept its token.
         let user = Self.userToken(context) != nil
-        let start = FeedStreamCursor(position: first.position, fingerprint: first.fingerprint, readAt: firstReadAt)
+        let start = FeedStreamCursor(position: first.position, fingerprint: first.fingerprint)
         let stream = EventStream<FeedStreamCursor>(
-            first: events(first, start, firstReadAt), start: start,
+            first: events(first, start), start: start,
             read: { at in
                 let readAt = store.commitGeneration()
                 do {
-                    return events(try await feedPages.page(after: at.position, generation: readAt).keeping(includes), at, readAt)
+                    return events(try await feedPages.page(after: at.position, generation: readAt).keeping(includes), at)
                 } catch {
                     let error = feed.sealed ? FeedCursorSeal.forUser(error) : error
                     let api = APIError.from(error, logger: logger, storeLocation: store.location)
@@ -200,7 +197,7 @@ extension JournalRoutes {
                 }
             },
             wait: { at, timeout, generation, hangUp in
-                await watcher.waitForFeed(includes: includes, readAt: at.readAt, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
+                await watcher.waitForFeed(includes: includes, after: at.position, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
             },
             keepAlive: { at in Self.feedKeepAlive(cursor(at.position, at.fingerprint)) },
             access: { filter.isRefused ? .refused : .allowed(user ? state.accessGeneration : nil) })
@@ -211,12 +208,11 @@ extension JournalRoutes {
             keepAliveInterval: configuration.keepAliveInterval, expiry: Self.lifetime(of: context).map { ContinuousClock.now + $0 })
     }
 
-    /// Where a feed stream is: the position its client has every event up to, the fingerprint of
-    /// the event there, and the store's commit generation before the read that reached it.
+    /// Where a feed stream is: the position its client has every event up to, and the fingerprint
+    /// of the event there.
     struct FeedStreamCursor: Sendable {
         var position: Int
         var fingerprint: Int64?
-        var readAt: UInt64
     }
 
     /// `event` as an event of a feed stream: `id:` the cursor after it (`cursor`), `event: commit`
