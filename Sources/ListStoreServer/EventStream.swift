@@ -42,8 +42,9 @@ struct EventStream<Cursor: Sendable>: Sendable {
     /// given generation, until the client hangs up: whether a commit it follows woke it (see
     /// `HeadWatcher`).
     var wait: @Sendable (Cursor, Duration, UInt64?, HangUpWatch) async -> Bool
-    /// The keep-alive comment at a cursor.
-    var keepAlive: @Sendable (Cursor) -> ByteBuffer
+    /// The keep-alive comment at a cursor, and the cursor after it (a feed stream's moves past
+    /// other lists' events).
+    var keepAlive: @Sendable (Cursor) -> (ByteBuffer, Cursor)
     /// Whether its access still holds (checked before each read and each write).
     var access: @Sendable () -> Access
 
@@ -102,7 +103,9 @@ struct EventStream<Cursor: Sendable>: Sendable {
                 if watcher.isClosed || Task.isCancelled { break }
                 // The rules changed: checked again at the top.
                 if let generation, state.accessGeneration != generation { continue }
-                try await writer.write(keepAlive(cursor))
+                let (comment, moved) = keepAlive(cursor)
+                try await writer.write(comment)
+                cursor = moved
                 atHead = true
             }
             try await writer.finish(nil)

@@ -116,11 +116,10 @@ final class HeadWatcher: Sendable {
     /// The most recent moves kept for the feed's waits (`State.recent`).
     static let recentLimit = 4_096
 
-    /// Reads the feed at once after a commit the store learns of, and every `pollInterval` while
-    /// anyone waits; wakes the waits its moves end.
+    /// Reads the feed, while anyone waits, at once after a commit the store learns of and every
+    /// `pollInterval`; wakes the waits its moves end.
     private func readHeads() async {
         var identityReadAt: ContinuousClock.Instant?
-        var readGeneration: UInt64?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
             let waiting = withState { state in
@@ -133,8 +132,18 @@ final class HeadWatcher: Sendable {
                 identityReadAt = .now
                 await readIdentity()
             }
-            if generation != readGeneration || waiting, await readFeed(generation: generation) {
-                readGeneration = generation
+            if waiting {
+                _ = await readFeed(generation: generation)
+            } else {
+                // Nobody waits: the moves are not read, and what was read is forgotten. The first
+                // read when someone waits again starts at the feed's end and wakes every wait.
+                withState { state in
+                    state.position = nil
+                    state.heads = [:]
+                    state.recent = []
+                    state.recentFrom = nil
+                    state.readAt = nil
+                }
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
@@ -273,6 +282,21 @@ final class HeadWatcher: Sendable {
             // Moves past the caller's position that are no longer kept: it reads again.
             guard let from = state.recentFrom, position >= from else { return true }
             return state.recent.contains { $0.position > position && includes($0.list) }
+        }
+    }
+
+    /// Where a feed stream whose client has every event of its lists (those `includes` accepts) up
+    /// to `position` may move its cursor without reading: the last position the watcher read, and
+    /// its event's fingerprint, when the moves kept since `position` hold none of its lists; `nil`
+    /// when they do not tell (not kept, or no fingerprint known there).
+    /// - Complexity: O(moves kept past `position`).
+    func feedPosition(after position: Int, includes: (String) -> Bool) -> (position: Int, fingerprint: Int64?)? {
+        withState { state in
+            guard let read = state.position, read > position, let from = state.recentFrom, position >= from,
+                let last = state.recent.last, last.position == read,
+                !state.recent.contains(where: { $0.position > position && includes($0.list) })
+            else { return nil }
+            return (read, last.fingerprint)
         }
     }
 

@@ -199,7 +199,12 @@ extension JournalRoutes {
             wait: { at, timeout, generation, hangUp in
                 await watcher.waitForFeed(includes: includes, after: at.position, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
             },
-            keepAlive: { at in Self.feedKeepAlive(cursor(at.position, at.fingerprint)) },
+            keepAlive: { at in
+                // Past other lists' events, as far as the watcher read, so a reconnect need not read them.
+                let moved = watcher.feedPosition(after: at.position, includes: includes)
+                    .map { FeedStreamCursor(position: $0.position, fingerprint: $0.fingerprint) } ?? at
+                return (Self.feedKeepAlive(cursor(moved.position, moved.fingerprint)), moved)
+            },
             access: { filter.isRefused ? .refused : .allowed(user ? state.accessGeneration : nil) })
         // A user's stream ends when its token expires; the client reconnects with a fresh token
         // and resumes from its Last-Event-ID.

@@ -289,6 +289,8 @@ struct JournalRoutes: Sendable {
                     checked = try readingGeneration(of: list, context)
                     if !woken, ContinuousClock.now < deadline { continue }
                 }
+                // Woken with nothing new (the watcher's first read wakes every wait): wait on.
+                if woken, page.empty, ContinuousClock.now < deadline, !watcher.isClosed { continue }
                 break
             }
         }
@@ -418,7 +420,7 @@ struct JournalRoutes: Sendable {
             wait: { cursor, timeout, generation, hangUp in
                 await watcher.wait(for: list, after: cursor, timeout: timeout, accessGeneration: generation, hangUp: hangUp)
             },
-            keepAlive: { _ in ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)) },
+            keepAlive: { cursor in (ByteBuffer(bytes: Array(": keep-alive\n\n".utf8)), cursor) },
             access: {
                 checked.withLock { generation in
                     guard case .allowed(let still) = Self.reading(list, as: token, after: generation, state: state, storeLocation: store.location)

@@ -551,7 +551,7 @@ final class InMemoryTransaction: StoreTransaction {
             if tables.feed[middle].position <= position { low = middle + 1 } else { high = middle }
         }
         return tables.feed[low...].lazy.filter { !$0.gone }.prefix(limit).map { row in
-            FeedMove(position: row.position, list: row.list, version: row.deleted ? nil : row.version)
+            FeedMove(position: row.position, list: row.list, version: row.deleted ? nil : row.version, fingerprint: row.fingerprint)
         }
     }
 

@@ -91,11 +91,14 @@ public struct FeedMove: Sendable, Hashable {
     public var list: String
     /// The version the list moved to; `nil` for a deletion.
     public var version: Int?
+    /// The event's fingerprint (see `FeedEvent.fingerprint`): what a cursor at `position` carries.
+    public var fingerprint: Int64?
 
     /// A move. - Complexity: O(1).
-    public init(position: Int, list: String, version: Int?) {
+    public init(position: Int, list: String, version: Int?, fingerprint: Int64? = nil) {
         self.position = position
         self.list = list
         self.version = version
+        self.fingerprint = fingerprint
     }
 }

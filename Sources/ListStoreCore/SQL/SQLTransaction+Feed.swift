@@ -54,10 +54,12 @@ extension SQLTransaction {
 
     package func feedMoves(after position: Int, limit: Int) throws -> [FeedMove] {
         try rows(
-            "SELECT position, list, version, deleted FROM feed WHERE position > ? AND deleted < 2 ORDER BY position LIMIT ?",
+            "SELECT position, list, version, deleted, fingerprint FROM feed WHERE position > ? AND deleted < 2 ORDER BY position LIMIT ?",
             [SQLValue(position), SQLValue(limit)]
         ).map { row in
-            FeedMove(position: try row.int(0), list: try row.string(1), version: try row.int(3) != 0 ? nil : try row.int(2))
+            FeedMove(
+                position: try row.int(0), list: try row.string(1), version: try row.int(3) != 0 ? nil : try row.int(2),
+                fingerprint: try row.optionalInt64(4))
         }
     }
 
