@@ -111,6 +111,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
 
     private let requestPrefix: [UInt8]
     private let requestSuffix: [UInt8]
+    /// Each follower's own request suffix (long polls with a token each), when not `requestSuffix`.
+    private let suffixes: [[UInt8]]?
     /// With `feed`: each follower's request before and after its `&since=<cursor>`.
     private let feedRequests: [(prefix: [UInt8], suffix: [UInt8])]?
     /// With `feed`: the feed position of each commit whose arrival counts, by list and version.
@@ -139,7 +141,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// - Parameters:
     ///   - since: the version every follower starts from (it asks for the commits after it).
     ///   - firstVersion, lastVersion: the versions whose arrivals are recorded.
-    init(count: Int, port: Int, list: String, since: Int, firstVersion: Int, lastVersion: Int, events: Bool = false) {
+    ///   - tokens: each long-polling follower's own bearer token (none: no `Authorization`).
+    init(count: Int, port: Int, list: String, since: Int, firstVersion: Int, lastVersion: Int, events: Bool = false, tokens: [String]? = nil) {
         self.count = count
         self.port = port
         self.events = events
@@ -154,6 +157,11 @@ final class HTTPFollowerPool: @unchecked Sendable {
         } else {
             requestPrefix = Array("GET /v1/lists/\(encoded)/journal?since=".utf8)
             requestSuffix = Array("&limit=100&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n".utf8)
+        }
+        suffixes = tokens.map { tokens in
+            tokens.map {
+                Array("&limit=100&wait=30 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\nAuthorization: Bearer \($0)\r\n\r\n".utf8)
+            }
         }
         feedRequests = nil
         feedCommits = nil
@@ -184,6 +192,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         readArrivals = arrivals
         requestPrefix = []
         requestSuffix = []
+        suffixes = nil
         feedRequests = requests.map { (Array($0.prefix.utf8), Array($0.suffix.utf8)) }
         feedCommits = commits
         var start = Follower(lastVersion: since)
@@ -522,7 +531,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
     /// (with `feed`: from its last cursor), and sends what it can of it; returns what failed, or nil.
     private func request(_ f: Int) -> String? {
         followers[f].since = followers[f].lastVersion
-        let (prefix, suffix) = feedRequests?[f] ?? (requestPrefix, requestSuffix)
+        let (prefix, suffix) = feedRequests?[f] ?? (requestPrefix, suffixes?[f] ?? requestSuffix)
         // Written into the follower's buffer: this runs for every answer.
         followers[f].out.removeAll(keepingCapacity: true)
         followers[f].out.append(contentsOf: prefix)

@@ -16,7 +16,7 @@ struct Scenario: Sendable {
     static let registry: [Scenario] = DiffScenario.all.map(\.scenario)
         + [CommitScenario.scenario, PGCommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario, ReplayScenario.scenario,
            HistoryScenario.scenario,
-           MergeScenario.scenario, HeavyPushScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario, HTTPFollowersScenario.scenario10k, HTTPFollowersScenario.scenarioBeside1m, SetFollowersScenario.scenario,
+           MergeScenario.scenario, HeavyPushScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario, HTTPFollowersScenario.scenario10k, HTTPFollowersScenario.scenarioBeside1m, CachedFollowersScenario.scenario, SetFollowersScenario.scenario,
            PGFollowersScenario.scenario, AuthOverheadScenario.scenario, FirstSyncScenario.scenario, FirstSyncManyScenario.scenario]
 
     static func named(_ name: String) -> Scenario? {
