@@ -62,7 +62,8 @@ struct AccessMiddleware: RouterMiddleware {
         guard let uri = request.headers[.originalURI] else {
             throw APIError.invalidArgument("'X-Original-URI' is required: the path of the request asked about")
         }
-        var method = try request.headers[.originalMethod].map { name in
+        // Absent or empty: GET.
+        var method = try request.headers[.originalMethod].flatMap { $0.isEmpty ? nil : $0 }.map { name in
             guard let method = HTTPRequest.Method(name) else { throw APIError.invalidArgument("'X-Original-Method' is not a method") }
             return method
         } ?? .get
