@@ -59,12 +59,14 @@ struct AccessMiddleware: RouterMiddleware {
     /// longer than the token lives; 401 is not kept.
     /// - Complexity: that of `handle`, and O(routes) to find the route.
     func access(_ request: Request, logger: Logger) async throws -> Response {
-        guard let uri = request.headers[.originalURI] else {
-            throw APIError.invalidArgument("'X-Original-URI' is required: the path of the request asked about")
+        guard let uri = request.headers[.originalURI], uri.hasPrefix("/"), uri.utf8.count <= 8192 else {
+            throw APIError.invalidArgument("'X-Original-URI' is required: the path (and query) of the request asked about, at most 8,192 bytes")
         }
-        // Absent or empty: GET.
-        var method = try request.headers[.originalMethod].flatMap { $0.isEmpty ? nil : $0 }.map { name in
-            guard let method = HTTPRequest.Method(name) else { throw APIError.invalidArgument("'X-Original-Method' is not a method") }
+        // Absent: GET.
+        var method = try request.headers[.originalMethod].map { name in
+            guard Self.askableMethods.contains(name), let method = HTTPRequest.Method(name) else {
+                throw APIError.invalidArgument("'X-Original-Method' must be one of \(Self.askableMethods.joined(separator: ", "))")
+            }
             return method
         } ?? .get
         // HEAD is answered as GET (`HeadResponder`); a CORS preflight needs no token (the server
@@ -104,6 +106,9 @@ struct AccessMiddleware: RouterMiddleware {
             return Response(status: .forbidden, headers: headers)
         }
     }
+
+    /// The methods `access(_:logger:)` is asked about.
+    static let askableMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]
 
     /// How long a caching proxy may keep an answer of `access(_:)` for one token: a grant taken
     /// away (the access file read again) reaches the proxy within it.

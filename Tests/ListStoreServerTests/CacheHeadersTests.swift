@@ -80,9 +80,11 @@ import Testing
             #expect(try await ask("/health", token: nil).status == 204)
             #expect(try await ask("/v1/nowhere", token: nil).status == 401)
             #expect(try await ask("/v1/nowhere", token: ana).status == 204)
-            // The request asked about is named.
+            // The request asked about is named: a path, and a method of HTTP's own.
             let unnamed = try await RawAnswer.exchange(port: server.port, "GET /v1/access HTTP/1.1\r\n\(host)Authorization: Bearer service\r\n")
             #expect(unnamed.status == 400 && unnamed.errorCode == "invalidArgument")
+            #expect(try await ask("v1/lists", token: "service").status == 400)
+            #expect(try await ask("/v1/lists", method: "BREW", token: "service").status == 400)
         }
     }
 }
