@@ -111,7 +111,7 @@ struct CachedFollowersScenario {
 
         let key = P256.Signing.PrivateKey()
         let accessPath = directory.file("access.json")
-        let rules = #"{"keys": {"keys": [\#(Self.jwk(key))]}, "issuer": "https://auth.example", "audience": "liststore", "rules": [{"lists": "news", "grant": "read"}]}"#
+        let rules = #"{"keys": {"keys": [\#(SetFollowersScenario.jwk(key))]}, "issuer": "https://auth.example", "audience": "liststore", "rules": [{"lists": "news", "grant": "read"}]}"#
         guard FileManager.default.createFile(atPath: accessPath, contents: Data(rules.utf8)) else { throw log.failure("cannot write \(accessPath)") }
         let tokens = try (0..<Self.followerCount).map { try AuthOverheadScenario.token(key, sub: "u\($0)") }
 
@@ -266,10 +266,5 @@ struct CachedFollowersScenario {
             MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 50_000_000)
         }
         return false
-    }
-
-    private static func jwk(_ key: P256.Signing.PrivateKey) -> String {
-        let point = key.publicKey.rawRepresentation
-        return #"{"kty": "EC", "kid": "k1", "alg": "ES256", "crv": "P-256", "x": "\#(AuthOverheadScenario.base64URL(point.prefix(32)))", "y": "\#(AuthOverheadScenario.base64URL(point.suffix(32)))"}"#
     }
 }

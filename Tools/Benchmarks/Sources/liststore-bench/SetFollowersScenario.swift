@@ -280,7 +280,7 @@ struct SetFollowersScenario {
     }
 
     /// The public half of `key` as a JWK.
-    private static func jwk(_ key: P256.Signing.PrivateKey) -> String {
+    static func jwk(_ key: P256.Signing.PrivateKey) -> String {
         let point = Array(key.publicKey.rawRepresentation)
         return #"{"kty": "EC", "kid": "k1", "alg": "ES256", "crv": "P-256", "x": "\#(AuthOverheadScenario.base64URL(point.prefix(32)))", "y": "\#(AuthOverheadScenario.base64URL(point.suffix(32)))"}"#
     }
