@@ -2,7 +2,7 @@ import ListStoreCore
 
 /// The pages of events of list journals being read for event streams (`GET /v1/lists/{list}/events`),
 /// shared by the streams reading at the same version, and the last 16 that were not empty (up to
-/// 1 MiB each) for a second or until the store learns of a commit (see `SharedReads`): the streams
+/// 1 MiB each) for ten seconds or until the store learns of a commit (see `SharedReads`): the streams
 /// a commit wakes at one version cost one read.
 ///
 /// ```swift
@@ -20,7 +20,7 @@ struct EventPages: Sendable {
     static let limit = 100
 
     let store: any ListStoreEngine
-    private let reads = SharedReads<Key, EventPage>(keeping: 16, for: .seconds(1)) {
+    private let reads = SharedReads<Key, EventPage>(keeping: 16) {
         $0.lastVersion != nil && $0.events.readableBytes <= 1 << 20
     }
 

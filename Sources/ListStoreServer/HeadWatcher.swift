@@ -75,6 +75,16 @@ final class HeadWatcher: Sendable {
             }
             return waiter.continuation
         }
+
+        /// Forgets what the feed's reads found: the feed is read through `position` (`nil`: not
+        /// read), at `generation`, and nothing of it is kept.
+        mutating func forgetMoves(readThrough position: Int?, at generation: UInt64?) {
+            self.position = position
+            readAt = generation
+            heads = [:]
+            recent = []
+            recentFrom = position
+        }
     }
 
     let store: any ListStoreEngine
@@ -116,10 +126,18 @@ final class HeadWatcher: Sendable {
     /// The most recent moves kept for the feed's waits (`State.recent`).
     static let recentLimit = 4_096
 
+    /// How long nobody waits before what the feed's reads found is forgotten. Waits come and go
+    /// (a stream that writes a commit waits again a moment later): while what was read is kept,
+    /// the next read takes the moves since, and wakes only the waits they pass. Once forgotten, the
+    /// first read starts at the feed's end and wakes every wait (a commit may have landed between a
+    /// waiter's read and that one), and every waiter reads again.
+    static let forgetAfter: Duration = .seconds(1)
+
     /// Reads the feed, while anyone waits, at once after a commit the store learns of and every
     /// `pollInterval`; wakes the waits its moves end.
     private func readHeads() async {
         var identityReadAt: ContinuousClock.Instant?
+        var idleSince: ContinuousClock.Instant?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
             let waiting = withState { state in
@@ -133,17 +151,14 @@ final class HeadWatcher: Sendable {
                 await readIdentity()
             }
             if waiting {
+                idleSince = nil
                 _ = await readFeed(generation: generation)
+            } else if let since = idleSince {
+                // Nobody waits: the moves are not read, and after `forgetAfter` what was read is
+                // forgotten (so that a read after a long quiet does not take every move since).
+                if ContinuousClock.now - since >= Self.forgetAfter { withState { $0.forgetMoves(readThrough: nil, at: nil) } }
             } else {
-                // Nobody waits: the moves are not read, and what was read is forgotten. The first
-                // read when someone waits again starts at the feed's end and wakes every wait.
-                withState { state in
-                    state.position = nil
-                    state.heads = [:]
-                    state.recent = []
-                    state.recentFrom = nil
-                    state.readAt = nil
-                }
+                idleSince = .now
             }
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
@@ -161,13 +176,7 @@ final class HeadWatcher: Sendable {
                 // The first read, or a feed that went back (the store restored): from its end on.
                 // The waits read again (a commit may have landed between their read and this one).
                 endAll(returning: true)
-                withState { state in
-                    state.position = read.last
-                    state.heads = [:]
-                    state.readAt = generation
-                    state.recent = []
-                    state.recentFrom = read.last
-                }
+                withState { $0.forgetMoves(readThrough: read.last, at: generation) }
                 return true
             }
             moves += read.moves
@@ -221,7 +230,7 @@ final class HeadWatcher: Sendable {
         let known = serverState.storeIdentity
         serverState.storeIdentity = identity
         if let known, known != identity {
-            withState { $0.position = nil }
+            withState { $0.forgetMoves(readThrough: nil, at: nil) }
             endAll(returning: true)
         }
     }

@@ -6,8 +6,8 @@ import NIOCore
 
 /// The pages of list journals being read, as answers' bodies: shared by identical requests under
 /// way (the long polls a commit wakes among them), and
-/// the last 16 that were not empty (up to 1 MiB each), kept for a second or until the store learns
-/// of a commit, for the long polls a commit wakes (10,000 of them come over longer than a read
+/// the last 16 that were not empty (up to 1 MiB each), kept for ten seconds or until the store
+/// learns of a commit, for the long polls a commit wakes (10,000 of them come over longer than a read
 /// takes). The body is one buffer that every answer sharing it sends.
 ///
 /// ```swift
@@ -27,7 +27,7 @@ struct JournalPages: Sendable {
     /// A page read: whether it is empty, its body, and the entity tag of a page that is not.
     typealias Page = (empty: Bool, body: ByteBuffer, etag: String?)
 
-    private let reads = SharedReads<Key, Page>(keeping: 16, for: .seconds(1)) {
+    private let reads = SharedReads<Key, Page>(keeping: 16) {
         !$0.empty && $0.body.readableBytes <= 1 << 20
     }
 

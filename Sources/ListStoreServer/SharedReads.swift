@@ -29,9 +29,15 @@ final class SharedReads<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let maxAge: Duration
     private let keep: @Sendable (Value) -> Bool
 
+    /// How long a value is kept by default: a kept value answers only callers at its generation,
+    /// so its age bounds nothing but how long it stays in memory (which `capacity` bounds too). Ten
+    /// seconds, so that callers woken by a commit that resume late (on a loaded machine, seconds
+    /// after the read) still share it.
+    static var defaultMaxAge: Duration { .seconds(10) }
+
     /// Reads that keep nothing once they are done (`keeping: 0`), or the last `capacity` values
     /// `keep` accepts, each for `maxAge`.
-    init(keeping capacity: Int = 0, for maxAge: Duration = .seconds(1), when keep: @escaping @Sendable (Value) -> Bool = { _ in true }) {
+    init(keeping capacity: Int = 0, for maxAge: Duration = defaultMaxAge, when keep: @escaping @Sendable (Value) -> Bool = { _ in true }) {
         self.capacity = capacity
         self.maxAge = maxAge
         self.keep = keep
