@@ -16,7 +16,7 @@ extension Store {
         try await page(
             of: list, at: version, after: cursor, maxBytes: maxBytes, pins: pins,
             pin: {
-                let pool = try existingPool()
+                let pool = try await existingPool()
                 return try await _BlockingThreads.shared.run { try Store.mapErrors(path: self.path) { try pool.makeSnapshot() } }
             },
             reading: { snapshot, body in try await reading(in: snapshot) { try body($0) } })

@@ -65,7 +65,7 @@ extension Store {
     /// - Throws: as the blocking `reading`, and `CancellationError`.
     func reading<T: Sendable>(_ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
         try Task.checkCancellation()
-        let pool = try existingPool()
+        let pool = try await existingPool()
         do {
             return try await pool.read { db in try body(SQLiteTransaction(self, db)) }
         } catch {
@@ -89,7 +89,7 @@ extension Store {
     /// wrote and tells of the commit. With `creating`, makes the store first when there is none.
     /// - Throws: `.storeNotFound` (without `creating`), what `body` throws, mapped as `mapErrors` does.
     func writing<T>(creating: Bool = false, _ body: (SQLiteTransaction) throws -> T) throws -> T {
-        let pool = try writablePool(creating: creating)
+        let pool = try writable(pool(creating: creating), creating: creating)
         let (value, transaction) = try Store.mapErrors(path: path) {
             try pool.writeWithoutTransaction { db in try Store.immediate(db, self, body) }
         }
@@ -101,7 +101,7 @@ extension Store {
     /// - Throws: as the blocking `writing`, and `CancellationError`.
     func writing<T: Sendable>(creating: Bool = false, _ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
         try Task.checkCancellation()
-        let pool = try writablePool(creating: creating)
+        let pool = try writable(await openedPool(creating: creating), creating: creating)
         let value: T
         let transaction: SQLiteTransaction.Outcome
         do {
@@ -120,11 +120,9 @@ extension Store {
         return storeError(error, path: path)
     }
 
-    private func writablePool(creating: Bool) throws -> DatabasePool {
-        guard let pool = try pool(creating: creating) else {
-            throw creating ? StoreError(.io, "cannot create a store at \(path)") : StoreError(.storeNotFound, "no store at \(path)")
-        }
-        return pool
+    private func writable(_ pool: DatabasePool?, creating: Bool) throws -> DatabasePool {
+        if pool == nil, creating { throw StoreError(.io, "cannot create a store at \(path)") }
+        return try existing(pool)
     }
 
     /// Runs `body` in an `IMMEDIATE` transaction of `db`: what it returns, and what the store keeps

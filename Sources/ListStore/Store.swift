@@ -148,10 +148,27 @@ public final class Store: Sendable {
 
     /// The pool, or `.storeNotFound`.
     func existingPool() throws -> DatabasePool {
-        guard let pool = try pool(creating: false) else {
-            throw StoreError(.storeNotFound, "no store at \(path)")
-        }
+        try existing(pool(creating: false))
+    }
+
+    /// `existingPool()` for async callers (see `openedPool(creating:)`).
+    func existingPool() async throws -> DatabasePool {
+        try existing(await openedPool(creating: false))
+    }
+
+    /// `pool`, or `.storeNotFound`.
+    func existing(_ pool: DatabasePool?) throws -> DatabasePool {
+        guard let pool else { throw StoreError(.storeNotFound, "no store at \(path)") }
         return pool
+    }
+
+    /// `pool(creating:)` for async callers: the open pool at once; otherwise the file is opened (and
+    /// with `creating`, made) on the stores' own threads, since that reads and writes the file and
+    /// may wait for another connection's lock up to the busy timeout: never on a thread of Swift's
+    /// cooperative pool.
+    func openedPool(creating: Bool) async throws -> DatabasePool? {
+        if let pool = state.withLock({ $0.pool }) { return pool }
+        return try await _BlockingThreads.shared.run { try self.pool(creating: creating) }
     }
 
     /// Checks the migration record through a read-only connection, which cannot change the file;

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import GRDB
 import ListDiff
 import ListJSON
 import ListStore
@@ -206,6 +207,55 @@ import Testing
         let (held, gaveUp, _) = holding.withLock { $0 }
         #expect(held >= 2 * width && gaveUp == 0)
         for store in stores { #expect(try await store.snapshot(of: "l").sections[0].elements[0] == ListItem("e0", 7)) }
+    }
+
+    /// Opening a store's file, which the first async call after `close()` does, never runs on Swift's
+    /// cooperative thread pool either: more opens than the pool has threads each wait for a lock
+    /// another connection holds on their file (a rollback journal and `BEGIN EXCLUSIVE` keep its
+    /// readers out) until a task on the pool lets it go. Run on the pool, they would take every
+    /// thread, the locks would be held past the busy timeout and the opens fail; run on the stores'
+    /// own threads, they wait for the release and answer.
+    @Test(.timeLimit(.minutes(3))) func openingAStoreLeavesTheCooperativePoolFree() async throws {
+        let directory = try TemporaryDirectory()
+        let width = ProcessInfo.processInfo.activeProcessorCount + 1
+        var configuration = Store.Configuration()
+        configuration.busyTimeout = 60
+        var stores: [Store] = []
+        var locks: [DatabaseQueue] = []
+        for k in 0..<width {
+            let path = directory.file("s\(k).liststore")
+            let store = try Store(path: path, configuration: configuration)
+            try await store.commit(linearList(2), to: "l")
+            try store.close()
+            var unsafe = GRDB.Configuration()
+            unsafe.allowsUnsafeTransactions = true  // the lock is held across accesses
+            let lock = try DatabaseQueue(path: path, configuration: unsafe)
+            try Self.execute(lock, "PRAGMA journal_mode = DELETE; BEGIN EXCLUSIVE")
+            stores.append(store)
+            locks.append(lock)
+        }
+        let opened = _Locked(0)
+        let held = locks
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for store in stores {
+                group.addTask {
+                    let version = try await store.summary(of: "l").version
+                    #expect(version == 1)
+                    opened.withLock { $0 += 1 }
+                }
+            }
+            group.addTask {
+                for lock in held { try Self.execute(lock, "COMMIT") }
+            }
+            try await group.waitForAll()
+        }
+        #expect(opened.withLock { $0 } == width)
+        for lock in locks { try lock.close() }
+    }
+
+    /// Runs `sql` on `queue`'s connection, leaving a transaction it begins open.
+    private static func execute(_ queue: DatabaseQueue, _ sql: String) throws {
+        try queue.inDatabase { try $0.execute(sql: sql) }
     }
 
     /// A verification cancelled while it runs (here by its own progress callback, after the first
