@@ -23,9 +23,6 @@ private final class FlakySource: ListSource, @unchecked Sendable {
         self.failure = failure
     }
 
-    /// Requests made so far.
-    var requests: Int { lock.withLock { calls } }
-
     private func call() throws {
         let n = lock.withLock {
             calls += 1
@@ -82,14 +79,36 @@ private final class FlakySource: ListSource, @unchecked Sendable {
     }
 }
 
-/// What a follow reported, collected across tasks.
+/// What a follow reported, collected across tasks; a test waits for an entry to come.
 private final class Log: @unchecked Sendable {
-    // Safe: `entries` is reached only under `lock`.
+    // Safe: `entries` and `waiting` are reached only under `lock`.
     private let lock = NSLock()
     private var entries: [String] = []
+    private var waiting: [(entry: String, continuation: CheckedContinuation<Void, Never>)] = []
 
-    func add(_ entry: String) { lock.withLock { entries.append(entry) } }
+    func add(_ entry: String) {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            entries.append(entry)
+            let woken = waiting.filter { $0.entry == entry }.map(\.continuation)
+            waiting.removeAll { $0.entry == entry }
+            return woken
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
     var all: [String] { lock.withLock { entries } }
+
+    /// Returns once `entry` was added (at once if it was).
+    func until(_ entry: String) async {
+        await withCheckedContinuation { continuation in
+            let there = lock.withLock { () -> Bool in
+                if entries.contains(entry) { return true }
+                waiting.append((entry, continuation))
+                return false
+            }
+            if there { continuation.resume() }
+        }
+    }
 }
 
 @Suite struct FollowRetryTests {
@@ -120,10 +139,10 @@ private final class Log: @unchecked Sendable {
                 log.add("version \(result.version)")
             }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while source.requests < 12 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        // Once the follower is back (whether it waits already or not), a commit reaches it.
+        await log.until("reconnected after 6")
         try await store.commit(linearList(2), to: "l")
-        while !log.all.contains("version 2") && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        await log.until("version 2")
         follower.cancel()
         _ = await follower.result
         #expect(log.all == ["version 1"] + (1...6).map { "retrying \($0)" } + ["reconnected after 6", "version 2"], "\(log.all)")
