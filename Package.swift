@@ -67,6 +67,7 @@ let package = Package(
                 .embedInCode("v0006_store_feed.sql"), .embedInCode("v0007_replica_sets.sql"), .embedInCode("v0008_push_retention.sql"),
                 .embedInCode("v0009_deleted_sections.sql"), .embedInCode("v0010_list_identity.sql"), .embedInCode("v0011_paged_sync.sql"),
                 .embedInCode("v0012_large_rows.sql"),
+                .embedInCode("v0013_element_records.sql"),
                 // The same store on PostgreSQL (ListStorePostgres): one schema for SQLite's v0001–v0003,
                 // then v0002 as SQLite's v0004, v0003 as its v0005, v0004 as its v0006, v0005 as its v0007, v0006 as its v0008, v0007 as its v0009, v0008 as its v0010, v0009 as its v0011.
                 .embedInCode("postgres/v0001_postgres_initial.sql"), .embedInCode("postgres/v0002_postgres_stored_snapshots.sql"),
@@ -213,6 +214,7 @@ let package = Package(
             dependencies: [
                 "ListSync", "ListStoreWire", "ListStore", "ListMerge", "ListJSON", "ListDiff", "ListDiffTestSupport",
                 "ListStoreTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -37,9 +37,10 @@ extension SQLiteTransaction {
         return records
     }
 
-    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
+    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> [Int64] {
         var section = section
-        var reserved = try reserveSectionRows(records.count(where: \.isSection))[...]
+        let made = try reserveSectionRows(records.count(where: \.isSection))
+        var reserved = made[...]
         let sections = try _RawStatement(
             db, "INSERT INTO section (id, list_id, position, identifier, content, content_hash) VALUES (?, ?, ?, ?, ?, ?)")
         let elements = try _RawStatement(
@@ -62,7 +63,7 @@ extension SQLiteTransaction {
             statement.bind(first + 3, hash: record.hash)
             try statement.execute()
         }
-        return section
+        return made
     }
 
     /// Inserts the entry with a zero-filled `stages` of `stagesCount` bytes, then writes the pieces

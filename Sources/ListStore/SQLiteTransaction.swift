@@ -103,10 +103,54 @@ final class SQLiteTransaction: SQLTransaction {
         return head
     }
 
+    /// `lockedHead(of:)`, reading from the rows only the elements of `sections` (indices) when no
+    /// head is kept; such a head is not kept.
+    func lockedHead(of list: String, elementsOf sections: Set<Int>) throws -> StoredHead {
+        guard let row = try row("SELECT id, head_version, head_digest FROM list WHERE name = ?", [.text(list)]) else { return .empty }
+        let (listID, version) = (try row.int64(0), try row.int(1))
+        if let kept = store.state.withLock({ $0.heads[list] }), kept.listID == listID, kept.version == version { return kept }
+        return try loadHead(listID: listID, version: version, digest: ListDigest(hex: try row.string(2)), elementsOf: sections)
+    }
+
+    var keepsElementRecords: Bool { true }
+
+    func keptElementRecords(section row: Int64) throws -> [UInt8]? {
+        let statement = try _RawStatement(db, "SELECT element_records FROM section WHERE id = ? AND element_records IS NOT NULL")
+        statement.bind(1, row)
+        defer { statement.reset() }
+        return try statement.step() ? statement.bytes(0) : nil
+    }
+
+    func keepElementRecords(_ records: [UInt8], section row: Int64) throws {
+        let statement = try _RawStatement(db, "UPDATE section SET element_records = ? WHERE id = ?")
+        statement.bind(1, blob: records)
+        statement.bind(2, row)
+        try statement.execute()
+    }
+
+    func forgetElementRecords(sections rows: [Int64]) throws {
+        // Rows that keep none are not written.
+        try inRuns(of: rows) { chunk, marks in
+            try run("UPDATE section SET element_records = NULL WHERE element_records IS NOT NULL AND id IN (\(marks))", chunk.map { .integer($0) })
+        }
+    }
+
+    func elementItems(section row: Int64) throws -> [HeadItem] {
+        let elements = try _RawStatement(db, "SELECT identifier, content_hash FROM element WHERE section_id = ? ORDER BY position")
+        elements.bind(1, row)
+        defer { elements.reset() }
+        var items: [HeadItem] = []
+        while try elements.step() {
+            guard let hash = elements.hash(1) else { throw damaged("an element in section \(row) has no valid content hash") }
+            items.append(HeadItem(id: elements.string(0), hash: hash))
+        }
+        return items
+    }
+
     /// Reads the head rows of a list (ids, hashes and positions, not contents), through the
     /// statements' columns (no row values made).
     /// - Throws: `.damaged` when a stored hash is not 32 bytes.
-    private func loadHead(listID: Int64, version: Int, digest: ListDigest) throws -> StoredHead {
+    private func loadHead(listID: Int64, version: Int, digest: ListDigest, elementsOf only: Set<Int>? = nil) throws -> StoredHead {
         var head = StoredHead.empty
         (head.listID, head.version, head.digest) = (listID, version, digest)
         let sections = try _RawStatement(
@@ -122,6 +166,10 @@ final class SQLiteTransaction: SQLTransaction {
         let elements = try _RawStatement(
             db, "SELECT position, identifier, content_hash FROM element WHERE section_id = ? ORDER BY position")
         for (s, row) in head.sectionRows.enumerated() {
+            if let only, !only.contains(s) {
+                head.unloadedSections.insert(s)
+                continue
+            }
             elements.bind(1, row)
             defer { elements.reset() }
             while try elements.step() {

@@ -40,6 +40,11 @@ struct _RawStatement {
         bytes.withUnsafeBufferPointer { bindText(index, $0) }
     }
 
+    /// Binds bytes as a BLOB.
+    func bind(_ index: Int32, blob bytes: [UInt8]) {
+        bytes.withUnsafeBytes { _ = sqlite3_bind_blob64(handle, index, $0.baseAddress, sqlite3_uint64($0.count), Self.transient) }
+    }
+
     func bind(_ index: Int32, hash: ContentHash) {
         hash.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, 32, Self.transient) }
     }

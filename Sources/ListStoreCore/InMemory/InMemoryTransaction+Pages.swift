@@ -43,8 +43,9 @@ extension InMemoryTransaction {
         tables.stagedSyncs[list] = nil
     }
 
-    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
+    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> [Int64] {
         var section = section
+        var made: [Int64] = []
         for record in records {
             if record.isSection {
                 let row = tables.nextSectionID
@@ -52,11 +53,12 @@ extension InMemoryTransaction {
                 tables.sections[row] = InMemoryTables.Section(listID: listID, position: record.position, model: record.item, hash: record.hash)
                 tables.sectionsOfList[listID, default: []].insert(row)
                 section = row
+                made.append(row)
             } else {
                 guard let section else { throw damaged("a copied element comes before any section") }
                 tables.elements[section, default: [:]][record.position] = InMemoryTables.Element(item: record.item, hash: record.hash)
             }
         }
-        return section
+        return made
     }
 }

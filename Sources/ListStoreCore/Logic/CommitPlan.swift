@@ -67,11 +67,12 @@ package struct CommitPlan: Sendable {
     /// - Throws: `.invalidEdit` when the JSON is not a list of stages or they do not apply to the head.
     /// - Complexity: O(stages × sections + touched elements + k log k), plus the contents the stages bring.
     package static func replaying(
-        _ stagesJSON: [UInt8], on head: StoredHead, describedAs what: () -> String, reading whole: (() throws -> [ListSection])?
+        _ stagesJSON: [UInt8], decoded: ListChangeset? = nil, on head: StoredHead, describedAs what: () -> String,
+        reading whole: (() throws -> [ListSection])?
     ) throws -> CommitPlan? {
         let stages: ListChangeset
         do {
-            stages = try StageDocument._decodeStagesWithoutIDs(try JSONParser().parse(stagesJSON), as: ListItem.self)
+            stages = try decoded ?? Self.stages(of: stagesJSON)
         } catch {
             throw StoreError(.invalidEdit, "\(what()) does not apply to version \(head.version): \(error)")
         }
@@ -96,6 +97,12 @@ package struct CommitPlan: Sendable {
         guard let whole else { return nil }
         let (sections, contents) = [_MergeSection](try whole()).commitTarget
         return try replay(on: sections, contents: contents)
+    }
+
+    /// The stages of a journal entry's JSON (`decoded` for `replaying`).
+    /// - Throws: what decoding throws, when the JSON is not a list of stages.
+    package static func stages(of stagesJSON: [UInt8]) throws -> ListChangeset {
+        try StageDocument._decodeStagesWithoutIDs(try JSONParser().parse(stagesJSON), as: ListItem.self)
     }
 
     /// Whether every target item that has no row to keep (an inserted section's, an element without

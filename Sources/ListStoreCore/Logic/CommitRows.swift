@@ -67,7 +67,7 @@ package struct CommitRows: Sendable {
         package var sectionCount: Int
         package var elementCount: Int
         let stages: _Background<[UInt8]>
-        let digesting: _Background<(sections: [HeadSection], digest: ListDigest)>
+        var digesting: _Background<(sections: [HeadSection], digest: ListDigest)>
 
         /// The staged changeset as the journal stores it (canonical JSON; waits for its writer).
         package var stagesJSON: [UInt8] { stages.wait() }
@@ -104,6 +104,17 @@ package struct CommitRows: Sendable {
     package let journal: Journal
     /// The list's head once the rows are written (its list row id is the head's, or 0 for a new list).
     private let newHead: StoredHead
+
+    /// The section rows whose elements this commit changes (deletes, inserts, updates or moves,
+    /// from or to them), among those that stay.
+    package var sectionsWithChangedElements: Set<Int64> {
+        var rows = Set(deletedElements.map(\.section))
+        for element in insertedElements + updatedElements + movedElements {
+            rows.insert(element.slot.section)
+            if let from = element.from { rows.insert(from.section) }
+        }
+        return rows
+    }
 
     /// The new content of target element `row`; `nil` for a moved element whose content is the one
     /// in its row (the engine moves it with its row).
@@ -188,6 +199,8 @@ package struct CommitRows: Sendable {
         newHead.version = version
         newHead.fingerprinted = fingerprinted
         newHead.elementIDHashes = plan.targetIDHashes
+        // A head read in part moves no section: its target's sections are its own, in order.
+        newHead.unloadedSections = head.unloadedSections
 
         // 1. Unpaired elements of paired sections (whole sections are in `whole`).
         for s in head.sections.indices where pairing.sectionTargetOf[s] >= 0 {

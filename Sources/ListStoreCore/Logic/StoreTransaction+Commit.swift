@@ -51,7 +51,18 @@ extension StoreTransaction {
         replica: Bool = false
     ) throws -> CommitResult {
         try _Names.checkList(list)
-        let head = try lockedHead(of: list)
+        // A replayed entry that moves no section reads the elements of only the sections it touches,
+        // on an engine that keeps element records (`_ElementRecords`); its stages are decoded once.
+        var head: StoredHead
+        var decodedStages: ListChangeset?
+        if case .stages(let json, _) = making, keepsElementRecords, let stages = try? CommitPlan.stages(of: json),
+            let touched = _ElementRecords.sections(touchedBy: stages)
+        {
+            decodedStages = stages
+            head = try lockedHead(of: list, elementsOf: touched)
+        } else {
+            head = try lockedHead(of: list)
+        }
         try checkFirst?(head)
         if let expectedVersion, expectedVersion != head.version {
             throw StoreError(
@@ -88,9 +99,19 @@ extension StoreTransaction {
         // A local change to a replica list (asked once: its outbox is written below).
         var localChange = false
         if case .stages(let json, let what) = making {
-            plan =
-                try _PreparedReplay.shared.take(json, on: head, at: location)
-                ?? CommitPlan.replaying(json, on: head, describedAs: { what }, reading: readBase)!
+            if !head.unloadedSections.isEmpty {
+                if let replayed = try CommitPlan.replaying(json, decoded: decodedStages, on: head, describedAs: { what }, reading: nil) {
+                    plan = replayed
+                } else {
+                    // Stages that need a content the head's rows keep elsewhere: the head is read whole.
+                    head = try lockedHead(of: list)
+                    plan = try CommitPlan.replaying(json, decoded: decodedStages, on: head, describedAs: { what }, reading: readBase)!
+                }
+            } else {
+                plan =
+                    try _PreparedReplay.shared.take(json, on: head, at: location)
+                    ?? CommitPlan.replaying(json, decoded: decodedStages, on: head, describedAs: { what }, reading: readBase)!
+            }
             // A task cancelled before the first write writes nothing (the async SQLite store runs
             // its transactions in the caller's task; elsewhere there is no task to cancel).
             try Task.checkCancellation()
@@ -147,7 +168,7 @@ extension StoreTransaction {
                 // when the head's items have no fingerprints (read from rows); then the elements are
                 // diffed on another thread while sections that come or go whole are written.
                 let hashed = CommitContents.of(sections, hashing: !head.fingerprinted)
-                let diffing = _Background { CommitPlan.diffing(head, to: hashed, snapshot: sections)! }
+                let diffing = _Background { [head] in CommitPlan.diffing(head, to: hashed, snapshot: sections)! }
                 whole = CommitRows.WholeSections(head: head, target: hashed.sections, contents: hashed.contents, sectionPairing: nil)
                 let wroteWhole = Result { try write(whole) }
                 plan = diffing.wait()
@@ -169,10 +190,26 @@ extension StoreTransaction {
             written += 1
         }
         written += try write(rows, listID: listID)
+        if keepsElementRecords { try forgetElementRecords(sections: Array(rows.sectionsWithChangedElements)) }
         // The sections it deletes are kept by id: a merge tells them from sections the list never had.
         let deletedSections = head.sections.indices.filter { whole.sectionPairing.targetOf[$0] < 0 }.map { head.sections[$0].model.id }
         if !deletedSections.isEmpty { try insertDeletedSections(listID: listID, ids: deletedSections) }
-        let journal = rows.journal
+        var journal = rows.journal
+        if !head.unloadedSections.isEmpty {
+            // The target holds the elements of the sections read: its digest and element count take
+            // the other sections' kept records.
+            let made = rows.head(listID: listID)
+            var (digest, elementCount) = try digestKeepingRecords(
+                of: made.sections, sectionRows: made.sectionRows, unloaded: head.unloadedSections)
+            if let recordedDigest, digest != recordedDigest {
+                // Kept records are a cache of the rows: before the entry is refused, its digest is
+                // made from the rows (and the records kept again from them).
+                (digest, elementCount) = try digestKeepingRecords(
+                    of: made.sections, sectionRows: made.sectionRows, unloaded: head.unloadedSections, trustingKept: false)
+            }
+            journal.elementCount = elementCount
+            journal.digesting = _Background(finished: (made.sections, digest))
+        }
         let stagesJSON = journal.stagesJSON
         // A replayed entry's digest is known: the rows take it while the target's is made (one that
         // is not a digest at all waits for the target's, and is then refused as not the same).
@@ -203,8 +240,9 @@ extension StoreTransaction {
         try alsoWrite?(listID, result)
         try Self.refuse(recordedDigest, unless: digest, version: journal.version, of: list)
         try appendFeed(listID: listID, list: list, version: journal.version, deleted: false)
-        let newHead = rows.head(listID: listID)
-        if let replayNext, waitsToCommit { _PreparedReplay.shared.prepare(replayNext, on: newHead, at: location) }
+        // A head read in part is not kept: the next commit reads it again.
+        let newHead = head.unloadedSections.isEmpty ? rows.head(listID: listID) : nil
+        if let replayNext, let newHead, waitsToCommit { _PreparedReplay.shared.prepare(replayNext, on: newHead, at: location) }
         try announce(newHead, of: list)
         return result
     }

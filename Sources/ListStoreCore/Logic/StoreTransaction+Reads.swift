@@ -74,7 +74,7 @@ extension StoreTransaction {
     }
 
     /// Verifies the list `name`: its journal replays from the base to every stored digest, the head
-    /// rows are the head version, a replica list's head is its outbox rebased onto its confirmed
+    /// rows are the head version (and the element records kept beside them are theirs), a replica list's head is its outbox rebased onto its confirmed
     /// state, and every stored snapshot is the version it names (`_JournalReplayCheck`). A list
     /// whose row cannot be read is a failed verification.
     ///
@@ -100,6 +100,12 @@ extension StoreTransaction {
             let sections = try headSections(listID: info.id)
             check.check(head: head, sections: sections)
             guard check.result.isValid else { return check.result }
+            // Kept element records must be the elements' own.
+            for (s, section) in head.sections.enumerated() where keepsElementRecords {
+                guard let kept = try keptElementRecords(section: head.sectionRows[s]), kept != _ElementRecords.of(section.elements) else { continue }
+                check.diverge(at: info.headVersion, "the element records kept for section '\(section.model.id)' are not its elements'")
+                return check.result
+            }
             if let pending = try pendingState(of: info) { check.check(replica: pending, head: sections) }
             // Each stored snapshot must be the version it names (one read at a time).
             for version in versions where check.result.isValid {

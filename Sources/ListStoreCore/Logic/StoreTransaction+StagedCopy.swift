@@ -58,6 +58,10 @@ extension StoreTransaction {
         var entry = _CopyEntryWriter()
         var (stagesCount, seq, sections, elements) = (0, 0, 0, 0)
         var section: Int64?
+        // The element records of the section being copied, kept for it once it ends (when the
+        // engine keeps them, and they are not too many).
+        var records: [UInt8]?
+        let keepsRecords = keepsElementRecords
         // Rows written, the digest fed and the entry's length counted, a run at a time.
         while true {
             let run = try stagedRecords(of: list, from: seq, limit: Self.copyRun)
@@ -67,10 +71,14 @@ extension StoreTransaction {
             }
             var copied: [CopiedRecord] = []
             copied.reserveCapacity(run.count)
+            // The records of the sections that end in this run, in order.
+            var ended: [[UInt8]?] = []
             for (record, hash) in zip(run, hashes) {
                 let position: Int64
                 if record.isSection {
                     position = Int64(sections) * _Positions.spacing
+                    if sections > 0 { ended.append(records) }
+                    records = keepsRecords ? [] : nil
                     (sections, elements) = (sections + 1, 0)
                 } else {
                     guard sections > 0 else { throw StoreError(.damaged, "the staged records of list '\(list)' start with an element") }
@@ -80,15 +88,25 @@ extension StoreTransaction {
                 guard position < _Positions.limit else { throw StoreError(.invalidArgument, "list '\(list)' has more records in one place than a store keeps") }
                 copied.append(CopiedRecord(isSection: record.isSection, position: position, item: record.item, hash: hash))
                 digest.add(tag: record.isSection ? 0x53 : 0x45, id: record.item.id, hash: hash)
+                if !record.isSection, records != nil {
+                    _ElementRecords.append(id: record.item.id, hash: hash, to: &records!)
+                    if records!.count > _ElementRecords.maxKeptBytes { records = nil }
+                }
                 entry.add(record)
                 stagesCount += entry.drain()
             }
-            section = try insertCopiedRecords(copied, listID: listID, section: section)
+            let made = try insertCopiedRecords(copied, listID: listID, section: section)
+            // The sections that ended: the one open when the run began (if any), then the run's own.
+            for (row, kept) in zip((section.map { [$0] } ?? []) + made, ended) {
+                if let kept { try keepElementRecords(kept, section: row) }
+            }
+            section = made.last ?? section
             written += copied.count
             seq += run.count
             try Task.checkCancellation()
             if run.count < Self.copyRun { break }
         }
+        if let section, let records { try keepElementRecords(records, section: section) }
         entry.finish()
         stagesCount += entry.drain()
         guard seq == sync.sectionCount + sync.elementCount else {

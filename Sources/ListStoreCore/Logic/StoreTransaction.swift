@@ -340,14 +340,56 @@ package protocol StoreTransaction {
     /// Inserts a run of the records of a head being copied into the list `listID` (whose head was
     /// empty), in list order: a section's record makes a section row; an element's goes into the
     /// section row made last (`section`, for the run's first elements: the one the run before
-    /// ended in). Returns the section row the run ends in.
+    /// ended in). Returns the rows of the sections it made, in order.
     /// - Throws: `.damaged` for an element with no section before it.
-    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64?
+    func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> [Int64]
 
     /// Forgets the feed's events of the list's versions up to `version` (its journal up to there
     /// was pruned): the feed's base passes the last of them, and the commits of deleted lists up
     /// to the base go too.
     func forgetFeed(listID: Int64, through version: Int) throws
+
+    // MARK: Kept element records (a head read in part)
+
+    /// Whether the engine keeps each section's element records beside its row (`_ElementRecords`),
+    /// so that a replayed journal entry reads the elements of only the sections it touches. The
+    /// default is `false`, and then the other steps of this part are never called.
+    var keepsElementRecords: Bool { get }
+
+    /// Locks the list as `lockedHead(of:)` does and returns its head; when the engine keeps no head
+    /// in memory for it, the elements of only the sections at indices `sections` are read, and the
+    /// others are left out (`StoredHead.unloadedSections`).
+    func lockedHead(of list: String, elementsOf sections: Set<Int>) throws -> StoredHead
+
+    /// The element records kept for section row `row`; `nil` when none are.
+    func keptElementRecords(section row: Int64) throws -> [UInt8]?
+
+    /// Keeps `records` for section row `row`.
+    func keepElementRecords(_ records: [UInt8], section row: Int64) throws
+
+    /// Forgets the records kept for the section rows `rows` (those that keep any).
+    func forgetElementRecords(sections rows: [Int64]) throws
+
+    /// The ids and content hashes of the elements of section row `row`, in order, read from its rows.
+    func elementItems(section row: Int64) throws -> [HeadItem]
+}
+
+extension StoreTransaction {
+    package var keepsElementRecords: Bool { false }
+
+    package func lockedHead(of list: String, elementsOf sections: Set<Int>) throws -> StoredHead {
+        try lockedHead(of: list)
+    }
+
+    package func keptElementRecords(section row: Int64) throws -> [UInt8]? { nil }
+
+    package func keepElementRecords(_ records: [UInt8], section row: Int64) throws {}
+
+    package func forgetElementRecords(sections rows: [Int64]) throws {}
+
+    package func elementItems(section row: Int64) throws -> [HeadItem] {
+        throw StoreError(.damaged, "this store keeps no element records")
+    }
 }
 
 extension StoreTransaction {

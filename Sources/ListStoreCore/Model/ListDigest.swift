@@ -54,36 +54,48 @@ package struct _DigestBuilder: ~Copyable {
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
     private var count = 0
 
+    /// The length of a record whose id has `idCount` UTF-8 bytes.
+    package static func recordLength(idCount: Int) -> Int { 1 + 8 + idCount + 32 }
+
+    /// Writes one record at `base` (room for `recordLength(idCount: id.count)` bytes): tag, id
+    /// length (UInt64 little-endian), id bytes, content hash. The one place the layout is written.
+    package static func write(tag: UInt8, id: UnsafeRawBufferPointer, hash: ContentHash, at base: UnsafeMutableRawPointer) {
+        base.storeBytes(of: tag, as: UInt8.self)
+        base.storeBytes(of: UInt64(id.count).littleEndian, toByteOffset: 1, as: UInt64.self)
+        if id.count > 0 { (base + 9).copyMemory(from: id.baseAddress!, byteCount: id.count) }
+        hash.withUnsafeBytes { (base + 9 + id.count).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `id`.
+    package static func withUTF8<R>(_ id: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let done = id.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return done }
+        return Array(id.utf8).withUnsafeBytes(body)
+    }
+
     /// Adds one record: tag, id length (UInt64 little-endian), id bytes, content hash.
     package mutating func add(tag: UInt8, id: String, hash: ContentHash) {
-        if let done = id.utf8.withContiguousStorageIfAvailable({ add(tag: tag, id: UnsafeRawBufferPointer($0), hash: hash) }) {
-            return done
-        }
-        let bytes = Array(id.utf8)
-        bytes.withUnsafeBytes { add(tag: tag, id: $0, hash: hash) }
+        Self.withUTF8(id) { add(tag: tag, id: $0, hash: hash) }
+    }
+
+    /// Adds records already written (`_ElementRecords`).
+    package mutating func add(records: UnsafeRawBufferPointer) {
+        flush()
+        hasher.update(bufferPointer: records)
     }
 
     private mutating func add(tag: UInt8, id: UnsafeRawBufferPointer, hash: ContentHash) {
-        if count + 1 + 8 + id.count + 32 > buffer.count { flush() }
-        guard 1 + 8 + id.count + 32 <= buffer.count else {
+        let length = Self.recordLength(idCount: id.count)
+        if count + length > buffer.count { flush() }
+        guard length <= buffer.count else {
             // An id longer than the buffer goes straight to the hasher.
-            var record = [tag]
-            var length = UInt64(id.count).littleEndian
-            withUnsafeBytes(of: &length) { record.append(contentsOf: $0) }
-            record.append(contentsOf: id)
-            hash.append(to: &record)
-            record.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+            let record = UnsafeMutableRawBufferPointer.allocate(byteCount: length, alignment: 8)
+            defer { record.deallocate() }
+            Self.write(tag: tag, id: id, hash: hash, at: record.baseAddress!)
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(record))
             return
         }
-        buffer[count] = tag
-        buffer.storeBytes(of: UInt64(id.count).littleEndian, toByteOffset: count + 1, as: UInt64.self)
-        count += 9
-        if id.count > 0 {
-            (buffer.baseAddress! + count).copyMemory(from: id.baseAddress!, byteCount: id.count)
-            count += id.count
-        }
-        hash.withUnsafeBytes { (buffer.baseAddress! + count).copyMemory(from: $0.baseAddress!, byteCount: 32) }
-        count += 32
+        Self.write(tag: tag, id: id, hash: hash, at: buffer.baseAddress! + count)
+        count += length
     }
 
     private mutating func flush() {

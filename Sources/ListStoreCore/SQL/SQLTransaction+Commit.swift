@@ -160,8 +160,9 @@ extension SQLTransaction {
             ])
     }
 
-    package func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> Int64? {
-        var reserved = try reserveSectionRows(records.count(where: \.isSection))[...]
+    package func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> [Int64] {
+        let made = try reserveSectionRows(records.count(where: \.isSection))
+        var reserved = made[...]
         var sections = SQLBatch.insert(into: "section", ["id", "list_id", "position", "identifier", "content", "content_hash"])
         var elements = Self.elementRows
         var section = section
@@ -179,7 +180,7 @@ extension SQLTransaction {
         }
         try run(sections)
         try run(elements)
-        return section
+        return made
     }
 
     // MARK: Internals

@@ -21,6 +21,10 @@ package struct StoredHead: Sendable {
     /// Whether every item has its content's fingerprint (a head a commit made in this process; not
     /// one read from rows).
     package var fingerprinted: Bool
+    /// The sections whose elements were not read (a head read in part for a replayed entry, by an
+    /// engine that keeps element records): they hold no elements here, and have no element positions
+    /// among `elementPositions`. Empty for a whole head, the only kind an engine keeps in memory.
+    package var unloadedSections: Set<Int> = []
 
     /// A list that has no version yet.
     package static let empty = StoredHead(

@@ -1,0 +1,11 @@
+-- ListStore schema, version 13: each section's element records, kept beside its row.
+--
+-- `element_records` holds, for the section's elements in order, the records the list's digest hashes
+-- (ListDigest: tag, id length, id, content hash), or NULL when none are kept. A replica applying its
+-- source's journal entry reads the elements of the sections the entry touches, and makes the new
+-- digest from the other sections' kept records without reading their elements: applying a change to
+-- a list of a million elements costs the change, not the list. It is a cache of the `element` rows: a
+-- commit that changes a section's elements forgets or rewrites its records in the same transaction, a
+-- section without them has its elements read (and its records kept then), and `verify` compares them
+-- with the rows. Every later statement that writes `element` rows must do the same.
+ALTER TABLE section ADD COLUMN element_records BLOB;
