@@ -91,25 +91,23 @@ final class SQLiteTransaction: SQLTransaction {
         try loadHead(listID: info.id, version: info.headVersion, digest: info.headDigest)
     }
 
-    /// The head of `list` as of this transaction (a writing one is `IMMEDIATE`: it holds the
-    /// store's write lock already): the store's kept head while the list's row still names it,
-    /// otherwise read from the rows and kept. `.empty` for a list with no version.
     func lockedHead(of list: String) throws -> StoredHead {
-        guard let row = try row("SELECT id, head_version, head_digest FROM list WHERE name = ?", [.text(list)]) else { return .empty }
-        let (listID, version) = (try row.int64(0), try row.int(1))
-        if let kept = store.state.withLock({ $0.heads[list] }), kept.listID == listID, kept.version == version { return kept }
-        let head = try loadHead(listID: listID, version: version, digest: ListDigest(hex: try row.string(2)))
-        store.state.withLock { $0.heads[list] = head }
-        return head
+        try lockedHead(of: list, elementsOf: { nil })
     }
 
-    /// `lockedHead(of:)`, reading from the rows only the elements of `sections` (indices) when no
-    /// head is kept; such a head is not kept.
-    func lockedHead(of list: String, elementsOf sections: Set<Int>) throws -> StoredHead {
+    /// The head of `list` as of this transaction (a writing one is `IMMEDIATE`: it holds the
+    /// store's write lock already): the store's kept head while the list's row still names it,
+    /// otherwise read from the rows: whole, and kept; or, when `sections` names some (a replayed
+    /// entry's), the elements of only those, and not kept (nor is the head kept before it, which is
+    /// not this version). `.empty` for a list with no version.
+    func lockedHead(of list: String, elementsOf sections: () throws -> Set<Int>?) throws -> StoredHead {
         guard let row = try row("SELECT id, head_version, head_digest FROM list WHERE name = ?", [.text(list)]) else { return .empty }
         let (listID, version) = (try row.int64(0), try row.int(1))
         if let kept = store.state.withLock({ $0.heads[list] }), kept.listID == listID, kept.version == version { return kept }
-        return try loadHead(listID: listID, version: version, digest: ListDigest(hex: try row.string(2)), elementsOf: sections)
+        let only = try sections()
+        let head = try loadHead(listID: listID, version: version, digest: ListDigest(hex: try row.string(2)), elementsOf: only)
+        store.state.withLock { $0.heads[list] = only == nil ? head : nil }
+        return head
     }
 
     var keepsElementRecords: Bool { true }

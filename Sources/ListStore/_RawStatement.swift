@@ -42,6 +42,8 @@ struct _RawStatement {
 
     /// Binds bytes as a BLOB.
     func bind(_ index: Int32, blob bytes: [UInt8]) {
+        // No bytes are an empty BLOB, not NULL (which a nil pointer would bind).
+        guard !bytes.isEmpty else { return _ = sqlite3_bind_zeroblob(handle, index, 0) }
         bytes.withUnsafeBytes { _ = sqlite3_bind_blob64(handle, index, $0.baseAddress, sqlite3_uint64($0.count), Self.transient) }
     }
 

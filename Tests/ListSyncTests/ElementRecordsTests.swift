@@ -13,7 +13,8 @@ import Testing
 /// pages keeps every section's records; an applied entry keeps those of the sections it read; a
 /// local change forgets those of the sections it changes; a section without records has them made
 /// from its rows; `verify` compares kept records with the rows, and a replica whose kept records are
-/// wrong refuses the entry (its digest is not the source's) and changes nothing.
+/// wrong (its digest from them is not the entry's) makes the digest again from its rows, keeps the
+/// records again, and applies the entry.
 @Suite(.heavyWork) struct ElementRecordsTests {
     /// How many section rows the store at `path` has, and how many of them keep element records.
     static func keptRecords(_ path: String) throws -> (sections: Int, kept: Int) {

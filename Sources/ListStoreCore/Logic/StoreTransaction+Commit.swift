@@ -51,15 +51,16 @@ extension StoreTransaction {
         replica: Bool = false
     ) throws -> CommitResult {
         try _Names.checkList(list)
-        // A replayed entry that moves no section reads the elements of only the sections it touches,
-        // on an engine that keeps element records (`_ElementRecords`); its stages are decoded once.
+        // A replayed entry with the digest it must make, on an engine that keeps element records
+        // (`_ElementRecords`) and no head in memory: when it moves no section, only the elements of
+        // the sections it touches are read. Its stages are decoded once.
         var head: StoredHead
         var decodedStages: ListChangeset?
-        if case .stages(let json, _) = making, keepsElementRecords, let stages = try? CommitPlan.stages(of: json),
-            let touched = _ElementRecords.sections(touchedBy: stages)
-        {
-            decodedStages = stages
-            head = try lockedHead(of: list, elementsOf: touched)
+        if case .stages(let json, _) = making, keepsElementRecords, recordedDigest != nil {
+            head = try lockedHead(of: list) {
+                decodedStages = try? CommitPlan.stages(of: json)
+                return decodedStages.flatMap(_ElementRecords.sections(touchedBy:))
+            }
         } else {
             head = try lockedHead(of: list)
         }

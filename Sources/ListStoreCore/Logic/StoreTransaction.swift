@@ -357,9 +357,9 @@ package protocol StoreTransaction {
     var keepsElementRecords: Bool { get }
 
     /// Locks the list as `lockedHead(of:)` does and returns its head; when the engine keeps no head
-    /// in memory for it, the elements of only the sections at indices `sections` are read, and the
-    /// others are left out (`StoredHead.unloadedSections`).
-    func lockedHead(of list: String, elementsOf sections: Set<Int>) throws -> StoredHead
+    /// in memory for it, it calls `sections`, and when that names sections (by index), the elements
+    /// of only those are read and the others are left out (`StoredHead.unloadedSections`).
+    func lockedHead(of list: String, elementsOf sections: () throws -> Set<Int>?) throws -> StoredHead
 
     /// The element records kept for section row `row`; `nil` when none are.
     func keptElementRecords(section row: Int64) throws -> [UInt8]?
@@ -377,7 +377,7 @@ package protocol StoreTransaction {
 extension StoreTransaction {
     package var keepsElementRecords: Bool { false }
 
-    package func lockedHead(of list: String, elementsOf sections: Set<Int>) throws -> StoredHead {
+    package func lockedHead(of list: String, elementsOf sections: () throws -> Set<Int>?) throws -> StoredHead {
         try lockedHead(of: list)
     }
 
