@@ -79,6 +79,20 @@ import Testing
         #expect(result.resynced && result.pages != nil)
     }
 
+    /// A source holding a list of `sections` × `elements` messages, and a replica of it first synced
+    /// in pages, in a new directory.
+    static func replicated(sections: Int, elements: Int) async throws
+        -> (directory: TemporaryDirectory, source: Store, replicaPath: String, list: [ListSection])
+    {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        let replicaPath = directory.file("replica.liststore")
+        let list = PagedSyncTests.bigList(sections: sections, elements: elements)
+        try await source.commit(list, to: "l")
+        try await firstSync(of: source, into: replicaPath)
+        return (directory, source, replicaPath, list)
+    }
+
     /// Pulls into the replica at `path` with a store opened anew (so no head is kept in memory, as
     /// in a new process), and returns the replica's digest.
     static func pull(_ source: Store, into path: String) async throws -> String {
@@ -126,12 +140,8 @@ import Testing
     }
 
     @Test func aLocalChangeForgetsTheRecordsOfWhatItChangesAndTheNextPullMakesThemAgain() async throws {
-        let directory = try TemporaryDirectory()
-        let source = try Store(path: directory.file("source.liststore"))
-        let replicaPath = directory.file("replica.liststore")
-        let list = PagedSyncTests.bigList(sections: 6, elements: 20)
-        try await source.commit(list, to: "l")
-        try await Self.firstSync(of: source, into: replicaPath)
+        let (directory, source, replicaPath, list) = try await Self.replicated(sections: 6, elements: 20)
+        defer { withExtendedLifetime(directory) {} }
         #expect(try Self.keptRecords(replicaPath) == (6, 6))
 
         // A local change to section 2: its records are forgotten, the others' stay.
@@ -151,12 +161,8 @@ import Testing
     }
 
     @Test func sectionsWithoutRecordsHaveThemMadeFromTheirRows() async throws {
-        let directory = try TemporaryDirectory()
-        let source = try Store(path: directory.file("source.liststore"))
-        let replicaPath = directory.file("replica.liststore")
-        let list = PagedSyncTests.bigList(sections: 8, elements: 10)
-        try await source.commit(list, to: "l")
-        try await Self.firstSync(of: source, into: replicaPath)
+        let (directory, source, replicaPath, list) = try await Self.replicated(sections: 8, elements: 10)
+        defer { withExtendedLifetime(directory) {} }
         // As in a store made before records were kept.
         try Self.tamper(replicaPath, "UPDATE section SET element_records = NULL")
         #expect(try Self.keptRecords(replicaPath) == (8, 0))
@@ -170,12 +176,8 @@ import Testing
     }
 
     @Test(arguments: ["wrong", "garbled"]) func wrongRecordsAreFoundByVerifyAndMadeAgainFromTheRows(_ kind: String) async throws {
-        let directory = try TemporaryDirectory()
-        let source = try Store(path: directory.file("source.liststore"))
-        let replicaPath = directory.file("replica.liststore")
-        let list = PagedSyncTests.bigList(sections: 4, elements: 10)
-        try await source.commit(list, to: "l")
-        try await Self.firstSync(of: source, into: replicaPath)
+        let (directory, source, replicaPath, list) = try await Self.replicated(sections: 4, elements: 10)
+        defer { withExtendedLifetime(directory) {} }
         // Section 1 keeps the records of section 0's elements, or bytes that are not records.
         try Self.tamper(
             replicaPath,
