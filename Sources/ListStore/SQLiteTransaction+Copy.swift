@@ -6,7 +6,8 @@ import GRDBSQLite
 // written and read, and a copy's rows written, through the statements' columns and bindings (no
 // row values made: a million of each for a list of a million), and the journal entry written in
 // pieces: a copy's entry (the stages inserting a whole list) is larger than anything else a store
-// writes, and SQLite's incremental blob I/O writes it without holding it.
+// writes, and SQLite's incremental blob I/O writes it without holding it. A stored snapshot that a
+// replayed entry's commit writes from the rows goes in pieces the same way.
 
 extension SQLiteTransaction {
     func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws {
@@ -67,8 +68,7 @@ extension SQLiteTransaction {
     }
 
     /// Inserts the entry with a zero-filled `stages` of `stagesCount` bytes, then writes the pieces
-    /// into it through `sqlite3_blob_write` (the value is then a BLOB of the same UTF-8 bytes, which
-    /// every read of `stages` takes as it takes TEXT).
+    /// into it (`writeInPieces`).
     func insertJournal(
         _ journal: CommitRows.Journal, listID: Int64, digest: ListDigest, stagesCount: Int,
         stages: (_ write: ([UInt8]) throws -> Void) throws -> Void
@@ -84,22 +84,45 @@ extension SQLiteTransaction {
                 .text(digest.hex), SQLValue(journal.author), SQLValue(journal.message), SQLValue(journal.sectionCount),
                 SQLValue(journal.elementCount), SQLValue(stagesCount),
             ])
+        try writeInPieces(table: "journal", column: "stages", count: stagesCount, "a journal entry", stages)
+    }
+
+    /// Inserts the stored snapshot with a zero-filled document of `count` bytes, then writes the
+    /// pieces into it (`writeInPieces`).
+    func insertStoredSnapshot(
+        version: Int, listID: Int64, count: Int, document: (_ write: ([UInt8]) throws -> Void) throws -> Void
+    ) throws {
+        guard count > 0, count <= Int(Int32.max) else { throw damaged("a stored snapshot of \(count) bytes") }
+        try run(
+            "INSERT INTO stored_snapshot (list_id, version, snapshot) VALUES (?, ?, zeroblob(?))",
+            [.integer(listID), SQLValue(version), SQLValue(count)])
+        try writeInPieces(table: "stored_snapshot", column: "snapshot", count: count, "a stored snapshot", document)
+        try storedSnapshotIsNewest(version: version, listID: listID)
+    }
+
+    /// Writes the pieces `pieces` makes, `count` bytes in all, into the zero-filled `column` of the
+    /// row of `table` just inserted, through `sqlite3_blob_write` (the value is then a BLOB of the
+    /// same UTF-8 bytes, which every read of the column takes as it takes TEXT).
+    /// - Throws: `.damaged` when the pieces are not `count` bytes (`what` names them).
+    private func writeInPieces(
+        table: String, column: String, count: Int, _ what: String, _ pieces: (_ write: ([UInt8]) throws -> Void) throws -> Void
+    ) throws {
         let connection = db.sqliteConnection
         var blob: OpaquePointer?
-        let opened = sqlite3_blob_open(connection, "main", "journal", "stages", sqlite3_last_insert_rowid(connection), 1, &blob)
+        let opened = sqlite3_blob_open(connection, "main", table, column, sqlite3_last_insert_rowid(connection), 1, &blob)
         defer { sqlite3_blob_close(blob) }
         guard opened == SQLITE_OK, let blob else {
             throw DatabaseError(resultCode: ResultCode(rawValue: opened), message: String(cString: sqlite3_errmsg(connection)))
         }
         var offset = 0
-        try stages { piece in
-            guard offset + piece.count <= stagesCount else { throw damaged("a journal entry of \(stagesCount) bytes was written longer") }
+        try pieces { piece in
+            guard offset + piece.count <= count else { throw damaged("\(what) of \(count) bytes was written longer") }
             let code = piece.withUnsafeBytes { sqlite3_blob_write(blob, $0.baseAddress, Int32($0.count), Int32(offset)) }
             guard code == SQLITE_OK else {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)))
             }
             offset += piece.count
         }
-        guard offset == stagesCount else { throw damaged("a journal entry of \(stagesCount) bytes was written as \(offset)") }
+        guard offset == count else { throw damaged("\(what) of \(count) bytes was written as \(offset)") }
     }
 }

@@ -41,4 +41,16 @@ import Testing
             #expect(try await store.lists().map(\.name) == ["l"])
         }
     }
+
+    /// The methods the access endpoint takes in `X-Original-Method` are the document's enum of them,
+    /// in its order: the middleware's list and the document say them once each, and this holds them
+    /// together.
+    @Test func theAccessEndpointTakesTheMethodsTheDocumentNames() throws {
+        let document = try JSONValue(parsing: PackageResources.openapi_json)
+        let parameters = document["paths"]?["/v1/access"]?["get"]?["parameters"]?.arrayValue ?? []
+        let method = try #require(parameters.first { $0["name"]?.stringValue == "X-Original-Method" })
+        let named = method["schema"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
+        #expect(named == AccessMiddleware.askableMethods)
+    }
 }
+

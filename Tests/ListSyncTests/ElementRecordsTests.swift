@@ -33,7 +33,8 @@ import Testing
     /// elements (the list it holds), by identifier: each record is the byte `E`, the id's UTF-8 length
     /// (64-bit little-endian), the id and the SHA-256 of the content (the store file's documented form).
     static func wrongRecords(_ path: String, _ sections: [ListSection]) throws -> [String] {
-        try wrongRecords(try records(path), sections)
+        let kept = try records(path)
+        return wrongRecords(kept, sections)
     }
 
     /// The sections whose `kept` records (`records(_:)`) are not those of `sections`' elements.
@@ -53,6 +54,14 @@ import Testing
             if records != expected { wrong.append(section.model.id) }
         }
         return wrong
+    }
+
+    /// The version and document of the newest stored snapshot in the store file at `path`.
+    static func newestStoredSnapshot(_ path: String) throws -> (version: Int, document: Data)? {
+        try DatabaseQueue(path: path).read { db in
+            try Row.fetchOne(db, sql: "SELECT version, snapshot FROM stored_snapshot ORDER BY version DESC LIMIT 1")
+                .map { (version: $0["version"] as Int, document: $0["snapshot"] as Data) }
+        }
     }
 
     /// Runs `sql` on the store file at `path`, as something other than ListStore would.
@@ -198,5 +207,33 @@ import Testing
         #expect(try await store.snapshot(of: "l").sections == changed)
         #expect(try await store.verify().isValid)
         try store.close()
+    }
+
+    /// The commit of a replayed entry that is due to store a snapshot (here the 16th after a first
+    /// sync, whose journal entry holds the list) writes it from the rows in runs and in pieces: the
+    /// stored document is the bytes `documentJSON` gives for the same list, and time travel and
+    /// `verify` read it.
+    @Test func aSnapshotDueAfterAReplayedEntryIsWrittenFromTheRowsInPieces() async throws {
+        let (directory, source, replicaPath, list) = try await Self.replicated(sections: 5, elements: 1000)
+        defer { withExtendedLifetime(directory) {} }
+        var current = list
+        var due: (version: Int, sections: [ListSection])?
+        for k in 0..<20 {
+            current = Self.updating(current, k % 5, k * 37 % 1000, ["edit": .number(JSONNumber(k))])
+            try await source.commit(current, to: "l")
+            _ = try await Self.pull(source, into: replicaPath)
+            guard let stored = try Self.newestStoredSnapshot(replicaPath), due == nil else { continue }
+            let replica = try Store(path: replicaPath)
+            let summary = try await replica.summary(of: "l")
+            #expect(stored.version == summary.version)
+            let expected = ListSnapshot(list: "l", version: summary.version, digest: summary.digest, sections: current)
+            #expect(stored.document == Data(expected.documentJSON))
+            due = (stored.version, current)
+            try replica.close()
+        }
+        let (version, sections) = try #require(due)
+        let replica = try Store(path: replicaPath)
+        #expect(try await replica.snapshot(of: "l", at: version).sections == sections)
+        #expect(try await replica.verify().isValid)
     }
 }

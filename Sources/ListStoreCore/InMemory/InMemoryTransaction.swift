@@ -276,10 +276,10 @@ final class InMemoryTransaction: StoreTransaction {
         return (tables.lists[name]!.snapshotVersion, tables.lists[name]!.bytesSinceSnapshot)
     }
 
-    func insertStoredSnapshot(_ snapshot: ListSnapshot, listID: Int64) throws {
+    func insertStoredSnapshot(document: [UInt8], version: Int, listID: Int64) throws {
         let name = try name(of: listID)
-        tables.storedSnapshots[listID, default: [:]][snapshot.version] = snapshot.documentJSON
-        tables.lists[name]!.snapshotVersion = snapshot.version
+        tables.storedSnapshots[listID, default: [:]][version] = document
+        tables.lists[name]!.snapshotVersion = version
         tables.lists[name]!.bytesSinceSnapshot = 0
     }
 

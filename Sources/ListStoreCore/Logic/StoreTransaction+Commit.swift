@@ -221,10 +221,13 @@ extension StoreTransaction {
             version: journal.version, pointVersion: point.snapshotVersion, bytesSince: point.bytesSinceSnapshot,
             elementCount: journal.elementCount)
         {
-            // A replayed entry's target is read back from the rows just written.
-            let sections = try plan.snapshot ?? headSections(listID: listID)
-            let snapshot = ListSnapshot(list: list, version: journal.version, digest: recorded, sections: sections)
-            try insertStoredSnapshot(snapshot, listID: listID)
+            if let sections = plan.snapshot {
+                let snapshot = ListSnapshot(list: list, version: journal.version, digest: recorded, sections: sections)
+                try insertStoredSnapshot(document: snapshot.documentJSON, version: journal.version, listID: listID)
+            } else {
+                // A replayed entry's target is read back from the rows just written, in runs.
+                try insertStoredSnapshotReadingRows(of: list, listID: listID, version: journal.version, digest: recorded)
+            }
             written += 2
         }
         try insertJournal(journal, listID: listID, stagesJSON: stagesJSON, digest: recorded)

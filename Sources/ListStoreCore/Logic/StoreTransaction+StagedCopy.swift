@@ -55,7 +55,7 @@ extension StoreTransaction {
             written += 1
         }
         var digest = _DigestBuilder()
-        var entry = _CopyEntryWriter()
+        var entry = _SectionsWriter.copyEntry()
         var (stagesCount, seq, sections, elements) = (0, 0, 0, 0)
         var section: Int64?
         // The element records of the section being copied, kept for it once it ends (when the
@@ -123,7 +123,7 @@ extension StoreTransaction {
             sectionCount: sync.sectionCount, elementCount: sync.elementCount, stages: _Background(finished: []),
             digesting: _Background(finished: ([], result.digest)))
         try insertJournal(journal, listID: listID, digest: result.digest, stagesCount: stagesCount) { write in
-            var (seq, entry) = (0, _CopyEntryWriter())
+            var (seq, entry) = (0, _SectionsWriter.copyEntry())
             while true {
                 let run = try stagedRecords(of: list, from: seq, limit: Self.copyRun)
                 for record in run { entry.add(record) }
@@ -139,63 +139,5 @@ extension StoreTransaction {
         // No head is kept: the next commit reads it from the rows.
         try announce(nil, of: list)
         return result
-    }
-}
-
-/// The journal entry of a copy into an empty head, written a record at a time: one stage whose
-/// `sectionInserted` holds every section with its elements, the bytes `JSONWriter.stage` writes
-/// for the same changeset (keys in code point order).
-private struct _CopyEntryWriter {
-    private var bytes: [UInt8] = Array(#"[{"sectionInserted":["#.utf8)
-    private var sections = 0
-    private var elements = 0
-    /// The id of the open section (its `id` and `index` come after its elements).
-    private var open: String?
-
-    mutating func add(_ record: ListPage.Record) {
-        if record.isSection {
-            closeSection()
-            if sections > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: #"{"content":"#.utf8)
-            bytes.append(contentsOf: record.item.content)
-            bytes.append(contentsOf: #","elements":["#.utf8)
-            open = record.item.id
-            elements = 0
-        } else {
-            if elements > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: #"{"content":"#.utf8)
-            bytes.append(contentsOf: record.item.content)
-            bytes.append(contentsOf: #","id":"#.utf8)
-            JSONWriter.writeString(record.item.id, into: &bytes)
-            bytes.append(UInt8(ascii: "}"))
-            elements += 1
-        }
-    }
-
-    /// Ends the entry after the last record.
-    mutating func finish() {
-        closeSection()
-        bytes.append(contentsOf: "]}]".utf8)
-    }
-
-    /// The bytes written since the last `take` or `drain`.
-    mutating func take() -> [UInt8] {
-        defer { bytes = [] }
-        return bytes
-    }
-
-    /// Forgets the bytes written since the last `take` or `drain`, and counts them.
-    mutating func drain() -> Int {
-        defer { bytes.removeAll(keepingCapacity: true) }
-        return bytes.count
-    }
-
-    private mutating func closeSection() {
-        guard let id = open else { return }
-        bytes.append(contentsOf: #"],"id":"#.utf8)
-        JSONWriter.writeString(id, into: &bytes)
-        bytes.append(contentsOf: #","index":\#(sections)}"#.utf8)
-        sections += 1
-        open = nil
     }
 }

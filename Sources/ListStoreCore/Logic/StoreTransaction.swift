@@ -117,8 +117,16 @@ package protocol StoreTransaction {
         listID: Int64, version: Int, digest: ListDigest, journalBytes: Int
     ) throws -> (snapshotVersion: Int, bytesSinceSnapshot: Int)
 
-    /// Stores `snapshot` (the head just written) as the list's newest stored snapshot.
-    func insertStoredSnapshot(_ snapshot: ListSnapshot, listID: Int64) throws
+    /// Stores `document` (the snapshot document of the head just written, at `version`) as the
+    /// list's newest stored snapshot.
+    func insertStoredSnapshot(document: [UInt8], version: Int, listID: Int64) throws
+
+    /// Stores a snapshot document of `count` bytes, which `document` writes in pieces, in order,
+    /// through the closure it is given, as `insertStoredSnapshot(document:version:listID:)` does.
+    /// An engine that cannot write a value in pieces gathers them (the default).
+    /// - Throws: `.damaged` when the pieces do not make `count` bytes; what `document` throws.
+    func insertStoredSnapshot(
+        version: Int, listID: Int64, count: Int, document: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws
 
     /// Appends the journal entry of a commit.
     func insertJournal(
@@ -397,12 +405,22 @@ extension StoreTransaction {
         _ journal: CommitRows.Journal, listID: Int64, digest: ListDigest, stagesCount: Int,
         stages: (_ write: ([UInt8]) throws -> Void) throws -> Void
     ) throws {
+        try insertJournal(journal, listID: listID, stagesJSON: try Self.gather(stagesCount, "a journal entry", stages), digest: digest)
+    }
+
+    package func insertStoredSnapshot(
+        version: Int, listID: Int64, count: Int, document: (_ write: ([UInt8]) throws -> Void) throws -> Void
+    ) throws {
+        try insertStoredSnapshot(document: try Self.gather(count, "a stored snapshot", document), version: version, listID: listID)
+    }
+
+    /// The `count` bytes `pieces` writes.
+    /// - Throws: `.damaged` when they are not `count` bytes (`what` names them).
+    private static func gather(_ count: Int, _ what: String, _ pieces: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> [UInt8] {
         var gathered: [UInt8] = []
-        gathered.reserveCapacity(stagesCount)
-        try stages { gathered += $0 }
-        guard gathered.count == stagesCount else {
-            throw StoreError(.damaged, "a journal entry of \(stagesCount) bytes was written as \(gathered.count)")
-        }
-        try insertJournal(journal, listID: listID, stagesJSON: gathered, digest: digest)
+        gathered.reserveCapacity(count)
+        try pieces { gathered += $0 }
+        guard gathered.count == count else { throw StoreError(.damaged, "\(what) of \(count) bytes was written as \(gathered.count)") }
+        return gathered
     }
 }

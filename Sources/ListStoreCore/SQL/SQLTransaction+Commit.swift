@@ -132,12 +132,16 @@ extension SQLTransaction {
         return (try row.int(0), try row.int(1))
     }
 
-    package func insertStoredSnapshot(_ snapshot: ListSnapshot, listID: Int64) throws {
+    package func insertStoredSnapshot(document: [UInt8], version: Int, listID: Int64) throws {
         try run(
             "INSERT INTO stored_snapshot (list_id, version, snapshot) VALUES (?, ?, ?)",
-            [.integer(listID), SQLValue(snapshot.version), .bytes(snapshot.documentJSON)])
-        try run(
-            "UPDATE list SET snapshot_version = ?, bytes_since_snapshot = 0 WHERE id = ?", [SQLValue(snapshot.version), .integer(listID)])
+            [.integer(listID), SQLValue(version), .bytes(document)])
+        try storedSnapshotIsNewest(version: version, listID: listID)
+    }
+
+    /// Records the stored snapshot at `version` as the list's newest.
+    package func storedSnapshotIsNewest(version: Int, listID: Int64) throws {
+        try run("UPDATE list SET snapshot_version = ?, bytes_since_snapshot = 0 WHERE id = ?", [SQLValue(version), .integer(listID)])
     }
 
     package func insertJournal(
