@@ -87,6 +87,8 @@ extension SQLiteTransaction {
         try writeInPieces(table: "journal", column: "stages", count: stagesCount, "a journal entry", stages)
     }
 
+    var writesInPieces: Bool { true }
+
     /// Inserts the stored snapshot with a zero-filled document of `count` bytes, then writes the
     /// pieces into it (`writeInPieces`).
     func insertStoredSnapshot(

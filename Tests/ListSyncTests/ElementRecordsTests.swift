@@ -56,11 +56,11 @@ import Testing
         return wrong
     }
 
-    /// The version and document of the newest stored snapshot in the store file at `path`.
-    static func newestStoredSnapshot(_ path: String) throws -> (version: Int, document: Data)? {
+    /// The version, document and SQLite type of the newest stored snapshot in the store file at `path`.
+    static func newestStoredSnapshot(_ path: String) throws -> (version: Int, document: Data, type: String)? {
         try DatabaseQueue(path: path).read { db in
-            try Row.fetchOne(db, sql: "SELECT version, snapshot FROM stored_snapshot ORDER BY version DESC LIMIT 1")
-                .map { (version: $0["version"] as Int, document: $0["snapshot"] as Data) }
+            try Row.fetchOne(db, sql: "SELECT version, snapshot, typeof(snapshot) AS type FROM stored_snapshot ORDER BY version DESC LIMIT 1")
+                .map { (version: $0["version"] as Int, document: $0["snapshot"] as Data, type: $0["type"] as String) }
         }
     }
 
@@ -228,6 +228,8 @@ import Testing
             #expect(stored.version == summary.version)
             let expected = ListSnapshot(list: "l", version: summary.version, digest: summary.digest, sections: current)
             #expect(stored.document == Data(expected.documentJSON))
+            // Written in pieces (a TEXT value would be the document gathered).
+            #expect(stored.type == "blob")
             due = (stored.version, current)
             try replica.close()
         }
@@ -235,5 +237,6 @@ import Testing
         let replica = try Store(path: replicaPath)
         #expect(try await replica.snapshot(of: "l", at: version).sections == sections)
         #expect(try await replica.verify().isValid)
+        try replica.close()
     }
 }

@@ -221,12 +221,15 @@ extension StoreTransaction {
             version: journal.version, pointVersion: point.snapshotVersion, bytesSince: point.bytesSinceSnapshot,
             elementCount: journal.elementCount)
         {
-            if let sections = plan.snapshot {
+            if plan.snapshot == nil, writesInPieces {
+                // The target's contents are not at hand (a replayed entry, a merged push): they are
+                // read back from the rows just written, a run at a time, and written in pieces.
+                try insertStoredSnapshotReadingRows(of: list, listID: listID, version: journal.version, digest: recorded)
+            } else {
+                // An engine that gathers the document reads the rows in one go (fewer round trips).
+                let sections = try plan.snapshot ?? headSections(listID: listID)
                 let snapshot = ListSnapshot(list: list, version: journal.version, digest: recorded, sections: sections)
                 try insertStoredSnapshot(document: snapshot.documentJSON, version: journal.version, listID: listID)
-            } else {
-                // A replayed entry's target is read back from the rows just written, in runs.
-                try insertStoredSnapshotReadingRows(of: list, listID: listID, version: journal.version, digest: recorded)
             }
             written += 2
         }

@@ -1,6 +1,6 @@
 // A stored snapshot of a list's head written from its rows in pieces, for a commit that holds the
-// head's contents nowhere else (a replayed entry): a replica of a million-element list stores one
-// without holding the list.
+// head's contents nowhere else (a replayed entry, a merged push) on an engine that writes in pieces
+// (SQLite): a replica of a million-element list stores one without holding the list.
 
 extension StoreTransaction {
     /// Stores the head of the list `list` (row `listID`), just written at `version` with `digest`, as

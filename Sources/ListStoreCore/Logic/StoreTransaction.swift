@@ -121,6 +121,11 @@ package protocol StoreTransaction {
     /// list's newest stored snapshot.
     func insertStoredSnapshot(document: [UInt8], version: Int, listID: Int64) throws
 
+    /// Whether the engine writes a journal entry or a stored snapshot in pieces without gathering
+    /// them (`insertJournal(_:listID:digest:stagesCount:stages:)`,
+    /// `insertStoredSnapshot(version:listID:count:document:)`); the default is `false`.
+    var writesInPieces: Bool { get }
+
     /// Stores a snapshot document of `count` bytes, which `document` writes in pieces, in order,
     /// through the closure it is given, as `insertStoredSnapshot(document:version:listID:)` does.
     /// An engine that cannot write a value in pieces gathers them (the default).
@@ -407,6 +412,8 @@ extension StoreTransaction {
     ) throws {
         try insertJournal(journal, listID: listID, stagesJSON: try Self.gather(stagesCount, "a journal entry", stages), digest: digest)
     }
+
+    package var writesInPieces: Bool { false }
 
     package func insertStoredSnapshot(
         version: Int, listID: Int64, count: Int, document: (_ write: ([UInt8]) throws -> Void) throws -> Void
