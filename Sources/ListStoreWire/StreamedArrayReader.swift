@@ -64,12 +64,47 @@ package struct StreamedArrayReader {
     ///   text that is not an object; what `body` throws.
     /// - Complexity: O(bytes), plus `body`.
     package mutating func read(_ bytes: some Sequence<UInt8>, _ body: ([UInt8]) throws -> Void) throws {
-        for byte in bytes {
-            if inMember, depth >= 3 || (depth == 2 && byte == UInt8(ascii: "{")) {
-                if depth == 2, between == .afterElement { throw Failure(description: "two elements of \"\(name)\" without a comma") }
-                try elementByte(byte, body)
-            } else {
-                try otherByte(byte)
+        let done: Void? = try bytes.withContiguousStorageIfAvailable { try read(UnsafeRawBufferPointer($0), body) }
+        if done == nil { try Array(bytes).withUnsafeBytes { try read($0, body) } }
+    }
+
+    /// Reads `bytes`, as the generic `read(_:_:)` does: an element's bytes are found in runs and
+    /// appended a run at a time.
+    package mutating func read(_ bytes: UnsafeRawBufferPointer, _ body: ([UInt8]) throws -> Void) throws {
+        var i = 0
+        while i < bytes.count {
+            guard inMember, depth >= 3 || (depth == 2 && bytes[i] == UInt8(ascii: "{")) else {
+                try otherByte(bytes[i])
+                i += 1
+                continue
+            }
+            if depth == 2, between == .afterElement { throw Failure(description: "two elements of \"\(name)\" without a comma") }
+            let start = i
+            var ended = false
+            while i < bytes.count, !ended {
+                let byte = bytes[i]
+                i += 1
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    ended = depth == 2
+                default: break
+                }
+            }
+            guard element.count + (i - start) <= maxElementBytes else {
+                throw Failure(description: "an element of \"\(name)\" is larger than \(maxElementBytes) bytes", elementTooLarge: true)
+            }
+            element.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<i]))
+            if ended {
+                try body(element)
+                element.removeAll(keepingCapacity: true)
+                between = .afterElement
             }
         }
     }
@@ -79,29 +114,6 @@ package struct StreamedArrayReader {
     package func finish() throws -> [UInt8] {
         guard started, depth == 0, !inString else { throw Failure(description: "the answer ended before its JSON object did") }
         return rest
-    }
-
-    private mutating func elementByte(_ byte: UInt8, _ body: ([UInt8]) throws -> Void) throws {
-        element.append(byte)
-        guard element.count <= maxElementBytes else {
-            throw Failure(description: "an element of \"\(name)\" is larger than \(maxElementBytes) bytes", elementTooLarge: true)
-        }
-        if inString {
-            if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-            return
-        }
-        switch byte {
-        case UInt8(ascii: "\""): inString = true
-        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-            depth -= 1
-            if depth == 2 {
-                try body(element)
-                element.removeAll(keepingCapacity: true)
-                between = .afterElement
-            }
-        default: break
-        }
     }
 
     private mutating func otherByte(_ byte: UInt8) throws {

@@ -59,7 +59,58 @@ extension WireDocument {
     /// One member of a page's `records`.
     /// - Throws: `DecodingError`.
     package static func decodePageRecord(_ bytes: [UInt8]) throws -> ListPage.Record {
-        try pageRecord(try parse(bytes, "record"))
+        try verbatimPageRecord(bytes) ?? pageRecord(try parse(bytes, "record"))
+    }
+
+    /// The record `bytes` holds when they are written as `listPage(_:)` writes one
+    /// (`{"content":…,"id":"…"}`, with `,"section":true` before the end, an id without escapes),
+    /// its content taken as it is, not parsed: a store checks a page's contents as it lands
+    /// (`StoreTransaction.stage`), so a page is parsed once. `nil` for any other text: the parser
+    /// reads it.
+    /// - Complexity: O(bytes).
+    private static func verbatimPageRecord(_ bytes: [UInt8]) -> ListPage.Record? {
+        let (opening, idKey, sectionEnd) = (#"{"content":"#.utf8, #","id":""#.utf8, #","section":true}"#.utf8)
+        guard bytes.starts(with: opening) else { return nil }
+        return bytes.withUnsafeBufferPointer { b -> ListPage.Record? in
+            // The content: up to the first comma outside its strings, arrays and objects.
+            var (i, depth, inString, escaped) = (opening.count, 0, false, false)
+            scanning: while i < b.count {
+                let byte = b[i]
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                } else {
+                    switch byte {
+                    case UInt8(ascii: "\""): inString = true
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        guard depth > 0 else { return nil }
+                        depth -= 1
+                    case UInt8(ascii: ",") where depth == 0: break scanning
+                    default: break
+                    }
+                }
+                i += 1
+            }
+            let content = opening.count..<i
+            guard !content.isEmpty, UnsafeBufferPointer(rebasing: b[i...]).starts(with: idKey) else { return nil }
+            i += idKey.count
+            let idStart = i
+            while i < b.count, b[i] != UInt8(ascii: "\"") {
+                guard b[i] != UInt8(ascii: "\\"), b[i] >= 0x20 else { return nil }
+                i += 1
+            }
+            guard i < b.count, let id = String(validating: UnsafeBufferPointer(rebasing: b[idStart..<i]), as: UTF8.self) else { return nil }
+            let end = UnsafeBufferPointer(rebasing: b[(i + 1)...])
+            let isSection: Bool
+            if end.count == 1, end[0] == UInt8(ascii: "}") {
+                isSection = false
+            } else if end.elementsEqual(sectionEnd) {
+                isSection = true
+            } else {
+                return nil
+            }
+            return ListPage.Record(isSection: isSection, item: ListItem(id: id, content: Array(b[content])))
+        }
     }
 
     private static func pageRecord(_ value: JSONValue) throws -> ListPage.Record {

@@ -125,15 +125,17 @@ struct _PageReading<Element> {
             self.elements = elements
             self.bytes = bytes
         }
-        try reader.read(data) { text in
-            guard elements.count < limit else {
-                throw StreamedArrayReader.Failure(description: "more than the \(limit) entries asked for")
+        try data.withUnsafeBytes { data in
+            try reader.read(data) { text in
+                guard elements.count < limit else {
+                    throw StreamedArrayReader.Failure(description: "more than the \(limit) entries asked for")
+                }
+                bytes += text.count
+                guard bytes <= maxBytes else {
+                    throw StreamedArrayReader.Failure(description: "the page is larger than \(maxBytes) bytes", elementTooLarge: true)
+                }
+                elements.append(try decode(text))
             }
-            bytes += text.count
-            guard bytes <= maxBytes else {
-                throw StreamedArrayReader.Failure(description: "the page is larger than \(maxBytes) bytes", elementTooLarge: true)
-            }
-            elements.append(try decode(text))
         }
     }
 

@@ -1,21 +1,21 @@
 // The paged reads and paged syncs of an `InMemoryStore` (see `SQLTransaction+Pages`).
 extension InMemoryTransaction {
     func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
-        -> [(cursor: ListPage.Cursor, record: ListPage.Record)]
+        -> [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
     {
         let sections = tables.sectionsOfList[listID, default: []].compactMap { row in tables.sections[row].map { (row, $0) } }
             .filter { cursor == nil || $0.1.position >= cursor!.section }
             .sorted { $0.1.position < $1.1.position }
-        var records: [(cursor: ListPage.Cursor, record: ListPage.Record)] = []
+        var records: [(after: (section: Int64, element: Int64?), record: ListPage.Record)] = []
         for (row, section) in sections where records.count < limit {
             let continuing = cursor?.section == section.position
             if !continuing {
-                records.append((ListPage.Cursor(section: section.position, element: nil), ListPage.Record(isSection: true, item: section.model)))
+                records.append(((section.position, nil), ListPage.Record(isSection: true, item: section.model)))
             }
             let after = continuing ? cursor?.element ?? .min : .min
             for (position, element) in tables.elements[row, default: [:]].filter({ $0.key > after }).sorted(by: { $0.key < $1.key }) {
                 guard records.count < limit else { break }
-                records.append((ListPage.Cursor(section: section.position, element: position), ListPage.Record(isSection: false, item: element.item)))
+                records.append(((section.position, position), ListPage.Record(isSection: false, item: element.item)))
             }
         }
         if let cursor, !sections.contains(where: { $0.1.position == cursor.section }) {

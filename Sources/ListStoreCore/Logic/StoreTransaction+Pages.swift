@@ -29,17 +29,17 @@ extension StoreTransaction {
         var page = ListPage(
             list: list, version: info.headVersion, digest: info.headDigest, listID: info.uid, store: try identity(),
             sectionCount: summary.sectionCount, elementCount: summary.elementCount, after: cursor, records: [], next: nil)
-        var (bytes, last) = (0, cursor)
+        var bytes = 0
         reading: while true {
             let run = try headRecords(listID: info.id, after: position, limit: 1024)
             for (after, record) in run {
                 if !page.records.isEmpty, bytes + record.size > maxBytes {
-                    page.next = last
+                    page.next = position.map { ListPage.Cursor(section: $0.section, element: $0.element) }
                     break reading
                 }
                 page.records.append(record)
                 bytes += record.size
-                (position, last) = (after.positions, after)
+                position = after
             }
             if run.count < 1024 { break }
         }

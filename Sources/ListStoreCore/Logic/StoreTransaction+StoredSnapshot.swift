@@ -22,8 +22,7 @@ extension StoreTransaction {
                     return try write(writer.take())
                 }
                 try write(writer.take())
-                guard let next = run.last?.cursor.positions else { throw StoreError(.damaged, "a head record of list '\(list)' has no cursor") }
-                after = next
+                after = run.last?.after
             }
         }
         var count = 0

@@ -331,9 +331,10 @@ package protocol StoreTransaction {
     // MARK: Pages
 
     /// The records of the head of list `listID` after `cursor` (`nil`: from the first), in list
-    /// order (each section's, then its elements'), at most `limit`, each with the cursor just after it.
+    /// order (each section's, then its elements'), at most `limit`, each with the positions of the
+    /// cursor just after it (`ListPage.Cursor(section:element:)`).
     func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
-        -> [(cursor: ListPage.Cursor, record: ListPage.Record)]
+        -> [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
 
     /// The paged sync under way of the replica list `list` (by name), if any.
     func stagedSync(of list: String) throws -> StagedSync?

@@ -2,9 +2,9 @@
 // after a cursor, read with bounded queries, and the staging area of a replica's paged sync.
 extension SQLTransaction {
     package func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
-        -> [(cursor: ListPage.Cursor, record: ListPage.Record)]
+        -> [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
     {
-        var records: [(cursor: ListPage.Cursor, record: ListPage.Record)] = []
+        var records: [(after: (section: Int64, element: Int64?), record: ListPage.Record)] = []
         // The rest of the section the cursor is in, then the sections after it, each with its
         // elements: every query bounded by what is left of `limit`.
         var afterSection = cursor?.section ?? .min
@@ -23,7 +23,7 @@ extension SQLTransaction {
             for section in sections where records.count < limit {
                 let position = try section.int64(1)
                 records.append(
-                    (ListPage.Cursor(section: position, element: nil),
+                    ((position, nil),
                      ListPage.Record(isSection: true, item: ListItem(id: try section.string(2), content: try section.bytes(3)))))
                 try appendElements(of: try section.int64(0), section: position, after: nil, limit: limit, to: &records)
                 afterSection = position
@@ -34,7 +34,7 @@ extension SQLTransaction {
 
     /// Appends the elements of section row `row` (at `section`) after position `element`, up to `limit` records in all.
     private func appendElements(
-        of row: Int64, section: Int64, after element: Int64?, limit: Int, to records: inout [(cursor: ListPage.Cursor, record: ListPage.Record)]
+        of row: Int64, section: Int64, after element: Int64?, limit: Int, to records: inout [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
     ) throws {
         guard records.count < limit else { return }
         let elements = try rows(
@@ -42,7 +42,7 @@ extension SQLTransaction {
             [.integer(row), .integer(element ?? .min), SQLValue(limit - records.count)])
         for element in elements {
             records.append(
-                (ListPage.Cursor(section: section, element: try element.int64(0)),
+                ((section, try element.int64(0)),
                  ListPage.Record(isSection: false, item: ListItem(id: try element.string(1), content: try element.bytes(2)))))
         }
     }

@@ -78,6 +78,10 @@ struct FirstSyncScenario {
             try runBlocking { try await Store(path: sourcePath).commit(Self.list(), to: Self.listName).digest }
         }
         let server = try log.attempt("starting the server") { try HTTPFollowersScenario.ServerProcess(path: sourcePath) }
+        // The clients' files in a directory of their own, as on another machine: the server watches
+        // its store's directory for other processes' commits, and would wake for their every write.
+        let clients = directory.file("clients")
+        try log.attempt("creating the clients' directory") { try FileManager.default.createDirectory(atPath: clients, withIntermediateDirectories: false) }
         defer { _ = server.stop(timeout: .seconds(10)) }
         let url = "http://127.0.0.1:\(server.port)"
 
@@ -87,7 +91,7 @@ struct FirstSyncScenario {
         var failures: [String] = []
         var replica = ""
         for run in 0..<Self.runs {
-            replica = directory.file("replica\(run).liststore")
+            replica = clients + "/replica\(run).liststore"
             log.progress("ours: run \(run + 1) of \(Self.runs)")
             let report = try log.attempt("the client") { try Self.child([Self.clientFlag, url, replica]) }
             log.progress("ours: \(report.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.fixed($0.value, decimals: 1))" }.joined(separator: ", "))")
@@ -99,7 +103,7 @@ struct FirstSyncScenario {
         var baseline: [Double] = []
         for run in 0..<Self.runs {
             log.progress("baseline: run \(run + 1) of \(Self.runs)")
-            let report = try log.attempt("the baseline") { try Self.child([Self.baselineFlag, url, directory.file("raw\(run).sqlite")]) }
+            let report = try log.attempt("the baseline") { try Self.child([Self.baselineFlag, url, clients + "/raw\(run).sqlite"]) }
             log.progress("baseline: \(report.sorted { $0.key < $1.key }.map { "\($0.key) \(Format.fixed($0.value, decimals: 1))" }.joined(separator: ", "))")
             baseline.append(report["ms"] ?? .nan)
         }
