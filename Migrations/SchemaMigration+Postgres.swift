@@ -15,6 +15,7 @@ extension SchemaMigration {
         SchemaMigration(version: 7, name: "v0007_postgres_deleted_sections.sql", bytes: PackageResources.v0007_postgres_deleted_sections_sql),
         SchemaMigration(version: 8, name: "v0008_postgres_list_identity.sql", bytes: PackageResources.v0008_postgres_list_identity_sql),
         SchemaMigration(version: 9, name: "v0009_postgres_paged_sync.sql", bytes: PackageResources.v0009_postgres_paged_sync_sql),
+        SchemaMigration(version: 10, name: "v0010_postgres_staging_lists.sql", bytes: PackageResources.v0010_postgres_staging_lists_sql),
     ]
 
     /// The SQL text's statements, in order: the text split after each semicolon that ends a line

@@ -2,42 +2,14 @@ import GRDB
 import GRDBSQLite
 @_spi(Replication) import ListStoreCore
 
-// The SQLite driver's own steps of a paged sync (`stage`, `commitStagedCopy`): the staged records
-// written and read, and a copy's rows written, through the statements' columns and bindings (no
-// row values made: a million of each for a list of a million), and the journal entry written in
-// pieces: a copy's entry (the stages inserting a whole list) is larger than anything else a store
-// writes, and SQLite's incremental blob I/O writes it without holding it. A stored snapshot that a
-// replayed entry's commit writes from the rows goes in pieces the same way.
+// The SQLite driver's own steps of a paged sync (`stage`, `commitStagedCopy`): a page's rows
+// written through the statements' columns and bindings (no row values made: a million of each for
+// a list of a million), and the journal entry written in pieces: a copy's entry (the stages
+// inserting a whole list) is larger than anything else a store writes, and SQLite's incremental
+// blob I/O writes it without holding it. A stored snapshot that a replayed entry's commit writes
+// from the rows goes in pieces the same way.
 
 extension SQLiteTransaction {
-    func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws {
-        let statement = try _RawStatement(
-            db, "INSERT INTO staged_record (list_name, seq, is_section, identifier, content) VALUES (?, ?, ?, ?, ?)")
-        statement.bind(1, text: list)
-        for (k, record) in records.enumerated() {
-            statement.bind(2, Int64(seq + k))
-            statement.bind(3, record.isSection ? 1 : 0)
-            statement.bind(4, text: record.item.id)
-            statement.bind(5, textBytes: record.item.content)
-            try statement.execute()
-        }
-    }
-
-    func stagedRecords(of list: String, from seq: Int, limit: Int) throws -> [ListPage.Record] {
-        let statement = try _RawStatement(
-            db, "SELECT is_section, identifier, content FROM staged_record WHERE list_name = ? AND seq >= ? ORDER BY seq LIMIT ?")
-        statement.bind(1, text: list)
-        statement.bind(2, Int64(seq))
-        statement.bind(3, Int64(limit))
-        defer { statement.reset() }
-        var records: [ListPage.Record] = []
-        records.reserveCapacity(min(limit, 4096))
-        while try statement.step() {
-            records.append(ListPage.Record(isSection: statement.int64(0) != 0, item: ListItem(id: statement.string(1), content: statement.bytes(2))))
-        }
-        return records
-    }
-
     func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> [Int64] {
         var section = section
         let made = try reserveSectionRows(records.count(where: \.isSection))

@@ -136,7 +136,7 @@ import Testing
                 DROP TABLE feed; ALTER TABLE store DROP COLUMN feed_position; ALTER TABLE store DROP COLUMN feed_base;
                 DROP TABLE replica_set; DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
-                DROP TABLE staged_record; DROP TABLE staged_sync;
+                DROP TABLE staged_sync;
                 ALTER TABLE section DROP COLUMN element_records;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
@@ -170,7 +170,7 @@ import Testing
                 DROP TABLE deleted_section; ALTER TABLE list DROP COLUMN deleted_sections_kept;
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
                 ALTER TABLE replica_source DROP COLUMN list_uid;
-                DROP TABLE staged_record; DROP TABLE staged_sync;
+                DROP TABLE staged_sync;
                 ALTER TABLE section DROP COLUMN element_records;
                 DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
                 UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
@@ -205,7 +205,7 @@ import Testing
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
                 ALTER TABLE replica_source DROP COLUMN list_uid; ALTER TABLE feed DROP COLUMN fingerprint; ALTER TABLE feed DROP COLUMN list_uid;
                 ALTER TABLE replica_set DROP COLUMN cursor;
-                DROP TABLE staged_record; DROP TABLE staged_sync;
+                DROP TABLE staged_sync;
                 ALTER TABLE section DROP COLUMN element_records;
                 DELETE FROM schema_migration WHERE version > 8; PRAGMA user_version = 8;
                 """)
@@ -286,6 +286,8 @@ import Testing
                 INSERT INTO stored_snapshot_old SELECT * FROM stored_snapshot; DROP TABLE stored_snapshot;
                 ALTER TABLE stored_snapshot_old RENAME TO stored_snapshot;
                 ALTER TABLE section DROP COLUMN element_records;
+                CREATE TABLE staged_record (list_name TEXT NOT NULL, seq INTEGER NOT NULL, is_section INTEGER NOT NULL,
+                    identifier TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (list_name, seq)) WITHOUT ROWID;
                 DELETE FROM schema_migration WHERE version > 11; PRAGMA user_version = 11;
                 """)
             try db.checkpoint(.truncate)

@@ -201,6 +201,8 @@ import Testing
         await #expect(throws: SyncError.self) { try await replica.pull(from: interrupting, options: options) }
         #expect(try await replica.store.replicaHead(of: "l") == nil)
         #expect(try await replica.store.stagedSync(of: "l")?.records ?? 0 > 0)
+        #expect(try await replica.store.lists().isEmpty)
+        #expect(try await replica.store.verify().isValid)
         #expect(reports.withLock { $0.count } == 4)
         // The next pull goes on from there.
         let counting = Interrupting(LocalSource(source), pages: .max)
@@ -217,6 +219,42 @@ import Testing
         #expect(all.allSatisfy { $0.resumed == ($0.records > all[3].records) })
         #expect(try await replica.store.stagedSync(of: "l") == nil)
         #expect(try await replica.store.verify().isValid)
+    }
+
+    /// A resync into a replica list whose head is empty: the pages land as rows of a staging list
+    /// that no listing shows, and the last transaction gives its sections to the list's own row.
+    @Test(arguments: [false, true]) func aResyncIntoAnEmptyListKeepsItsRowAndNoListingShowsTheStagingList(onDisk: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        if onDisk {
+            try await Self.resyncIntoAnEmptyList(try Store(path: directory.file("source.liststore")), Replica(store: try Store(path: directory.file("replica.liststore")), list: "l"))
+        } else {
+            try await Self.resyncIntoAnEmptyList(InMemoryStore(), Replica(store: InMemoryStore(), list: "l"))
+        }
+    }
+
+    static func resyncIntoAnEmptyList<S: ReplicaStore>(_ source: some ListStoreEngine, _ replica: Replica<S>) async throws {
+        try await source.commit(Self.bigList(sections: 1, elements: 1), to: "l", expectedVersion: nil, author: nil, message: nil)
+        try await source.commit([], to: "l", expectedVersion: nil, author: nil, message: nil)
+        try await replica.pull(from: LocalSource(source))
+        let before = try await replica.store.summary(of: "l")
+        #expect(before.sectionCount == 0)
+        try await source.commit(Self.bigList(sections: 4, elements: 30), to: "l", expectedVersion: nil, author: nil, message: nil)
+        _ = try await source.prune("l", .keepLast(0), force: false)
+        var options = ReplicaPullOptions()
+        options.pageBytes = 800
+        await #expect(throws: SyncError.self) { try await replica.pull(from: Interrupting(LocalSource(source), pages: 3), options: options) }
+        // Pages have landed; the list is still the empty one, and the only one listed.
+        #expect(try await replica.store.stagedSync(of: "l")?.records ?? 0 > 0)
+        #expect(try await replica.store.lists().map(\.name) == ["l"])
+        #expect(try await replica.store.summary(of: "l").sectionCount == 0)
+        #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
+        let result = try await replica.pull(from: LocalSource(source), options: options)
+        #expect(result.resynced && result.pages?.resumed == true)
+        #expect(try await replica.store.snapshot(of: "l", at: nil).sections == source.snapshot(of: "l", at: nil).sections)
+        #expect(try await replica.store.summary(of: "l").id == before.id)
+        #expect(try await replica.store.lists().map(\.name) == ["l"])
+        #expect(try await replica.store.stagedSync(of: "l") == nil)
+        #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
     }
 
     @Test func aSyncWhoseVersionIsGoneStartsAgainAtTheHeadAndSaysSo() async throws {

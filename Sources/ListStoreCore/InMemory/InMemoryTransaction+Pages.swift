@@ -24,23 +24,34 @@ extension InMemoryTransaction {
         return records
     }
 
-    func stagedSync(of list: String) throws -> StagedSync? { tables.stagedSyncs[list]?.sync }
+    func stagedSync(of list: String) throws -> StagedSync? { tables.stagedSyncs[list] }
 
     func writeStagedSync(_ sync: StagedSync, of list: String) throws {
-        tables.stagedSyncs[list, default: (sync, [])].sync = sync
-    }
-
-    func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws {
-        guard tables.stagedSyncs[list]?.records.count == seq else { throw damaged("the staged records of list '\(list)' do not end at \(seq)") }
-        tables.stagedSyncs[list]?.records += records
-    }
-
-    func stagedRecords(of list: String, from seq: Int, limit: Int) throws -> [ListPage.Record] {
-        Array((tables.stagedSyncs[list]?.records ?? []).dropFirst(seq).prefix(limit))
+        tables.stagedSyncs[list] = sync
     }
 
     func deleteStagedSync(of list: String) throws {
         tables.stagedSyncs[list] = nil
+    }
+
+    func listID(named name: String) throws -> Int64? { tables.lists[name]?.row.id }
+
+    func renameList(_ listID: Int64, to name: String) throws {
+        guard let old = tables.names[listID], var list = tables.lists.removeValue(forKey: old) else { throw damaged("list row \(listID) is missing") }
+        list.row.name = name
+        (tables.lists[name], tables.names[listID]) = (list, name)
+    }
+
+    func moveSections(of listID: Int64, to target: Int64) throws {
+        let rows = tables.sectionsOfList.removeValue(forKey: listID) ?? []
+        for row in rows { tables.sections[row]?.listID = target }
+        tables.sectionsOfList[target, default: []].formUnion(rows)
+    }
+
+    func lastSection(listID: Int64) throws -> (row: Int64, elements: Int)? {
+        tables.sectionsOfList[listID, default: []].compactMap { row in tables.sections[row].map { (row, $0.position) } }
+            .max { ($0.1, $0.0) < ($1.1, $1.0) }
+            .map { ($0.0, tables.elements[$0.0, default: [:]].count) }
     }
 
     func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> [Int64] {

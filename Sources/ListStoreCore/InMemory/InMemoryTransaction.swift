@@ -58,8 +58,8 @@ struct InMemoryTables: Sendable {
     var feedSecret: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
     var feedPosition = 0
     var feedBase = 0
-    /// The paged syncs under way, by replica list name, with their records landed so far.
-    var stagedSyncs: [String: (sync: StagedSync, records: [ListPage.Record])] = [:]
+    /// The paged syncs under way, by replica list name (their pages land as rows of a staging list).
+    var stagedSyncs: [String: StagedSync] = [:]
     /// The replica sets' positions, by pattern.
     var replicaSets: [String: (store: StoreIdentity, position: Int, place: String?, lastConflicts: [UInt8]?, updatedAt: String)] = [:]
 }
@@ -91,7 +91,8 @@ final class InMemoryTransaction: StoreTransaction {
     func integrityProblems() throws -> [String] { [] }
 
     func listNames() throws -> [String] {
-        tables.lists.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        // The store's own lists (`_Names.ownPrefix`) are left out.
+        tables.lists.keys.filter { !$0.hasPrefix(_Names.ownPrefix) }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     func summaries(of list: String?) throws -> [ListSummary] {

@@ -1,8 +1,8 @@
 import Foundation
 
 // Lists of any size (ListStoreCore's article "Lists of Any Size"): a list's head read in pages of
-// bounded bytes, each with bounded queries, and a replica's paged sync landing page by page in a
-// staging area of its store until the last page makes it the replica, in one transaction.
+// bounded bytes, each with bounded queries, and a replica's paged sync landing page by page as rows
+// of a staging list until the last page makes them the replica's, in one transaction.
 extension StoreTransaction {
     /// The page of `list`'s head after `cursor` (`nil`: the first), at about `maxBytes` of records
     /// (always at least one while records remain). Pages are read at the head: `version`, the
@@ -46,7 +46,8 @@ extension StoreTransaction {
         return page
     }
 
-    /// Lands `page` in the paged sync of the replica list `list`, in this transaction: a first page
+    /// Lands `page` in the paged sync of the replica list `list`, in this transaction: its records
+    /// become rows of the sync's staging list (`_Names.staging(_:)`, `landRows`). A first page
     /// (`after` is `nil`) starts the sync anew, discarding any other; any other page must be of the
     /// sync's store, list, version and totals and start where the last landed page ended. `reason`
     /// is recorded with a new sync.
@@ -55,11 +56,12 @@ extension StoreTransaction {
     ///   (of another store, list or version, out of order, without a sync under way), or that the
     ///   list's totals say is cut short or too long; `.invalidSnapshot` for a content that is not
     ///   canonical JSON.
-    /// - Complexity: O(records of the page and their bytes).
+    /// - Complexity: O(records of the page and their bytes), plus the elements of the section the
+    ///   page goes on with (counted).
     package func stage(_ page: ListPage, of list: String, reason: String) throws -> StagedSync {
         var sync: StagedSync
         if page.after == nil {
-            try deleteStagedSync(of: list)
+            try discardStagedSync(of: list)
             sync = StagedSync(starting: page, reason: reason, startedAt: _Time.iso8601(Date()))
         } else {
             guard let current = try stagedSync(of: list) else {
@@ -98,55 +100,56 @@ extension StoreTransaction {
                 .invalidArgument,
                 "the last page of list '\(page.list)' leaves it cut short: \(sync.records + page.records.count) records of \(total)")
         }
-        // Checked as they land, so that the last transaction may trust the staged records.
-        let records = page.records
-        try _ContentChecks.checkCanonical(count: records.count, content: { records[$0].item.content }) { k in
-            "page of list '\(page.list)' after '\(page.after?.description ?? "the start")', record \(k) (id \(records[k].item.id.debugDescription))"
-        }
-        let first = sync.records
+        try landRows(of: page, in: sync, of: list)
         sync.records += page.records.count
         sync.elements += elements
         sync.bytes += page.size
         sync.next = page.next
         try writeStagedSync(sync, of: list)
-        try insertStagedRecords(page.records, from: first, of: list)
         return sync
     }
 
-    /// The sections the staged records of `list` make (the first `limit` records of them), read in
-    /// runs of 4,096.
-    /// - Throws: `StoreError.damaged` when they do not start with a section.
+    /// The sections the landed pages of `list`'s paged sync make (the first `limit` records of
+    /// them), read from its staging list in runs of 4,096; none when no sync is under way.
     /// - Complexity: O(records read).
     package func stagedSections(of list: String, limit: Int = .max) throws -> [ListSection] {
+        guard let staging = try listID(named: _Names.staging(list)) else { return [] }
         var sections: [ListSection] = []
-        var seq = 0
-        while seq < limit {
-            let want = min(4096, limit - seq)
-            let run = try stagedRecords(of: list, from: seq, limit: want)
-            for record in run {
+        var (read, after): (Int, (section: Int64, element: Int64?)?) = (0, nil)
+        while read < limit {
+            let want = min(4096, limit - read)
+            let run = try headRecords(listID: staging, after: after, limit: want)
+            for (_, record) in run {
                 if record.isSection {
                     sections.append(ListSection(model: record.item, elements: []))
                 } else {
-                    guard !sections.isEmpty else { throw StoreError(.damaged, "the staged records of list '\(list)' start with an element") }
                     sections[sections.count - 1].elements.append(record.item)
                 }
             }
-            seq += run.count
+            (read, after) = (read + run.count, run.last?.after)
             if run.count < want { break }
         }
         return sections
     }
 
+    /// Deletes the paged sync of `list`: its record and its staging list's rows.
+    package func discardStagedSync(of list: String) throws {
+        if let staging = try listID(named: _Names.staging(list)) {
+            try deleteRows(of: ListRow(id: staging, name: _Names.staging(list), uid: "", headVersion: 0, headDigest: ListDigest(hex: ""), baseVersion: 0, baseSnapshot: nil))
+        }
+        try deleteStagedSync(of: list)
+    }
+
     /// Makes the complete paged sync of the replica list `list` its head, with the sync's store,
     /// list and version as its position, and ends the sync, in this transaction. Into an empty head
-    /// (a first sync), the staged records become rows a run at a time (`commitStagedCopy`: the
-    /// result's changeset is then empty, the journal holds it); otherwise this is `commitReplica`
-    /// with the staged sections, read whole. `check` runs with the result first and may throw to
+    /// (a first sync), the staging list's rows become the list's (`commitStagedCopy`: the result's
+    /// changeset is then empty, the journal holds it); otherwise this is `commitReplica` with the
+    /// staged sections, read whole. `check` runs with the result first and may throw to
     /// write nothing.
     ///
     /// - Throws: `StoreError.invalidArgument` when no complete sync is staged; what
     ///   `commitReplica` throws.
-    /// - Complexity: O(records) into an empty head, holding a run of them at a time; otherwise
+    /// - Complexity: O(records) read into an empty head, holding a run of them at a time; otherwise
     ///   that of `commitReplica` of the staged list.
     package func commitStagedSync(of list: String, message: String, check: (CommitResult) throws -> Void) throws -> CommitResult {
         guard let sync = try stagedSync(of: list), sync.isComplete else {
@@ -162,6 +165,6 @@ extension StoreTransaction {
         let sections = try stagedSections(of: list)
         return try commitReplica(
             to: list, source: source, author: nil, message: message, entry: nil, target: .snapshot(sections), check: check,
-            then: { try deleteStagedSync(of: list) })
+            then: { try discardStagedSync(of: list) })
     }
 }

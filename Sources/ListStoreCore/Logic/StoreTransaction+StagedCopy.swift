@@ -1,9 +1,11 @@
 import Foundation
 import ListJSON
 
-// The last transaction of a paged sync into an empty head (ListStoreCore's article "Lists of Any
-// Size"): the staged records become the list's rows a run at a time, the digest and the journal
-// entry are made as they go, and nothing holds the list whole.
+// A paged sync's rows (ListStoreCore's article "Lists of Any Size"): each page lands as rows of the
+// sync's staging list, hashed and placed as a commit places them, in the page's own transaction;
+// the last transaction of a sync into an empty head makes the staging list's rows the list's and
+// writes the journal entry from them a run at a time, so nothing holds the list whole and no row is
+// written twice.
 
 /// A record of a copied head on its way into rows (`StoreTransaction.insertCopiedRecords`): a
 /// section's, or an element of the section whose record came last, at its position.
@@ -21,20 +23,91 @@ package struct CopiedRecord: Sendable {
 }
 
 extension StoreTransaction {
-    /// How many staged records the copy reads, hashes and writes at once.
+    /// How many records the last transaction of a copy reads, hashes and writes at once.
     static var copyRun: Int { 4096 }
 
+    /// Writes the records of `page`, the next of the paged sync `sync` of `list` (`sync` as it was
+    /// before the page), as rows of the sync's staging list, made by the sync's first page: each
+    /// content checked to be canonical JSON and hashed (on two threads), sections and elements at
+    /// the positions a commit of the same list gives them, each section's element records kept
+    /// (when the engine keeps them, and they are not too many) as they stand at the page's end.
+    ///
+    /// - Throws: `StoreError.invalidSnapshot` for a content that is not canonical JSON;
+    ///   `.invalidArgument` when the sync has landed pages but no staging list (a store that was
+    ///   changed under it: the sync starts anew); `.invalidArgument` for more records in one place
+    ///   than a store keeps.
+    /// - Complexity: O(records of the page and their bytes), plus the elements of the section the
+    ///   page goes on with (counted).
+    func landRows(of page: ListPage, in sync: StagedSync, of list: String) throws {
+        let records = page.records
+        try _ContentChecks.checkCanonical(count: records.count, content: { records[$0].item.content }) { k in
+            "page of list '\(page.list)' after '\(page.after?.description ?? "the start")', record \(k) (id \(records[k].item.id.debugDescription))"
+        }
+        let hashes = _TwoThreads.array(count: records.count, threshold: _ContentChecks.parallelThreshold) {
+            (range, base: UnsafeMutablePointer<ContentHash>) in
+            for k in range { (base + k).initialize(to: ContentHash(of: records[k].item.content)) }
+        }
+        let name = _Names.staging(list)
+        let staging: Int64
+        // The section the page goes on with (its row, and how many elements it holds), if any.
+        var section: (row: Int64, elements: Int)?
+        if sync.records == 0 {
+            staging = try insertList(name, createdAt: _Time.iso8601(Date()), keepsDeletedSections: false)
+        } else if let id = try listID(named: name) {
+            staging = id
+            section = try lastSection(listID: staging)
+        } else {
+            throw StoreError(.invalidArgument, "the paged sync of list '\(list)' has landed \(sync.records) records, but they are not in its store: it starts again")
+        }
+        var sections = sync.records - sync.elements
+        var elements = section?.elements ?? 0
+        let keepsRecords = keepsElementRecords
+        // The element records of the open section as they stand (nil: none are kept for it), and
+        // those of each section before it that the page wrote to, in order.
+        var kept: [UInt8]?
+        if keepsRecords, let section { kept = try keptElementRecords(section: section.row) ?? (section.elements == 0 ? [] : nil) }
+        var touched: [[UInt8]?] = []
+        var copied: [CopiedRecord] = []
+        copied.reserveCapacity(records.count)
+        for (k, (record, hash)) in zip(records, hashes).enumerated() {
+            let position: Int64
+            if record.isSection {
+                position = Int64(sections) * _Positions.spacing
+                if k > 0 || section != nil { touched.append(kept) }
+                kept = keepsRecords ? [] : nil
+                (sections, elements) = (sections + 1, 0)
+            } else {
+                position = Int64(elements) * _Positions.spacing
+                elements += 1
+                if kept != nil {
+                    _ElementRecords.append(id: record.item.id, hash: hash, to: &kept!)
+                    if kept!.count > _ElementRecords.maxKeptBytes { kept = nil }
+                }
+            }
+            guard position < _Positions.limit else { throw StoreError(.invalidArgument, "list '\(list)' has more records in one place than a store keeps") }
+            copied.append(CopiedRecord(isSection: record.isSection, position: position, item: record.item, hash: hash))
+        }
+        if !records.isEmpty || section != nil { touched.append(kept) }
+        let made = try insertCopiedRecords(copied, listID: staging, section: section?.row)
+        guard keepsRecords else { return }
+        // The sections the page wrote to: the one it went on with (if any), then those it made.
+        for (row, records) in zip((section.map { [$0.row] } ?? []) + made, touched) {
+            if let records { try keepElementRecords(records, section: row) } else { try forgetElementRecords(sections: [row]) }
+        }
+    }
+
     /// Makes the complete paged sync `sync` of the replica list `list`, whose head `head` holds
-    /// nothing, its head, in this transaction, reading the staged records in runs of `copyRun`:
-    /// each run's contents are hashed (on two threads) and its rows written, the digest and the
-    /// journal entry (one stage inserting every section, as a commit of the same snapshot records
-    /// it) made as the runs go; the entry is written in pieces by `insertJournal(_:listID:digest:
-    /// stagesCount:stages:)`, in a second read of the staged records. The result's changeset is
-    /// empty: the journal holds it. No stored snapshot is written (one due is written by the next
-    /// commit that is due). `check` runs with the result before the head is written.
+    /// nothing, its head, in this transaction: the staging list's rows are read in runs of
+    /// `copyRun`, their contents hashed (on two threads) into the digest and the journal entry's
+    /// length counted (one stage inserting every section, as a commit of the same snapshot records
+    /// it); `check` runs with the result; the rows become the list's (the staging list becomes the
+    /// list, or, when the list has a row, gives it its sections), and the entry is written in
+    /// pieces by `insertJournal(_:listID:digest:stagesCount:stages:)`, in a second read of the rows.
+    /// The result's changeset is empty: the journal holds it. No stored snapshot is written (one
+    /// due is written by the next commit that is due).
     ///
     /// - Throws: `StoreError` `.versionConflict` (local changes), `.invalidListName`, `.damaged`
-    ///   (staged records that do not make the sync's totals); what `check` throws.
+    ///   (staged rows that do not make the sync's totals); what `check` throws.
     /// - Complexity: O(records + their bytes), holding one run of records at a time.
     func commitStagedCopy(
         of list: String, sync: StagedSync, head: StoredHead, source: ReplicaSource, message: String,
@@ -46,95 +119,72 @@ extension StoreTransaction {
                 .versionConflict, "list '\(list)' has local changes: a pull rebases them onto the source's head",
                 expectedVersion: head.version, currentVersion: head.version)
         }
-        let now = _Time.iso8601(Date())
-        var listID = head.listID
-        var written = 0
-        if listID == 0 {
-            if let problem = _Names.problem(withNew: list, "list") { throw StoreError(.invalidListName, problem) }
-            listID = try insertList(list, createdAt: now, keepsDeletedSections: false)
-            written += 1
+        if head.listID == 0, let problem = _Names.problem(withNew: list, "list") { throw StoreError(.invalidListName, problem) }
+        guard let staging = try listID(named: _Names.staging(list)) else {
+            throw StoreError(.damaged, "the landed pages of list '\(list)' are not in its store")
+        }
+        // Each run of the rows, in list order.
+        func forEachRun(of listID: Int64, _ body: ([ListPage.Record]) throws -> Void) throws {
+            var after: (section: Int64, element: Int64?)?
+            while true {
+                let run = try headRecords(listID: listID, after: after, limit: Self.copyRun)
+                try body(run.map(\.record))
+                after = run.last?.after
+                if run.count < Self.copyRun { return }
+            }
         }
         var digest = _DigestBuilder()
         var entry = _SectionsWriter.copyEntry()
-        var (stagesCount, seq, sections, elements) = (0, 0, 0, 0)
-        var section: Int64?
-        // The element records of the section being copied, kept for it once it ends (when the
-        // engine keeps them, and they are not too many).
-        var records: [UInt8]?
-        let keepsRecords = keepsElementRecords
-        // Rows written, the digest fed and the entry's length counted, a run at a time.
-        while true {
-            let run = try stagedRecords(of: list, from: seq, limit: Self.copyRun)
+        var (stagesCount, count) = (0, 0)
+        try forEachRun(of: staging) { run in
             let hashes = _TwoThreads.array(count: run.count, threshold: _ContentChecks.parallelThreshold) {
                 (range, base: UnsafeMutablePointer<ContentHash>) in
                 for k in range { (base + k).initialize(to: ContentHash(of: run[k].item.content)) }
             }
-            var copied: [CopiedRecord] = []
-            copied.reserveCapacity(run.count)
-            // The records of the sections that end in this run, in order.
-            var ended: [[UInt8]?] = []
             for (record, hash) in zip(run, hashes) {
-                let position: Int64
-                if record.isSection {
-                    position = Int64(sections) * _Positions.spacing
-                    if sections > 0 { ended.append(records) }
-                    records = keepsRecords ? [] : nil
-                    (sections, elements) = (sections + 1, 0)
-                } else {
-                    guard sections > 0 else { throw StoreError(.damaged, "the staged records of list '\(list)' start with an element") }
-                    position = Int64(elements) * _Positions.spacing
-                    elements += 1
-                }
-                guard position < _Positions.limit else { throw StoreError(.invalidArgument, "list '\(list)' has more records in one place than a store keeps") }
-                copied.append(CopiedRecord(isSection: record.isSection, position: position, item: record.item, hash: hash))
                 digest.add(tag: record.isSection ? 0x53 : 0x45, id: record.item.id, hash: hash)
-                if !record.isSection, records != nil {
-                    _ElementRecords.append(id: record.item.id, hash: hash, to: &records!)
-                    if records!.count > _ElementRecords.maxKeptBytes { records = nil }
-                }
                 entry.add(record)
                 stagesCount += entry.drain()
             }
-            let made = try insertCopiedRecords(copied, listID: listID, section: section)
-            // The sections that ended: the one open when the run began (if any), then the run's own.
-            for (row, kept) in zip((section.map { [$0] } ?? []) + made, ended) {
-                if let kept { try keepElementRecords(kept, section: row) }
-            }
-            section = made.last ?? section
-            written += copied.count
-            seq += run.count
+            count += run.count
             try Task.checkCancellation()
-            if run.count < Self.copyRun { break }
         }
-        if let section, let records { try keepElementRecords(records, section: section) }
         entry.finish()
         stagesCount += entry.drain()
-        guard seq == sync.sectionCount + sync.elementCount else {
-            throw StoreError(.damaged, "the staged records of list '\(list)' are \(seq), not the \(sync.sectionCount + sync.elementCount) of its sync")
+        guard count == sync.sectionCount + sync.elementCount else {
+            throw StoreError(.damaged, "the landed pages of list '\(list)' hold \(count) records, not the \(sync.sectionCount + sync.elementCount) of its sync")
         }
         let version = head.version + 1
+        var listID = head.listID
+        var written = 2
+        if listID == 0 {
+            try renameList(staging, to: list)
+            (listID, written) = (staging, written + 1)
+        } else {
+            try moveSections(of: staging, to: listID)
+            written += sync.sectionCount
+        }
         let result = CommitResult(
             list: list, version: version, parentVersion: head.version, changed: true, digest: digest.finish(),
-            stageCount: 1, changeCount: sync.sectionCount, changeset: ListChangeset(), rowsWritten: written + 2)
+            stageCount: 1, changeCount: sync.sectionCount, changeset: ListChangeset(), rowsWritten: written)
         try check(result)
         _ = try setHead(listID: listID, version: version, digest: result.digest, journalBytes: stagesCount)
+        let now = _Time.iso8601(Date())
         let journal = CommitRows.Journal(
             list: list, version: version, parentVersion: head.version, committedAt: now, author: nil, message: message,
             sectionCount: sync.sectionCount, elementCount: sync.elementCount, stages: _Background(finished: []),
             digesting: _Background(finished: ([], result.digest)))
         try insertJournal(journal, listID: listID, digest: result.digest, stagesCount: stagesCount) { write in
-            var (seq, entry) = (0, _SectionsWriter.copyEntry())
-            while true {
-                let run = try stagedRecords(of: list, from: seq, limit: Self.copyRun)
+            var entry = _SectionsWriter.copyEntry()
+            try forEachRun(of: listID) { run in
                 for record in run { entry.add(record) }
                 if run.count < Self.copyRun { entry.finish() }
                 try write(entry.take())
-                seq += run.count
-                if run.count < Self.copyRun { break }
             }
         }
         try setReplicaSource(source, listID: listID, updatedAt: now)
-        try deleteStagedSync(of: list)
+        // The staging list is gone (it is the list now, or has given it its sections, and goes).
+        try discardStagedSync(of: list)
         try appendFeed(listID: listID, list: list, version: version, deleted: false)
         // No head is kept: the next commit reads it from the rows.
         try announce(nil, of: list)

@@ -342,14 +342,24 @@ package protocol StoreTransaction {
     /// Records `sync` as the paged sync of `list`, in place of any other.
     func writeStagedSync(_ sync: StagedSync, of list: String) throws
 
-    /// Adds `records` to the staged records of `list`, the first at `seq`.
-    func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws
-
-    /// The staged records of `list` from `seq` on, in order, at most `limit`.
-    func stagedRecords(of list: String, from seq: Int, limit: Int) throws -> [ListPage.Record]
-
-    /// Deletes the paged sync of `list` and its records.
+    /// Deletes the record of the paged sync of `list` (not its staging list's rows:
+    /// `discardStagedSync(of:)` deletes both).
     func deleteStagedSync(of list: String) throws
+
+    /// The row of the list named `name`, if any, its name not checked: for the store's own lists
+    /// (a paged sync's staging list, `_Names.staging(_:)`), which no user names.
+    func listID(named name: String) throws -> Int64?
+
+    /// Names the list `listID` `name` (a staging list becomes the list it was staged for).
+    func renameList(_ listID: Int64, to name: String) throws
+
+    /// Gives the section rows of list `listID` to list `target`, at their positions (`target` has
+    /// none).
+    func moveSections(of listID: Int64, to target: Int64) throws
+
+    /// The last section row of list `listID` (by position) and how many elements it holds; `nil`
+    /// when the list has no section.
+    func lastSection(listID: Int64) throws -> (row: Int64, elements: Int)?
 
     /// Inserts a run of the records of a head being copied into the list `listID` (whose head was
     /// empty), in list order: a section's record makes a section row; an element's goes into the

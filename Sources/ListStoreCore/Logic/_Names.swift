@@ -23,6 +23,14 @@ package enum _Names {
         return nil
     }
 
+    /// The first character of the names of the store's own lists (U+0001, which no user's name
+    /// holds): listings leave them out, and no read finds them by name.
+    package static let ownPrefix = "\u{1}"
+
+    /// The name of the list a paged sync of `list` lands its pages in (ListStoreCore's article
+    /// "Lists of Any Size"): one of the store's own (`ownPrefix`).
+    package static func staging(_ list: String) -> String { ownPrefix + "staging" + ownPrefix + list }
+
     /// Throws `.invalidListName` for a name no list can have (`problem(with:_:)`).
     package static func checkList(_ name: String) throws {
         if let problem = problem(with: name, "list") { throw StoreError(.invalidListName, problem) }

@@ -1,5 +1,6 @@
 // The rows of paged reads and paged syncs, written once for the SQL engines: a list's head records
-// after a cursor, read with bounded queries, and the staging area of a replica's paged sync.
+// after a cursor, read with bounded queries, and what a replica's paged sync records of itself (its
+// pages land as rows of a staging list).
 extension SQLTransaction {
     package func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
         -> [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
@@ -89,29 +90,28 @@ extension SQLTransaction {
             """, values)
     }
 
-    package func insertStagedRecords(_ records: [ListPage.Record], from seq: Int, of list: String) throws {
-        var batch = SQLBatch.insert(into: "staged_record", ["list_name", "seq", "is_section", "identifier", "content"])
-        for (k, record) in records.enumerated() {
-            batch.append([.text(list), SQLValue(seq + k), .integer(record.isSection ? 1 : 0), .utf8(record.item.id), .bytes(record.item.content)])
-        }
-        try run(batch)
-    }
-
-    package func stagedRecords(of list: String, from seq: Int, limit: Int) throws -> [ListPage.Record] {
-        try rows(
-            "SELECT is_section, identifier, content FROM staged_record WHERE list_name = ? AND seq >= ? ORDER BY seq LIMIT ?",
-            [.text(list), SQLValue(seq), SQLValue(limit)]
-        ).map { ListPage.Record(isSection: try $0.int(0) != 0, item: ListItem(id: try $0.string(1), content: try $0.bytes(2))) }
-    }
-
     package func deleteStagedSync(of list: String) throws {
-        if dialect == .sqlite, try row("SELECT 1 FROM staged_sync WHERE list_name <> ? LIMIT 1", [.text(list)]) == nil {
-            // The only sync staged: SQLite empties a table without a WHERE clause page by page,
-            // not row by row (a million staged records: 0.5 s less).
-            try run("DELETE FROM staged_record", [])
-        } else {
-            try run("DELETE FROM staged_record WHERE list_name = ?", [.text(list)])
-        }
         try run("DELETE FROM staged_sync WHERE list_name = ?", [.text(list)])
+    }
+
+    package func listID(named name: String) throws -> Int64? {
+        try row("SELECT id FROM list WHERE name = ?", [.text(name)]).map { try $0.int64(0) }
+    }
+
+    package func renameList(_ listID: Int64, to name: String) throws {
+        try run("UPDATE list SET name = ? WHERE id = ?", [.text(name), .integer(listID)])
+    }
+
+    package func moveSections(of listID: Int64, to target: Int64) throws {
+        try run("UPDATE section SET list_id = ? WHERE list_id = ?", [.integer(target), .integer(listID)])
+    }
+
+    package func lastSection(listID: Int64) throws -> (row: Int64, elements: Int)? {
+        try row(
+            """
+            SELECT s.id, (SELECT count(*) FROM element e WHERE e.section_id = s.id) FROM section s
+            WHERE s.list_id = ? ORDER BY s.position DESC LIMIT 1
+            """, [.integer(listID)]
+        ).map { (try $0.int64(0), try $0.int(1)) }
     }
 }

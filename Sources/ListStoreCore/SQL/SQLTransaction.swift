@@ -92,11 +92,14 @@ extension SQLTransaction {
     }
 
     package func listNames() throws -> [String] {
-        try rows("SELECT name FROM list ORDER BY name\(dialect.byteOrder)", []).map { try $0.string(0) }
+        // The store's own lists (`_Names.ownPrefix`) are left out.
+        try rows("SELECT name FROM list WHERE substr(name, 1, 1) <> ? ORDER BY name\(dialect.byteOrder)", [.text(_Names.ownPrefix)])
+            .map { try $0.string(0) }
     }
 
     package func summaries(of list: String?) throws -> [ListSummary] {
-        // Counts from the head's journal entry, or from the rows when that entry was pruned.
+        // Counts from the head's journal entry, or from the rows when that entry was pruned; the store's
+        // own lists left out of a listing.
         try rows(
             """
             SELECT l.name, l.head_version, l.head_digest, l.base_version,
@@ -104,9 +107,9 @@ extension SQLTransaction {
                 coalesce(j.element_count, (SELECT count(*) FROM section s JOIN element e ON e.section_id = s.id
                     WHERE s.list_id = l.id)), l.uid
             FROM list l LEFT JOIN journal j ON j.list_id = l.id AND j.version = l.head_version
-            WHERE CAST(? AS TEXT) IS NULL OR l.name = ?
+            WHERE (CAST(? AS TEXT) IS NULL AND substr(l.name, 1, 1) <> ?) OR l.name = ?
             ORDER BY l.name\(dialect.byteOrder)
-            """, [SQLValue(list), SQLValue(list)]
+            """, [SQLValue(list), .text(_Names.ownPrefix), SQLValue(list)]
         ).map { row in
             ListSummary(
                 name: try row.string(0), version: try row.int(1), digest: ListDigest(hex: try row.string(2)),
