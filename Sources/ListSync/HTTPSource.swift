@@ -170,6 +170,10 @@ public struct HTTPSource: ListSource {
         try await streamedJournal(of: list, after: version, limit: max(0, limit))
     }
 
+    /// A page of `list`'s head (`GET /v1/lists/{list}/pages`; see `ListSource`), read record by
+    /// record as it arrives. A record written as a ListStore server writes one carries its content
+    /// as sent, not parsed here: the store a page lands in checks every content (a replica refuses
+    /// a page holding one that is not canonical JSON, and starts its sync anew).
     public func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
         try await streamedListPage(of: list, at: version, after: cursor, maxBytes: maxBytes)
     }

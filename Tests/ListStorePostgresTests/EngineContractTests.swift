@@ -658,6 +658,21 @@ import Testing
             #expect(try await store.replicaSource(of: "replica")?.version == 1)
             #expect(try await store.stagedSync(of: "replica") == nil)
 
+            // Two handles (two processes pulling one replica list) landing the same page at once:
+            // the page lands once, whichever lands it.
+            for round in 0..<5 {
+                let (replica, page) = ("twice\(round)", pages[1])
+                _ = try await store.stage(pages[0], of: replica, reason: "pruned")
+                async let first: Bool = { do { _ = try await stores[0].stage(page, of: replica, reason: "pruned"); return true } catch { return false } }()
+                async let second: Bool = { do { _ = try await stores[1].stage(page, of: replica, reason: "pruned"); return true } catch { return false } }()
+                let landed = [await first, await second].filter { $0 }.count
+                let records = pages[0].records.count + pages[1].records.count
+                #expect(landed == 1, "round \(round)")
+                #expect(try await store.stagedSync(of: replica)?.records == records)
+                #expect(try await store.stagedSections(of: replica).reduce(0) { $0 + 1 + $1.elements.count } == records, "round \(round)")
+                try await store.dropStagedSync(of: replica)
+            }
+
             // Pages stay at their version while commits land (through another handle: another
             // process), as long as the store keeps it: SQLite and memory do, until they let it go
             // (SQLite's checkpoint lets every kept version go); PostgreSQL reads pages at the head,

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ListDiff
 import ListDiffTestSupport
 @_spi(Replication) import ListStore
@@ -248,6 +249,8 @@ import Testing
         #expect(try await replica.store.lists().map(\.name) == ["l"])
         #expect(try await replica.store.summary(of: "l").sectionCount == 0)
         #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
+        // No read finds the staging list by its name.
+        await Self.expectCode(.listNotFound) { try await replica.store.snapshot(of: _Names.staging("l"), at: nil) }
         let result = try await replica.pull(from: LocalSource(source), options: options)
         #expect(result.resynced && result.pages?.resumed == true)
         #expect(try await replica.store.snapshot(of: "l", at: nil).sections == source.snapshot(of: "l", at: nil).sections)
@@ -255,6 +258,34 @@ import Testing
         #expect(try await replica.store.lists().map(\.name) == ["l"])
         #expect(try await replica.store.stagedSync(of: "l") == nil)
         #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
+    }
+
+    /// A sync dropped (a refused page, a digest that misses, a resync under local changes) leaves
+    /// none of its pages' rows behind.
+    @Test func aDroppedSyncLeavesNoRowsBehind() async throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store(path: directory.file("source.liststore"))
+        try await source.commit(Self.bigList(sections: 4, elements: 30), to: "l")
+        _ = try await source.prune("l", .keepLast(0))
+        let path = directory.file("replica.liststore")
+        let replica = Replica(store: try Store(path: path), list: "l")
+        var options = ReplicaPullOptions()
+        options.pageBytes = 800
+        await #expect(throws: SyncError.self) { try await replica.pull(from: Interrupting(LocalSource(source), pages: 3), options: options) }
+        func rows() throws -> [Int] {
+            try DatabaseQueue(path: path).read { db in
+                try ["list", "section", "element"].map { try Int.fetchOne(db, sql: "SELECT count(*) FROM \($0)") ?? -1 }
+            }
+        }
+        #expect(try rows().allSatisfy { $0 > 0 })
+        try await replica.store.dropStagedSync(of: "l")
+        #expect(try rows() == [0, 0, 0])
+        #expect(try await replica.store.stagedSync(of: "l") == nil)
+        #expect(try await replica.store.stagedSections(of: "l").isEmpty)
+        // The next pull starts anew and ends equal to the source.
+        let result = try await replica.pull(from: LocalSource(source), options: options)
+        #expect(result.pages?.resumed == false)
+        #expect(try await replica.store.snapshot(of: "l").sections == source.snapshot(of: "l").sections)
     }
 
     @Test func aSyncWhoseVersionIsGoneStartsAgainAtTheHeadAndSaysSo() async throws {

@@ -157,7 +157,7 @@ extension StoreDriver {
     }
 
     @_spi(Replication) public func dropStagedSync(of list: String) async throws {
-        try await run(.write) { try $0.steps.deleteStagedSync(of: list) }
+        try await run(.write) { try $0.steps.discardStagedSync(of: list) }
     }
 
     @_spi(Replication) public func recordPushed(_ answer: PushAnswer, client: String, of list: String) async throws {

@@ -24,7 +24,7 @@ extension InMemoryTransaction {
         return records
     }
 
-    func stagedSync(of list: String) throws -> StagedSync? { tables.stagedSyncs[list] }
+    func stagedSync(of list: String, locking: Bool) throws -> StagedSync? { tables.stagedSyncs[list] }
 
     func writeStagedSync(_ sync: StagedSync, of list: String) throws {
         tables.stagedSyncs[list] = sync

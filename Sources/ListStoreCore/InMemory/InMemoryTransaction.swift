@@ -108,6 +108,7 @@ final class InMemoryTransaction: StoreTransaction {
     // MARK: Lists
 
     func listRow(_ list: String, locking: Bool) throws -> ListRow {
+        try _Names.checkFindable(list, in: location)
         guard let row = tables.lists[list]?.row else { throw StoreError.listNotFound(list, in: location) }
         return row
     }

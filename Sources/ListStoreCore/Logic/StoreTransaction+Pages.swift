@@ -64,7 +64,7 @@ extension StoreTransaction {
             try discardStagedSync(of: list)
             sync = StagedSync(starting: page, reason: reason, startedAt: _Time.iso8601(Date()))
         } else {
-            guard let current = try stagedSync(of: list) else {
+            guard let current = try stagedSync(of: list, locking: true) else {
                 throw StoreError(.invalidArgument, "list '\(list)' has no paged sync under way: a page after '\(page.after!)' follows nothing")
             }
             guard current.store == page.store, current.sourceList == page.list, current.version == page.version,
@@ -152,7 +152,7 @@ extension StoreTransaction {
     /// - Complexity: O(records) read into an empty head, holding a run of them at a time; otherwise
     ///   that of `commitReplica` of the staged list.
     package func commitStagedSync(of list: String, message: String, check: (CommitResult) throws -> Void) throws -> CommitResult {
-        guard let sync = try stagedSync(of: list), sync.isComplete else {
+        guard let sync = try stagedSync(of: list, locking: true), sync.isComplete else {
             throw StoreError(.invalidArgument, "list '\(list)' has no complete paged sync to commit")
         }
         let source = ReplicaSource(store: sync.store, list: sync.sourceList, version: sync.version, digest: sync.digest, listID: sync.listID)

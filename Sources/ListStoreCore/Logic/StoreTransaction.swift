@@ -336,8 +336,10 @@ package protocol StoreTransaction {
     func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
         -> [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
 
-    /// The paged sync under way of the replica list `list` (by name), if any.
-    func stagedSync(of list: String) throws -> StagedSync?
+    /// The paged sync under way of the replica list `list` (by name), if any; with `locking`, its
+    /// row is locked for the rest of the transaction (writers of one sync take turns: two pulls of
+    /// one replica list never land the same page twice).
+    func stagedSync(of list: String, locking: Bool) throws -> StagedSync?
 
     /// Records `sync` as the paged sync of `list`, in place of any other.
     func writeStagedSync(_ sync: StagedSync, of list: String) throws
@@ -396,6 +398,11 @@ package protocol StoreTransaction {
 
     /// The ids and content hashes of the elements of section row `row`, in order, read from its rows.
     func elementItems(section row: Int64) throws -> [HeadItem]
+}
+
+extension StoreTransaction {
+    /// The paged sync under way of the replica list `list`, read without locking it.
+    package func stagedSync(of list: String) throws -> StagedSync? { try stagedSync(of: list, locking: false) }
 }
 
 extension StoreTransaction {

@@ -50,12 +50,14 @@ extension SQLTransaction {
 
     // MARK: Staging
 
-    package func stagedSync(of list: String) throws -> StagedSync? {
-        try row(
+    package func stagedSync(of list: String, locking: Bool) throws -> StagedSync? {
+        // SQLite's writing transactions are IMMEDIATE: they hold the store's write lock already.
+        let lock = locking && dialect == .postgres ? " FOR UPDATE" : ""
+        return try row(
             """
             SELECT store_uuid, store_epoch, source_list, list_uid, version, digest, section_count, element_count, next_cursor,
                 records, elements, bytes, reason, started_at
-            FROM staged_sync WHERE list_name = ?
+            FROM staged_sync WHERE list_name = ?\(lock)
             """, [.text(list)]
         ).map { row in
             var sync = StagedSync(
