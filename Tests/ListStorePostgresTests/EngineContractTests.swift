@@ -658,6 +658,15 @@ import Testing
             #expect(try await store.replicaSource(of: "replica")?.version == 1)
             #expect(try await store.stagedSync(of: "replica") == nil)
 
+            // Pages whose rows do not make the version's digest (a content changed on the way) are
+            // not made a list, whatever the check says.
+            var changed = pages
+            changed[1].records[0].item.content = Array(#"{"changed":true}"#.utf8)
+            for page in changed { _ = try await store.stage(page, of: "changed", reason: "pruned") }
+            await #expect(throws: StoreError.self) { try await store.commitStagedSync(of: "changed", message: "in pages") { _ in } }
+            #expect(try await store.lists().map(\.name).contains("changed") == false)
+            try await store.dropStagedSync(of: "changed")
+
             // Two handles (two processes pulling one replica list) landing the same page at once:
             // the page lands once, whichever lands it.
             for round in 0..<5 {

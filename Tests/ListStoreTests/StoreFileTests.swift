@@ -286,6 +286,7 @@ import Testing
                 INSERT INTO stored_snapshot_old SELECT * FROM stored_snapshot; DROP TABLE stored_snapshot;
                 ALTER TABLE stored_snapshot_old RENAME TO stored_snapshot;
                 ALTER TABLE section DROP COLUMN element_records;
+                ALTER TABLE staged_sync DROP COLUMN entry_bytes;
                 CREATE TABLE staged_record (list_name TEXT NOT NULL, seq INTEGER NOT NULL, is_section INTEGER NOT NULL,
                     identifier TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (list_name, seq)) WITHOUT ROWID;
                 DELETE FROM schema_migration WHERE version > 11; PRAGMA user_version = 11;

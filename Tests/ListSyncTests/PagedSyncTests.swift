@@ -305,7 +305,7 @@ import Testing
 
     /// A source that hands out a page of another version, one that skips ahead, or a last page cut short.
     struct Tampering: _ForwardingSource {
-        enum Fault: CaseIterable { case otherVersion, skipping, cutShort, otherStore, notCanonical }
+        enum Fault: CaseIterable { case otherVersion, skipping, cutShort, otherStore, notCanonical, otherContent }
         let base: any ListSource
         let fault: Fault
         func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
@@ -317,6 +317,7 @@ import Testing
             case .cutShort: page.records.removeLast(); page.next = nil
             case .otherStore: page.store = StoreIdentity(uuid: UUID().uuidString.lowercased(), epoch: 1)
             case .notCanonical: page.records[page.records.count - 1].item.content = Array(#"{ "title": "spaced" }"#.utf8)
+            case .otherContent: page.records[page.records.count - 1].item.content = Array(#"{"title":"not the source's"}"#.utf8)
             }
             return page
         }

@@ -48,10 +48,10 @@ extension InMemoryTransaction {
         tables.sectionsOfList[target, default: []].formUnion(rows)
     }
 
-    func lastSection(listID: Int64) throws -> (row: Int64, elements: Int)? {
-        tables.sectionsOfList[listID, default: []].compactMap { row in tables.sections[row].map { (row, $0.position) } }
-            .max { ($0.1, $0.0) < ($1.1, $1.0) }
-            .map { ($0.0, tables.elements[$0.0, default: [:]].count) }
+    func lastSection(listID: Int64) throws -> (row: Int64, id: String, elements: Int)? {
+        tables.sectionsOfList[listID, default: []].compactMap { row in tables.sections[row].map { (row, $0) } }
+            .max { ($0.1.position, $0.0) < ($1.1.position, $1.0) }
+            .map { ($0.0, $0.1.model.id, tables.elements[$0.0, default: [:]].count) }
     }
 
     func insertCopiedRecords(_ records: [CopiedRecord], listID: Int64, section: Int64?) throws -> [Int64] {

@@ -100,7 +100,7 @@ extension StoreTransaction {
                 .invalidArgument,
                 "the last page of list '\(page.list)' leaves it cut short: \(sync.records + page.records.count) records of \(total)")
         }
-        try landRows(of: page, in: sync, of: list)
+        sync.entryBytes += try landRows(of: page, in: sync, of: list)
         sync.records += page.records.count
         sync.elements += elements
         sync.bytes += page.size

@@ -31,6 +31,8 @@ extension StoreTransaction {
     /// content checked to be canonical JSON and hashed (on two threads), sections and elements at
     /// the positions a commit of the same list gives them, each section's element records kept
     /// (when the engine keeps them, and they are not too many) as they stand at the page's end.
+    /// Returns the bytes the page's records add to the copy's journal entry (see
+    /// `StagedSync.entryBytes`).
     ///
     /// - Throws: `StoreError.invalidSnapshot` for a content that is not canonical JSON;
     ///   `.invalidArgument` when the sync has landed pages but no staging list (a store that was
@@ -38,7 +40,7 @@ extension StoreTransaction {
     ///   than a store keeps.
     /// - Complexity: O(records of the page and their bytes), plus the elements of the section the
     ///   page goes on with (counted).
-    func landRows(of page: ListPage, in sync: StagedSync, of list: String) throws {
+    func landRows(of page: ListPage, in sync: StagedSync, of list: String) throws -> Int {
         let records = page.records
         try _ContentChecks.checkCanonical(count: records.count, content: { records[$0].item.content }) { k in
             "page of list '\(page.list)' after '\(page.after?.description ?? "the start")', record \(k) (id \(records[k].item.id.debugDescription))"
@@ -49,8 +51,8 @@ extension StoreTransaction {
         }
         let name = _Names.staging(list)
         let staging: Int64
-        // The section the page goes on with (its row, and how many elements it holds), if any.
-        var section: (row: Int64, elements: Int)?
+        // The section the page goes on with (its row, id, and how many elements it holds), if any.
+        var section: (row: Int64, id: String, elements: Int)?
         if sync.records == 0 {
             staging = try insertList(name, createdAt: _Time.iso8601(Date()), keepsDeletedSections: false)
         } else if let id = try listID(named: name) {
@@ -67,6 +69,8 @@ extension StoreTransaction {
         var kept: [UInt8]?
         if keepsRecords, let section { kept = try keptElementRecords(section: section.row) ?? (section.elements == 0 ? [] : nil) }
         var touched: [[UInt8]?] = []
+        var entry = section.map { _SectionsWriter.copyEntry(after: sections, open: $0.id, elements: $0.elements) } ?? .copyEntry()
+        var entryBytes = 0
         var copied: [CopiedRecord] = []
         copied.reserveCapacity(records.count)
         for (k, (record, hash)) in zip(records, hashes).enumerated() {
@@ -86,28 +90,33 @@ extension StoreTransaction {
             }
             guard position < _Positions.limit else { throw StoreError(.invalidArgument, "list '\(list)' has more records in one place than a store keeps") }
             copied.append(CopiedRecord(isSection: record.isSection, position: position, item: record.item, hash: hash))
+            entry.add(record)
+            entryBytes += entry.drain()
         }
         if !records.isEmpty || section != nil { touched.append(kept) }
         let made = try insertCopiedRecords(copied, listID: staging, section: section?.row)
-        guard keepsRecords else { return }
+        guard keepsRecords else { return entryBytes }
         // The sections the page wrote to: the one it went on with (if any), then those it made.
         for (row, records) in zip((section.map { [$0.row] } ?? []) + made, touched) {
             if let records { try keepElementRecords(records, section: row) } else { try forgetElementRecords(sections: [row]) }
         }
+        return entryBytes
     }
 
     /// Makes the complete paged sync `sync` of the replica list `list`, whose head `head` holds
-    /// nothing, its head, in this transaction: the staging list's rows are read in runs of
-    /// `copyRun`, their contents hashed (on two threads) into the digest and the journal entry's
-    /// length counted (one stage inserting every section, as a commit of the same snapshot records
-    /// it); `check` runs with the result; the rows become the list's (the staging list becomes the
-    /// list, or, when the list has a row, gives it its sections), and the entry is written in
-    /// pieces by `insertJournal(_:listID:digest:stagesCount:stages:)`, in a second read of the rows.
-    /// The result's changeset is empty: the journal holds it. No stored snapshot is written (one
-    /// due is written by the next commit that is due).
+    /// nothing, its head, in this transaction: the staging list's rows become the list's (the
+    /// staging list becomes the list, or, when the list has a row, gives it its sections); the
+    /// journal entry (one stage inserting every section, as a commit of the same snapshot records
+    /// it; its length counted as the pages landed, `StagedSync.entryBytes`) is written in pieces
+    /// by `insertJournal(_:listID:digest:stagesCount:stages:)` in one read of the rows, a run of
+    /// `copyRun` at a time, their contents hashed (on two threads) into the digest as they go;
+    /// then `check` runs with the result. The result's changeset is empty: the journal holds it.
+    /// No stored snapshot is written (one due is written by the next commit that is due).
     ///
     /// - Throws: `StoreError` `.versionConflict` (local changes), `.invalidListName`, `.damaged`
-    ///   (staged rows that do not make the sync's totals); what `check` throws.
+    ///   (landed rows that do not make the sync's totals or its entry's length);
+    ///   `.invalidSnapshot` when they do not make the version's digest (after `check`, which sees
+    ///   the digest they make); what `check` throws.
     /// - Complexity: O(records + their bytes), holding one run of records at a time.
     func commitStagedCopy(
         of list: String, sync: StagedSync, head: StoredHead, source: ReplicaSource, message: String,
@@ -120,41 +129,9 @@ extension StoreTransaction {
                 expectedVersion: head.version, currentVersion: head.version)
         }
         if head.listID == 0, let problem = _Names.problem(withNew: list, "list") { throw StoreError(.invalidListName, problem) }
-        guard let staging = try listID(named: _Names.staging(list)) else {
+        guard let staging = try listID(named: _Names.staging(list)), let last = try lastSection(listID: staging) else {
             throw StoreError(.damaged, "the landed pages of list '\(list)' are not in its store")
         }
-        // Each run of the rows, in list order.
-        func forEachRun(of listID: Int64, _ body: ([ListPage.Record]) throws -> Void) throws {
-            var after: (section: Int64, element: Int64?)?
-            while true {
-                let run = try headRecords(listID: listID, after: after, limit: Self.copyRun)
-                try body(run.map(\.record))
-                after = run.last?.after
-                if run.count < Self.copyRun { return }
-            }
-        }
-        var digest = _DigestBuilder()
-        var entry = _SectionsWriter.copyEntry()
-        var (stagesCount, count) = (0, 0)
-        try forEachRun(of: staging) { run in
-            let hashes = _TwoThreads.array(count: run.count, threshold: _ContentChecks.parallelThreshold) {
-                (range, base: UnsafeMutablePointer<ContentHash>) in
-                for k in range { (base + k).initialize(to: ContentHash(of: run[k].item.content)) }
-            }
-            for (record, hash) in zip(run, hashes) {
-                digest.add(tag: record.isSection ? 0x53 : 0x45, id: record.item.id, hash: hash)
-                entry.add(record)
-                stagesCount += entry.drain()
-            }
-            count += run.count
-            try Task.checkCancellation()
-        }
-        entry.finish()
-        stagesCount += entry.drain()
-        guard count == sync.sectionCount + sync.elementCount else {
-            throw StoreError(.damaged, "the landed pages of list '\(list)' hold \(count) records, not the \(sync.sectionCount + sync.elementCount) of its sync")
-        }
-        let version = head.version + 1
         var listID = head.listID
         var written = 2
         if listID == 0 {
@@ -164,24 +141,52 @@ extension StoreTransaction {
             try moveSections(of: staging, to: listID)
             written += sync.sectionCount
         }
-        let result = CommitResult(
-            list: list, version: version, parentVersion: head.version, changed: true, digest: digest.finish(),
-            stageCount: 1, changeCount: sync.sectionCount, changeset: ListChangeset(), rowsWritten: written)
-        try check(result)
-        _ = try setHead(listID: listID, version: version, digest: result.digest, journalBytes: stagesCount)
+        // The entry's end: the last section's, then the stage's.
+        var end = _SectionsWriter.copyEntry(after: sync.sectionCount, open: last.id, elements: last.elements)
+        end.finish()
+        let stagesCount = sync.entryBytes + end.drain()
+        let version = head.version + 1
         let now = _Time.iso8601(Date())
         let journal = CommitRows.Journal(
             list: list, version: version, parentVersion: head.version, committedAt: now, author: nil, message: message,
             sectionCount: sync.sectionCount, elementCount: sync.elementCount, stages: _Background(finished: []),
-            digesting: _Background(finished: ([], result.digest)))
-        try insertJournal(journal, listID: listID, digest: result.digest, stagesCount: stagesCount) { write in
+            digesting: _Background(finished: ([], sync.digest)))
+        var digest = _DigestBuilder()
+        var count = 0
+        try insertJournal(journal, listID: listID, digest: sync.digest, stagesCount: stagesCount) { write in
             var entry = _SectionsWriter.copyEntry()
-            try forEachRun(of: listID) { run in
-                for record in run { entry.add(record) }
+            var after: (section: Int64, element: Int64?)?
+            while true {
+                let run = try headRecords(listID: listID, after: after, limit: Self.copyRun)
+                let hashes = _TwoThreads.array(count: run.count, threshold: _ContentChecks.parallelThreshold) {
+                    (range, base: UnsafeMutablePointer<ContentHash>) in
+                    for k in range { (base + k).initialize(to: ContentHash(of: run[k].record.item.content)) }
+                }
+                for ((_, record), hash) in zip(run, hashes) {
+                    digest.add(tag: record.isSection ? 0x53 : 0x45, id: record.item.id, hash: hash)
+                    entry.add(record)
+                }
+                count += run.count
                 if run.count < Self.copyRun { entry.finish() }
                 try write(entry.take())
+                try Task.checkCancellation()
+                if run.count < Self.copyRun { return }
+                after = run.last?.after
             }
         }
+        guard count == sync.sectionCount + sync.elementCount else {
+            throw StoreError(.damaged, "the landed pages of list '\(list)' hold \(count) records, not the \(sync.sectionCount + sync.elementCount) of its sync")
+        }
+        let result = CommitResult(
+            list: list, version: version, parentVersion: head.version, changed: true, digest: digest.finish(),
+            stageCount: 1, changeCount: sync.sectionCount, changeset: ListChangeset(), rowsWritten: written)
+        try check(result)
+        guard result.digest == sync.digest else {
+            throw StoreError(
+                .invalidSnapshot,
+                "the landed pages of list '\(list)' make the digest \(result.digest.hex), not the \(sync.digest.hex) of version \(sync.version) of '\(sync.sourceList)'")
+        }
+        _ = try setHead(listID: listID, version: version, digest: result.digest, journalBytes: stagesCount)
         try setReplicaSource(source, listID: listID, updatedAt: now)
         // The staging list is gone (it is the list now, or has given it its sections, and goes).
         try discardStagedSync(of: list)

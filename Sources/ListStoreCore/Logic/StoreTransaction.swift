@@ -359,9 +359,9 @@ package protocol StoreTransaction {
     /// none).
     func moveSections(of listID: Int64, to target: Int64) throws
 
-    /// The last section row of list `listID` (by position) and how many elements it holds; `nil`
-    /// when the list has no section.
-    func lastSection(listID: Int64) throws -> (row: Int64, elements: Int)?
+    /// The last section row of list `listID` (by position), its section's id and how many elements
+    /// it holds; `nil` when the list has no section.
+    func lastSection(listID: Int64) throws -> (row: Int64, id: String, elements: Int)?
 
     /// Inserts a run of the records of a head being copied into the list `listID` (whose head was
     /// empty), in list order: a section's record makes a section row; an element's goes into the

@@ -24,6 +24,15 @@ struct _SectionsWriter {
         _SectionsWriter(opening: Array(#"[{"sectionInserted":["#.utf8), closing: Array("]}]".utf8), indexed: true)
     }
 
+    /// `copyEntry()` going on after `sections` sections were written, the last of them (`open`,
+    /// its id) with `elements` elements so far, without the bytes written before: what a copy's
+    /// next records add to its entry (a paged sync counts its entry's bytes page by page).
+    static func copyEntry(after sections: Int, open: String, elements: Int) -> _SectionsWriter {
+        var writer = _SectionsWriter(opening: [], closing: Array("]}]".utf8), indexed: true)
+        (writer.sections, writer.open, writer.elements) = (sections - 1, open, elements)
+        return writer
+    }
+
     /// The snapshot document of the list `list` at `version` with `digest`: the bytes
     /// `ListSnapshot.documentJSON` writes for the same sections.
     static func snapshotDocument(list: String, version: Int, digest: ListDigest) -> _SectionsWriter {

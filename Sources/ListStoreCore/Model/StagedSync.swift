@@ -25,6 +25,10 @@
     public var elements: Int
     /// About the bytes landed so far (`ListPage.Record`'s measure).
     public var bytes: Int
+    /// The bytes of the journal entry that the records landed so far make (the one stage of
+    /// `_SectionsWriter.copyEntry()`, without the end of the last section and of the entry), so
+    /// that the last transaction writes the entry in one read of the rows.
+    package var entryBytes = 0
     /// Why the replica syncs in pages (a `ResyncReason`'s raw value, or `firstSync`).
     public var reason: String
     /// When the sync started (ISO 8601).

@@ -56,7 +56,7 @@ extension SQLTransaction {
         return try row(
             """
             SELECT store_uuid, store_epoch, source_list, list_uid, version, digest, section_count, element_count, next_cursor,
-                records, elements, bytes, reason, started_at
+                records, elements, bytes, reason, started_at, entry_bytes
             FROM staged_sync WHERE list_name = ?\(lock)
             """, [.text(list)]
         ).map { row in
@@ -67,7 +67,7 @@ extension SQLTransaction {
                     sectionCount: try row.int(6), elementCount: try row.int(7), after: nil, records: [], next: nil),
                 reason: try row.string(12), startedAt: try row.string(13))
             sync.next = try row.optionalString(8).map(ListPage.Cursor.init)
-            (sync.records, sync.elements, sync.bytes) = (try row.int(9), try row.int(10), try row.int(11))
+            (sync.records, sync.elements, sync.bytes, sync.entryBytes) = (try row.int(9), try row.int(10), try row.int(11), try row.int(14))
             return sync
         }
     }
@@ -77,18 +77,19 @@ extension SQLTransaction {
             .text(list), .text(sync.store.uuid), SQLValue(sync.store.epoch), .text(sync.sourceList), SQLValue(sync.listID),
             SQLValue(sync.version), .text(sync.digest.hex), SQLValue(sync.sectionCount), SQLValue(sync.elementCount),
             SQLValue(sync.next?.description), SQLValue(sync.records), SQLValue(sync.elements), SQLValue(sync.bytes), .text(sync.reason),
-            .text(sync.startedAt),
+            .text(sync.startedAt), SQLValue(sync.entryBytes),
         ]
         try run(
             """
             INSERT INTO staged_sync (list_name, store_uuid, store_epoch, source_list, list_uid, version, digest, section_count,
-                element_count, next_cursor, records, elements, bytes, reason, started_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                element_count, next_cursor, records, elements, bytes, reason, started_at, entry_bytes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (list_name) DO UPDATE SET store_uuid = excluded.store_uuid, store_epoch = excluded.store_epoch,
                 source_list = excluded.source_list, list_uid = excluded.list_uid, version = excluded.version,
                 digest = excluded.digest, section_count = excluded.section_count, element_count = excluded.element_count,
                 next_cursor = excluded.next_cursor, records = excluded.records, elements = excluded.elements,
-                bytes = excluded.bytes, reason = excluded.reason, started_at = excluded.started_at
+                bytes = excluded.bytes, reason = excluded.reason, started_at = excluded.started_at,
+                entry_bytes = excluded.entry_bytes
             """, values)
     }
 
@@ -108,12 +109,12 @@ extension SQLTransaction {
         try run("UPDATE section SET list_id = ? WHERE list_id = ?", [.integer(target), .integer(listID)])
     }
 
-    package func lastSection(listID: Int64) throws -> (row: Int64, elements: Int)? {
+    package func lastSection(listID: Int64) throws -> (row: Int64, id: String, elements: Int)? {
         try row(
             """
-            SELECT s.id, (SELECT count(*) FROM element e WHERE e.section_id = s.id) FROM section s
+            SELECT s.id, s.identifier, (SELECT count(*) FROM element e WHERE e.section_id = s.id) FROM section s
             WHERE s.list_id = ? ORDER BY s.position DESC LIMIT 1
             """, [.integer(listID)]
-        ).map { (try $0.int64(0), try $0.int(1)) }
+        ).map { (try $0.int64(0), try $0.string(1), try $0.int(2)) }
     }
 }
