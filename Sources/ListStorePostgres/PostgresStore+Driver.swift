@@ -31,7 +31,7 @@ extension PostgresStore: StoreDriver {
             try await PostgresTransaction.threads.runIfActive { [self] in
                 let transaction = PostgresTransaction(self, connection, operation)
                 let value = try body(transaction)
-                return (value, (heads: transaction.newHeads, changed: !transaction.changedLists.isEmpty))
+                return (value, (heads: transaction.newHeads, changed: !transaction.changedLists.isEmpty, rows: transaction.rowsWritten))
             }
         }
         // Only a head that is in the database is kept (the transaction committed).
@@ -39,6 +39,7 @@ extension PostgresStore: StoreDriver {
             for (list, head) in written.heads { heads[list] = head }
         }
         if written.changed { commits.notify(path: location) }
+        wrote(rows: written.rows)
         return value
     }
 

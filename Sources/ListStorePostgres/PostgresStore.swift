@@ -39,6 +39,9 @@ public final class PostgresStore: Sendable {
     /// The commits this store learned of: its own, and those `NOTIFY` announced (see
     /// `commitGeneration()`).
     let commits = CommitSignal()
+    /// The rows written since the tables were last analyzed, and the `ANALYZE` under way (see
+    /// `wrote(rows:)`).
+    let statistics = _Locked(Statistics())
     /// The task that listens for other processes' commits, started by the first who asks; `nil`
     /// forever once the store is closed.
     let listener = _Locked<(task: Task<Void, Never>?, closed: Bool)>((nil, false))
@@ -152,6 +155,9 @@ public final class PostgresStore: Sendable {
         }
         listening?.cancel()
         await listening?.value
+        let analyzing = statistics.withLock { $0.running }
+        analyzing?.cancel()
+        await analyzing?.value
         running?.cancel()
         await running?.value
     }

@@ -28,6 +28,8 @@ final class PostgresTransaction: SQLTransaction {
     private(set) var newHeads: [String: (epoch: Int, head: StoredHead)] = [:]
     /// The lists this transaction changed (their heads, or what readers keep of them).
     private(set) var changedLists: Set<String> = []
+    /// The rows its statements wrote (see `PostgresStore.wrote(rows:)`).
+    private(set) var rowsWritten = 0
 
     /// The operation the transaction is part of, whose deadline bounds each statement.
     let operation: PostgresOperation
@@ -66,7 +68,9 @@ final class PostgresTransaction: SQLTransaction {
 
     @discardableResult
     func run(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
-        try query(Self.query(sql, arguments)).metadata.rows ?? 0
+        let rows = try query(Self.query(sql, arguments)).metadata.rows ?? 0
+        rowsWritten += rows
+        return rows
     }
 
     func clientIDForLocalChanges() throws -> String { try clientID() }
@@ -119,6 +123,7 @@ final class PostgresTransaction: SQLTransaction {
             }
             changed += try rows(PostgresQuery(unsafeSQL: Self.numbered(batch.arrayStatement), binds: binds), as: Int.self).first ?? 0
         }
+        rowsWritten += changed
         return changed
     }
 

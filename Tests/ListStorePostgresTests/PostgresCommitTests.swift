@@ -12,6 +12,34 @@ import Testing
 // the same heads and digests.
 @Suite(.serialized, .enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
 struct PostgresCommitTests {
+    /// A commit that writes many rows has the tables analyzed in the background, so that the
+    /// planner does not take the tables it filled for empty until autovacuum's next round; a small
+    /// one does not.
+    @Test func largeWritesHaveTheTablesAnalyzed() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            func elementRows() async throws -> Double {
+                try await database.withSQL { client in
+                    for try await rows in try await client.query(
+                        "SELECT reltuples::float8 FROM pg_class WHERE relname = 'element'", logger: database.configuration.logger
+                    ).decode(Double.self) { return rows }
+                    return .nan
+                }
+            }
+            try await database.withStore { store in
+                let small = [ListSection(model: ListItem(id: "s", json: .null), elements: (0..<100).map { ListItem(id: "e\($0)", json: JSONValue($0)) })]
+                try await store.commit(small, to: "small", expectedVersion: nil, author: nil, message: nil)
+                await store.statisticsSettled()
+                #expect(try await elementRows() <= 0)
+                let large = (0..<20).map { s in
+                    ListSection(model: ListItem(id: "s\(s)", json: .null), elements: (0..<1_000).map { ListItem(id: "e\(s)-\($0)", json: JSONValue($0)) })
+                }
+                try await store.commit(large, to: "large", expectedVersion: nil, author: nil, message: nil)
+                await store.statisticsSettled()
+                #expect(try await elementRows() > 10_000)
+            }
+        }
+    }
+
     @Test func randomHistoryMatchesTheSQLiteStore() async throws {
         let directory = try TemporaryDirectory()
         let sqlite = try Store(path: directory.file("history.liststore"))
