@@ -45,12 +45,16 @@ final class IdleConnections: Sendable {
     var turnedIdle: UInt64 { state.withLock { $0.nextSeq } }
 
     /// `channel` holds no request from now on; `close` closes it, to make room. Returns the mark of
-    /// this turn (see `isStillIdle(_:since:)`).
+    /// this turn (see `isStillIdle(_:since:)`). A channel already idle stays in its turn and its
+    /// place (a connection is reported idle when it is set up and again when its handler sees it
+    /// active, on its own event loop, which a loaded machine may run after the next connection's
+    /// setup: that connection would then count as idle longer).
     /// - Complexity: O(1) amortized.
     @discardableResult
     func idle(_ channel: any Channel, close: @escaping @Sendable () -> Void) -> UInt64 {
         let id = ObjectIdentifier(channel)
         return state.withLock { state in
+            if let turn = state.idle[id]?.seq { return turn }
             state.nextSeq += 1
             state.idle[id] = (state.nextSeq, channel, close)
             state.order.append((state.nextSeq, id))

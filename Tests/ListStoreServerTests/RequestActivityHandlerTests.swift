@@ -97,6 +97,22 @@ import Testing
 
     /// A connection counts as idle (to be closed for room at the cap) from its start and after each
     /// answer's end, not while a request is in progress; closing the oldest closes it.
+    /// A connection reported idle again before any request (at its setup, then when its handler
+    /// sees it active, which a loaded machine may run after the next connection's setup) keeps its
+    /// place: the connection idle longest is still the one closed for room.
+    @Test func aConnectionReportedIdleTwiceKeepsItsPlace() throws {
+        let idle = IdleConnections()
+        let (first, second) = (EmbeddedChannel(), EmbeddedChannel())
+        for channel in [first, second] { try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait() }
+        let mark = idle.idle(first) { first.close(promise: nil) }
+        idle.idle(second) { second.close(promise: nil) }
+        #expect(idle.idle(first) { first.close(promise: nil) } == mark)
+        #expect(idle.isStillIdle(first, since: mark))
+        #expect(idle.closeOldest())
+        #expect(!first.isActive && second.isActive)
+        #expect(idle.count == 1)
+    }
+
     @Test func aConnectionIsIdleBetweenRequests() throws {
         let idle = IdleConnections()
         let channel = try Self.connected(idle)
