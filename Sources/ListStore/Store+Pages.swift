@@ -17,7 +17,7 @@ extension Store {
             of: list, at: version, after: cursor, maxBytes: maxBytes, pins: pins,
             pin: {
                 let pool = try await existingPool()
-                return try await _BlockingThreads.shared.run { try Store.mapErrors(path: self.path) { try pool.makeSnapshot() } }
+                return try await onFiles { try Store.mapErrors(path: self.path) { try pool.makeSnapshot() } }
             },
             reading: { snapshot, body in try await reading(in: snapshot) { try body($0) } })
     }

@@ -151,7 +151,7 @@ extension Store {
         // The heads replaced are let go of on another thread when they are large: releasing a
         // head's items one by one would hold up the writer (and the next commit) on its own.
         if replaced.contains(where: { $0.elementPositions.count >= Self.largeHead }) {
-            _BlockingThreads.shared.submit { withExtendedLifetime(replaced) {} }
+            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(replaced) {} }
         }
         if outcome.changed {
             CommitSignal.shared.notify(path: path)

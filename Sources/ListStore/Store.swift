@@ -52,6 +52,10 @@ public final class Store: Sendable {
     let state = _Locked(_State())
     /// The snapshots paged reads are read in (`page(of:at:after:maxBytes:)`).
     let pins = _PinnedVersions<DatabaseSnapshot>()
+    /// Where async callers open the file and make snapshots, one after another (a serial queue, as
+    /// GRDB's own async access uses): that reads the file and may wait for another connection's
+    /// lock up to the busy timeout, never on a thread of Swift's cooperative pool.
+    let files = DispatchQueue(label: "ListStore.Store.files")
 
     struct _State {
         var pool: DatabasePool?
@@ -163,12 +167,17 @@ public final class Store: Sendable {
     }
 
     /// `pool(creating:)` for async callers: the open pool at once; otherwise the file is opened (and
-    /// with `creating`, made) on the stores' own threads, since that reads and writes the file and
-    /// may wait for another connection's lock up to the busy timeout: never on a thread of Swift's
-    /// cooperative pool.
+    /// with `creating`, made) on `files`.
     func openedPool(creating: Bool) async throws -> DatabasePool? {
         if let pool = state.withLock({ $0.pool }) { return pool }
-        return try await _BlockingThreads.shared.run { try self.pool(creating: creating) }
+        return try await onFiles { try self.pool(creating: creating) }
+    }
+
+    /// Runs `work` on `files` and resumes the caller with what it returns or throws.
+    func onFiles<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            files.async { continuation.resume(with: Result { try work() }) }
+        }
     }
 
     /// Checks the migration record through a read-only connection, which cannot change the file;

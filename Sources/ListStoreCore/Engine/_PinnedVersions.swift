@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The states a driver keeps for paged reads (ListStoreCore's article "Lists of Any Size"): the
 /// first page of a list larger than one page is read in a state of the store the driver can keep
 /// (SQLite: a snapshot connection; memory: the tables), and the pages after it are read there, so
@@ -94,11 +96,11 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
         Self.release(released)
     }
 
-    /// Lets `pins` go on a thread of the stores' own: closing a connection (or freeing a copy of
+    /// Lets `pins` go on one of dispatch's global queues: closing a connection (or freeing a copy of
     /// the tables) never holds a thread that runs tasks.
     private static func release(_ pins: [Pin]) {
         guard !pins.isEmpty else { return }
-        _BlockingThreads.shared.submit { withExtendedLifetime(pins) {} }
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(pins) {} }
     }
 
     /// Removes the pins unused for `idle` or older than `maxAge`, and returns them.
