@@ -148,10 +148,10 @@ extension Store {
         let replaced = state.withLock { state in
             outcome.newHeads.compactMap { list, head in state.heads.updateValue(head, forKey: list) }
         }
-        // The heads replaced are let go of on another thread when they are large: releasing a
-        // head's items one by one would hold up the writer (and the next commit) on its own.
+        // The heads replaced are let go of elsewhere when they are large: releasing a head's
+        // items one by one would hold up the writer (and the next commit) on its own.
         if replaced.contains(where: { $0.elementPositions.count >= Self.largeHead }) {
-            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(replaced) {} }
+            _LetGo.later(replaced)
         }
         if outcome.changed {
             CommitSignal.shared.notify(path: path)

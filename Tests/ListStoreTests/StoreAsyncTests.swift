@@ -213,8 +213,8 @@ import Testing
     /// cooperative thread pool either: more opens than the pool has threads each wait for a lock
     /// another connection holds on their file (a rollback journal and `BEGIN EXCLUSIVE` keep its
     /// readers out) until a task on the pool lets it go. Run on the pool, they would take every
-    /// thread, the locks would be held past the busy timeout and the opens fail; run on the stores'
-    /// own threads, they wait for the release and answer.
+    /// thread, the locks would be held past the busy timeout and the opens fail; run on each store's
+    /// serial queue, they wait for the release and answer.
     @Test(.timeLimit(.minutes(3))) func openingAStoreLeavesTheCooperativePoolFree() async throws {
         let directory = try TemporaryDirectory()
         let width = ProcessInfo.processInfo.activeProcessorCount + 1

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// The states a driver keeps for paged reads (ListStoreCore's article "Lists of Any Size"): the
 /// first page of a list larger than one page is read in a state of the store the driver can keep
 /// (SQLite: a snapshot connection; memory: the tables), and the pages after it are read there, so
@@ -10,7 +8,7 @@ import Dispatch
 /// the head, and starts again there once the head has moved). Every pin of a version is shared by
 /// all the readers of that version; a list deleted and made again to the same version replaces the
 /// pin of the one before (a reader of that one then gets pages of another list identity, which a
-/// replica refuses). Pins are let go of outside the table's lock, on a thread of the stores' own.
+/// replica refuses). Pins are let go of outside the table's lock (`_LetGo`).
 ///
 /// Not API: package-visible for the drivers.
 package final class _PinnedVersions<Pin: Sendable>: Sendable {
@@ -96,11 +94,11 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
         Self.release(released)
     }
 
-    /// Lets `pins` go on one of dispatch's global queues: closing a connection (or freeing a copy of
-    /// the tables) never holds a thread that runs tasks.
+    /// Lets `pins` go (`_LetGo`): closing a connection (or freeing a copy of the tables) never
+    /// holds a thread that runs tasks.
     private static func release(_ pins: [Pin]) {
         guard !pins.isEmpty else { return }
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(pins) {} }
+        _LetGo.later(pins)
     }
 
     /// Removes the pins unused for `idle` or older than `maxAge`, and returns them.

@@ -3,11 +3,11 @@ import Foundation
 
 /// A computation started on another thread, whose result the caller waits for.
 ///
-/// It is sent to one of dispatch's global queues (`queue`), and `wait()` runs it on the waiting
-/// thread when no thread has taken it yet: a wait never depends on a free thread, so a computation
-/// started from work that fills every thread still finishes, and no pool of the stores' own is
-/// needed. The computations are the store's CPU work (diffs, hashes, the journal's JSON), which
-/// never block.
+/// It is sent to a serial dispatch queue of its own, which dispatch gives a thread even when its
+/// others are busy (off Apple platforms, Swift's tasks run on those others: a diff of a large list
+/// does not take one of their threads). `wait()` runs it on the waiting thread when no thread has
+/// taken it yet, so a wait never depends on a free thread. The computations are a commit's CPU
+/// work (diffs, hashes, the journal's JSON, the digest).
 ///
 /// `@unchecked Sendable`: `state` is only used while `condition` is locked.
 package final class _Background<Result: Sendable>: @unchecked Sendable {
@@ -20,8 +20,8 @@ package final class _Background<Result: Sendable>: @unchecked Sendable {
     private var state: State
     private let condition = NSCondition()
 
-    /// Starts `work` on `queue` (dispatch's global queue by default).
-    package init(on queue: DispatchQueue = .global(), _ work: @escaping @Sendable () -> Result) {
+    /// Starts `work` on `queue` (by default a serial queue of its own).
+    package init(on queue: DispatchQueue = DispatchQueue(label: "ListStore.background"), _ work: @escaping @Sendable () -> Result) {
         state = .waiting(work)
         queue.async { self.runIfWaiting() }
     }
