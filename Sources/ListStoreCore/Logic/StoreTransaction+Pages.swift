@@ -4,6 +4,30 @@ import Foundation
 // bounded bytes, each with bounded queries, and a replica's paged sync landing page by page as rows
 // of a staging list until the last page makes them the replica's, in one transaction.
 extension StoreTransaction {
+    /// Records of a list's head with the positions of the cursor just after each (`headRecords`).
+    package typealias HeadRun = [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
+
+    /// Calls `body` with the records of the head of list `listID` after `start` (`nil`: from the
+    /// first), in list order, a run of at most `runs` at a time and at most `total` in all, until
+    /// `body` returns `false`; `body` learns whether a run is the last (the records, or `total`,
+    /// end with it: a run shorter than asked is the last, and so may be an empty one after a full
+    /// run that ended the records).
+    /// - Complexity: O(records read), holding one run at a time.
+    func forEachHeadRun(
+        listID: Int64, after start: (section: Int64, element: Int64?)? = nil, runs: Int, total: Int = .max,
+        _ body: (_ run: HeadRun, _ last: Bool) throws -> Bool
+    ) throws {
+        var (read, after) = (0, start)
+        while true {
+            let want = min(runs, total - read)
+            let run = try headRecords(listID: listID, after: after, limit: want)
+            read += run.count
+            let last = run.count < want || read == total
+            guard try body(run, last), !last else { return }
+            after = run.last?.after
+        }
+    }
+
     /// The page of `list`'s head after `cursor` (`nil`: the first), at about `maxBytes` of records
     /// (always at least one while records remain). Pages are read at the head: `version`, the
     /// version of the pages before, must still be the head's (without it, the page is the head's
@@ -30,18 +54,17 @@ extension StoreTransaction {
             list: list, version: info.headVersion, digest: info.headDigest, listID: info.uid, store: try identity(),
             sectionCount: summary.sectionCount, elementCount: summary.elementCount, after: cursor, records: [], next: nil)
         var bytes = 0
-        reading: while true {
-            let run = try headRecords(listID: info.id, after: position, limit: 1024)
+        try forEachHeadRun(listID: info.id, after: position, runs: 1024) { run, _ in
             for (after, record) in run {
                 if !page.records.isEmpty, bytes + record.size > maxBytes {
                     page.next = position.map { ListPage.Cursor(section: $0.section, element: $0.element) }
-                    break reading
+                    return false
                 }
                 page.records.append(record)
                 bytes += record.size
                 position = after
             }
-            if run.count < 1024 { break }
+            return true
         }
         return page
     }
@@ -115,10 +138,8 @@ extension StoreTransaction {
     package func stagedSections(of list: String, limit: Int = .max) throws -> [ListSection] {
         guard let staging = try listID(named: _Names.staging(list)) else { return [] }
         var sections: [ListSection] = []
-        var (read, after): (Int, (section: Int64, element: Int64?)?) = (0, nil)
-        while read < limit {
-            let want = min(4096, limit - read)
-            let run = try headRecords(listID: staging, after: after, limit: want)
+        guard limit > 0 else { return sections }
+        try forEachHeadRun(listID: staging, runs: 4096, total: limit) { run, _ in
             for (_, record) in run {
                 if record.isSection {
                     sections.append(ListSection(model: record.item, elements: []))
@@ -126,8 +147,7 @@ extension StoreTransaction {
                     sections[sections.count - 1].elements.append(record.item)
                 }
             }
-            (read, after) = (read + run.count, run.last?.after)
-            if run.count < want { break }
+            return true
         }
         return sections
     }

@@ -42,12 +42,8 @@ extension StoreTransaction {
     ///   page goes on with (counted).
     func landRows(of page: ListPage, in sync: StagedSync, of list: String) throws -> Int {
         let records = page.records
-        try _ContentChecks.checkCanonical(count: records.count, content: { records[$0].item.content }) { k in
+        let hashes = try _ContentChecks.checkedHashes(count: records.count, content: { records[$0].item.content }) { k in
             "page of list '\(page.list)' after '\(page.after?.description ?? "the start")', record \(k) (id \(records[k].item.id.debugDescription))"
-        }
-        let hashes = _TwoThreads.array(count: records.count, threshold: _ContentChecks.parallelThreshold) {
-            (range, base: UnsafeMutablePointer<ContentHash>) in
-            for k in range { (base + k).initialize(to: ContentHash(of: records[k].item.content)) }
         }
         let name = _Names.staging(list)
         let staging: Int64
@@ -155,9 +151,7 @@ extension StoreTransaction {
         var count = 0
         try insertJournal(journal, listID: listID, digest: sync.digest, stagesCount: stagesCount) { write in
             var entry = _SectionsWriter.copyEntry()
-            var after: (section: Int64, element: Int64?)?
-            while true {
-                let run = try headRecords(listID: listID, after: after, limit: Self.copyRun)
+            try forEachHeadRun(listID: listID, runs: Self.copyRun) { run, last in
                 let hashes = _TwoThreads.array(count: run.count, threshold: _ContentChecks.parallelThreshold) {
                     (range, base: UnsafeMutablePointer<ContentHash>) in
                     for k in range { (base + k).initialize(to: ContentHash(of: run[k].record.item.content)) }
@@ -167,11 +161,10 @@ extension StoreTransaction {
                     entry.add(record)
                 }
                 count += run.count
-                if run.count < Self.copyRun { entry.finish() }
+                if last { entry.finish() }
                 try write(entry.take())
                 try Task.checkCancellation()
-                if run.count < Self.copyRun { return }
-                after = run.last?.after
+                return true
             }
         }
         guard count == sync.sectionCount + sync.elementCount else {

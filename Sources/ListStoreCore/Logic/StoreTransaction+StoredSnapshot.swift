@@ -13,16 +13,11 @@ extension StoreTransaction {
     func insertStoredSnapshotReadingRows(of list: String, listID: Int64, version: Int, digest: ListDigest) throws {
         func document(_ write: ([UInt8]) throws -> Void) throws {
             var writer = _SectionsWriter.snapshotDocument(list: list, version: version, digest: digest)
-            var after: (section: Int64, element: Int64?)?
-            while true {
-                let run = try headRecords(listID: listID, after: after, limit: Self.copyRun)
+            try forEachHeadRun(listID: listID, runs: Self.copyRun) { run, last in
                 for (_, record) in run { writer.add(record) }
-                guard run.count == Self.copyRun else {
-                    writer.finish()
-                    return try write(writer.take())
-                }
+                if last { writer.finish() }
                 try write(writer.take())
-                after = run.last?.after
+                return true
             }
         }
         var count = 0

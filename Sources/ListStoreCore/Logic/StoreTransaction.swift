@@ -332,7 +332,8 @@ package protocol StoreTransaction {
 
     /// The records of the head of list `listID` after `cursor` (`nil`: from the first), in list
     /// order (each section's, then its elements'), at most `limit`, each with the positions of the
-    /// cursor just after it (`ListPage.Cursor(section:element:)`).
+    /// cursor just after it (`ListPage.Cursor(section:element:)`). Fewer than `limit` only when the
+    /// list's records end (`forEachHeadRun` relies on it).
     func headRecords(listID: Int64, after cursor: (section: Int64, element: Int64?)?, limit: Int) throws
         -> [(after: (section: Int64, element: Int64?), record: ListPage.Record)]
 

@@ -22,16 +22,20 @@ package enum _ContentChecks {
         return (hashes, failure)
     }
 
-    /// Throws the error of the first of `count` contents (`content(k)`, at `path(k)`) that is not
-    /// canonical JSON, checked on two threads from `parallelThreshold` on.
+    /// The SHA-256 of `count` contents (`content(k)`, at `path(k)`), each checked to be canonical
+    /// JSON first, in one pass split between two threads from `parallelThreshold` on.
+    /// - Throws: the error of the first content that is not canonical JSON.
     /// - Complexity: O(total content size).
-    package static func checkCanonical(
+    package static func checkedHashes(
         count: Int, content: @Sendable (Int) -> [UInt8], path: @escaping @Sendable (Int) -> String
-    ) throws(StoreError) {
-        let (_, failure) = checking(count: count, placeholder: ()) { k throws(StoreError) in
-            try checkCanonical(content(k)) { path(k) }
+    ) throws(StoreError) -> [ContentHash] {
+        let (hashes, failure) = checking(count: count, placeholder: ContentHash(of: [])) { k throws(StoreError) in
+            let content = content(k)
+            try checkCanonical(content) { path(k) }
+            return ContentHash(of: content)
         }
         if let failure { throw failure.error }
+        return hashes
     }
 
     /// `make(k)` for every k below `count`, split between two threads from `parallelThreshold` on;
