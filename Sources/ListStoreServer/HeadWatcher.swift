@@ -62,6 +62,19 @@ final class HeadWatcher: Sendable {
         /// A wait ended at once on moves read before (the loop reads the feed again even if nobody
         /// waits, so that a request that keeps asking gets what moved since).
         var readWanted = false
+        /// The loop, resting while nobody waits: the next wait (or `readWanted`, or `close()`) resumes it.
+        var resting: CheckedContinuation<Void, Never>?
+        /// The loop's task was cancelled (it does not rest again).
+        var stopped = false
+
+        /// Whether the loop has a reason to read the feed: somebody waits, or wants a read.
+        var readNeeded: Bool { !waiters.isEmpty || readWanted }
+
+        /// Takes the resting loop's continuation, to resume once the lock is let go.
+        mutating func wakeLoop() -> CheckedContinuation<Void, Never>? {
+            defer { resting = nil }
+            return resting
+        }
 
         /// Removes the wait `id` from the table; its continuation.
         mutating func remove(_ id: UInt64) -> CheckedContinuation<Bool, Never>? {
@@ -134,35 +147,58 @@ final class HeadWatcher: Sendable {
     static let forgetAfter: Duration = .seconds(1)
 
     /// Reads the feed, while anyone waits, at once after a commit the store learns of and every
-    /// `pollInterval`; wakes the waits its moves end.
+    /// `pollInterval`; wakes the waits its moves end. While nobody waits it rests, and the next wait
+    /// wakes it: that wait's read found the head before commits the loop has not read (their
+    /// signals came while nobody waited), so the loop reads the feed before it waits for the next.
     private func readHeads() async {
         var identityReadAt: ContinuousClock.Instant?
-        var idleSince: ContinuousClock.Instant?
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
             let waiting = withState { state in
                 defer { state.readWanted = false }
-                return !state.waiters.isEmpty || state.readWanted
+                return state.readNeeded
+            }
+            guard waiting else {
+                let since = ContinuousClock.now
+                await rest()
+                // After a long quiet, what was read is forgotten, so that the next read does not
+                // take every move since.
+                if ContinuousClock.now - since >= Self.forgetAfter { withState { $0.forgetMoves(readThrough: nil, at: nil) } }
+                continue
             }
             // The store's epoch, at most once a second while requests wait: `advance-epoch` ends
             // the event streams (they tell their clients to resync).
-            if waiting, identityReadAt.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
+            if identityReadAt.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
                 identityReadAt = .now
                 await readIdentity()
             }
-            if waiting {
-                idleSince = nil
-                _ = await readFeed(generation: generation)
-            } else if let since = idleSince {
-                // Nobody waits: the moves are not read, and after `forgetAfter` what was read is
-                // forgotten (so that a read after a long quiet does not take every move since).
-                if ContinuousClock.now - since >= Self.forgetAfter { withState { $0.forgetMoves(readThrough: nil, at: nil) } }
-            } else {
-                idleSince = .now
-            }
+            _ = await readFeed(generation: generation)
             await store.waitForCommit(after: generation, timeout: pollInterval)
         }
     }
+
+    /// Returns when a wait is added or a read wanted, when the watcher closes, or when the task is
+    /// cancelled; at once if one of them came already.
+    private func rest() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let rests = withState { state -> Bool in
+                    guard !state.readNeeded, !state.closed, !state.stopped else { return false }
+                    state.resting = continuation
+                    return true
+                }
+                if !rests { continuation.resume() }
+            }
+        } onCancel: {
+            withState { state in
+                state.stopped = true
+                return state.wakeLoop()
+            }?.resume()
+        }
+    }
+
+    /// Whether the loop rests because nobody waits (for tests).
+    var isResting: Bool { withState { $0.resting != nil } }
 
     /// Reads the feed's moves past the position read through, and takes them (`movesRead`);
     /// `false` when the store did not answer (the waits are left as they are).
@@ -325,21 +361,22 @@ final class HeadWatcher: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let added = withState { state -> Bool? in
-                    guard !state.closed, !state.cancelled.contains(id) else { return false }
+                let (added, loop) = withState { state -> (Bool?, CheckedContinuation<Void, Never>?) in
+                    guard !state.closed, !state.cancelled.contains(id) else { return (false, nil) }
                     // The rules changed since the caller checked them.
-                    if let accessGeneration, let current = serverState?.accessGeneration, current != accessGeneration { return false }
+                    if let accessGeneration, let current = serverState?.accessGeneration, current != accessGeneration { return (false, nil) }
                     if passed(state) {
                         state.readWanted = true
-                        return true
+                        return (true, state.wakeLoop())
                     }
                     state.waiters[id] = Waiter(target: target, deadline: deadline, accessGeneration: accessGeneration, continuation: continuation)
                     switch target {
                     case .list(let list, _): state.byList[list, default: []].insert(id)
                     case .feed: state.feed.insert(id)
                     }
-                    return nil
+                    return (nil, state.wakeLoop())
                 }
+                loop?.resume()
                 if let added { return continuation.resume(returning: added) }
                 // A client that hangs up takes its wait out of the table.
                 hangUp?.onClose { [self] in end(id) }
@@ -385,7 +422,10 @@ final class HeadWatcher: Sendable {
 
     /// Ends every wait now and every later one at once (the server is shutting down).
     func close() {
-        withState { $0.closed = true }
+        withState { state in
+            state.closed = true
+            return state.wakeLoop()
+        }?.resume()
         endAll(returning: false)
     }
 

@@ -1,0 +1,69 @@
+import ListStore
+import ListStoreTestSupport
+import ListDiffTestSupport
+import Testing
+
+@testable import ListStoreServer
+
+/// The watcher's table of waits, driven directly: a wait for a list whose head already moved past
+/// it, or moves past it later, ends with `true` as soon as the store signals the commit, never at
+/// the next poll of the heads (an hour here: a lost wake-up shows as the test's time limit).
+@Suite struct HeadWatcherTests {
+    /// Rounds of commits and waits: each wait is added right after a commit, so the watcher's loop
+    /// takes the commit's signal before, during or after the wait is added, and often while nobody
+    /// waits (the wait before it has just ended). Every wait for the version before the head ends
+    /// at once, for list and feed waits alike.
+    @Test(.timeLimit(.minutes(3))) func aWaitForCommitsThatLandedWhileNobodyWaitedEndsAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        let lists = ["a", "b"]
+        var heads = [String: Int]()
+        for list in lists { heads[list] = try await store.commit(linearList(3), to: list).version }
+        let engine = CountingEngine(store, signalsOwnCommits: true)
+        let watcher = HeadWatcher(store: engine, pollInterval: .seconds(3600))
+        let running = Task { await watcher.run() }
+        var random = SplitMix64(seed: 0x4EAD)
+        for round in 0..<1_500 {
+            let list = lists[Int(random.next() % 2)]
+            let position = try await engine.feedMoves(after: nil, limit: 1).last
+            for _ in 0...(random.next() % 2) {
+                let version = heads[list]! + 1
+                heads[list] = try await engine.commit(
+                    linearList(2 + version % 2), to: list, expectedVersion: nil, author: nil, message: nil
+                ).version
+            }
+            for _ in 0..<(random.next() % 3) { await Task.yield() }
+            let woken =
+                if round % 3 == 2 {
+                    await watcher.waitForFeed(includes: { $0 == list }, after: position, timeout: .seconds(3600))
+                } else {
+                    await watcher.wait(for: list, after: heads[list]! - 1, timeout: .seconds(3600))
+                }
+            #expect(woken, "round \(round)")
+        }
+        running.cancel()
+        await running.value
+    }
+
+    /// A commit whose signal the loop takes while nobody waits is not read then: the loop rests.
+    /// A wait for it added after that ends at once (the wait wakes the loop, which reads), each
+    /// time.
+    @Test(.timeLimit(.minutes(1))) func aWaitAfterAQuietSpellWakesTheResting() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let engine = CountingEngine(store, signalsOwnCommits: true)
+        let watcher = HeadWatcher(store: engine, pollInterval: .seconds(3600))
+        let running = Task { await watcher.run() }
+        for version in 2...4 {
+            // The loop takes the commit's signal (or, the first time, has not read yet), finds
+            // nobody waiting, and rests.
+            _ = try await engine.commit(linearList(2 + version), to: "l", expectedVersion: nil, author: nil, message: nil)
+            try await LimitTests.waitUntil { watcher.isResting }
+            #expect(await watcher.wait(for: "l", after: version - 1, timeout: .seconds(3600)))
+        }
+        running.cancel()
+        await running.value
+        #expect(watcher.isClosed)
+    }
+}
