@@ -2,7 +2,8 @@ extension SchemaMigration {
     /// Every PostgreSQL migration (`Migrations/postgres/*.sql`), in the order they apply. Version 1
     /// is the schema that SQLite's versions 1 to 3 make, version 2 SQLite's version 4, version 3 its
     /// version 5, version 4 its version 6, version 5 its version 7, version 6 its version 8, version 7
-    /// its version 9, version 8 its version 10, version 9 its version 11.
+    /// its version 9, version 8 its version 10, version 9 its version 11, version 10 its version 14, version 11
+    /// its version 15.
     package static let postgres: [SchemaMigration] = [
         SchemaMigration(
             version: 1, name: "v0001_postgres_initial.sql", bytes: PackageResources.v0001_postgres_initial_sql,
@@ -16,6 +17,7 @@ extension SchemaMigration {
         SchemaMigration(version: 8, name: "v0008_postgres_list_identity.sql", bytes: PackageResources.v0008_postgres_list_identity_sql),
         SchemaMigration(version: 9, name: "v0009_postgres_paged_sync.sql", bytes: PackageResources.v0009_postgres_paged_sync_sql),
         SchemaMigration(version: 10, name: "v0010_postgres_staging_lists.sql", bytes: PackageResources.v0010_postgres_staging_lists_sql),
+        SchemaMigration(version: 11, name: "v0011_postgres_blobs.sql", bytes: PackageResources.v0011_postgres_blobs_sql),
     ]
 
     /// The SQL text's statements, in order: the text split after each semicolon that ends a line

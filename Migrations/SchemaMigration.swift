@@ -35,6 +35,7 @@ package struct SchemaMigration: Sendable {
         SchemaMigration(version: 12, name: "v0012_large_rows.sql", bytes: PackageResources.v0012_large_rows_sql),
         SchemaMigration(version: 13, name: "v0013_element_records.sql", bytes: PackageResources.v0013_element_records_sql),
         SchemaMigration(version: 14, name: "v0014_staging_lists.sql", bytes: PackageResources.v0014_staging_lists_sql),
+        SchemaMigration(version: 15, name: "v0015_blobs.sql", bytes: PackageResources.v0015_blobs_sql),
     ]
 
     init(version: Int, name: String, bytes: [UInt8], formerChecksums: Set<String> = []) {

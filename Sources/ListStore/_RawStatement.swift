@@ -56,7 +56,7 @@ struct _RawStatement {
         for (k, argument) in arguments.enumerated() { bind(Int32(k + 1), argument) }
     }
 
-    /// Binds `value` as the store keeps it: bytes and UTF-8 identifiers as TEXT, hashes as BLOB.
+    /// Binds `value` as the store keeps it: bytes and UTF-8 identifiers as TEXT, hashes and blobs' parts as BLOB.
     func bind(_ index: Int32, _ value: SQLValue) {
         switch value {
         case .null: sqlite3_bind_null(handle, index)
@@ -64,6 +64,7 @@ struct _RawStatement {
         case .text(let text), .utf8(let text): bind(index, text: text)
         case .bytes(let bytes): bind(index, textBytes: bytes)
         case .hash(let hash): bind(index, hash: hash)
+        case .blob(let bytes): bind(index, blob: bytes)
         }
     }
 

@@ -84,7 +84,7 @@ final class PostgresTransaction: SQLTransaction {
             case .null: binds.appendNull()
             case .integer(let value): binds.append(value)
             case .text(let text): binds.append(text)
-            case .bytes, .utf8, .hash: binds.append(bytea(argument))
+            case .bytes, .utf8, .hash, .blob: binds.append(bytea(argument))
             }
         }
         return PostgresQuery(unsafeSQL: numbered(sql), binds: binds)
@@ -130,7 +130,7 @@ final class PostgresTransaction: SQLTransaction {
     /// Bytes, an identifier's UTF-8 or a hash as `BYTEA`.
     private static func bytea(_ value: SQLValue) -> ByteBuffer {
         switch value {
-        case .bytes(let bytes): ByteBuffer(bytes: bytes)
+        case .bytes(let bytes), .blob(let bytes): ByteBuffer(bytes: bytes)
         case .utf8(let text): ByteBuffer(string: text)
         case .hash(let hash): hash.withUnsafeBytes { ByteBuffer(bytes: $0) }
         case .null, .integer, .text: preconditionFailure("not bytes: \(value)")

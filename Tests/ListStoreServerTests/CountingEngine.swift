@@ -157,6 +157,16 @@ final class CountingEngine: ListStoreEngine {
     func commitGeneration() -> UInt64 { signal?.generation(of: location) ?? store.commitGeneration() }
     func sizeInBytes() async throws -> Int { try await store.sizeInBytes() }
 
+    func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus? { try await store.blob(hash, of: list) }
+    func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
+        -> BlobStatus where Bytes.Element == [UInt8]
+    {
+        try await store.storeBlob(reference, to: list, from: bytes, startingAt: offset)
+    }
+    func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
+        try await store.readBlob(hash, of: list, from: offset, maxBytes: maxBytes)
+    }
+
     func waitForCommit(after generation: UInt64, timeout: Duration) async {
         if let signal {
             await signal.wait(path: location, unlessGenerationIsNot: generation, timeout: timeout)

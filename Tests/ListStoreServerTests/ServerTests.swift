@@ -383,6 +383,31 @@ import Testing
         }
     }
 
+    /// A commit that refers to a blob (an attachment) its list does not have is answered 409
+    /// `missingBlob`, as the OpenAPI document says, and changes nothing; once the list has the blob,
+    /// the same commit lands.
+    @Test(arguments: EngineKind.available)
+    func aCommitReferringToABlobTheListLacksIs409(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            try await stores[0].commit(linearList(1), to: "l", expectedVersion: nil, author: nil, message: nil)
+            try await ServerHarness.with(stores[0]) { server in
+                let bytes = Array("a photo".utf8)
+                let photo = BlobReference(of: bytes)
+                let sections = [ListSection(model: ListItem("s"), elements: [ListItem(id: "p", json: ["photo": photo.json])])]
+                let body = String(decoding: ListSnapshot(list: "l", version: 0, digest: ListDigest.of(sections), sections: sections).documentJSON, as: UTF8.self)
+                let head = "POST /v1/lists/l/commits HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(server.authorization)"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                let refused = try await RawAnswer.exchange(port: server.port, head, body: body)
+                #expect(refused.status == 409 && refused.errorCode == "missingBlob" && refused.body.contains(photo.id), "\(refused.status) \(refused.body)")
+                #expect(try await stores[0].summary(of: "l").version == 1)
+                try await stores[0].storeBlob(photo, to: "l", bytes: bytes)
+                let landed = try await RawAnswer.exchange(port: server.port, head, body: body)
+                #expect(landed.status == 200 || landed.status == 201, "\(landed.status) \(landed.body)")
+                #expect(try await stores[0].summary(of: "l").version == 2)
+            }
+        }
+    }
+
     /// Commits that land while the fan-out writes an earlier one to the streams reach them at once,
     /// not at the next poll of the heads (made an hour here, and the server hears of each commit once,
     /// as from PostgreSQL, so that only the commits' signals count).

@@ -138,6 +138,7 @@ import Testing
                 DROP INDEX list_by_uid; ALTER TABLE list DROP COLUMN uid; ALTER TABLE store DROP COLUMN feed_secret;
                 DROP TABLE staged_sync;
                 ALTER TABLE section DROP COLUMN element_records;
+                DROP TABLE list_blob; DROP TABLE blob_upload; DROP TABLE blob_part; DROP TABLE blob;
                 DELETE FROM schema_migration WHERE version > 1; PRAGMA user_version = 1;
                 """)
             try db.checkpoint(.truncate)
@@ -172,6 +173,7 @@ import Testing
                 ALTER TABLE replica_source DROP COLUMN list_uid;
                 DROP TABLE staged_sync;
                 ALTER TABLE section DROP COLUMN element_records;
+                DROP TABLE list_blob; DROP TABLE blob_upload; DROP TABLE blob_part; DROP TABLE blob;
                 DELETE FROM schema_migration WHERE version > 5; PRAGMA user_version = 5;
                 UPDATE journal SET committed_at = '2026-01-01T00:00:00.000Z';
                 UPDATE journal SET committed_at = '2026-01-01T00:00:01.000Z'
@@ -207,6 +209,7 @@ import Testing
                 ALTER TABLE replica_set DROP COLUMN cursor;
                 DROP TABLE staged_sync;
                 ALTER TABLE section DROP COLUMN element_records;
+                DROP TABLE list_blob; DROP TABLE blob_upload; DROP TABLE blob_part; DROP TABLE blob;
                 DELETE FROM schema_migration WHERE version > 8; PRAGMA user_version = 8;
                 """)
             try db.checkpoint(.truncate)
@@ -289,6 +292,7 @@ import Testing
                 ALTER TABLE staged_sync DROP COLUMN entry_bytes;
                 CREATE TABLE staged_record (list_name TEXT NOT NULL, seq INTEGER NOT NULL, is_section INTEGER NOT NULL,
                     identifier TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (list_name, seq)) WITHOUT ROWID;
+                DROP TABLE list_blob; DROP TABLE blob_upload; DROP TABLE blob_part; DROP TABLE blob;
                 DELETE FROM schema_migration WHERE version > 11; PRAGMA user_version = 11;
                 """)
             try db.checkpoint(.truncate)

@@ -97,6 +97,31 @@ import Testing
         #expect(outside.firstDivergentVersion == 41, "\(outside)")
     }
 
+    /// A blob's part changed or gone, a blob's row gone, or a reference to a blob the list does not
+    /// have: each is reported for the list, and the other list still verifies.
+    @Test func tamperedBlobsAreReported() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v.liststore")
+        let store = try history(path)
+        let bytes = (0..<(3 << 19)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let photo = BlobReference(of: bytes)
+        try await store.storeBlob(photo, to: "l", bytes: bytes)
+        try await store.commit([ListSection(model: ListItem("s"), elements: [ListItem(id: "p", json: ["photo": photo.json])])], to: "l")
+        #expect(try await store.verify().isValid)
+        let tampering = [
+            ("UPDATE blob_part SET bytes = zeroblob(1048576) WHERE start = 0", "do not hash to it"),
+            ("DELETE FROM blob_part WHERE start = 1048576", "no part of the right size at byte 1048576"),
+            ("DELETE FROM blob", "does not hold its bytes"),
+            ("DELETE FROM list_blob", "refers to blob \(photo.id), which the list does not have"),
+        ]
+        for (sql, problem) in tampering {
+            try tamper(path, sql)
+            let report = try await Store(path: path).verify()
+            #expect(report.lists.first { $0.name == "l" }?.problem?.contains(problem) == true, "\(sql): \(report.lists)")
+            #expect(report.lists.first { $0.name == "other" }?.isValid == true)
+        }
+    }
+
     @Test func tamperedHeadRowIsReported() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("v.liststore")

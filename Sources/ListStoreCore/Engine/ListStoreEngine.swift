@@ -215,6 +215,46 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Throws: `StoreError` `.io` when the size cannot be read.
     /// - Complexity: O(1): a `stat` per file, or one round trip.
     func sizeInBytes() async throws -> Int
+
+    // MARK: Attachments
+
+    /// What the store holds of blob `hash` for `list`: `nil` when the list neither has it nor
+    /// uploads it (see ListStoreCore's article "Attachments").
+    /// - Throws: `StoreError` `.listNotFound`, `.storeNotFound`, `.damaged`, `.io`.
+    /// - Complexity: O(1).
+    func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus?
+
+    /// Uploads the bytes of the blob `reference` names to `list`, from byte `offset` on (`bytes`
+    /// holds them, in pieces of any size): the list then has the blob, and its contents may refer to
+    /// it. Bytes are written a part (1 MiB) at a time, each part in a transaction of its own, so an
+    /// upload holds one part in memory and an interrupted one resumes: call again with an `offset`
+    /// up to ``BlobStatus/uploaded`` (bytes before it that the store has are passed over). The
+    /// store keeps one copy of equal bytes; a list that uploads bytes another list has still sends
+    /// them all (knowing a hash proves nothing), and the store checks them without writing them
+    /// again. Uploading a blob the list has already returns at once.
+    ///
+    /// ```swift
+    /// let photo = BlobReference(of: jpeg, type: "image/jpeg")
+    /// let pieces = AsyncStream<[UInt8]> { … }   // the file's bytes, as they are read
+    /// try await store.storeBlob(photo, to: "inbox", from: pieces, startingAt: 0)
+    /// ```
+    /// - Returns: the blob's status for the list (``BlobStatus/isStored``).
+    /// - Throws: `StoreError` `.listNotFound`; `.invalidArgument` when the bytes are not the
+    ///   reference's (their hash, or more or fewer of them than its size: too few leave the upload
+    ///   to resume), or `offset` is past what the list's upload sent; `.damaged`, `.io`; what
+    ///   `bytes` throws (the upload resumes after the parts written).
+    /// - Complexity: O(size): the bytes are hashed as they come, and a resumed upload reads back
+    ///   the bytes the store has before `offset`.
+    func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
+        -> BlobStatus where Bytes.Element == [UInt8]
+
+    /// At most `maxBytes` (and 16 MiB) of the bytes of blob `hash` of `list`, from byte `offset`
+    /// (fewer only at its end).
+    /// - Throws: `StoreError` `.listNotFound`; `.missingBlob` when the list does not have the blob
+    ///   or the store does not hold its bytes (a replica's blob whose bytes are at its source);
+    ///   `.invalidArgument` for an offset past the end; `.damaged`, `.io`.
+    /// - Complexity: O(maxBytes), a transaction per call.
+    func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8]
 }
 
 extension ListStoreEngine {

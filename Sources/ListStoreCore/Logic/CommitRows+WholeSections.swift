@@ -33,6 +33,9 @@ extension CommitRows {
         /// The target's ids and content hashes, and the contents its items bring.
         package let target: [HeadSection]
         package let contents: CommitContents
+        /// The blob references of the contents checked (those of inserted sections, then, once
+        /// `hashContents` ran, every content the commit brings).
+        package let references: _BlobReferences
 
         /// - Parameter sectionPairing: how the sections of the head and the target pair, when the
         ///   caller knows (a replayed changeset); otherwise they are paired as the diff pairs them.
@@ -40,6 +43,8 @@ extension CommitRows {
         package init(
             head: StoredHead, target: [HeadSection], contents: CommitContents, sectionPairing: (targetOf: [Int], sourceOf: [Int])?
         ) {
+            let references = _BlobReferences()
+            self.references = references
             let pairing = sectionPairing ?? DiffPairing.pairSections(source: head.sections, target: target)
             self.sectionPairing = pairing
             self.target = target
@@ -54,7 +59,7 @@ extension CommitRows {
                 starts.append(starts.last! + target[t].elements.count)
             }
             self.offset = offset
-            let (hashes, failure) = _ContentChecks.hashes(count: starts.last!, hashing: !contents.hashed) { [starts] k in
+            let (hashes, failure) = _ContentChecks.hashes(count: starts.last!, hashing: !contents.hashed, references: references) { [starts] k in
                 let i = DiffPairing.section(containing: k, starts: starts)
                 let (t, e) = (inserted[i], k - starts[i])
                 let item = target[t].elements[e]
@@ -109,7 +114,7 @@ extension CommitRows {
                     sectionHashes.append(head.sections[s].model.hash)
                 } else {
                     let content = contents.item(bringing: section.model).content
-                    try _ContentChecks.checkCanonical(content) { "sections[\(t)].content" }
+                    try _ContentChecks.checkCanonical(content, references: references) { "sections[\(t)].content" }
                     sectionHashes.append(contents.hashed ? section.model.hash : ContentHash(of: content))
                 }
             }
@@ -149,7 +154,7 @@ extension CommitRows {
                 }
             }
             let (pendingIndices, target, contents) = (pending, target, contents)
-            let (computed, pendingFailure) = _ContentChecks.hashes(count: pending.count, hashing: !contents.hashed) { k in
+            let (computed, pendingFailure) = _ContentChecks.hashes(count: pending.count, hashing: !contents.hashed, references: references) { k in
                 let j = pendingIndices[k]
                 let t = DiffPairing.section(containing: j, starts: targetStart)
                 let e = j - targetStart[t]

@@ -39,16 +39,18 @@ extension StoreTransaction {
     /// new head on another thread before the transaction commits, for the next commit that replays
     /// them on that head (`_PreparedReplay`): it overlaps this transaction's flush (on engines
     /// whose commit `waitsToCommit`). `replica`: the commit makes a replica list when the list is
-    /// new (its deleted sections are not all known: `insertList`).
+    /// new (its deleted sections are not all known: `insertList`). `checksBlobs`: every blob the
+    /// contents it brings refer to must be the list's (`takeBlobReferences`); without it (the
+    /// source's state a replica takes), the list has them from then on.
     ///
     /// - Throws: `StoreError` `.invalidListName`, `.versionConflict`, `.invalidSnapshot`,
-    ///   `.invalidEdit` (stages that do not apply), `.damaged`; what the closures throw.
+    ///   `.invalidEdit` (stages that do not apply), `.missingBlob`, `.damaged`; what the closures throw.
     /// - Complexity: O(n + k log k) for n items and k changes, plus the rows of the c changed items.
     package func commit(
         to list: String, expectedVersion: Int?, author: String?, message: String?, target making: CommitTarget,
-        queueLocalChange: Bool = true, recordedDigest: ListDigest? = nil, checkFirst: ((StoredHead) throws -> Void)? = nil,
-        alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil, replayNext: [UInt8]? = nil,
-        replica: Bool = false
+        queueLocalChange: Bool = true, recordedDigest: ListDigest? = nil, checksBlobs: Bool = true,
+        checkFirst: ((StoredHead) throws -> Void)? = nil, alsoWrite: ((_ listID: Int64, CommitResult) throws -> Void)? = nil,
+        replayNext: [UInt8]? = nil, replica: Bool = false
     ) throws -> CommitResult {
         try _Names.checkList(list)
         // A replayed entry with the digest it must make, on an engine that keeps element records
@@ -191,6 +193,7 @@ extension StoreTransaction {
             written += 1
         }
         written += try write(rows, listID: listID)
+        try takeBlobReferences(whole.references.all, listID: listID, list: list, checking: checksBlobs)
         if keepsElementRecords { try forgetElementRecords(sections: Array(rows.sectionsWithChangedElements)) }
         // The sections it deletes are kept by id: a merge tells them from sections the list never had.
         let deletedSections = head.sections.indices.filter { whole.sectionPairing.targetOf[$0] < 0 }.map { head.sections[$0].model.id }

@@ -77,6 +77,7 @@ extension StoreTransaction {
         }
         // The deletion's event names the list's identity (read from its row: written first).
         try appendFeed(listID: info.id, list: list, version: info.headVersion, deleted: true)
+        try releaseBlobs(listID: info.id)
         try deleteRows(of: info)
         try announce(nil, of: list)
         return info.headVersion

@@ -155,6 +155,7 @@ extension StoreTransaction {
     /// Deletes the paged sync of `list`: its record and its staging list's rows.
     package func discardStagedSync(of list: String) throws {
         if let staging = try listID(named: _Names.staging(list)) {
+            try releaseBlobs(listID: staging)
             try deleteRows(of: ListRow(id: staging, name: _Names.staging(list), uid: "", headVersion: 0, headDigest: ListDigest(hex: ""), baseVersion: 0, baseSnapshot: nil))
         }
         try deleteStagedSync(of: list)

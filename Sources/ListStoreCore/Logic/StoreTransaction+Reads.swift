@@ -112,6 +112,9 @@ extension StoreTransaction {
                 guard let stored = try storedSnapshot(listID: info.id, after: version - 1, through: version) else { continue }
                 check.check(storedSnapshot: stored.version, document: stored.document)
             }
+            if check.result.isValid, let problem = try blobProblem(listID: info.id, head: sections, replica: try replicaSource(listID: info.id) != nil) {
+                check.diverge(at: info.headVersion, problem)
+            }
         } catch let error as CancellationError {
             throw error
         } catch {

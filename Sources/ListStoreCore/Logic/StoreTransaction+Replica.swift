@@ -22,7 +22,7 @@ extension StoreTransaction {
         try withoutActuallyEscaping(check) { check in try withoutActuallyEscaping(then) { then in
             try commit(
                 to: list, expectedVersion: nil, author: author, message: message, target: target,
-                queueLocalChange: false, recordedDigest: entry?.digest,
+                queueLocalChange: false, recordedDigest: entry?.digest, checksBlobs: false,
                 checkFirst: { head in
                     guard head.listID != 0 else { return }
                     let state = try replicaState(listID: head.listID)
@@ -89,7 +89,7 @@ extension StoreTransaction {
             try commit(
                 to: list, expectedVersion: expectedVersion, author: nil, message: message,
                 target: .snapshot(merged),
-                queueLocalChange: false,
+                queueLocalChange: false, checksBlobs: false,
                 alsoWrite: { listID, result in
                     guard try replicaSource(listID: listID) == previous else {
                         throw StoreError(

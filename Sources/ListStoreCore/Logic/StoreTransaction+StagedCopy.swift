@@ -42,7 +42,8 @@ extension StoreTransaction {
     ///   page goes on with (counted).
     func landRows(of page: ListPage, in sync: StagedSync, of list: String) throws -> Int {
         let records = page.records
-        let hashes = try _ContentChecks.checkedHashes(count: records.count, content: { records[$0].item.content }) { k in
+        let references = _BlobReferences()
+        let hashes = try _ContentChecks.checkedHashes(count: records.count, content: { records[$0].item.content }, references: references) { k in
             "page of list '\(page.list)' after '\(page.after?.description ?? "the start")', record \(k) (id \(records[k].item.id.debugDescription))"
         }
         let name = _Names.staging(list)
@@ -57,6 +58,7 @@ extension StoreTransaction {
         } else {
             throw StoreError(.invalidArgument, "the paged sync of list '\(list)' has landed \(sync.records) records, but they are not in its store: it starts again")
         }
+        try takeBlobReferences(references.all, listID: staging, list: list, checking: false)
         var sections = sync.records - sync.elements
         var elements = section?.elements ?? 0
         let keepsRecords = keepsElementRecords
@@ -135,6 +137,7 @@ extension StoreTransaction {
             (listID, written) = (staging, written + 1)
         } else {
             try moveSections(of: staging, to: listID)
+            try insertListBlobs(listID: listID, hashes: Set(try listBlobs(listID: staging)))
             written += sync.sectionCount
         }
         // The entry's end: the last section's, then the stage's.

@@ -399,6 +399,52 @@ package protocol StoreTransaction {
 
     /// The ids and content hashes of the elements of section row `row`, in order, read from its rows.
     func elementItems(section row: Int64) throws -> [HeadItem]
+
+    // MARK: Blobs
+
+    /// The size of blob `hash` and whether it is whole (every byte there, read back to its hash),
+    /// if the store has its row.
+    func blobRow(_ hash: ContentHash) throws -> (size: Int, whole: Bool)?
+
+    /// Makes the row of blob `hash`, of `size` bytes, not whole, unless it has one (another
+    /// upload made it meanwhile).
+    func insertBlob(_ hash: ContentHash, size: Int) throws
+
+    /// Marks blob `hash` whole.
+    func markBlobWhole(_ hash: ContentHash) throws
+
+    /// The bytes of the part of blob `hash` that starts at byte `start`, if it was written.
+    func blobPart(_ hash: ContentHash, start: Int) throws -> [UInt8]?
+
+    /// Writes the part of blob `hash` that starts at byte `start`, unless there is one (another
+    /// upload wrote it meanwhile); whether it wrote it.
+    func insertBlobPart(_ hash: ContentHash, start: Int, bytes: [UInt8]) throws -> Bool
+
+    /// Deletes blob `hash`: its row, its parts and every list's upload of it under way.
+    func deleteBlob(_ hash: ContentHash) throws
+
+    /// How many bytes the upload of blob `hash` to list `listID` under way sent, if one is.
+    func blobUpload(listID: Int64, hash: ContentHash) throws -> Int?
+
+    /// Records that the upload of blob `hash` to list `listID` sent `received` bytes (`nil`: it
+    /// is over, and its record goes).
+    func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?) throws
+
+    /// Which of `hashes` list `listID` has (`list_blob`).
+    func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash>
+
+    /// Every blob list `listID` has, in hash order.
+    func listBlobs(listID: Int64) throws -> [ContentHash]
+
+    /// Gives list `listID` the blobs `hashes` (those it has already are left as they are).
+    func insertListBlobs(listID: Int64, hashes: Set<ContentHash>) throws
+
+    /// Takes from list `listID` every blob it has and every upload it has under way; the hashes
+    /// they named.
+    func deleteListBlobs(listID: Int64) throws -> Set<ContentHash>
+
+    /// Which of `hashes` no list has and no list uploads.
+    func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash>
 }
 
 extension StoreTransaction {

@@ -55,6 +55,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The list is a replica with local changes its source does not hold yet: deleting it would
         /// lose them. Nothing was deleted; push them first, or say that they may go.
         public static let pendingChanges = Code("pendingChanges")
+        /// A commit or a push refers to a blob (an attachment, `BlobReference`) the list does not
+        /// have, or a read asks for one: upload it to the list first. Nothing was changed.
+        public static let missingBlob = Code("missingBlob")
         /// The store could not be reached, or did not finish the operation within its bound (a
         /// database restarting or failing over, every pooled connection busy, a lock held longer
         /// than the lock timeout). Nothing was changed: the same call may be tried again.
@@ -74,7 +77,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             let known: [Code] = [
                 .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .listNotFound, .versionNotFound,
                 .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument, .pushOutOfOrder,
-                .pushMismatch, .pendingChanges, .cursorExpired, .cursorOfAnotherHistory, .unavailable, .outcomeUnknown,
+                .pushMismatch, .pendingChanges, .missingBlob, .cursorExpired, .cursorOfAnotherHistory, .unavailable, .outcomeUnknown,
             ]
             guard let code = known.first(where: { $0.name == name }) else { return nil }
             self = code

@@ -14,6 +14,8 @@ package enum SQLValue: Sendable, Equatable {
     case utf8(String)
     /// A content hash: `BYTEA` on PostgreSQL, `BLOB` on SQLite.
     case hash(ContentHash)
+    /// Bytes kept as they are (a blob's part): `BYTEA` on PostgreSQL, `BLOB` on SQLite.
+    case blob([UInt8])
 
     package init(_ value: Int) { self = .integer(Int64(value)) }
     package init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
@@ -74,7 +76,7 @@ package struct SQLRow: Sendable {
         case .text(let value): return value
         case .bytes(let bytes): return String(decoding: bytes, as: UTF8.self)
         case .utf8(let value): return value
-        case .integer, .hash: throw damaged(column, "is not text")
+        case .integer, .hash, .blob: throw damaged(column, "is not text")
         }
     }
 
@@ -87,7 +89,7 @@ package struct SQLRow: Sendable {
         switch values[column] {
         case .null: return nil
         case .text(let value): return Array(value.utf8)
-        case .bytes(let bytes): return bytes
+        case .bytes(let bytes), .blob(let bytes): return bytes
         case .utf8(let value): return Array(value.utf8)
         case .hash(let hash): return hash.bytes
         case .integer: throw damaged(column, "is not text")

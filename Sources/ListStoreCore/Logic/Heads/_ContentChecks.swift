@@ -12,11 +12,11 @@ package enum _ContentChecks {
     /// - Returns: the hashes, or the error of the smallest `k` whose content is not canonical JSON.
     /// - Complexity: O(total content size).
     package static func hashes(
-        count: Int, hashing: Bool, locate: @Sendable (Int) -> (item: HeadItem, content: [UInt8], path: () -> String)
+        count: Int, hashing: Bool, references: _BlobReferences, locate: @Sendable (Int) -> (item: HeadItem, content: [UInt8], path: () -> String)
     ) -> (hashes: [ContentHash], failure: (index: Int, error: StoreError)?) {
         let (hashes, failure) = checking(count: count, placeholder: ContentHash(of: [])) { k throws(StoreError) in
             let (item, content, path) = locate(k)
-            try checkCanonical(content, path: path)
+            try checkCanonical(content, references: references, path: path)
             return hashing ? ContentHash(of: content) : item.hash
         }
         return (hashes, failure)
@@ -27,11 +27,11 @@ package enum _ContentChecks {
     /// - Throws: the error of the first content that is not canonical JSON.
     /// - Complexity: O(total content size).
     package static func checkedHashes(
-        count: Int, content: @Sendable (Int) -> [UInt8], path: @escaping @Sendable (Int) -> String
+        count: Int, content: @Sendable (Int) -> [UInt8], references: _BlobReferences, path: @escaping @Sendable (Int) -> String
     ) throws(StoreError) -> [ContentHash] {
         let (hashes, failure) = checking(count: count, placeholder: ContentHash(of: [])) { k throws(StoreError) in
             let content = content(k)
-            try checkCanonical(content) { path(k) }
+            try checkCanonical(content, references: references) { path(k) }
             return ContentHash(of: content)
         }
         if let failure { throw failure.error }
@@ -61,8 +61,9 @@ package enum _ContentChecks {
     }
 
     /// Throws unless `content` is canonical JSON text nested at most `JSONParser.maxContentDepth`
-    /// levels deep (so that every document carrying it can be read back).
-    package static func checkCanonical(_ content: [UInt8], path: () -> String) throws(StoreError) {
+    /// levels deep (so that every document carrying it can be read back) whose objects with the key
+    /// `"$blob"` are blob references (`BlobReference`), which go to `references`.
+    package static func checkCanonical(_ content: [UInt8], references: _BlobReferences? = nil, path: () -> String) throws(StoreError) {
         let value: JSONValue
         do {
             value = try JSONParser(maxDepth: JSONParser.maxContentDepth).parse(content)
@@ -76,5 +77,30 @@ package enum _ContentChecks {
         guard value.serializedBytes() == content else {
             throw StoreError(.invalidSnapshot, "\(path()): not canonical JSON (expected \(value.serialized()))")
         }
+        // Attachments' references, read from the value parsed here (not parsed again for them).
+        guard BlobReference.mayAppear(in: content) else { return }
+        do {
+            var found = [BlobReference]()
+            try BlobReference.collect(value) { found.append($0) }
+            if !found.isEmpty { references?.add(found) }
+        } catch {
+            throw StoreError(.invalidSnapshot, "\(path()): \(error.message)")
+        }
     }
+}
+
+/// The blob references the contents of a commit or a page hold, gathered as they are checked (on
+/// two threads: `_ContentChecks`).
+///
+/// Not API: package-visible for the engines.
+package final class _BlobReferences: Sendable {
+    private let found = _Locked([BlobReference]())
+
+    package init() {}
+
+    /// Adds `references`.
+    func add(_ references: [BlobReference]) { found.withLock { $0 += references } }
+
+    /// Every reference added.
+    package var all: [BlobReference] { found.withLock { $0 } }
 }

@@ -1,0 +1,47 @@
+extension InMemoryTransaction {
+    // MARK: Blobs
+
+    func blobRow(_ hash: ContentHash) throws -> (size: Int, whole: Bool)? { tables.blobs[hash] }
+
+    func insertBlob(_ hash: ContentHash, size: Int) throws { if tables.blobs[hash] == nil { tables.blobs[hash] = (size, false) } }
+
+    func markBlobWhole(_ hash: ContentHash) throws { tables.blobs[hash]?.whole = true }
+
+    func blobPart(_ hash: ContentHash, start: Int) throws -> [UInt8]? { tables.blobParts[hash]?[start] }
+
+    func insertBlobPart(_ hash: ContentHash, start: Int, bytes: [UInt8]) throws -> Bool {
+        guard tables.blobParts[hash]?[start] == nil else { return false }
+        tables.blobParts[hash, default: [:]][start] = bytes
+        return true
+    }
+
+    func deleteBlob(_ hash: ContentHash) throws {
+        (tables.blobs[hash], tables.blobParts[hash]) = (nil, nil)
+        for list in tables.blobUploads.keys { tables.blobUploads[list]?[hash] = nil }
+    }
+
+    func blobUpload(listID: Int64, hash: ContentHash) throws -> Int? { tables.blobUploads[listID]?[hash] }
+
+    func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?) throws { tables.blobUploads[listID, default: [:]][hash] = received }
+
+    func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
+        hashes.intersection(tables.listBlobs[listID] ?? [])
+    }
+
+    func listBlobs(listID: Int64) throws -> [ContentHash] {
+        (tables.listBlobs[listID] ?? []).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+    }
+
+    func insertListBlobs(listID: Int64, hashes: Set<ContentHash>) throws { tables.listBlobs[listID, default: []].formUnion(hashes) }
+
+    func deleteListBlobs(listID: Int64) throws -> Set<ContentHash> {
+        defer { (tables.listBlobs[listID], tables.blobUploads[listID]) = (nil, nil) }
+        return (tables.listBlobs[listID] ?? []).union(tables.blobUploads[listID].map { Array($0.keys) } ?? [])
+    }
+
+    func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
+        hashes.filter { hash in
+            !tables.listBlobs.values.contains { $0.contains(hash) } && !tables.blobUploads.values.contains { $0[hash] != nil }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+extension SQLTransaction {
+    // MARK: Blobs
+
+    package func blobRow(_ hash: ContentHash) throws -> (size: Int, whole: Bool)? {
+        try row("SELECT size, whole FROM blob WHERE hash = ?", [.hash(hash)]).map { (try $0.int(0), try $0.bool(1)) }
+    }
+
+    package func insertBlob(_ hash: ContentHash, size: Int) throws {
+        try run("INSERT INTO blob (hash, size, whole) VALUES (?, ?, 0) ON CONFLICT DO NOTHING", [.hash(hash), SQLValue(size)])
+    }
+
+    package func markBlobWhole(_ hash: ContentHash) throws {
+        try run("UPDATE blob SET whole = 1 WHERE hash = ?", [.hash(hash)])
+    }
+
+    package func blobPart(_ hash: ContentHash, start: Int) throws -> [UInt8]? {
+        try row("SELECT bytes FROM blob_part WHERE hash = ? AND start = ?", [.hash(hash), SQLValue(start)]).map { try $0.bytes(0) }
+    }
+
+    package func insertBlobPart(_ hash: ContentHash, start: Int, bytes: [UInt8]) throws -> Bool {
+        try run("INSERT INTO blob_part (hash, start, bytes) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.hash(hash), SQLValue(start), .blob(bytes)]) > 0
+    }
+
+    package func deleteBlob(_ hash: ContentHash) throws {
+        for table in ["blob_part", "blob_upload", "blob"] { try run("DELETE FROM \(table) WHERE hash = ?", [.hash(hash)]) }
+    }
+
+    package func blobUpload(listID: Int64, hash: ContentHash) throws -> Int? {
+        try row("SELECT received FROM blob_upload WHERE list_id = ? AND hash = ?", [.integer(listID), .hash(hash)]).map { try $0.int(0) }
+    }
+
+    package func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?) throws {
+        guard let received else {
+            try run("DELETE FROM blob_upload WHERE list_id = ? AND hash = ?", [.integer(listID), .hash(hash)])
+            return
+        }
+        try run(
+            """
+            INSERT INTO blob_upload (list_id, hash, received) VALUES (?, ?, ?)
+            ON CONFLICT (list_id, hash) DO UPDATE SET received = excluded.received
+            """, [.integer(listID), .hash(hash), SQLValue(received)])
+    }
+
+    package func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
+        var found = Set<ContentHash>()
+        try inRuns(of: Array(hashes)) { run, marks in
+            for row in try rows("SELECT hash FROM list_blob WHERE list_id = ? AND hash IN (\(marks))", [.integer(listID)] + run.map(SQLValue.hash)) {
+                found.insert(try row.hash(0))
+            }
+        }
+        return found
+    }
+
+    package func listBlobs(listID: Int64) throws -> [ContentHash] {
+        try rows("SELECT hash FROM list_blob WHERE list_id = ? ORDER BY hash", [.integer(listID)]).map { try $0.hash(0) }
+    }
+
+    package func insertListBlobs(listID: Int64, hashes: Set<ContentHash>) throws {
+        try inRuns(of: Array(hashes), mark: "(?, ?)") { run, marks in
+            try self.run(
+                "INSERT INTO list_blob (list_id, hash) VALUES \(marks) ON CONFLICT DO NOTHING", run.flatMap { [.integer(listID), .hash($0)] })
+        }
+    }
+
+    package func deleteListBlobs(listID: Int64) throws -> Set<ContentHash> {
+        var hashes = Set<ContentHash>()
+        for table in ["list_blob", "blob_upload"] {
+            for row in try rows("SELECT hash FROM \(table) WHERE list_id = ?", [.integer(listID)]) { hashes.insert(try row.hash(0)) }
+            try run("DELETE FROM \(table) WHERE list_id = ?", [.integer(listID)])
+        }
+        return hashes
+    }
+
+    package func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
+        var unclaimed = hashes
+        try inRuns(of: Array(hashes)) { run, marks in
+            let sql = "SELECT hash FROM list_blob WHERE hash IN (\(marks)) UNION SELECT hash FROM blob_upload WHERE hash IN (\(marks))"
+            let arguments = run.map(SQLValue.hash)
+            for row in try rows(sql, arguments + arguments) { unclaimed.remove(try row.hash(0)) }
+        }
+        return unclaimed
+    }
+}

@@ -1,0 +1,206 @@
+import ListDiffTestSupport
+import ListJSON
+import ListStore
+import ListStorePostgresTestSupport
+import ListStoreTestSupport
+import Testing
+
+/// Blobs in a store, on every engine: uploaded to a list in pieces of any size, kept in parts, read
+/// through the lists that have them; bytes that are not the reference's keep nothing; an
+/// interrupted upload resumes; a commit refers only to blobs its list has.
+@Suite(.serialized, .heavyWork) struct BlobStoreTests {
+    static let part = 1 << 20
+
+    /// Bytes that differ from part to part (so that a part in the wrong place shows).
+    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
+        var random = SplitMix64(seed: seed)
+        return (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+    }
+
+    /// `bytes` in pieces of random sizes (some empty), as a client's body comes.
+    static func pieces(_ bytes: [UInt8], seed: UInt64, failingAfter limit: Int? = nil) -> AsyncThrowingStream<[UInt8], any Error> {
+        var random = SplitMix64(seed: seed)
+        var cuts = [0]
+        while cuts.last! < bytes.count { cuts.append(min(bytes.count, cuts.last! + Int(random.next() % UInt64(Self.part / 3 + 2)))) }
+        return AsyncThrowingStream { continuation in
+            for (from, to) in zip(cuts, cuts.dropFirst()) {
+                if let limit, to > limit {
+                    continuation.finish(throwing: StoreError(.io, "the connection broke"))
+                    return
+                }
+                continuation.yield(Array(bytes[from..<to]))
+            }
+            continuation.finish()
+        }
+    }
+
+    /// Reads blob `hash` of `list` whole, in reads of `step` bytes.
+    static func read(_ hash: ContentHash, of list: String, in store: any ListStoreEngine, step: Int) async throws -> [UInt8] {
+        var bytes = [UInt8]()
+        while true {
+            let piece = try await store.readBlob(hash, of: list, from: bytes.count, maxBytes: step)
+            bytes += piece
+            if piece.count < step { return bytes }
+        }
+    }
+
+    static func refuses(_ code: StoreError.Code, _ words: String, _ body: () async throws -> Void) async {
+        await #expect {
+            try await body()
+        } throws: { error in
+            let error = error as? StoreError
+            return error?.code == code && error?.message.contains(words) == true
+        }
+    }
+
+    @Test(arguments: EngineKind.available)
+    func uploadsOfEverySizeReadBackThroughTheirList(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            for list in ["a", "b"] { try await store.commit(linearList(1), to: list, expectedVersion: nil, author: nil, message: nil) }
+            for (k, size) in [0, 1, 1000, Self.part - 1, Self.part, Self.part + 1, 2 * Self.part + Self.part / 2].enumerated() {
+                let bytes = Self.bytes(size, seed: UInt64(k))
+                let reference = BlobReference(of: bytes)
+                #expect(try await store.blob(reference.hash, of: "a") == nil)
+                let status = try await store.storeBlob(reference, to: "a", from: Self.pieces(bytes, seed: UInt64(k)), startingAt: 0)
+                #expect(status == BlobStatus(hash: reference.hash, size: size, uploaded: size, isStored: true))
+                #expect(try await store.blob(reference.hash, of: "a") == status)
+                for step in [size <= 1000 ? 7 : 100_003, Self.part / 3, Self.part, 16 << 20] {
+                    #expect(try await Self.read(reference.hash, of: "a", in: store, step: step) == bytes, "\(size) in reads of \(step)")
+                }
+                #expect(try await store.readBlob(reference.hash, of: "a", from: size / 2, maxBytes: 5) == Array(bytes[(size / 2)..<min(size, size / 2 + 5)]))
+                await Self.refuses(.invalidArgument, "no byte \(size + 1)") {
+                    _ = try await store.readBlob(reference.hash, of: "a", from: size + 1, maxBytes: 5)
+                }
+                // Another list reads it only once it uploaded the bytes itself: knowing the hash
+                // grants nothing.
+                #expect(try await store.blob(reference.hash, of: "b") == nil)
+                await Self.refuses(.missingBlob, "has no blob \(reference.id)") {
+                    _ = try await store.readBlob(reference.hash, of: "b", from: 0, maxBytes: 5)
+                }
+                try await store.storeBlob(reference, to: "b", bytes: bytes)
+                #expect(try await Self.read(reference.hash, of: "b", in: store, step: Self.part) == bytes)
+                // Uploading again is answered at once.
+                #expect(try await store.storeBlob(reference, to: "b", from: Self.pieces([], seed: 0), startingAt: 0) == status)
+            }
+            await Self.refuses(.listNotFound, "nowhere") {
+                try await store.storeBlob(BlobReference(of: [1]), to: "nowhere", bytes: [1])
+            }
+        }
+    }
+
+    /// Bytes that are not the reference's: another hash, more bytes than its size, or a size that
+    /// disagrees with the blob the store has. Nothing of them is kept.
+    @Test(arguments: EngineKind.available)
+    func bytesThatAreNotTheBlobsKeepNothing(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            try await store.commit(linearList(1), to: "a", expectedVersion: nil, author: nil, message: nil)
+            let bytes = Self.bytes(Self.part + 10, seed: 1)
+            let reference = BlobReference(of: bytes)
+            var other = bytes
+            other[Self.part + 3] ^= 1
+            await Self.refuses(.invalidArgument, "not \(reference.id)") {
+                try await store.storeBlob(reference, to: "a", bytes: other)
+            }
+            #expect(try await store.blob(reference.hash, of: "a") == nil)
+            await Self.refuses(.invalidArgument, "and more came") {
+                try await store.storeBlob(reference, to: "a", bytes: bytes + [0])
+            }
+            let small = BlobReference(hash: reference.hash, size: 4)
+            await Self.refuses(.invalidArgument, "has \(bytes.count) bytes, not 4") {
+                try await store.storeBlob(small, to: "a", bytes: [1, 2, 3, 4])
+            }
+            // The right bytes land, after all of that.
+            try await store.storeBlob(reference, to: "a", bytes: bytes)
+            #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part) == bytes)
+            // Wrong bytes for a blob the store has leave it as it was.
+            try await store.commit(linearList(1), to: "b", expectedVersion: nil, author: nil, message: nil)
+            await Self.refuses(.invalidArgument, "not \(reference.id)") {
+                try await store.storeBlob(reference, to: "b", bytes: other)
+            }
+            #expect(try await store.blob(reference.hash, of: "b") == nil)
+            #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part) == bytes)
+        }
+    }
+
+    /// An upload whose bytes stop (a broken connection, a client that ends early) resumes after
+    /// the parts written, from any byte up to there, and lands whole.
+    @Test(arguments: EngineKind.available)
+    func anInterruptedUploadResumes(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            try await store.commit(linearList(1), to: "a", expectedVersion: nil, author: nil, message: nil)
+            let bytes = Self.bytes(3 * Self.part + 77, seed: 2)
+            let reference = BlobReference(of: bytes)
+            await Self.refuses(.io, "broke") {
+                _ = try await store.storeBlob(reference, to: "a", from: Self.pieces(bytes, seed: 3, failingAfter: 2 * Self.part + Self.part / 2), startingAt: 0)
+            }
+            let sent = try #require(try await store.blob(reference.hash, of: "a"))
+            #expect(sent == BlobStatus(hash: reference.hash, size: bytes.count, uploaded: 2 * Self.part, isStored: false))
+            await Self.refuses(.missingBlob, "has no blob") { _ = try await store.readBlob(reference.hash, of: "a", from: 0, maxBytes: 1) }
+            await Self.refuses(.invalidArgument, "resumes at byte \(2 * Self.part) or before") {
+                _ = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[(2 * Self.part + 1)...]), seed: 4), startingAt: 2 * Self.part + 1)
+            }
+            // Ended early: the bytes sent stay, and the upload resumes after them.
+            await Self.refuses(.invalidArgument, "the upload resumes at byte \(2 * Self.part)") {
+                _ = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[..<(2 * Self.part + 9)]), seed: 5), startingAt: 0)
+            }
+            let resumeAt = Self.part + 12_345
+            let status = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[resumeAt...]), seed: 6), startingAt: resumeAt)
+            #expect(status.isStored)
+            #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part / 2) == bytes)
+        }
+    }
+
+    /// Two lists upload the same bytes at once, in pieces of their own: both land, one copy.
+    @Test(arguments: EngineKind.available)
+    func twoUploadsOfTheSameBytesAtOnceBothLand(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            for list in ["a", "b"] { try await stores[0].commit(linearList(1), to: list, expectedVersion: nil, author: nil, message: nil) }
+            let bytes = Self.bytes(4 * Self.part + 1, seed: 7)
+            let reference = BlobReference(of: bytes)
+            async let a = stores[0].storeBlob(reference, to: "a", from: Self.pieces(bytes, seed: 8), startingAt: 0)
+            async let b = stores[1].storeBlob(reference, to: "b", from: Self.pieces(bytes, seed: 9), startingAt: 0)
+            #expect(try await [a, b].allSatisfy(\.isStored))
+            for list in ["a", "b"] { #expect(try await Self.read(reference.hash, of: list, in: stores[0], step: 3 * Self.part) == bytes) }
+        }
+    }
+
+    /// A commit, an edit or a push that refers to a blob its list does not have is refused
+    /// (`missingBlob`, nothing written); a reference that gives another size than the blob's is
+    /// not one (`invalidSnapshot`). Deleting a list takes its blobs from it, and the others keep
+    /// theirs.
+    @Test(arguments: EngineKind.available)
+    func commitsReferOnlyToTheirListsBlobs(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            for list in ["a", "b"] { try await store.commit(linearList(1), to: list, expectedVersion: nil, author: nil, message: nil) }
+            let bytes = Self.bytes(1000, seed: 10)
+            let photo = BlobReference(of: bytes, type: "image/jpeg")
+            let sections = [ListSection(model: ListItem("s"), elements: [ListItem(id: "p", json: ["photo": photo.json])])]
+            await Self.refuses(.missingBlob, "list 'a' has no blob \(photo.id)") {
+                _ = try await store.commit(sections, to: "a", expectedVersion: nil, author: nil, message: nil)
+            }
+            try await store.storeBlob(photo, to: "b", bytes: bytes)
+            await Self.refuses(.missingBlob, "list 'a' has no blob \(photo.id)") {
+                _ = try await store.commit(sections, to: "a", expectedVersion: nil, author: nil, message: nil)
+            }
+            #expect(try await store.summary(of: "a").version == 1)
+            try await store.storeBlob(photo, to: "a", bytes: bytes)
+            #expect(try await store.commit(sections, to: "a", expectedVersion: nil, author: nil, message: nil).version == 2)
+            let lying = BlobReference(hash: photo.hash, size: 999)
+            await Self.refuses(.invalidSnapshot, "gives 999 bytes; the blob has 1000") {
+                _ = try await store.commit(
+                    [ListSection(model: ListItem("s"), elements: [ListItem(id: "q", json: ["photo": lying.json])])], to: "a", expectedVersion: nil,
+                    author: nil, message: nil)
+            }
+            // Deleting one list leaves the other's blob readable.
+            try await store.deleteList("a")
+            #expect(try await Self.read(photo.hash, of: "b", in: store, step: 100) == bytes)
+            try await store.commit(linearList(1), to: "a", expectedVersion: nil, author: nil, message: nil)
+            #expect(try await store.blob(photo.hash, of: "a") == nil)
+            #expect(try await store.verify(list: nil, progress: nil).isValid)
+        }
+    }
+}

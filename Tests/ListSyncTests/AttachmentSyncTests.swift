@@ -1,0 +1,77 @@
+import ListJSON
+import ListStore
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+/// Attachments' references through replicas: a replica list has the blobs its source's contents
+/// refer to (their bytes stay at the source), whether it pulled entries or a first sync in pages;
+/// its own changes may refer to those and to blobs uploaded to it, and to no other; a push that
+/// refers to a blob the source's list lacks is refused and stays pending, nothing lost.
+@Suite struct AttachmentSyncTests {
+    static let photoBytes = Array("the bytes of a photo".utf8)
+    static let photo = BlobReference(of: photoBytes, type: "image/jpeg", name: "IMG_1.jpg")
+
+    static func element(_ id: String, _ title: String, _ blob: BlobReference) -> ListItem {
+        ListItem(id: id, json: ["title": .string(title), "photo": blob.json])
+    }
+
+    /// A source list "l" whose version 2 has an element with the photo.
+    static func source() async throws -> InMemoryStore {
+        let source = InMemoryStore()
+        try await source.commit([ListSection(model: ListItem("s"), elements: [])], to: "l", expectedVersion: nil, author: nil, message: nil)
+        try await source.storeBlob(photo, to: "l", bytes: photoBytes)
+        try await source.commit(
+            [ListSection(model: ListItem("s"), elements: [element("a", "Beach", photo)])], to: "l", expectedVersion: nil, author: nil, message: nil)
+        return source
+    }
+
+    @Test func aReplicaHasItsSourcesBlobsByReferenceAndPushesOnlyWhatTheSourceHas() async throws {
+        let source = try await Self.source()
+        let replica = Replica(store: InMemoryStore(), list: "l")
+        #expect(try await replica.pull(from: LocalSource(source)).version == 2)
+        #expect(try await replica.store.blob(Self.photo.hash, of: "l") == BlobStatus(hash: Self.photo.hash, size: nil, uploaded: 0, isStored: false))
+        await #expect(throws: StoreError.self) { _ = try await replica.store.readBlob(Self.photo.hash, of: "l", from: 0, maxBytes: 10) }
+        #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
+
+        // Offline: a change that refers to the source's photo again commits; one that refers to a
+        // blob the replica has not got is refused until it is uploaded to the replica's list.
+        try await replica.edit { try $0.append(Self.element("b", "Beach again", Self.photo), toSection: ExactString("s")) }
+        let other = BlobReference(of: Array("another photo".utf8))
+        await #expect {
+            try await replica.edit { try $0.append(Self.element("c", "Dunes", other), toSection: ExactString("s")) }
+        } throws: { ($0 as? StoreError)?.code == .missingBlob }
+        try await replica.store.storeBlob(other, to: "l", bytes: Array("another photo".utf8))
+        try await replica.edit { try $0.append(Self.element("c", "Dunes", other), toSection: ExactString("s")) }
+        #expect(try await replica.status()?.pending == 2)
+
+        // The source's list has the first photo, not the second: the push stops at the change that
+        // refers to it, which stays pending, and lands once the source's list has it.
+        await #expect {
+            _ = try await replica.push(to: LocalSource(source))
+        } throws: { ($0 as? StoreError)?.code == .missingBlob }
+        #expect(try await replica.status()?.pending ?? 0 >= 1)
+        try await source.storeBlob(other, to: "l", bytes: Array("another photo".utf8))
+        _ = try await replica.push(to: LocalSource(source))
+        _ = try await replica.pull(from: LocalSource(source))
+        #expect(try await replica.status()?.pending == 0)
+        #expect(try await source.snapshot(of: "l", at: nil).sections.first?.elements.map(\.id) == ["a", "b", "c"])
+        #expect(try await source.verify(list: nil, progress: nil).isValid)
+        #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
+    }
+
+    /// A first sync in pages (the source's journal pruned): the replica's list has the blobs the
+    /// pages refer to.
+    @Test func aFirstSyncInPagesTakesTheReferences() async throws {
+        let source = try await Self.source()
+        _ = try await source.prune("l", .keepLast(0), force: false)
+        let replica = Replica(store: InMemoryStore(), list: "l")
+        var options = ReplicaPullOptions()
+        options.pageBytes = 200
+        let result = try await replica.pull(from: LocalSource(source), options: options)
+        #expect(result.resynced && (result.pages?.pages ?? 0) > 1)
+        #expect(try await replica.store.blob(Self.photo.hash, of: "l")?.isStored == false)
+        try await replica.edit { try $0.append(Self.element("b", "Beach again", Self.photo), toSection: ExactString("s")) }
+        #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
+    }
+}
