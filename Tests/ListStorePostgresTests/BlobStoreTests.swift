@@ -167,6 +167,69 @@ import Testing
         }
     }
 
+    /// Random rounds of whole uploads, interrupted ones, resumptions from random offsets, bytes
+    /// that are not the blob's, and lists deleted and made again, by two lists over three blobs (one
+    /// of less than a part, one of exactly a part, one of several): after each round, a list reads
+    /// exactly the blobs its own whole uploads gave it, byte for byte, and the store verifies.
+    @Test(arguments: EngineKind.available)
+    func randomUploadsKeepEveryListsBlobsExact(_ engine: EngineKind) async throws {
+        let blobs = [Self.part / 3, Self.part, 2 * Self.part + 4_321].enumerated().map { k, size in Self.bytes(size, seed: 100 + UInt64(k)) }
+        let references = blobs.map { BlobReference(of: $0) }
+        try await engine.withStore { stores in
+            let store = stores[0]
+            let lists = ["a", "b"]
+            for list in lists { try await store.commit(linearList(1), to: list, expectedVersion: nil, author: nil, message: nil) }
+            var has: [String: Set<Int>] = ["a": [], "b": []]
+            var random = SplitMix64(seed: 0xB1_0B5)
+            for round in 0..<(engine == .postgres ? 80 : 200) {
+                let (list, k) = (lists[Int(random.next() % 2)], Int(random.next() % 3))
+                let (bytes, reference) = (blobs[k], references[k])
+                let seed = random.next()
+                switch random.next() % 6 {
+                case 0, 1:
+                    try await store.storeBlob(reference, to: list, from: Self.pieces(bytes, seed: seed), startingAt: 0)
+                    has[list]!.insert(k)
+                case 2:
+                    let limit = Int(random.next() % UInt64(bytes.count + 1))
+                    _ = try? await store.storeBlob(reference, to: list, from: Self.pieces(bytes, seed: seed, failingAfter: limit), startingAt: 0)
+                    if limit >= bytes.count { has[list]!.insert(k) }
+                case 3:
+                    // Resumes from a random byte up to what its upload sent.
+                    let sent = try await store.blob(reference.hash, of: list)?.uploaded ?? 0
+                    let offset = Int(random.next() % UInt64(sent + 1))
+                    try await store.storeBlob(reference, to: list, from: Self.pieces(Array(bytes[offset...]), seed: seed), startingAt: offset)
+                    has[list]!.insert(k)
+                case 4:
+                    var other = bytes
+                    if other.isEmpty { continue }
+                    other[Int(random.next() % UInt64(other.count))] ^= 0x40
+                    if has[list]!.contains(k) {
+                        // A list that has the blob is answered at once: nothing is read.
+                        #expect(try await store.storeBlob(reference, to: list, from: Self.pieces(other, seed: seed), startingAt: 0).isStored)
+                    } else {
+                        await #expect(throws: StoreError.self, "round \(round)") {
+                            try await store.storeBlob(reference, to: list, from: Self.pieces(other, seed: seed), startingAt: 0)
+                        }
+                    }
+                default:
+                    try await store.deleteList(list)
+                    try await store.commit(linearList(1), to: list, expectedVersion: nil, author: nil, message: nil)
+                    has[list] = []
+                }
+                for list in lists {
+                    for (k, reference) in references.enumerated() {
+                        let stored = try await store.blob(reference.hash, of: list)?.isStored ?? false
+                        #expect(stored == has[list]!.contains(k), "round \(round): list \(list), blob \(k)")
+                        if stored, round % 10 == 0 || k == 0 {
+                            #expect(try await Self.read(reference.hash, of: list, in: store, step: Self.part) == blobs[k], "round \(round)")
+                        }
+                    }
+                }
+            }
+            #expect(try await store.verify(list: nil, progress: nil).isValid)
+        }
+    }
+
     /// A commit, an edit or a push that refers to a blob its list does not have is refused
     /// (`missingBlob`, nothing written); a reference that gives another size than the blob's is
     /// not one (`invalidSnapshot`). Deleting a list takes its blobs from it, and the others keep

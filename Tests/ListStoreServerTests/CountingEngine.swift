@@ -158,6 +158,7 @@ final class CountingEngine: ListStoreEngine {
     func sizeInBytes() async throws -> Int { try await store.sizeInBytes() }
 
     func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus? { try await store.blob(hash, of: list) }
+    @discardableResult
     func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
         -> BlobStatus where Bytes.Element == [UInt8]
     {

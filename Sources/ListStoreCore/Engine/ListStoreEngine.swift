@@ -245,6 +245,7 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     ///   `bytes` throws (the upload resumes after the parts written).
     /// - Complexity: O(size): the bytes are hashed as they come, and a resumed upload reads back
     ///   the bytes the store has before `offset`.
+    @discardableResult
     func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
         -> BlobStatus where Bytes.Element == [UInt8]
 

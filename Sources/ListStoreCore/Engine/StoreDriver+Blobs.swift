@@ -5,6 +5,7 @@ extension StoreDriver {
         try await run(.read) { try $0.steps.blobStatus(hash, of: list) }
     }
 
+    @discardableResult
     public func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
         -> BlobStatus where Bytes.Element == [UInt8]
     {
