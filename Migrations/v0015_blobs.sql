@@ -4,8 +4,8 @@
 -- holds one part in memory. `blob.whole` is set once the bytes of every part were read back to the
 -- blob's hash. `blob_upload` counts, for each list, the bytes its upload under way sent (an upload
 -- resumes there, and a list has a blob only once its own upload sent every byte). `list_blob` holds
--- the blobs each list has: uploaded to it, or referenced by a content it committed or pulled (a
--- replica may not hold the bytes of those).
+-- the blobs each list has: uploaded to it (`uploaded` 1: it reads them), or referenced by a content
+-- its source sent a replica list (0: the bytes are at the source until they are uploaded to it).
 CREATE TABLE blob (
     hash BLOB PRIMARY KEY,
     size INTEGER NOT NULL,
@@ -29,6 +29,7 @@ CREATE TABLE blob_upload (
 CREATE TABLE list_blob (
     list_id INTEGER NOT NULL REFERENCES list(id),
     hash BLOB NOT NULL,
+    uploaded INTEGER NOT NULL,
     PRIMARY KEY (list_id, hash)
 ) WITHOUT ROWID;
 

@@ -23,6 +23,7 @@ CREATE TABLE blob_upload (
 CREATE TABLE list_blob (
     list_id BIGINT NOT NULL REFERENCES list(id),
     hash BYTEA NOT NULL,
+    uploaded BIGINT NOT NULL,
     PRIMARY KEY (list_id, hash)
 );
 

@@ -107,8 +107,9 @@ import Testing
             await Self.refuses(.invalidArgument, "and more came") {
                 try await store.storeBlob(reference, to: "a", bytes: bytes + [0])
             }
+            // A size that is not the bytes': the upload of that size fails its hash.
             let small = BlobReference(hash: reference.hash, size: 4)
-            await Self.refuses(.invalidArgument, "has \(bytes.count) bytes, not 4") {
+            await Self.refuses(.invalidArgument, "not \(reference.id)") {
                 try await store.storeBlob(small, to: "a", bytes: [1, 2, 3, 4])
             }
             // The right bytes land, after all of that.
@@ -116,8 +117,12 @@ import Testing
             #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part) == bytes)
             // Wrong bytes for a blob the store has leave it as it was.
             try await store.commit(linearList(1), to: "b", expectedVersion: nil, author: nil, message: nil)
-            await Self.refuses(.invalidArgument, "not \(reference.id)") {
+            await Self.refuses(.invalidArgument, "from byte \(Self.part) are not those of blob \(reference.id)") {
                 try await store.storeBlob(reference, to: "b", bytes: other)
+            }
+            // Once whole, the blob's size is not for an upload to change.
+            await Self.refuses(.invalidArgument, "has \(bytes.count) bytes, not 4") {
+                try await store.storeBlob(small, to: "b", bytes: [1, 2, 3, 4])
             }
             #expect(try await store.blob(reference.hash, of: "b") == nil)
             #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part) == bytes)
@@ -150,6 +155,29 @@ import Testing
             let status = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[resumeAt...]), seed: 6), startingAt: resumeAt)
             #expect(status.isStored)
             #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part / 2) == bytes)
+        }
+    }
+
+    /// Other bytes under a blob another list has, cut short and then "resumed" past them, give the
+    /// uploading list nothing: the first part that differs from the store's ends its upload.
+    @Test(arguments: EngineKind.available)
+    func aListGainsNoBlobWithoutSendingItsBytes(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            for list in ["x", "m"] { try await store.commit(linearList(1), to: list, expectedVersion: nil, author: nil, message: nil) }
+            let bytes = Self.bytes(2 * Self.part, seed: 11)
+            let reference = BlobReference(of: bytes)
+            try await store.storeBlob(reference, to: "x", bytes: bytes)
+            let junk = Self.bytes(2 * Self.part, seed: 12)
+            await Self.refuses(.invalidArgument, "from byte 0 are not those of blob") {
+                _ = try await store.storeBlob(reference, to: "m", from: Self.pieces(junk, seed: 13, failingAfter: 2 * Self.part - 1), startingAt: 0)
+            }
+            #expect(try await store.blob(reference.hash, of: "m") == nil)
+            await Self.refuses(.invalidArgument, "resumes at byte 0 or before") {
+                _ = try await store.storeBlob(reference, to: "m", from: Self.pieces([], seed: 14), startingAt: 2 * Self.part)
+            }
+            await Self.refuses(.missingBlob, "has no blob") { _ = try await store.readBlob(reference.hash, of: "m", from: 0, maxBytes: 1) }
+            #expect(try await Self.read(reference.hash, of: "x", in: store, step: Self.part) == bytes)
         }
     }
 

@@ -228,7 +228,7 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// holds them, in pieces of any size): the list then has the blob, and its contents may refer to
     /// it. Bytes are written a part (1 MiB) at a time, each part in a transaction of its own, so an
     /// upload holds one part in memory and an interrupted one resumes: call again with an `offset`
-    /// up to ``BlobStatus/uploaded`` (bytes before it that the store has are passed over). The
+    /// up to ``BlobStatus/uploaded`` (the bytes before that are passed over). The
     /// store keeps one copy of equal bytes; a list that uploads bytes another list has still sends
     /// them all (knowing a hash proves nothing), and the store checks them without writing them
     /// again. Uploading a blob the list has already returns at once.
@@ -240,11 +240,12 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// ```
     /// - Returns: the blob's status for the list (``BlobStatus/isStored``).
     /// - Throws: `StoreError` `.listNotFound`; `.invalidArgument` when the bytes are not the
-    ///   reference's (their hash, or more or fewer of them than its size: too few leave the upload
-    ///   to resume), or `offset` is past what the list's upload sent; `.damaged`, `.io`; what
-    ///   `bytes` throws (the upload resumes after the parts written).
+    ///   reference's (their hash, more of them than its size, a part that differs from the one the
+    ///   store has: nothing of them is kept; fewer of them leave the upload to resume), when the
+    ///   store holds the blob whole with another size, or `offset` is past what the list's upload
+    ///   sent; `.damaged`, `.io`; what `bytes` throws (the upload resumes after the parts written).
     /// - Complexity: O(size): the bytes are hashed as they come, and a resumed upload reads back
-    ///   the bytes the store has before `offset`.
+    ///   the bytes its upload sent before.
     @discardableResult
     func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
         -> BlobStatus where Bytes.Element == [UInt8]

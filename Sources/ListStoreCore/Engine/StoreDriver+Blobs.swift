@@ -17,32 +17,37 @@ extension StoreDriver {
                 .invalidArgument,
                 "the upload of blob \(reference.id) to list '\(list)' sent \(uploaded) bytes: it resumes at byte \(uploaded) or before, not \(offset)")
         }
-        // The bytes the upload sent before `offset` are read back (the store checked them against
-        // the parts as they came): the whole parts into the hash, the rest of the last into the
-        // part being gathered.
+        // The bytes the upload sent are read back for the hash (each was checked against the part
+        // that holds it as it came), and the stream's bytes before them passed over.
         var hasher = SHA256()
-        var next = _BlobParts.start(of: offset)
-        for start in stride(from: 0, to: next, by: partSize) {
+        for start in stride(from: 0, to: uploaded, by: partSize) {
             hasher.update(data: try await part(hash, at: start))
         }
+        var (skip, next) = (uploaded - offset, uploaded)
         var pending = [UInt8]()
         pending.reserveCapacity(min(partSize, size - next))
-        if offset > next { pending += try await part(hash, at: next)[..<(offset - next)] }
-        // Whether a part written by another upload of the blob holds other bytes than these.
-        var otherBytes = false
         func write() async throws {
             let (start, part) = (next, pending)
-            if try await !run(.write, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) { otherBytes = true }
+            guard try await run(.write, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) else {
+                throw StoreError(
+                    .invalidArgument,
+                    "the bytes from byte \(start) are not those of blob \(reference.id) the store has: they are not the blob's, and nothing of them was kept")
+            }
             hasher.update(data: pending)
             next += pending.count
             pending.removeAll(keepingCapacity: true)
         }
         for try await piece in bytes {
             var rest = piece[...]
+            if skip > 0 {
+                let passed = min(skip, rest.count)
+                (rest, skip) = (rest.dropFirst(passed), skip - passed)
+            }
             while !rest.isEmpty {
                 let taken = rest.prefix(partSize - pending.count)
                 guard next + pending.count + taken.count <= size else {
-                    throw StoreError(.invalidArgument, "blob \(reference.id) has \(size) bytes, and more came: they are not its bytes")
+                    try await run(.write) { try $0.steps.giveUpBlobUpload(hash, listID: listID) }
+                    throw StoreError(.invalidArgument, "blob \(reference.id) has \(size) bytes, and more came: they are not its bytes, and nothing of them was kept")
                 }
                 pending += taken
                 rest = rest.dropFirst(taken.count)
@@ -55,15 +60,13 @@ extension StoreDriver {
         }
         if !pending.isEmpty { try await write() }
         let made = hasher.finalize().withUnsafeBytes { ContentHash(bytes: $0)! }
-        let verified = made == hash && !otherBytes
-        try await run(.write) { try $0.steps.endBlobUpload(hash, listID: listID, verified: verified) }
-        guard verified else {
+        guard made == hash else {
+            try await run(.write) { try $0.steps.giveUpBlobUpload(hash, listID: listID) }
             throw StoreError(
                 .invalidArgument,
-                made == hash
-                    ? "another upload of blob \(reference.id) wrote other bytes, and was given up with this one: upload it again"
-                    : "the bytes' SHA-256 is \(BlobReference.id(of: made)), not \(reference.id): they are not the blob's, and nothing of them was kept")
+                "the bytes' SHA-256 is \(BlobReference.id(of: made)), not \(reference.id): they are not the blob's, and nothing of them was kept")
         }
+        try await run(.write) { try $0.steps.endBlobUpload(hash, size: size, list: list, listID: listID) }
         return stored
     }
 
@@ -71,7 +74,7 @@ extension StoreDriver {
     private func part(_ hash: ContentHash, at start: Int) async throws -> [UInt8] {
         guard let part = try await run(.read, { try $0.steps.blobPart(hash, start: start) }) else {
             throw StoreError(
-                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (an upload of it failed its hash): upload it again")
+                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
         }
         return part
     }

@@ -7,6 +7,8 @@ extension InMemoryTransaction {
 
     func markBlobWhole(_ hash: ContentHash) throws { tables.blobs[hash]?.whole = true }
 
+    func lockBlob(_ hash: ContentHash) throws {}
+
     func blobPart(_ hash: ContentHash, start: Int) throws -> [UInt8]? { tables.blobParts[hash]?[start] }
 
     func insertBlobPart(_ hash: ContentHash, start: Int, bytes: [UInt8]) throws -> Bool {
@@ -25,23 +27,27 @@ extension InMemoryTransaction {
     func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?) throws { tables.blobUploads[listID, default: [:]][hash] = received }
 
     func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
-        hashes.intersection(tables.listBlobs[listID] ?? [])
+        hashes.filter { tables.listBlobs[listID]?[$0] != nil }
     }
 
-    func listBlobs(listID: Int64) throws -> [ContentHash] {
-        (tables.listBlobs[listID] ?? []).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+    func listBlobs(listID: Int64) throws -> [(hash: ContentHash, uploaded: Bool)] {
+        (tables.listBlobs[listID] ?? [:]).sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }.map { ($0.key, $0.value) }
     }
 
-    func insertListBlobs(listID: Int64, hashes: Set<ContentHash>) throws { tables.listBlobs[listID, default: []].formUnion(hashes) }
+    func hasUploadedBlob(listID: Int64, hash: ContentHash) throws -> Bool { tables.listBlobs[listID]?[hash] == true }
+
+    func insertListBlobs(listID: Int64, hashes: Set<ContentHash>, uploaded: Bool) throws {
+        for hash in hashes where uploaded || tables.listBlobs[listID]?[hash] == nil { tables.listBlobs[listID, default: [:]][hash] = uploaded }
+    }
 
     func deleteListBlobs(listID: Int64) throws -> Set<ContentHash> {
         defer { (tables.listBlobs[listID], tables.blobUploads[listID]) = (nil, nil) }
-        return (tables.listBlobs[listID] ?? []).union(tables.blobUploads[listID].map { Array($0.keys) } ?? [])
+        return Set(tables.listBlobs[listID].map { Array($0.keys) } ?? []).union(tables.blobUploads[listID].map { Array($0.keys) } ?? [])
     }
 
     func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
         hashes.filter { hash in
-            !tables.listBlobs.values.contains { $0.contains(hash) } && !tables.blobUploads.values.contains { $0[hash] != nil }
+            !tables.listBlobs.values.contains { $0[hash] != nil } && !tables.blobUploads.values.contains { $0[hash] != nil }
         }
     }
 }

@@ -23,61 +23,88 @@ extension StoreTransaction {
     package func blobStatus(_ hash: ContentHash, of list: String) throws -> BlobStatus? {
         let info = try listRow(list, locking: false)
         let row = try blobRow(hash)
-        if try !listBlobs(listID: info.id, among: [hash]).isEmpty {
-            let whole = row?.whole ?? false
-            return BlobStatus(hash: hash, size: row?.size, uploaded: whole ? row!.size : 0, isStored: whole)
+        if try hasUploadedBlob(listID: info.id, hash: hash), let row, row.whole {
+            return BlobStatus(hash: hash, size: row.size, uploaded: row.size, isStored: true)
         }
-        guard let uploaded = try blobUpload(listID: info.id, hash: hash) else { return nil }
-        return BlobStatus(hash: hash, size: row?.size, uploaded: uploaded, isStored: false)
+        let uploaded = try blobUpload(listID: info.id, hash: hash)
+        let known = try !listBlobs(listID: info.id, among: [hash]).isEmpty
+        guard uploaded != nil || known else { return nil }
+        return BlobStatus(hash: hash, size: row?.size, uploaded: uploaded ?? 0, isStored: false)
     }
 
     /// Starts (or resumes) the upload of the blob `reference` names to `list`: makes the blob's row
     /// when the store has none, and the list's upload when it has none under way. Returns the list's
     /// row id and how many bytes its upload sent (the next byte it takes); `nil` when the list has
-    /// the blob already.
-    /// - Throws: `StoreError` `.listNotFound`; `.invalidArgument` when the store has the blob with
-    ///   another size (one of the two sizes is not the bytes').
+    /// the blob already. A blob that is not whole yet, of another size, was started by an upload
+    /// whose size or bytes were not the blob's, or by this one: it is given up, and this upload
+    /// starts it anew (so no upload holds a hash for the others).
+    /// - Throws: `StoreError` `.listNotFound`; `.invalidArgument` when the store holds the blob
+    ///   whole with another size (the reference's size is not the bytes').
     package func beginBlobUpload(_ reference: BlobReference, to list: String) throws -> (listID: Int64, uploaded: Int)? {
         let info = try listRow(list, locking: true)
-        try insertBlob(reference.hash, size: reference.size)
-        if let size = try blobRow(reference.hash)?.size, size != reference.size {
-            throw StoreError(.invalidArgument, "blob \(reference.id) has \(size) bytes, not \(reference.size): its size is not \(reference.size)")
+        let hash = reference.hash
+        try insertBlob(hash, size: reference.size)
+        try lockBlob(hash)
+        if let row = try blobRow(hash), row.size != reference.size {
+            guard !row.whole else {
+                throw StoreError(.invalidArgument, "blob \(reference.id) has \(row.size) bytes, not \(reference.size): its size is not \(reference.size)")
+            }
+            try deleteBlob(hash)
+            try insertBlob(hash, size: reference.size)
         }
-        if try !listBlobs(listID: info.id, among: [reference.hash]).isEmpty, try blobRow(reference.hash)?.whole == true { return nil }
-        if let uploaded = try blobUpload(listID: info.id, hash: reference.hash) { return (info.id, uploaded) }
-        try setBlobUpload(listID: info.id, hash: reference.hash, received: 0)
+        if try hasUploadedBlob(listID: info.id, hash: hash), try blobRow(hash)?.whole == true { return nil }
+        if let uploaded = try blobUpload(listID: info.id, hash: hash) { return (info.id, uploaded) }
+        try setBlobUpload(listID: info.id, hash: hash, received: 0)
         return (info.id, 0)
     }
 
     /// Writes the part of blob `hash` that starts at `start` for the upload to list `listID`, which
     /// then sent `start + bytes.count` bytes; a part written already (by another upload of the same
-    /// blob) is kept as it is. Whether the part now holds `bytes`.
-    /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way (another
-    ///   upload of the blob failed its hash and took every upload of it with it).
+    /// blob) must hold the same bytes: otherwise this upload goes, and unless the blob is whole
+    /// (its parts are then right, and these bytes are not), the blob with every upload of it, and
+    /// this returns `false` (the transaction is to commit that).
+    /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way (given up
+    ///   with its blob by another upload's).
     package func writeBlobPart(_ hash: ContentHash, listID: Int64, start: Int, bytes: [UInt8]) throws -> Bool {
-        guard try blobUpload(listID: listID, hash: hash) != nil else {
+        try lockBlob(hash)
+        guard try blobUpload(listID: listID, hash: hash) == start else {
             throw StoreError(
-                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (an upload of it failed its hash): upload it again")
+                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
         }
-        let same = try insertBlobPart(hash, start: start, bytes: bytes) || blobPart(hash, start: start) == bytes
+        guard try insertBlobPart(hash, start: start, bytes: bytes) || blobPart(hash, start: start) == bytes else {
+            try giveUpBlobUpload(hash, listID: listID)
+            return false
+        }
         try setBlobUpload(listID: listID, hash: hash, received: start + bytes.count)
-        return same
+        return true
     }
 
-    /// Ends the upload of blob `hash` to list `listID`: with `verified` (every byte sent, their
-    /// hash `hash`, every part holding them), the list has the blob and the blob is whole;
-    /// otherwise the upload goes, and unless the blob is whole, so do its row, its parts and every
-    /// other upload of it (parts another upload wrote may not be its bytes).
-    package func endBlobUpload(_ hash: ContentHash, listID: Int64, verified: Bool) throws {
-        if verified {
-            try markBlobWhole(hash)
-            try insertListBlobs(listID: listID, hashes: [hash])
-            try setBlobUpload(listID: listID, hash: hash, received: nil)
-        } else if try blobRow(hash)?.whole == true {
-            try setBlobUpload(listID: listID, hash: hash, received: nil)
-        } else {
-            try deleteBlob(hash)
+    /// Ends the upload of blob `hash` to list `list` (row `listID`) whose every byte was sent and
+    /// hashed to `hash` (each part holding them): the blob is whole, and the list has it.
+    /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way, or its blob
+    ///   is not the one it wrote (given up meanwhile); `.listNotFound`.
+    package func endBlobUpload(_ hash: ContentHash, size: Int, list: String, listID: Int64) throws {
+        try lockBlob(hash)
+        guard try listRow(list, locking: true).id == listID, try blobUpload(listID: listID, hash: hash) == size,
+            try blobRow(hash)?.size == size
+        else {
+            throw StoreError(
+                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
         }
+        try markBlobWhole(hash)
+        try insertListBlobs(listID: listID, hashes: [hash], uploaded: true)
+        try setBlobUpload(listID: listID, hash: hash, received: nil)
+    }
+
+    /// Gives up the upload of blob `hash` to list `listID` (its bytes were not the blob's): the
+    /// upload goes, and unless the blob is whole, so do its row, its parts and every other upload
+    /// of it (the parts this upload wrote are not the blob's); a whole blob no list has any more
+    /// goes too.
+    package func giveUpBlobUpload(_ hash: ContentHash, listID: Int64) throws {
+        try lockBlob(hash)
+        guard try blobRow(hash)?.whole == true else { return try deleteBlob(hash) }
+        try setBlobUpload(listID: listID, hash: hash, received: nil)
+        if try !unclaimedBlobs(among: [hash]).isEmpty { try deleteBlob(hash) }
     }
 
     /// The bytes of blob `hash` of `list` from `offset`, at most `maxBytes` (fewer only at the end).
@@ -86,7 +113,7 @@ extension StoreTransaction {
     ///   `.damaged` for a part that is not there.
     package func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) throws -> [UInt8] {
         let info = try listRow(list, locking: false)
-        guard try !listBlobs(listID: info.id, among: [hash]).isEmpty, let row = try blobRow(hash), row.whole else {
+        guard try hasUploadedBlob(listID: info.id, hash: hash), let row = try blobRow(hash), row.whole else {
             throw StoreError(.missingBlob, "list '\(list)' has no blob \(BlobReference.id(of: hash))")
         }
         guard (0...row.size).contains(offset) else {
@@ -97,8 +124,8 @@ extension StoreTransaction {
         bytes.reserveCapacity(end - offset)
         var start = _BlobParts.start(of: offset)
         while start < end {
-            guard let part = try blobPart(hash, start: start) else {
-                throw StoreError(.damaged, "the store at \(location) is damaged: blob \(BlobReference.id(of: hash)) has no part at byte \(start)")
+            guard let part = try blobPart(hash, start: start), part.count == min(_BlobParts.partSize, row.size - start) else {
+                throw StoreError(.damaged, "the store at \(location) is damaged: blob \(BlobReference.id(of: hash)) has no part of the right size at byte \(start)")
             }
             bytes += part[max(offset, start) - start..<min(part.count, end - start)]
             start += _BlobParts.partSize
@@ -116,7 +143,7 @@ extension StoreTransaction {
     package func takeBlobReferences(_ references: [BlobReference], listID: Int64, list: String, checking: Bool) throws {
         guard !references.isEmpty else { return }
         let hashes = Set(references.map(\.hash))
-        guard checking else { return try insertListBlobs(listID: listID, hashes: hashes) }
+        guard checking else { return try insertListBlobs(listID: listID, hashes: hashes, uploaded: false) }
         let has = try listBlobs(listID: listID, among: hashes)
         if let missing = references.first(where: { !has.contains($0.hash) }) {
             throw StoreError(
@@ -138,7 +165,8 @@ extension StoreTransaction {
     /// or do not hash to it. One part in memory at a time.
     /// - Complexity: O(head contents + the bytes of the list's blobs).
     package func blobProblem(listID: Int64, head sections: [ListSection], replica: Bool) throws -> String? {
-        let has = Set(try listBlobs(listID: listID))
+        let blobs = try listBlobs(listID: listID)
+        let has = Set(blobs.map(\.hash))
         for item in sections.lazy.flatMap({ [$0.model] + $0.elements }) {
             let content = item.content
             guard BlobReference.mayAppear(in: content) else { continue }
@@ -146,12 +174,14 @@ extension StoreTransaction {
                 return "item '\(item.id)' refers to blob \(reference.id), which the list does not have"
             }
         }
-        for hash in has.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+        for (hash, uploaded) in blobs {
             let id = BlobReference.id(of: hash)
-            guard let row = try blobRow(hash), row.whole else {
+            guard uploaded else {
+                // A replica's list has its source's blobs by reference.
                 if replica { continue }
-                return "the list has blob \(id), and the store does not hold its bytes"
+                return "the list has blob \(id) by reference only, and it is not a replica list"
             }
+            guard let row = try blobRow(hash), row.whole else { return "the list has blob \(id), and the store does not hold its bytes" }
             var hasher = SHA256()
             for start in stride(from: 0, to: row.size, by: _BlobParts.partSize) {
                 guard let part = try blobPart(hash, start: start), part.count == min(_BlobParts.partSize, row.size - start) else {
@@ -167,6 +197,7 @@ extension StoreTransaction {
     /// Takes every blob from list `listID`, and deletes those no other list has or uploads.
     package func releaseBlobs(listID: Int64) throws {
         let hashes = try deleteListBlobs(listID: listID)
+        for hash in hashes { try lockBlob(hash) }
         for hash in try unclaimedBlobs(among: hashes) { try deleteBlob(hash) }
     }
 }

@@ -137,7 +137,7 @@ extension StoreTransaction {
             (listID, written) = (staging, written + 1)
         } else {
             try moveSections(of: staging, to: listID)
-            try insertListBlobs(listID: listID, hashes: Set(try listBlobs(listID: staging)))
+            try insertListBlobs(listID: listID, hashes: Set(try listBlobs(listID: staging).map(\.hash)), uploaded: false)
             written += sync.sectionCount
         }
         // The entry's end: the last section's, then the stage's.

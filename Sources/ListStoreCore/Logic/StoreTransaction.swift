@@ -413,6 +413,10 @@ package protocol StoreTransaction {
     /// Marks blob `hash` whole.
     func markBlobWhole(_ hash: ContentHash) throws
 
+    /// Locks the row of blob `hash` for the rest of the transaction, if it has one (the writers of a
+    /// blob take turns on it; an engine whose writers all take turns does nothing).
+    func lockBlob(_ hash: ContentHash) throws
+
     /// The bytes of the part of blob `hash` that starts at byte `start`, if it was written.
     func blobPart(_ hash: ContentHash, start: Int) throws -> [UInt8]?
 
@@ -433,11 +437,16 @@ package protocol StoreTransaction {
     /// Which of `hashes` list `listID` has (`list_blob`).
     func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash>
 
-    /// Every blob list `listID` has, in hash order.
-    func listBlobs(listID: Int64) throws -> [ContentHash]
+    /// Every blob list `listID` has, in hash order, and whether it has it uploaded (or only by
+    /// reference: a replica list has its source's blobs so).
+    func listBlobs(listID: Int64) throws -> [(hash: ContentHash, uploaded: Bool)]
 
-    /// Gives list `listID` the blobs `hashes` (those it has already are left as they are).
-    func insertListBlobs(listID: Int64, hashes: Set<ContentHash>) throws
+    /// Whether list `listID` has blob `hash` uploaded.
+    func hasUploadedBlob(listID: Int64, hash: ContentHash) throws -> Bool
+
+    /// Gives list `listID` the blobs `hashes`, uploaded or by reference (a blob it has by
+    /// reference becomes uploaded; one uploaded stays so).
+    func insertListBlobs(listID: Int64, hashes: Set<ContentHash>, uploaded: Bool) throws
 
     /// Takes from list `listID` every blob it has and every upload it has under way; the hashes
     /// they named.

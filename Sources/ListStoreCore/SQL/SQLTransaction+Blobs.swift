@@ -13,6 +13,11 @@ extension SQLTransaction {
         try run("UPDATE blob SET whole = 1 WHERE hash = ?", [.hash(hash)])
     }
 
+    package func lockBlob(_ hash: ContentHash) throws {
+        guard dialect == .postgres else { return }
+        _ = try rows("SELECT 1 FROM blob WHERE hash = ? FOR UPDATE", [.hash(hash)])
+    }
+
     package func blobPart(_ hash: ContentHash, start: Int) throws -> [UInt8]? {
         try row("SELECT bytes FROM blob_part WHERE hash = ? AND start = ?", [.hash(hash), SQLValue(start)]).map { try $0.bytes(0) }
     }
@@ -51,14 +56,20 @@ extension SQLTransaction {
         return found
     }
 
-    package func listBlobs(listID: Int64) throws -> [ContentHash] {
-        try rows("SELECT hash FROM list_blob WHERE list_id = ? ORDER BY hash", [.integer(listID)]).map { try $0.hash(0) }
+    package func listBlobs(listID: Int64) throws -> [(hash: ContentHash, uploaded: Bool)] {
+        try rows("SELECT hash, uploaded FROM list_blob WHERE list_id = ? ORDER BY hash", [.integer(listID)]).map { (try $0.hash(0), try $0.bool(1)) }
     }
 
-    package func insertListBlobs(listID: Int64, hashes: Set<ContentHash>) throws {
-        try inRuns(of: Array(hashes), mark: "(?, ?)") { run, marks in
+    package func hasUploadedBlob(listID: Int64, hash: ContentHash) throws -> Bool {
+        try row("SELECT 1 FROM list_blob WHERE list_id = ? AND hash = ? AND uploaded = 1", [.integer(listID), .hash(hash)]) != nil
+    }
+
+    package func insertListBlobs(listID: Int64, hashes: Set<ContentHash>, uploaded: Bool) throws {
+        try inRuns(of: Array(hashes), mark: "(?, ?, ?)") { run, marks in
             try self.run(
-                "INSERT INTO list_blob (list_id, hash) VALUES \(marks) ON CONFLICT DO NOTHING", run.flatMap { [.integer(listID), .hash($0)] })
+                "INSERT INTO list_blob (list_id, hash, uploaded) VALUES \(marks) ON CONFLICT (list_id, hash) DO "
+                    + (uploaded ? "UPDATE SET uploaded = 1" : "NOTHING"),
+                run.flatMap { [.integer(listID), .hash($0), .integer(uploaded ? 1 : 0)] })
         }
     }
 
