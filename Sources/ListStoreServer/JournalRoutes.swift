@@ -87,6 +87,9 @@ struct JournalRoutes: Sendable {
             (.post, "v1/lists/:list/pushes", { request, context in try await push(request, context) }),
             (.get, "v1/lists/:list/pushes/:client", { request, context in try await pushes(request, context) }),
             (.get, "v1/lists/:list/events", { request, context in try await events(request, context) }),
+            (.put, "v1/lists/:list/blobs/:blob", { request, context in try await uploadBlob(request, context) }),
+            (.get, "v1/lists/:list/blobs/:blob", { request, context in try await downloadBlob(request, context) }),
+            (.get, "v1/lists/:list/blobs/:blob/upload", { _, context in try await blobUpload(context) }),
             (.put, "v1/lists/:list/consumers/:name", { request, context in
                 let list = try Self.list(context)
                 let name = try Self.parameter(context, "name")
@@ -301,7 +304,7 @@ struct JournalRoutes: Sendable {
             return response
         }
         var headers: HTTPFields = [.eTag: etag, .accelExpires: Self.journalCacheSeconds, .cacheControl: "no-cache"]
-        if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
+        if Self.holds(request, etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "application/json"
@@ -461,6 +464,15 @@ struct JournalRoutes: Sendable {
             throw APIError.noPlaceToWait
         }
         return slot
+    }
+
+    /// Whether the request's `If-None-Match` names `tag` (or `*`): the client holds the answer
+    /// (304).
+    static func holds(_ request: Request, _ tag: String) -> Bool {
+        request.headers[.ifNoneMatch]?.split(separator: ",").contains {
+            let named = $0.trimmingCharacters(in: .whitespaces)
+            return named == tag || named == "*"
+        } == true
     }
 
     static func json(_ bytes: [UInt8]) -> Response {

@@ -122,6 +122,9 @@ public struct JournalServer: Sendable {
         /// cancelled, and the operations of the store engines are bounded themselves (PostgreSQL:
         /// `PostgresStore.Configuration.operationTimeout`).
         public var shutdownGracePeriod: Duration = .seconds(10)
+        /// The largest blob an upload (`PUT /v1/lists/{list}/blobs/{blob}`) may send (default
+        /// 4 GiB; 413 beyond). Its bytes stream to the store a part at a time, whatever its size.
+        public var maxBlobBytes: Int = 4 << 30
 
         /// A configuration; the defaults suit a server on this machine.
         public init(

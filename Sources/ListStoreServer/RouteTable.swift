@@ -62,6 +62,10 @@ struct RouteTable: Sendable {
         Route(.post, "v1/lists/:list/commits"): .list(.write),
         Route(.post, "v1/lists/:list/pushes"): .list(.write),
         Route(.put, "v1/lists/:list/consumers/:name"): .list(.admin),
+        Route(.put, "v1/lists/:list/blobs/:blob"): .list(.write),
+        Route(.get, "v1/lists/:list/blobs/:blob"): .list(.read),
+        // Where an upload stands is the uploader's business.
+        Route(.get, "v1/lists/:list/blobs/:blob/upload"): .list(.write),
     ])
 
     /// The route of the table that a request of `method` for `path` reaches, and what its

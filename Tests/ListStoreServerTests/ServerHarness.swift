@@ -101,17 +101,24 @@ struct ServerHarness {
         _ = try? await task.value
     }
 
-    /// One request: the status and the body. A body is sent as `application/json`; `token`
-    /// (default: the harness's) as a bearer token, and none at all when `anonymous`.
-    func request(_ path: String, method: String = "GET", body: String? = nil, token: String? = nil, anonymous: Bool = false) async throws
-        -> (status: Int, body: [UInt8], headers: [AnyHashable: Any])
-    {
+    /// One request: the status and the body. A body is sent as `application/json`, `bytes` as
+    /// `application/octet-stream` (unless `headers` give another type); `token` (default: the
+    /// harness's) as a bearer token, and none at all when `anonymous`.
+    func request(
+        _ path: String, method: String = "GET", body: String? = nil, bytes: [UInt8]? = nil, headers: [String: String] = [:], token: String? = nil,
+        anonymous: Bool = false
+    ) async throws -> (status: Int, body: [UInt8], headers: [AnyHashable: Any]) {
         var request = URLRequest(url: URL(string: url + path)!)
         request.httpMethod = method
         if let body {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        if let bytes {
+            request.httpBody = Data(bytes)
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+        }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if !anonymous, let token = token ?? self.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         // Started on a thread of its own: swift-corelibs-foundation makes a task with a synchronous
         // wait for the session's queue, which on Linux runs on the threads that run tasks.

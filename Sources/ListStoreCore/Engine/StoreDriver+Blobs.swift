@@ -73,8 +73,7 @@ extension StoreDriver {
     /// The part of blob `hash` that starts at `start`, which an upload sent.
     private func part(_ hash: ContentHash, at start: Int) async throws -> [UInt8] {
         guard let part = try await run(.read, { try $0.steps.blobPart(hash, start: start) }) else {
-            throw StoreError(
-                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
+            throw StoreError.blobUploadGivenUp(hash)
         }
         return part
     }

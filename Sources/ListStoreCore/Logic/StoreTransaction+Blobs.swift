@@ -15,6 +15,20 @@ package enum _BlobParts {
 
     /// The part that holds byte `offset`, by its first byte.
     package static func start(of offset: Int) -> Int { offset - offset % partSize }
+
+    /// Whether `part`, the part of a blob of `size` bytes that starts at `start`, is as long as
+    /// that part is.
+    package static func isWhole(_ part: [UInt8]?, at start: Int, of size: Int) -> Bool {
+        part?.count == min(partSize, size - start)
+    }
+}
+
+extension StoreError {
+    /// The upload of blob `hash` is no longer under way: another upload of it failed, and gave up
+    /// its bytes with its own.
+    package static func blobUploadGivenUp(_ hash: ContentHash) -> StoreError {
+        StoreError(.invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
+    }
 }
 
 extension StoreTransaction {
@@ -68,8 +82,7 @@ extension StoreTransaction {
     package func writeBlobPart(_ hash: ContentHash, listID: Int64, start: Int, bytes: [UInt8]) throws -> Bool {
         try lockBlob(hash)
         guard try blobUpload(listID: listID, hash: hash) == start else {
-            throw StoreError(
-                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
+            throw StoreError.blobUploadGivenUp(hash)
         }
         guard try insertBlobPart(hash, start: start, bytes: bytes) || blobPart(hash, start: start) == bytes else {
             try giveUpBlobUpload(hash, listID: listID)
@@ -88,8 +101,7 @@ extension StoreTransaction {
         guard try listRow(list, locking: true).id == listID, try blobUpload(listID: listID, hash: hash) == size,
             try blobRow(hash)?.size == size
         else {
-            throw StoreError(
-                .invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
+            throw StoreError.blobUploadGivenUp(hash)
         }
         try markBlobWhole(hash)
         try insertListBlobs(listID: listID, hashes: [hash], uploaded: true)
@@ -124,7 +136,8 @@ extension StoreTransaction {
         bytes.reserveCapacity(end - offset)
         var start = _BlobParts.start(of: offset)
         while start < end {
-            guard let part = try blobPart(hash, start: start), part.count == min(_BlobParts.partSize, row.size - start) else {
+            let part = try blobPart(hash, start: start)
+            guard let part, _BlobParts.isWhole(part, at: start, of: row.size) else {
                 throw StoreError(.damaged, "the store at \(location) is damaged: blob \(BlobReference.id(of: hash)) has no part of the right size at byte \(start)")
             }
             bytes += part[max(offset, start) - start..<min(part.count, end - start)]
@@ -170,7 +183,9 @@ extension StoreTransaction {
         for item in sections.lazy.flatMap({ [$0.model] + $0.elements }) {
             let content = item.content
             guard BlobReference.mayAppear(in: content) else { continue }
-            for reference in try BlobReference.references(in: try JSONParser(maxDepth: JSONParser.maxContentDepth).parse(content)) where !has.contains(reference.hash) {
+            let references = _BlobReferences()
+            try _ContentChecks.checkCanonical(content, references: references) { "item '\(item.id)'" }
+            for reference in references.all where !has.contains(reference.hash) {
                 return "item '\(item.id)' refers to blob \(reference.id), which the list does not have"
             }
         }
@@ -184,7 +199,8 @@ extension StoreTransaction {
             guard let row = try blobRow(hash), row.whole else { return "the list has blob \(id), and the store does not hold its bytes" }
             var hasher = SHA256()
             for start in stride(from: 0, to: row.size, by: _BlobParts.partSize) {
-                guard let part = try blobPart(hash, start: start), part.count == min(_BlobParts.partSize, row.size - start) else {
+                let part = try blobPart(hash, start: start)
+                guard let part, _BlobParts.isWhole(part, at: start, of: row.size) else {
                     return "blob \(id) of \(row.size) bytes has no part of the right size at byte \(start)"
                 }
                 hasher.update(data: part)

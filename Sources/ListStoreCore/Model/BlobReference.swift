@@ -68,25 +68,11 @@ public struct BlobReference: Hashable, Sendable, CustomStringConvertible {
     /// The hash an id names (`sha256-` and 64 lowercase hexadecimal digits); `nil` for any other text.
     /// - Complexity: O(id.utf8.count).
     public static func hash(ofID id: String) -> ContentHash? {
-        let utf8 = Array(id.utf8)
-        guard utf8.count == 71, utf8.starts(with: "sha256-".utf8) else { return nil }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(32)
-        var k = 7
-        while k < 71 {
-            guard let high = digit(utf8[k]), let low = digit(utf8[k + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            k += 2
-        }
+        guard id.utf8.count == 71, id.hasPrefix("sha256-") else { return nil }
+        let digits = String(id.dropFirst(7))
+        // Lowercase only: one id per hash.
+        guard digits.utf8.allSatisfy({ !(UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) }), let bytes = _Hex.bytes(digits) else { return nil }
         return ContentHash(bytes: bytes)
-    }
-
-    private static func digit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
     }
 
     /// The reference `object` is, `nil` when it has no `"$blob"` key.
