@@ -38,18 +38,17 @@ enum ByteRange {
         return range == 0...(size - 1) ? .whole : .part(range)
     }
 
-    /// The first byte, the last and the total of a `Content-Range` value (`bytes first-last/total`),
-    /// when it is one whose last byte is the total's last (an upload always sends the rest); `nil`
-    /// for anything else.
+    /// The first byte and the total of a `Content-Range` value (`bytes first-last/total`), and
+    /// whether it is the rest of the total (`last` its last byte); `nil` for anything else.
     /// - Complexity: O(header's length).
-    static func contentRange(_ header: String) -> (first: Int, size: Int)? {
+    static func contentRange(_ header: String) -> (first: Int, last: Int, size: Int)? {
         guard header.hasPrefix("bytes ") else { return nil }
         let spec = header.dropFirst("bytes ".count)
         guard let dash = spec.firstIndex(of: "-"), let slash = spec.firstIndex(of: "/"), dash < slash,
             let first = number(spec[..<dash]), let last = number(spec[spec.index(after: dash)..<slash]),
-            let size = number(spec[spec.index(after: slash)...]), first <= last, last == size - 1
+            let size = number(spec[spec.index(after: slash)...]), first <= last, last < size
         else { return nil }
-        return (first, size)
+        return (first, last, size)
     }
 
     /// The value of a run of 1 to 18 decimal digits (no sign, no space), or `nil`.

@@ -13,9 +13,11 @@ extension JournalRoutes {
 
     /// `PUT /v1/lists/{list}/blobs/{blob}`: uploads the blob's bytes to the list, hashing them as
     /// they stream (a mismatch is refused with 400, and nothing of them kept). The size is the
-    /// `Content-Length`; an upload that resumes sends the rest with `Content-Range: bytes
-    /// first-last/size` (`first` at most what `GET …/upload` says was sent: the bytes before that
-    /// are passed over). Uploading a blob the list has answers at once, whatever the body.
+    /// `Content-Length`; an upload that resumes, or goes in parts, sends bytes with `Content-Range:
+    /// bytes first-last/size` (`first` at most what `GET …/upload` says was sent: the bytes before
+    /// that are passed over; a part that ends before the blob's last byte keeps the whole parts of
+    /// the store's, 1 MiB, and the answer says where the next starts). Uploading a blob the list
+    /// has answers at once, whatever the body.
     func uploadBlob(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let (list, hash) = (try Self.list(context), try Self.blobHash(context))
         let length = try request.headers[.contentLength].map { text in
@@ -25,12 +27,12 @@ extension JournalRoutes {
         let (first, size): (Int, Int)
         if let header = request.headers[.contentRange] {
             guard let range = ByteRange.contentRange(header) else {
-                throw APIError.invalidArgument("Content-Range must be 'bytes first-last/size', its last byte the blob's last")
+                throw APIError.invalidArgument("Content-Range must be 'bytes first-last/size', first ≤ last < size")
             }
-            guard length == nil || length == range.size - range.first else {
+            guard length == nil || length == range.last + 1 - range.first else {
                 throw APIError.invalidArgument("Content-Length is not the length of the Content-Range")
             }
-            (first, size) = range
+            (first, size) = (range.first, range.size)
         } else if let length {
             (first, size) = (0, length)
         } else {

@@ -105,7 +105,7 @@ import Testing
             }
             #expect(try await store.blob(reference.hash, of: "a") == nil)
             await Self.refuses(.invalidArgument, "and more came") {
-                try await store.storeBlob(reference, to: "a", bytes: bytes + [0])
+                try await store.storeBlob(reference, to: "a", from: Self.pieces(bytes + [0], seed: 11), startingAt: 0)
             }
             // A size that is not the bytes': the upload of that size fails its hash.
             let small = BlobReference(hash: reference.hash, size: 4)
@@ -147,9 +147,13 @@ import Testing
             await Self.refuses(.invalidArgument, "resumes at byte \(2 * Self.part) or before") {
                 _ = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[(2 * Self.part + 1)...]), seed: 4), startingAt: 2 * Self.part + 1)
             }
-            // Ended early: the bytes sent stay, and the upload resumes after them.
-            await Self.refuses(.invalidArgument, "the upload resumes at byte \(2 * Self.part)") {
-                _ = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[..<(2 * Self.part + 9)]), seed: 5), startingAt: 0)
+            // Ended early (an upload in parts): the whole parts sent stay, and the upload resumes after them.
+            let early = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[..<(2 * Self.part + 9)]), seed: 5), startingAt: 0)
+            #expect(early == BlobStatus(hash: reference.hash, size: bytes.count, uploaded: 2 * Self.part, isStored: false))
+            let part = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[(2 * Self.part)..<(3 * Self.part)]), seed: 7), startingAt: 2 * Self.part)
+            #expect(part == BlobStatus(hash: reference.hash, size: bytes.count, uploaded: 3 * Self.part, isStored: false))
+            await Self.refuses(.invalidArgument, "blob \(reference.id) has \(bytes.count) bytes, not 10") {
+                try await store.storeBlob(reference, to: "a", bytes: Array(bytes.prefix(10)))
             }
             let resumeAt = Self.part + 12_345
             let status = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[resumeAt...]), seed: 6), startingAt: resumeAt)

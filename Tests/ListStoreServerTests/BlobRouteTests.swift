@@ -134,6 +134,34 @@ import Testing
         }
     }
 
+    /// An upload in parts: each `Content-Range` that ends before the blob's last byte keeps the
+    /// whole parts it sent, and the answer says where the next starts.
+    @Test(arguments: EngineKind.available)
+    func anUploadGoesInParts(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            try await stores[0].commit(linearList(1), to: "l", expectedVersion: nil, author: nil, message: nil)
+            try await ServerHarness.with(stores[0]) { server in
+                let partSize = _BlobParts.partSize
+                let bytes = Self.bytes(3 * partSize + 5, seed: 9)
+                let blob = BlobReference(of: bytes)
+                var next = 0
+                // Pieces of 1.5 parts: each keeps what it completes of the parts, the rest is sent again.
+                while true {
+                    let end = min(bytes.count, next + partSize + partSize / 2)
+                    let answer = try await server.request(
+                        Self.path("l", blob), method: "PUT", bytes: Array(bytes[next..<end]),
+                        headers: ["Content-Range": "bytes \(next)-\(end - 1)/\(bytes.count)"])
+                    #expect(answer.status == 200)
+                    let status = try WireDocument.decodeBlobStatus(answer.body)
+                    if status.isStored { break }
+                    #expect(status.uploaded == end - end % partSize)
+                    next = status.uploaded
+                }
+                #expect(try await server.request(Self.path("l", blob)).body == bytes)
+            }
+        }
+    }
+
     /// What each token may do with a list's blobs: read them with a read grant, upload them with a
     /// write grant; a list it may not read, or a blob its list does not have (though another list
     /// has it), is 404 as a list that does not exist.

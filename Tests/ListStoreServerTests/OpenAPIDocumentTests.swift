@@ -29,7 +29,7 @@ import Testing
                 guard case .object(let operations) = item else { continue }
                 // A list that does not exist: every operation is routed, and none changes anything.
                 let concrete = path.replacingOccurrences(of: "{list}", with: "nope").replacingOccurrences(of: "{client}", with: "c")
-                    .replacingOccurrences(of: "{name}", with: "n")
+                    .replacingOccurrences(of: "{name}", with: "n").replacingOccurrences(of: "{blob}", with: "sha256-" + String(repeating: "0", count: 64))
                 for (method, _) in operations where ["get", "put", "post", "delete", "patch"].contains(method) {
                     let answer = try await server.request(
                         concrete, method: method.uppercased(), body: method == "get" ? nil : "{}", token: "t")

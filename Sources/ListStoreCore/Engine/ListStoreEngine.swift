@@ -231,7 +231,10 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// up to ``BlobStatus/uploaded`` (the bytes before that are passed over). The
     /// store keeps one copy of equal bytes; a list that uploads bytes another list has still sends
     /// them all (knowing a hash proves nothing), and the store checks them without writing them
-    /// again. Uploading a blob the list has already returns at once.
+    /// again. Uploading a blob the list has already returns at once. Bytes that end before the
+    /// blob's last byte upload it in parts: the whole parts among them stay (the returned status is
+    /// not ``BlobStatus/isStored``, and its ``BlobStatus/uploaded`` is where the next part starts),
+    /// so a client that sends a blob in pieces of a multiple of 1 MiB loses none of them.
     ///
     /// ```swift
     /// let photo = BlobReference(of: jpeg, type: "image/jpeg")
@@ -241,7 +244,7 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     /// - Returns: the blob's status for the list (``BlobStatus/isStored``).
     /// - Throws: `StoreError` `.listNotFound`; `.invalidArgument` when the bytes are not the
     ///   reference's (their hash, more of them than its size, a part that differs from the one the
-    ///   store has: nothing of them is kept; fewer of them leave the upload to resume), when the
+    ///   store has: nothing of them is kept), when the
     ///   store holds the blob whole with another size, or `offset` is past what the list's upload
     ///   sent; `.damaged`, `.io`; what `bytes` throws (the upload resumes after the parts written).
     /// - Complexity: O(size): the bytes are hashed as they come, and a resumed upload reads back

@@ -54,10 +54,8 @@ extension StoreDriver {
                 if pending.count == partSize { try await write() }
             }
         }
-        guard next + pending.count == size else {
-            throw StoreError(
-                .invalidArgument, "blob \(reference.id) has \(size) bytes, and the bytes ended after \(next + pending.count): the upload resumes at byte \(next)")
-        }
+        // The bytes ended early (an upload in parts): the whole parts stay, and it resumes after them.
+        guard next + pending.count == size else { return BlobStatus(hash: hash, size: size, uploaded: next, isStored: false) }
         if !pending.isEmpty { try await write() }
         let made = hasher.finalize().withUnsafeBytes { ContentHash(bytes: $0)! }
         guard made == hash else {
@@ -91,10 +89,14 @@ extension ListStoreEngine {
     /// let photo = BlobReference(of: jpeg, type: "image/jpeg")
     /// try await store.storeBlob(photo, to: "inbox", bytes: jpeg)
     /// ```
-    /// - Throws: as `storeBlob(_:to:from:startingAt:)`.
+    /// - Throws: as `storeBlob(_:to:from:startingAt:)`; `StoreError` `.invalidArgument` when
+    ///   `bytes` are not as many as the reference's size.
     @discardableResult
     public func storeBlob(_ reference: BlobReference, to list: String, bytes: [UInt8]) async throws -> BlobStatus {
-        try await storeBlob(reference, to: list, from: _OnePiece(bytes: bytes), startingAt: 0)
+        guard bytes.count == reference.size else {
+            throw StoreError(.invalidArgument, "blob \(reference.id) has \(reference.size) bytes, not \(bytes.count)")
+        }
+        return try await storeBlob(reference, to: list, from: _OnePiece(bytes: bytes), startingAt: 0)
     }
 }
 
