@@ -99,13 +99,9 @@ extension JournalRoutes {
         headers[.contentType] = "application/octet-stream"
         let store = store
         let body = ResponseBody(contentLength: bytes.count) { writer in
-            var next = bytes.lowerBound
-            while next < bytes.upperBound {
-                // A part at a time: the writer waits while the client is slower than the store.
-                let piece = try await store.readBlob(hash, of: list, from: next, maxBytes: min(_BlobParts.partSize, bytes.upperBound - next))
-                guard !piece.isEmpty else { throw StoreError(.damaged, "blob \(BlobReference.id(of: hash)) ended at byte \(next) of \(size)") }
+            // A part at a time: the writer waits while the client is slower than the store.
+            for try await piece in _BlobPieces(range: bytes, read: { try await store.readBlob(hash, of: list, from: $0, maxBytes: $1) }) {
                 try await writer.write(ByteBuffer(bytes: piece))
-                next += piece.count
             }
             try await writer.finish(nil)
         }

@@ -239,26 +239,41 @@ public struct HTTPSource: ListSource {
     func send(_ method: String, _ path: String, query: String = "", body: [UInt8]? = nil, extraTime: Duration = .zero)
         async throws -> [UInt8]
     {
+        let (http, bytes, what) = try await exchange(method, path, query: query, body: body, extraTime: extraTime)
+        guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: bytes, what: what) }
+        return bytes
+    }
+
+    /// Sends one request (`headers` added to it; a body of `bodyType`); returns the answer whatever
+    /// its status, its whole body, and how messages name the request. A refused token is asked for
+    /// anew once, when a provider gives them.
+    /// - Throws: `SyncError.transport` for an answer cut short, and as `run(_:_:what:deadline:)`.
+    func exchange(
+        _ method: String, _ path: String, query: String = "", body: [UInt8]? = nil, bodyType: String = "application/json",
+        headers: [(String, String)] = [], extraTime: Duration = .zero
+    ) async throws -> (HTTPURLResponse, [UInt8], what: String) {
         var refresh = false
         var (http, bytes, what): (HTTPURLResponse, [UInt8], String)
         repeat {
-            let (request, named) = try request(method, path, query: query, body: body, extraTime: extraTime, token: try await bearer(refresh: refresh))
+            var (request, named) = try request(
+                method, path, query: query, body: body, bodyType: bodyType, extraTime: extraTime, token: try await bearer(refresh: refresh))
+            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
             let transfer = _HTTPTransfer(origin: serverOrigin, maxBytes: maxAnswerBytes)
             (http, bytes) = try await run(transfer, request, what: named, deadline: requestTimeout + extraTime)
             what = named
-            // A refused token is asked for anew once, when a provider gives them.
             refresh = http.statusCode == 401 && tokenProvider != nil && !refresh
         } while refresh && http.statusCode == 401
-        guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: bytes, what: what) }
-        if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), length != bytes.count {
+        if (200..<300).contains(http.statusCode), let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init),
+            length != bytes.count
+        {
             throw SyncError.transport("\(what): the answer ended after \(bytes.count) of \(length) bytes", transient: true)
         }
-        return bytes
+        return (http, bytes, what)
     }
 
     /// The request of `method` on `path`, and how messages name it (`GET http://…`).
     func request(
-        _ method: String, _ path: String, query: String, body: [UInt8]? = nil, extraTime: Duration = .zero,
+        _ method: String, _ path: String, query: String, body: [UInt8]? = nil, bodyType: String = "application/json", extraTime: Duration = .zero,
         accept: String = "application/json", token: String?
     ) throws -> (URLRequest, what: String) {
         let target = try target(path, query: query)
@@ -269,7 +284,7 @@ public struct HTTPSource: ListSource {
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = Data(body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(bodyType, forHTTPHeaderField: "Content-Type")
         }
         return (request, "\(method) \(target.absoluteString)")
     }
@@ -338,6 +353,8 @@ public struct HTTPSource: ListSource {
             // heals both (a push lands once however often it is sent).
             return SyncError.transport("\(what): HTTP \(status ?? 503) \(reported.code): \(message)", transient: true)
         }
+        // The list does not have the blob: as the store says it.
+        if status == 404, let reported, reported.code == "blobNotFound" { return StoreError(.missingBlob, message) }
         if let reported, let code = StoreError.Code(named: reported.code) {
             return StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
         }

@@ -54,10 +54,42 @@ public protocol ListSource: Sendable {
     /// The store `list` is itself a replica of, `nil` when it is not one (or the source cannot
     /// tell: the default). A replica refuses to follow a list that is a replica of its own store.
     func upstreamStore(of list: String) async throws -> StoreIdentity?
+
+    /// Where `list` stands with blob `hash`: whether it has its bytes, and how many an upload of
+    /// them sent (`nil`: it neither has the blob nor uploads it; see `ListStoreEngine.blob(_:of:)`).
+    func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus?
+    /// At most `maxBytes` (and 16 MiB) of the bytes of blob `hash` of `list`, from byte `offset`
+    /// (see `ListStoreEngine.readBlob(_:of:from:maxBytes:)`).
+    /// - Throws: `StoreError.missingBlob` when the list does not have the blob's bytes.
+    func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8]
+    /// Uploads the bytes of the blob `reference` names to `list`, from byte `offset` on (see
+    /// `ListStoreEngine.storeBlob(_:to:from:startingAt:)`): the list then has the blob, unless the
+    /// bytes end before its last (the returned status tells where the upload resumes).
+    @discardableResult
+    func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
+        -> BlobStatus where Bytes.Element == [UInt8]
 }
 
 extension ListSource {
     public func upstreamStore(of list: String) async throws -> StoreIdentity? { nil }
+
+    /// The default: a source without blobs (its lists have none).
+    public func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus? { nil }
+
+    /// The default: a source without blobs.
+    /// - Throws: `StoreError.missingBlob`.
+    public func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
+        throw StoreError(.missingBlob, "list '\(list)' of this source has no blob \(BlobReference.id(of: hash)): the source keeps no blobs")
+    }
+
+    /// The default: a source that takes no blobs.
+    /// - Throws: `StoreError.invalidArgument`.
+    @discardableResult
+    public func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
+        -> BlobStatus where Bytes.Element == [UInt8]
+    {
+        throw StoreError(.invalidArgument, "this source keeps no blobs: blob \(reference.id) cannot be uploaded to list '\(list)'")
+    }
 
     public func page(of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int) async throws -> ListPage {
         let snapshot = try await self.snapshot(of: list, at: nil)
@@ -206,6 +238,19 @@ public struct LocalSource: ListSource {
 
     public func pushes(from client: String, to list: String, seqs: ClosedRange<Int>) async throws -> [PushAnswer] {
         try await store.pushes(from: client, to: list, seqs: seqs)
+    }
+
+    public func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus? { try await store.blob(hash, of: list) }
+
+    public func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
+        try await store.readBlob(hash, of: list, from: offset, maxBytes: maxBytes)
+    }
+
+    @discardableResult
+    public func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
+        -> BlobStatus where Bytes.Element == [UInt8]
+    {
+        try await store.storeBlob(reference, to: list, from: bytes, startingAt: offset)
     }
 
     public func upstreamStore(of list: String) async throws -> StoreIdentity? {

@@ -68,6 +68,9 @@ extension Replica {
                 var push = entry.push
                 push.listID = position.listID
                 let answer: PushAnswer
+                // The blobs the change refers to go first: the source refuses a change whose
+                // list lacks one.
+                try await uploadBlobs(of: push, to: source, sourceList: sourceList)
                 do {
                     answer = try await source.push(push, to: sourceList)
                 } catch let error as StoreError where error.code == .pushMismatch || error.code == .pushOutOfOrder {

@@ -54,4 +54,17 @@ extension _ForwardingSource {
     }
 
     package func upstreamStore(of list: String) async throws -> StoreIdentity? { try await base.upstreamStore(of: list) }
+
+    package func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus? { try await base.blob(hash, of: list) }
+
+    package func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
+        try await base.readBlob(hash, of: list, from: offset, maxBytes: maxBytes)
+    }
+
+    @discardableResult
+    package func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int)
+        async throws -> BlobStatus where Bytes.Element == [UInt8]
+    {
+        try await base.storeBlob(reference, to: list, from: bytes, startingAt: offset)
+    }
 }

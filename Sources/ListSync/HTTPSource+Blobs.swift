@@ -1,0 +1,87 @@
+import Foundation
+import ListStore
+import ListStoreWire
+
+/// A list's blobs over HTTP (`/v1/lists/{list}/blobs/{blob}`), a piece at a time both ways: a
+/// download is a series of `Range` requests, an upload a series of `PUT`s of parts with
+/// `Content-Range`, so that neither side holds more than a piece of a blob, and each request that
+/// fails costs at most its piece.
+extension HTTPSource {
+    /// The most bytes one upload request sends: a multiple of the store's part size, so that every
+    /// request but the last leaves whole parts on the server.
+    static let blobPieceBytes = 4 * _BlobParts.partSize
+
+    public func blob(_ hash: ContentHash, of list: String) async throws -> BlobStatus? {
+        let (http, bytes, what) = try await exchange("GET", path(list, "blobs", BlobReference.id(of: hash), "upload"))
+        if http.statusCode == 404, (try? WireDocument.decodeError(bytes))?.code == "blobNotFound" { return nil }
+        guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: bytes, what: what) }
+        return try decode(bytes, WireDocument.decodeBlobStatus)
+    }
+
+    public func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
+        let (id, count) = (BlobReference.id(of: hash), min(maxBytes, _BlobParts.maxRead))
+        guard offset >= 0 else { throw StoreError(.invalidArgument, "blob \(id) has no byte \(offset)") }
+        guard count > 0 else { return [] }
+        let (http, bytes, what) = try await exchange(
+            "GET", path(list, "blobs", id), headers: [("Range", "bytes=\(offset)-\(offset + count - 1)"), ("Accept", "application/octet-stream")])
+        switch http.statusCode {
+        case 206:
+            guard http.value(forHTTPHeaderField: "Content-Range")?.hasPrefix("bytes \(offset)-") == true, bytes.count <= count else {
+                throw SyncError.transport("\(what): the answer is not the range asked for")
+            }
+            return bytes
+        case 200:
+            // A server (or a cache) that answers ranges with the whole blob.
+            guard offset <= bytes.count else { throw StoreError(.invalidArgument, "blob \(id) has \(bytes.count) bytes: there is no byte \(offset)") }
+            return Array(bytes[offset..<min(bytes.count, offset + count)])
+        case 416:
+            // At or past the end: the answer gives the size.
+            let size = http.value(forHTTPHeaderField: "Content-Range").flatMap { Int($0.drop { $0 != "/" }.dropFirst()) }
+            if size == offset { return [] }
+            throw StoreError(.invalidArgument, "blob \(id) has \(size.map(String.init) ?? "fewer") bytes: there is no byte \(offset)")
+        default:
+            throw Self.failure(status: http.statusCode, body: bytes, what: what)
+        }
+    }
+
+    @discardableResult
+    public func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
+        -> BlobStatus where Bytes.Element == [UInt8]
+    {
+        let (target, size, pieceBytes) = (path(list, "blobs", reference.id), reference.size, Self.blobPieceBytes)
+        // `buffer` holds the bytes from `start` that the server may not have yet; `skip`, how many
+        // of those to come it has already.
+        var (start, buffer, skip) = (offset, [UInt8](), 0)
+        var status: BlobStatus?
+        func put(_ piece: ArraySlice<UInt8>) async throws -> BlobStatus {
+            let whole = start == 0 && piece.count == size
+            let range = whole ? [] : [("Content-Range", "bytes \(start)-\(start + piece.count - 1)/\(size)")]
+            let (http, answer, what) = try await exchange("PUT", target, body: Array(piece), bodyType: "application/octet-stream", headers: range)
+            guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: answer, what: what) }
+            let sent = try decode(answer, WireDocument.decodeBlobStatus)
+            // What the server has now: the bytes before it leave the buffer.
+            guard sent.isStored || sent.uploaded >= start else {
+                throw SyncError.transport(
+                    "PUT \(target): the server's upload of blob \(reference.id) went back to byte \(sent.uploaded) (another upload of it failed): upload it again",
+                    transient: true)
+            }
+            let passed = sent.uploaded - start
+            if passed <= buffer.count { buffer.removeFirst(passed) } else { (skip, buffer) = (passed - buffer.count, []) }
+            start = sent.uploaded
+            status = sent
+            return sent
+        }
+        for try await piece in bytes {
+            let passed = min(skip, piece.count)
+            skip -= passed
+            buffer += piece.dropFirst(passed)
+            while buffer.count >= pieceBytes {
+                if try await put(buffer[..<pieceBytes]).isStored { return status! }
+            }
+        }
+        // The rest; or, for bytes that ended early, the whole parts among them.
+        if !buffer.isEmpty || (start == 0 && size == 0) { return try await put(buffer[...]) }
+        if let status { return status }
+        return try await blob(reference.hash, of: list) ?? BlobStatus(hash: reference.hash, size: size, uploaded: 0, isStored: false)
+    }
+}

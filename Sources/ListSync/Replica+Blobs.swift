@@ -1,0 +1,88 @@
+import ListJSON
+import ListMerge
+@_spi(Replication) import ListStore
+@_spi(Replication) import ListStoreCore
+
+extension Replica {
+    /// Makes the replica hold the bytes of the blob `reference` names, which its list refers to:
+    /// at once when it holds them, otherwise fetched from the source's list a few MiB at a time
+    /// (`progress` hears the bytes held so far and the size after each piece), hashed as they
+    /// come, and kept in the replica, where `store.readBlob` reads them. A fetch cut off resumes
+    /// where it stopped.
+    ///
+    /// ```swift
+    /// let photo = try BlobReference.references(in: element.content)[0]
+    /// try await replica.fetchBlob(photo, from: source) { received, size in print("\(received) of \(size)") }
+    /// let jpeg = try await replica.store.readBlob(photo.hash, of: replica.list, from: 0, maxBytes: photo.size)
+    /// ```
+    /// - Returns: the blob's status in the replica (``BlobStatus/isStored``).
+    /// - Throws: `SyncError.refused` when the list follows no source or `source` is not its own;
+    ///   `StoreError.missingBlob` when the source's list does not have the blob's bytes;
+    ///   `StoreError.invalidArgument` when the bytes are not the reference's (nothing of them is
+    ///   kept); what either store throws.
+    /// - Complexity: the bytes the replica lacks, in requests of 4 MiB.
+    @discardableResult
+    public func fetchBlob(
+        _ reference: BlobReference, from source: some ListSource, progress: (@Sendable (_ received: Int, _ size: Int) -> Void)? = nil
+    ) async throws -> BlobStatus {
+        let here = try await store.blob(reference.hash, of: list)
+        if let here, here.isStored { return here }
+        guard let position = try await position() else { throw SyncError.refused("list '\(list)' follows no source: it has no blob to fetch") }
+        try await checkIsSource(source, of: position, sourceList: position.list)
+        let (size, from) = (reference.size, here?.size == reference.size ? here?.uploaded ?? 0 : 0)
+        let (hash, sourceList) = (reference.hash, position.list)
+        progress?(from, size)
+        let bytes = _BlobPieces(range: from..<size, pieceSize: HTTPSource.blobPieceBytes) { offset, count in
+            let piece = try await source.readBlob(hash, of: sourceList, from: offset, maxBytes: count)
+            progress?(offset + piece.count, size)
+            return piece
+        }
+        return try await store.storeBlob(BlobReference(hash: hash, size: size), to: list, from: bytes, startingAt: from)
+    }
+
+    /// Uploads to the source's list the blobs that the contents `push` brings refer to and that
+    /// it does not have, from this replica's bytes (those `storeBlob` put in the local list),
+    /// resuming an upload the source has under way: what a push sends before the change, so that
+    /// the source does not refuse it (409 `missingBlob`). A blob whose bytes the replica does not
+    /// hold either is left to the source, which refuses the change if its list lacks it.
+    /// - Throws: what the source's `blob` and `storeBlob` throw (the change stays pending).
+    /// - Complexity: one request per blob referred to, and the bytes of those the source lacks.
+    func uploadBlobs(of push: Push, to source: some ListSource, sourceList: String) async throws {
+        for reference in try push.blobReferences() {
+            let there = try await source.blob(reference.hash, of: sourceList)
+            if there?.isStored == true { continue }
+            guard let here = try await store.blob(reference.hash, of: list), here.isStored, let size = here.size else { continue }
+            let from = there?.size == size ? there?.uploaded ?? 0 : 0
+            let (store, list, hash) = (store, list, reference.hash)
+            let bytes = _BlobPieces(range: from..<size, pieceSize: _BlobParts.partSize) { offset, count in
+                try await store.readBlob(hash, of: list, from: offset, maxBytes: count)
+            }
+            try await source.storeBlob(BlobReference(hash: hash, size: size), to: sourceList, from: bytes, startingAt: from)
+        }
+    }
+}
+
+extension Push {
+    /// The blobs that the contents this push brings (inserted and updated) refer to, each once,
+    /// in the order they first appear.
+    /// - Throws: `StoreError.invalidSnapshot` for an object with the key `"$blob"` that is not a
+    ///   blob reference.
+    func blobReferences() throws -> [BlobReference] {
+        var (found, seen) = ([BlobReference](), Set<ContentHash>())
+        func take(_ content: JSONValue) throws {
+            for reference in try BlobReference.references(in: content) where seen.insert(reference.hash).inserted { found.append(reference) }
+        }
+        for intent in intents {
+            switch intent {
+            case .insertSection(_, let content, let elements, _, _):
+                try take(content)
+                for element in elements { try take(element.content) }
+            case .updateSection(_, _, let content), .insertElement(_, let content, _, _, _), .updateElement(_, _, _, let content):
+                try take(content)
+            case .deleteSection, .moveSection, .deleteElement, .moveElement:
+                break
+            }
+        }
+        return found
+    }
+}

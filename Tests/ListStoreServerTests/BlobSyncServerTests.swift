@@ -1,0 +1,217 @@
+import Foundation
+import ListDiffTestSupport
+import ListJSON
+import ListStore
+import ListStoreCore
+import ListStorePostgresTestSupport
+import ListStoreTestSupport
+import ListSync
+import Testing
+
+@testable import ListStoreServer
+
+/// Attachments between devices over HTTP: a device attaches a photo offline, its sync uploads the
+/// photo before the change, and another device fetches the photo when it shows it.
+@Suite struct BlobSyncServerTests {
+    static func photo(_ size: Int, seed: UInt64) -> (BlobReference, [UInt8]) {
+        let bytes = BlobRouteTests.bytes(size, seed: seed)
+        return (BlobReference(of: bytes, type: "image/jpeg", name: "IMG_\(seed).jpg"), bytes)
+    }
+
+    static let emptyList = [ListSection(model: ListItem(id: "s"), elements: [])]
+
+    static func element(_ id: String, _ photo: BlobReference) -> ListItem {
+        ListItem(id: id, json: ["title": .string(id), "photo": photo.json])
+    }
+
+    @Test(arguments: EngineKind.available)
+    func aPhotoAttachedOfflineReachesAnotherDevice(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let server = stores[0]
+            try await server.commit(Self.emptyList, to: "inbox", expectedVersion: nil, author: nil, message: nil)
+            try await ServerHarness.with(server) { harness in
+                let source = try harness.source()
+                let phone = Replica(store: InMemoryStore(), list: "inbox")
+                let tablet = Replica(store: InMemoryStore(), list: "inbox")
+                try await phone.pull(from: source)
+                try await tablet.pull(from: source)
+
+                // Offline: the phone keeps the photo, and an element refers to it.
+                let (photo, jpeg) = Self.photo(9 * _BlobParts.partSize + 123, seed: 1)
+                try await phone.store.storeBlob(photo, to: "inbox", bytes: jpeg)
+                try await phone.edit { try $0.append(Self.element("beach", photo), toSection: ExactString("s")) }
+
+                // Online: the photo goes up first, then the change.
+                let synced = try await phone.sync(with: source)
+                #expect(synced.push.pushed == 1 && synced.pull.pending == 0)
+                #expect(try await server.blob(photo.hash, of: "inbox")?.isStored == true)
+
+                // The tablet sees the element, and fetches the photo when it shows it.
+                try await tablet.pull(from: source)
+                let content = try #require(try await tablet.store.snapshot(of: "inbox", at: nil).sections.first?.elements.first?.content)
+                let shown = try #require(try BlobReference.references(in: try JSONValue(parsing: content)).first)
+                #expect(shown == photo)
+                #expect(try await tablet.store.blob(photo.hash, of: "inbox")?.isStored == false)
+                let heard = Heard()
+                let fetched = try await tablet.fetchBlob(shown, from: source) { received, size in heard.add(received, size) }
+                #expect(fetched.isStored)
+                #expect(heard.all.last == [jpeg.count, jpeg.count] && heard.all.count >= 3)
+                #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: tablet.store) == jpeg)
+                // Held now: no request.
+                #expect(try await tablet.fetchBlob(shown, from: source) { _, _ in Issue.record("fetched again") }.isStored)
+                for store in [server, tablet.store as any ListStoreEngine, phone.store] {
+                    #expect(try await store.verify(list: nil, progress: nil).isValid)
+                }
+            }
+        }
+    }
+
+    /// A push whose blob upload breaks halfway leaves the change pending and the parts sent on
+    /// the server; the next sync resumes the upload where it stopped, and lands the change.
+    @Test func aPushWhoseUploadBreaksStaysPendingAndResumes() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Store(path: directory.file("s.liststore"))
+        try await server.commit(Self.emptyList, to: "inbox")
+        try await ServerHarness.with(server) { harness in
+            let source = try harness.source()
+            let phone = Replica(store: InMemoryStore(), list: "inbox")
+            try await phone.pull(from: source)
+            let (photo, jpeg) = Self.photo(10 * _BlobParts.partSize + 5, seed: 2)
+            try await phone.store.storeBlob(photo, to: "inbox", bytes: jpeg)
+            try await phone.edit { try $0.append(Self.element("dunes", photo), toSection: ExactString("s")) }
+
+            let breaking = BreakingBlobSource(base: source, failAfter: 6 * _BlobParts.partSize)
+            await #expect(throws: BreakingBlobSource.Broke.self) { try await phone.push(to: breaking) }
+            #expect(try await phone.status()?.pending == 1)
+            #expect(try await server.snapshot(of: "inbox").sections[0].elements.isEmpty)
+            let kept = try #require(try await source.blob(photo.hash, of: "inbox"))
+            #expect(!kept.isStored && kept.uploaded == HTTPSourceBlobs.pieceBytes)
+
+            let counting = BreakingBlobSource(base: source, failAfter: nil)
+            #expect(try await phone.sync(with: counting).push.pushed == 1)
+            #expect(counting.sent.withLock { $0 } == jpeg.count - kept.uploaded)
+            #expect(try await server.snapshot(of: "inbox").sections[0].elements.map(\.id) == ["dunes"])
+            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
+            #expect(try await phone.status()?.pending == 0)
+        }
+    }
+
+    /// `HTTPSource`'s blob requests answer as a store does: the end of a blob, a byte past it, a
+    /// blob the list lacks, bytes that are not the blob's.
+    @Test func theHTTPSourceAnswersAsAStoreDoes() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Store(path: directory.file("s.liststore"))
+        try await server.commit(Self.emptyList, to: "inbox")
+        let (photo, jpeg) = Self.photo(3000, seed: 3)
+        try await server.storeBlob(photo, to: "inbox", bytes: jpeg)
+        try await ServerHarness.with(server) { harness in
+            let source = try harness.source()
+            #expect(try await source.blob(photo.hash, of: "inbox") == BlobStatus(hash: photo.hash, size: 3000, uploaded: 3000, isStored: true))
+            #expect(try await source.readBlob(photo.hash, of: "inbox", from: 2990, maxBytes: 100) == Array(jpeg[2990...]))
+            #expect(try await source.readBlob(photo.hash, of: "inbox", from: 3000, maxBytes: 100) == [])
+            await #expect { _ = try await source.readBlob(photo.hash, of: "inbox", from: 3001, maxBytes: 1) } throws: {
+                ($0 as? StoreError)?.code == .invalidArgument
+            }
+            let (other, bytes) = Self.photo(10, seed: 4)
+            #expect(try await source.blob(other.hash, of: "inbox") == nil)
+            await #expect { _ = try await source.readBlob(other.hash, of: "inbox", from: 0, maxBytes: 1) } throws: {
+                ($0 as? StoreError)?.code == .missingBlob
+            }
+            await #expect { try await source.storeBlob(other, to: "inbox", from: OnePiece(bytes: bytes.reversed()), startingAt: 0) } throws: {
+                ($0 as? StoreError)?.code == .invalidArgument
+            }
+            #expect(try await source.blob(other.hash, of: "inbox") == nil)
+            let empty = BlobReference(of: [])
+            #expect(try await source.storeBlob(empty, to: "inbox", from: OnePiece(bytes: []), startingAt: 0).isStored)
+            #expect(try await source.readBlob(empty.hash, of: "inbox", from: 0, maxBytes: 10) == [])
+        }
+    }
+}
+
+/// The size of `HTTPSource`'s upload requests, as the tests see it.
+enum HTTPSourceBlobs {
+    static let pieceBytes = 4 * _BlobParts.partSize
+}
+
+/// Reads a whole blob from a store.
+enum BlobStoreReads {
+    static func all(_ hash: ContentHash, of list: String, in store: any ListStoreEngine) async throws -> [UInt8] {
+        var bytes = [UInt8]()
+        while true {
+            let piece = try await store.readBlob(hash, of: list, from: bytes.count, maxBytes: 1 << 20)
+            if piece.isEmpty { return bytes }
+            bytes += piece
+        }
+    }
+}
+
+/// A value behind a lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// What a progress callback heard.
+final class Heard: Sendable {
+    private let heard = Locked<[[Int]]>([])
+    func add(_ received: Int, _ size: Int) { heard.withLock { $0.append([received, size]) } }
+    var all: [[Int]] { heard.withLock { $0 } }
+}
+
+/// One piece of bytes, as an async sequence.
+struct OnePiece: AsyncSequence, Sendable {
+    typealias Element = [UInt8]
+    let bytes: [UInt8]
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var bytes: [UInt8]?
+        mutating func next() async -> [UInt8]? {
+            defer { bytes = nil }
+            return bytes
+        }
+    }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes) }
+}
+
+/// A source whose blob uploads break after `failAfter` bytes (a connection lost halfway), and
+/// that counts the bytes they were given.
+struct BreakingBlobSource: _ForwardingSource {
+    struct Broke: Error {}
+    let base: any ListSource
+    let failAfter: Int?
+    let sent = Locked(0)
+
+    init(base: any ListSource, failAfter: Int?) {
+        self.base = base
+        self.failAfter = failAfter
+    }
+
+    func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
+        -> BlobStatus where Bytes.Element == [UInt8]
+    {
+        var pieces = [[UInt8]]()
+        for try await piece in bytes { pieces.append(piece) }
+        let (failAfter, sent) = (failAfter, sent)
+        let stream = AsyncThrowingStream<[UInt8], any Error> { continuation in
+            var given = 0
+            for piece in pieces {
+                if let failAfter, given + piece.count > failAfter {
+                    continuation.yield(Array(piece.prefix(failAfter - given)))
+                    sent.withLock { $0 += failAfter - given }
+                    continuation.finish(throwing: Broke())
+                    return
+                }
+                continuation.yield(piece)
+                given += piece.count
+                sent.withLock { $0 += piece.count }
+            }
+            continuation.finish()
+        }
+        return try await base.storeBlob(reference, to: list, from: stream, startingAt: offset)
+    }
+}
