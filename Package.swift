@@ -120,6 +120,9 @@ let package = Package(
             dependencies: [
                 "ListDiff", "ListJSON", "ListMerge", "ListStore", "ListStorePostgres", "ListStoreWire", "ListSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                // Blobs' files, read and written a piece at a time.
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             path: "Tools/liststore"
         ),

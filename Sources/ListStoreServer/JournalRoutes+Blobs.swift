@@ -56,7 +56,7 @@ extension JournalRoutes {
         return response
     }
 
-    /// `GET /v1/lists/{list}/blobs/{blob}/upload`: where the list stands with the blob (see
+    /// `GET /v1/lists/{list}/blobs/{blob}/upload` (read grant): where the list stands with the blob (see
     /// `WireDocument.blobStatus(_:list:)`): the byte an interrupted upload resumes at. 404
     /// `blobNotFound` when the list neither has the blob nor uploads it.
     func blobUpload(_ context: ServerRequestContext) async throws -> Response {

@@ -64,8 +64,8 @@ struct RouteTable: Sendable {
         Route(.put, "v1/lists/:list/consumers/:name"): .list(.admin),
         Route(.put, "v1/lists/:list/blobs/:blob"): .list(.write),
         Route(.get, "v1/lists/:list/blobs/:blob"): .list(.read),
-        // Where an upload stands is the uploader's business.
-        Route(.get, "v1/lists/:list/blobs/:blob/upload"): .list(.write),
+        // Where a blob stands (its size, and an upload's progress) tells no more than the blob.
+        Route(.get, "v1/lists/:list/blobs/:blob/upload"): .list(.read),
     ])
 
     /// The route of the table that a request of `method` for `path` reaches, and what its

@@ -185,7 +185,9 @@ import Testing
             // Read, not write, on the team's list.
             let put = try await server.request(Self.path(team, blob), method: "PUT", bytes: bytes, token: ana)
             #expect(put.status == 403)
-            #expect(try await server.request(Self.path(team, blob) + "/upload", token: ana).status == 403)
+            let upload = try await server.request(Self.path(team, blob) + "/upload", token: ana)
+            #expect(try WireDocument.decodeBlobStatus(upload.body).isStored)
+            #expect(try await server.request(Self.path(bos, blob) + "/upload", token: ana).status == 404)
             #expect(try await server.request(Self.path(bos, blob), method: "PUT", bytes: bytes, token: ana).status == 404)
             #expect(try await server.request(Self.path(mine, blob), method: "PUT", bytes: bytes, token: ana).status == 200)
             #expect(try await server.request(Self.path(mine, blob), token: ana).body == bytes)

@@ -28,7 +28,7 @@ struct ListStoreCommand: AsyncParsableCommand {
         subcommands: [
             CommitCommand.self, ShowCommand.self, LogCommand.self, ListsCommand.self, VerifyCommand.self,
             DiffCommand.self, PullCommand.self, PushCommand.self, SyncCommand.self, StatusCommand.self, PruneCommand.self,
-            ConsumersCommand.self, DropCommand.self, AdvanceEpochCommand.self, ServeCommand.self, DemoCommand.self,
+            ConsumersCommand.self, BlobCommand.self, DropCommand.self, AdvanceEpochCommand.self, ServeCommand.self, DemoCommand.self,
         ]
     )
 

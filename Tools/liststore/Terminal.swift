@@ -11,6 +11,28 @@ enum Terminal {
     /// Writes `text` to standard output.
     static func out(_ text: String) { write(text, to: 1) }
 
+    /// Writes `bytes` to standard output as they are.
+    /// - Throws: `CommandFailure` 74 when standard output cannot take them (a closed pipe, a full disk).
+    static func outBytes(_ bytes: [UInt8]) throws {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { buffer in
+                #if canImport(Darwin)
+                Darwin.write(1, buffer.baseAddress, buffer.count)
+                #elseif canImport(Glibc)
+                Glibc.write(1, buffer.baseAddress, buffer.count)
+                #else
+                Musl.write(1, buffer.baseAddress, buffer.count)
+                #endif
+            }
+            if count > 0 {
+                written += count
+            } else if count < 0, errno != EINTR {
+                throw CommandFailure("cannot write to stdout: \(String(cString: strerror(errno)))", status: ExitStatus.ioError)
+            }
+        }
+    }
+
     /// Writes one line, prefixed with the program name, to standard error; control characters in
     /// it (a name or a server's message holding a line break or an escape sequence) are escaped.
     static func errorLine(_ line: String) { write("liststore: " + Output.printable(line) + "\n", to: 2) }
