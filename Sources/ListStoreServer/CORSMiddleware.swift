@@ -3,7 +3,7 @@ import Hummingbird
 
 /// Lets web pages of the `--allow-origin` origins use the server from browsers (CORS): answers
 /// their preflights (methods GET, POST, PUT, DELETE; headers Authorization, Content-Type,
-/// Last-Event-ID) and gives their answers `Access-Control-Allow-Origin` with the page's origin,
+/// Last-Event-ID, and a blob's Range, Content-Range and If-None-Match) and gives their answers `Access-Control-Allow-Origin` with the page's origin,
 /// never `*`, with `Vary: Origin` and the headers clients read exposed. Added before the JSON error
 /// middleware, so that refusals (401, 403, 404) reach the page as documents too. Requests from other
 /// origins are refused by `OriginPolicyMiddleware`.
@@ -24,14 +24,14 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
             var headers = HTTPFields()
             headers[.accessControlAllowOrigin] = origin
             headers[.accessControlAllowMethods] = "GET, POST, PUT, DELETE"
-            headers[.accessControlAllowHeaders] = "Authorization, Content-Type, Last-Event-ID"
+            headers[.accessControlAllowHeaders] = "Authorization, Content-Type, Last-Event-ID, Range, Content-Range, If-None-Match"
             headers[.accessControlMaxAge] = "600"
             headers[.vary] = "Origin"
             return Response(status: .noContent, headers: headers)
         }
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.accessControlExposeHeaders] = "Retry-After, WWW-Authenticate"
+        response.headers[.accessControlExposeHeaders] = "Retry-After, WWW-Authenticate, ETag, Content-Range"
         response.headers[.vary] = "Origin"
         return response
     }

@@ -93,7 +93,7 @@ import Testing
             #expect(preflight.status == 204)
             #expect(preflight.headers["access-control-allow-origin"] == "https://app.example")
             #expect(preflight.headers["access-control-allow-methods"]?.contains("POST") == true)
-            #expect(preflight.headers["access-control-allow-headers"] == "Authorization, Content-Type, Last-Event-ID")
+            #expect(preflight.headers["access-control-allow-headers"] == "Authorization, Content-Type, Last-Event-ID, Range, Content-Range, If-None-Match")
             #expect(preflight.headers["vary"] == "Origin")
             let read = try await RawAnswer.exchange(
                 port: server.port, "GET /v1/lists/users%2Fana%2Finbox/snapshot HTTP/1.1\r\n\(head)Authorization: Bearer \(ana)\r\n")

@@ -17,7 +17,7 @@ struct Scenario: Sendable {
         + [CommitScenario.scenario, PGCommitScenario.scenario, BulkScenario.scenario, LoadScenario.scenario, ReplayScenario.scenario,
            HistoryScenario.scenario,
            MergeScenario.scenario, HeavyPushScenario.scenario, LiveDeliveryScenario.scenario, HTTPFollowersScenario.scenario, HTTPFollowersScenario.scenario10k, HTTPFollowersScenario.scenarioBeside1m, CachedFollowersScenario.scenario, SetFollowersScenario.scenario,
-           PGFollowersScenario.scenario, AuthOverheadScenario.scenario, FirstSyncScenario.scenario, FirstSyncManyScenario.scenario]
+           PGFollowersScenario.scenario, AuthOverheadScenario.scenario, FirstSyncScenario.scenario, FirstSyncManyScenario.scenario, BlobTransferScenario.scenario]
 
     static func named(_ name: String) -> Scenario? {
         registry.first { $0.name == name }

@@ -39,6 +39,8 @@ if let status = HTTPFollowersScenario.serverMain(CommandLine.arguments) { exit(s
 // The clients of first-sync-1m (hidden modes: FirstSyncScenario starts them in processes of their own).
 if let status = FirstSyncScenario.clientMain(CommandLine.arguments) { exit(status) }
 if let status = FirstSyncManyScenario.readersMain(CommandLine.arguments) { exit(status) }
+// The clients of blob-transfer (hidden modes).
+if let status = BlobTransferScenario.clientMain(CommandLine.arguments) { exit(status) }
 
 var asJSON = false
 var childMode = false
