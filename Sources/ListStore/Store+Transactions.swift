@@ -29,7 +29,8 @@ extension Store: StoreDriver, BlockingStore {
     ) async throws -> T {
         switch access {
         case .read: try await reading { try body(DriverTransaction($0)) }
-        case .write, .create: try await writing(creating: access == .create) { try body(DriverTransaction($0)) }
+        case .write, .create, .writeUnflushed:
+            try await writing(creating: access == .create, flushed: access != .writeUnflushed) { try body(DriverTransaction($0)) }
         }
     }
 
@@ -40,7 +41,8 @@ extension Store: StoreDriver, BlockingStore {
     public func blockingTransaction<T>(_ access: StoreAccess, _ body: (DriverTransaction) throws -> T) throws -> T {
         switch access {
         case .read: try reading { try body(DriverTransaction($0)) }
-        case .write, .create: try writing(creating: access == .create) { try body(DriverTransaction($0)) }
+        case .write, .create, .writeUnflushed:
+            try writing(creating: access == .create, flushed: access != .writeUnflushed) { try body(DriverTransaction($0)) }
         }
     }
 
@@ -88,10 +90,10 @@ extension Store {
     /// thread, committed when it returns and rolled back when it throws; then keeps the heads it
     /// wrote and tells of the commit. With `creating`, makes the store first when there is none.
     /// - Throws: `.storeNotFound` (without `creating`), what `body` throws, mapped as `mapErrors` does.
-    func writing<T>(creating: Bool = false, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+    func writing<T>(creating: Bool = false, flushed: Bool = true, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         let pool = try writable(pool(creating: creating), creating: creating)
         let (value, transaction) = try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db in try Store.immediate(db, self, body) }
+            try pool.writeWithoutTransaction { db in try Store.immediate(db, self, flushed: flushed, body) }
         }
         committed(transaction)
         return value
@@ -99,13 +101,13 @@ extension Store {
 
     /// `writing` on the store's writer connection, off the cooperative thread pool.
     /// - Throws: as the blocking `writing`, and `CancellationError`.
-    func writing<T: Sendable>(creating: Bool = false, _ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+    func writing<T: Sendable>(creating: Bool = false, flushed: Bool = true, _ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
         try Task.checkCancellation()
         let pool = try writable(await openedPool(creating: creating), creating: creating)
         let value: T
         let transaction: SQLiteTransaction.Outcome
         do {
-            (value, transaction) = try await pool.writeWithoutTransaction { db in try Store.immediate(db, self, body) }
+            (value, transaction) = try await pool.writeWithoutTransaction { db in try Store.immediate(db, self, flushed: flushed, body) }
         } catch {
             throw Store.asyncError(error, path: path)
         }
@@ -126,7 +128,19 @@ extension Store {
     }
 
     /// Runs `body` in an `IMMEDIATE` transaction of `db`: what it returns, and what the store keeps
-    /// of the transaction once committed.
+    /// of the transaction once committed. Unless `flushed`, a store that flushes each commit does
+    /// not flush this one (`synchronous = NORMAL` for it: the next flushed commit makes it durable,
+    /// the write-ahead log being written in order).
+    private static func immediate<T>(
+        _ db: Database, _ store: Store, flushed: Bool, _ body: (SQLiteTransaction) throws -> T
+    ) throws -> (T, SQLiteTransaction.Outcome) {
+        guard flushed || !store.configuration.flushesEachCommit else { return try immediate(db, store, body) }
+        try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        let result = Result { try immediate(db, store, body) }
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        return try result.get()
+    }
+
     private static func immediate<T>(
         _ db: Database, _ store: Store, _ body: (SQLiteTransaction) throws -> T
     ) throws -> (T, SQLiteTransaction.Outcome) {

@@ -20,7 +20,13 @@ extension PostgresStore: StoreDriver {
     public func transaction<T: Sendable>(
         _ access: StoreAccess, _ body: @escaping @Sendable (DriverTransaction) throws -> T
     ) async throws -> T {
-        try await writing(access == .read ? .readOnly : .writing) { try body(DriverTransaction($0)) }
+        let kind: _TransactionKind =
+            switch access {
+            case .read: .readOnly
+            case .write, .create: .writing
+            case .writeUnflushed: .writingUnflushed
+            }
+        return try await writing(kind) { try body(DriverTransaction($0)) }
     }
 
     /// Runs `body` with the row steps of one transaction of `kind`, as `transaction(_:_:)`.

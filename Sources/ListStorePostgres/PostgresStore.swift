@@ -236,7 +236,9 @@ public final class PostgresStore: Sendable {
     ) async throws -> T {
         let (logger, location) = (self.logger, self.location)
         return try await withConnection(within: limit) { connection, operation in
-            _ = try await operation.run(PostgresQuery(unsafeSQL: kind.begin), on: connection, logger: logger, location: location).get()
+            for statement in kind.begin {
+                _ = try await operation.run(PostgresQuery(unsafeSQL: statement), on: connection, logger: logger, location: location).get()
+            }
             let value: T
             do {
                 value = try await body(connection, operation)
@@ -260,11 +262,15 @@ public final class PostgresStore: Sendable {
     enum _TransactionKind {
         case readOnly
         case writing
+        /// `writing` whose commit does not wait for its WAL to be flushed (`StoreAccess.writeUnflushed`).
+        case writingUnflushed
 
-        var begin: String {
+        /// The statements that begin it.
+        var begin: [String] {
             switch self {
-            case .readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-            case .writing: "BEGIN ISOLATION LEVEL READ COMMITTED"
+            case .readOnly: ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"]
+            case .writing: ["BEGIN ISOLATION LEVEL READ COMMITTED"]
+            case .writingUnflushed: ["BEGIN ISOLATION LEVEL READ COMMITTED", "SET LOCAL synchronous_commit TO OFF"]
             }
         }
     }

@@ -178,8 +178,9 @@ enum _NIOHTTPClient {
                 discarding = true
             } else if (200..<300).contains(head.status.code), let stream = transfer.stream {
                 self.stream = stream
-            } else if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > transfer.maxBytes {
-                task.fail(reason: _HTTPTransfer.Stop.tooLarge)
+            } else if let length = head.headers.first(name: "Content-Length").flatMap(Int.init) {
+                // An announced body is collected in one buffer of its size, or refused at once.
+                if length > transfer.maxBytes { task.fail(reason: _HTTPTransfer.Stop.tooLarge) } else { body.reserveCapacity(length) }
             }
             return task.eventLoop.makeSucceededVoidFuture()
         }

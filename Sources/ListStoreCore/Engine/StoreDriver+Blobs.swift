@@ -17,23 +17,23 @@ extension StoreDriver {
                 .invalidArgument,
                 "the upload of blob \(reference.id) to list '\(list)' sent \(uploaded) bytes: it resumes at byte \(uploaded) or before, not \(offset)")
         }
-        // The bytes the upload sent are read back for the hash (each was checked against the part
-        // that holds it as it came), and the stream's bytes before them passed over.
-        var hasher = SHA256()
-        for start in stride(from: 0, to: uploaded, by: partSize) {
-            hasher.update(data: try await part(hash, at: start))
-        }
+        // An upload that starts here hashes the bytes as they come; one that resumes reads every
+        // part back for the hash once it is whole (each part was checked against the part the
+        // store has as it came), so an upload in many parts reads its bytes back once, not at each.
+        var hasher: SHA256? = uploaded == 0 ? SHA256() : nil
+        // The stream's bytes before those the upload sent are passed over.
         var (skip, next) = (uploaded - offset, uploaded)
         var pending = [UInt8]()
         pending.reserveCapacity(min(partSize, size - next))
         func write() async throws {
             let (start, part) = (next, pending)
-            guard try await run(.write, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) else {
+            // Made durable by the upload's last write, which acknowledges it.
+            guard try await run(.writeUnflushed, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) else {
                 throw StoreError(
                     .invalidArgument,
                     "the bytes from byte \(start) are not those of blob \(reference.id) the store has: they are not the blob's, and nothing of them was kept")
             }
-            hasher.update(data: pending)
+            hasher?.update(data: pending)
             next += pending.count
             pending.removeAll(keepingCapacity: true)
         }
@@ -57,7 +57,12 @@ extension StoreDriver {
         // The bytes ended early (an upload in parts): the whole parts stay, and it resumes after them.
         guard next + pending.count == size else { return BlobStatus(hash: hash, size: size, uploaded: next, isStored: false) }
         if !pending.isEmpty { try await write() }
-        let made = hasher.finalize().withUnsafeBytes { ContentHash(bytes: $0)! }
+        if hasher == nil {
+            var whole = SHA256()
+            for start in stride(from: 0, to: size, by: partSize) { whole.update(data: try await part(hash, at: start)) }
+            hasher = whole
+        }
+        let made = hasher!.finalize().withUnsafeBytes { ContentHash(bytes: $0)! }
         guard made == hash else {
             try await run(.write) { try $0.steps.giveUpBlobUpload(hash, listID: listID) }
             throw StoreError(

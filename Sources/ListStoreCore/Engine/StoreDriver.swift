@@ -20,7 +20,8 @@ public protocol StoreDriver: ReplicaStore {
     ///
     /// - Parameters:
     ///   - access: `.read` sees one consistent state and writes nothing; `.write` locks what it
-    ///     writes; `.create` is `.write` that first makes the store when there is none.
+    ///     writes; `.writeUnflushed` is `.write` made durable by the next; `.create` is `.write` that
+    ///     first makes the store when there is none.
     ///   - body: the store's logic, run with the transaction's row steps.
     /// - Throws: what `body` throws; the driver's failures as `StoreError` (`.storeNotFound`,
     ///   `.io`, `.damaged`, `.versionConflict` for a writer that lost a race); `CancellationError`.
@@ -36,6 +37,12 @@ public enum StoreAccess: Sendable {
     case read
     /// Reads and writes an existing store.
     case write
+    /// `write` whose commit the engine may hand to the operating system without waiting for it to
+    /// reach stable storage (SQLite's `synchronous = NORMAL`, PostgreSQL's `synchronous_commit =
+    /// off`): the next `write` makes it durable with its own, and a power cut before then loses it
+    /// whole, never in part. For what a later write acknowledges: the parts of a blob's upload,
+    /// whose last write (the blob whole) is flushed.
+    case writeUnflushed
     /// Writes, making the store first when there is none.
     case create
 }

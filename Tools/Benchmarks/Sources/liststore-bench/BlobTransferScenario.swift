@@ -140,7 +140,10 @@ struct BlobTransferScenario {
     static func startNginx(_ nginx: String, in directory: String) throws -> (process: Process, port: Int) {
         for sub in ["", "/www", "/tmp", "/logs"] { try FileManager.default.createDirectory(atPath: directory + sub, withIntermediateDirectories: true) }
         let port = try freePort()
+        // As root, nginx's worker would run as nobody, who may not write the temporary directory.
+        let user = geteuid() == 0 ? "user root;" : ""
         let config = """
+            \(user)
             worker_processes 1;
             daemon off;
             error_log \(directory)/logs/error.log error;
