@@ -29,7 +29,10 @@ extension JournalRoutes {
             guard let range = ByteRange.contentRange(header) else {
                 throw APIError.invalidArgument("Content-Range must be 'bytes first-last/size', first ≤ last < size")
             }
-            guard length == nil || length == range.last + 1 - range.first else {
+            guard let length else {
+                throw APIError(.lengthRequired, "lengthRequired", "an upload with Content-Range gives its Content-Length too")
+            }
+            guard length == range.last + 1 - range.first else {
                 throw APIError.invalidArgument("Content-Length is not the length of the Content-Range")
             }
             (first, size) = (range.first, range.size)
@@ -38,14 +41,15 @@ extension JournalRoutes {
         } else {
             throw APIError(.lengthRequired, "lengthRequired", "a blob's upload gives its size: Content-Length, or Content-Range when it resumes")
         }
-        guard size <= configuration.maxBlobBytes else {
-            throw APIError(.contentTooLarge, "bodyTooLarge", "a blob may have at most \(configuration.maxBlobBytes) bytes, not \(size)")
-        }
+        let limit = min(configuration.maxBlobBytes, BlobReference.maxSize)
+        guard size <= limit else { throw APIError(.contentTooLarge, "bodyTooLarge", "a blob may have at most \(limit) bytes, not \(size)") }
         let reference = BlobReference(hash: hash, size: size)
         let status: BlobStatus
         do {
             status = try await store.storeBlob(reference, to: list, from: request.body.map { Array(buffer: $0) }, startingAt: first)
         } catch let error as StoreError {
+            throw error
+        } catch let error as CancellationError {
             throw error
         } catch {
             // The body ended early, or the client hung up: the parts written stay for a resumption.

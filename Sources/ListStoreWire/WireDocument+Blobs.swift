@@ -28,6 +28,7 @@ extension WireDocument {
         }
         guard let stored = object["stored"]?.boolValue else { throw DecodingError(description: "blob status: expected a Boolean \"stored\"") }
         let size: Int? = object["size"]?.isNull == false ? try int(object, "size") : nil
+        guard (size ?? 0) <= BlobReference.maxSize else { throw DecodingError(description: "blob status: a size past \(BlobReference.maxSize)") }
         return BlobStatus(hash: hash, size: size, uploaded: try int(object, "uploaded"), isStored: stored)
     }
 }

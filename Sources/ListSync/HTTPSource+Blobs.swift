@@ -31,9 +31,12 @@ extension HTTPSource {
             }
             return bytes
         case 200:
-            // A server (or a cache) that answers ranges with the whole blob.
-            guard offset <= bytes.count else { throw StoreError(.invalidArgument, "blob \(id) has \(bytes.count) bytes: there is no byte \(offset)") }
-            return Array(bytes[offset..<min(bytes.count, offset + count)])
+            // The whole blob: the range was all of it; otherwise a server (or a cache on the way)
+            // that ignores ranges, which would send a large blob whole for every piece.
+            guard offset == 0, bytes.count <= count else {
+                throw SyncError.transport("\(what): the whole blob came for a range of it (does a proxy on the way drop the Range header?)")
+            }
+            return bytes
         case 416:
             // At or past the end: the answer gives the size.
             let size = http.value(forHTTPHeaderField: "Content-Range").flatMap { Int($0.drop { $0 != "/" }.dropFirst()) }

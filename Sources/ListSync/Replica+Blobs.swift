@@ -52,7 +52,9 @@ extension Replica {
             let there = try await source.blob(reference.hash, of: sourceList)
             if there?.isStored == true { continue }
             guard let here = try await store.blob(reference.hash, of: list), here.isStored, let size = here.size else { continue }
-            let from = there?.size == size ? there?.uploaded ?? 0 : 0
+            // An upload that sent every byte but did not end (its server stopped before) is
+            // ended by sending its last part again.
+            let from = there?.size == size ? min(there?.uploaded ?? 0, _BlobParts.start(of: max(0, size - 1))) : 0
             let (store, list, hash) = (store, list, reference.hash)
             let bytes = _BlobPieces(range: from..<size, pieceSize: _BlobParts.partSize) { offset, count in
                 try await store.readBlob(hash, of: list, from: offset, maxBytes: count)

@@ -220,6 +220,9 @@ import Testing
                 + "Transfer-Encoding: chunked\r\n"
             let chunked = try await RawAnswer.exchange(port: server.port, head, body: "a\r\n0123456789\r\n0\r\n\r\n")
             #expect(chunked.status == 411, "\(chunked.status) \(chunked.body)")
+            let rangedChunks = try await RawAnswer.exchange(
+                port: server.port, head + "Content-Range: bytes 0-9/10\r\n", body: "a\r\n0123456789\r\n0\r\n\r\n")
+            #expect(rangedChunks.status == 411, "\(rangedChunks.status) \(rangedChunks.body)")
             #expect(try await store.blob(small.hash, of: "l") == nil)
             #expect(try await server.request(Self.path("nope", small), method: "PUT", bytes: Array(bytes.prefix(10))).status == 404)
         }

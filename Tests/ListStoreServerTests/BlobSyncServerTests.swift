@@ -2,7 +2,7 @@ import Foundation
 import ListDiffTestSupport
 import ListJSON
 import ListStore
-import ListStoreCore
+@_spi(StoreDriver) import ListStoreCore
 import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import ListSync
@@ -93,6 +93,59 @@ import Testing
             #expect(try await server.snapshot(of: "inbox").sections[0].elements.map(\.id) == ["dunes"])
             #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
             #expect(try await phone.status()?.pending == 0)
+        }
+    }
+
+    /// Two replicas upload the same photo at once, to the same list and to another: every upload
+    /// lands, the store keeps one copy, and each list reads it whole.
+    @Test(arguments: EngineKind.available)
+    func twoReplicasUploadingTheSameBytesAtOnceBothLand(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let server = stores[0]
+            for list in ["inbox", "other"] { try await server.commit(Self.emptyList, to: list, expectedVersion: nil, author: nil, message: nil) }
+            try await ServerHarness.with(server) { harness in
+                let source = try harness.source()
+                let (photo, jpeg) = Self.photo(9 * _BlobParts.partSize + 7, seed: 5)
+                let statuses = try await withThrowingTaskGroup(of: BlobStatus.self) { group in
+                    for list in ["inbox", "inbox", "other", "other"] {
+                        group.addTask { try await source.storeBlob(photo, to: list, from: OnePiece(bytes: jpeg), startingAt: 0) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.count == 4 && statuses.allSatisfy(\.isStored))
+                for list in ["inbox", "other"] {
+                    #expect(try await BlobStoreReads.all(photo.hash, of: list, in: server) == jpeg)
+                }
+                #expect(try await server.verify(list: nil, progress: nil).isValid)
+            }
+        }
+    }
+
+    /// An upload whose every byte came but whose server stopped before it ended it (the read-back
+    /// for the hash, cut off) is ended by the next push, which sends its last part again.
+    @Test func anUploadWithEveryByteButNoEndIsEndedByTheNextPush() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Store(path: directory.file("s.liststore"))
+        try await server.commit(Self.emptyList, to: "inbox")
+        let (photo, jpeg) = Self.photo(2 * _BlobParts.partSize, seed: 6)
+        // The parts, written as an upload writes them, and no end.
+        let partSize = _BlobParts.partSize
+        let begun = try await server.run(.write) { try $0.steps.beginBlobUpload(photo, to: "inbox") }
+        let listID = try #require(begun?.listID)
+        for start in [0, partSize] {
+            let part = Array(jpeg[start..<(start + partSize)])
+            #expect(try await server.run(.write) { try $0.steps.writeBlobPart(photo.hash, listID: listID, start: start, bytes: part) } == .written)
+        }
+        #expect(try await server.blob(photo.hash, of: "inbox") == BlobStatus(hash: photo.hash, size: jpeg.count, uploaded: jpeg.count, isStored: false))
+        try await ServerHarness.with(server) { harness in
+            let source = try harness.source()
+            let phone = Replica(store: InMemoryStore(), list: "inbox")
+            try await phone.pull(from: source)
+            try await phone.store.storeBlob(photo, to: "inbox", bytes: jpeg)
+            try await phone.edit { try $0.append(Self.element("late", photo), toSection: ExactString("s")) }
+            #expect(try await phone.push(to: source).pushed == 1)
+            #expect(try await server.blob(photo.hash, of: "inbox")?.isStored == true)
+            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
         }
     }
 

@@ -23,7 +23,8 @@ struct NotingClients: _ForwardingSource {
 /// order through sources that lose answers after applying a push. After a final round of syncs every
 /// replica equals the source, no id appears twice, every inserted element is there unless a delete
 /// removed it (and a section delete mine did not know of is reported), every push was applied once,
-/// and every transition a replica's UI saw passes the stage validator.
+/// every transition a replica's UI saw passes the stage validator, and every photo a replica
+/// attached offline reaches the source and every other replica whole.
 ///
 /// Rounds per seed: `LISTSTORE_CONVERGENCE_ROUNDS` (default 150; CI runs 3 seeds × 150, one seed at a time).
 @Suite(.serialized, .heavyWork) struct ConvergenceTests {
@@ -92,11 +93,32 @@ struct NotingClients: _ForwardingSource {
             reported += result.conflicts
             if result.reason == .listReplaced { dropped += pending }
         }
+        // Attachments: a third of the offline sessions also attach a photo to an element (or
+        // replace its photo), kept in the replica first (decided by a generator of their own, so
+        // that each seed's other choices stay as they were).
+        var attachments = SplitMix64(seed: seed ^ 0xA77AC4)
+        var blobs: [ContentHash: [UInt8]] = [:]
+        func attach(_ c: Int) async throws {
+            let sections = try await replicas[c].store.snapshot(of: "l").sections
+            let places = sections.indices.flatMap { s in sections[s].elements.indices.map { (s, $0) } }
+            guard !places.isEmpty else { return }
+            let (s, e) = places[Int(attachments.next() % UInt64(places.count))]
+            let bytes = (0..<(1 + Int(attachments.next() % 3000))).map { _ in UInt8(truncatingIfNeeded: attachments.next()) }
+            let photo = BlobReference(of: bytes, type: "image/jpeg")
+            try await replicas[c].store.storeBlob(photo, to: "l", bytes: bytes)
+            blobs[photo.hash] = bytes
+            var edited = sections
+            var object = (try? edited[s].elements[e].json)?.objectValue ?? JSONObject()
+            object["photo"] = photo.json
+            edited[s].elements[e] = ListItem(id: edited[s].elements[e].id, json: .object(object))
+            if try await replicas[c].store.commit(edited, to: "l").pendingSeq != nil { localChanges[c] += 1 }
+        }
         func edit(_ c: Int) async throws {
             for _ in 0..<(1 + Int(rng.next() % 3)) {
                 let result = try await replicas[c].store.commit(editors[c].edit(try await replicas[c].store.snapshot(of: "l").sections), to: "l")
                 if result.pendingSeq != nil { localChanges[c] += 1 }
             }
+            if attachments.next() % 3 == 0 { try await attach(c) }
         }
 
         for round in 0..<Self.rounds {
@@ -128,6 +150,12 @@ struct NotingClients: _ForwardingSource {
                     let head = try await source.snapshot(of: "l")
                     for c in replicas.indices { try await edit(c) }
                     try await source.deleteList("l")
+                    // The new list (its sections first) has the photos its elements refer to
+                    // uploaded before they come.
+                    try await source.commit(head.sections.map { ListSection(model: $0.model, elements: []) }, to: "l")
+                    for photo in try Self.photos(in: head.sections) {
+                        try await source.storeBlob(photo, to: "l", bytes: try #require(blobs[photo.hash]))
+                    }
                     try await source.commit(head.sections, to: "l")
                 }
                 if round == restoreSourceAt {
@@ -201,6 +229,15 @@ struct NotingClients: _ForwardingSource {
             try expectValidTransitions(replica.store)
             #expect(try await replica.store.verify().isValid)
         }
+        // Every photo the head refers to is at the source, and each replica fetches it whole.
+        let photos = try Self.photos(in: head.sections)
+        #expect(!photos.isEmpty || Self.rounds < 100)
+        for replica in replicas {
+            for photo in photos {
+                try await replica.fetchBlob(photo, from: LocalSource(source))
+                #expect(try await replica.store.readBlob(photo.hash, of: "l", from: 0, maxBytes: photo.size) == blobs[photo.hash])
+            }
+        }
         // Every push applied once: the source recorded each local change once (and the rogue's).
         var recorded = 0
         for client in clients.withLock({ $0 }) { recorded += try await source.pushes(from: client, to: "l", seqs: 1...Int.max).count }
@@ -239,6 +276,15 @@ struct NotingClients: _ForwardingSource {
                 "the faults were met: \(newClientIDs) new client ids, \(forged) forged pushes, \(prunedPushRecords) push records pruned, \(dropped) changes to a deleted list")
             #expect(reported.filter { $0.kind == .listDeleted }.count >= dropped, "each change to the deleted list is reported")
         }
+    }
+
+    /// The blobs the contents of `sections` refer to, each once.
+    static func photos(in sections: [ListSection]) throws -> [BlobReference] {
+        var found: [ContentHash: BlobReference] = [:]
+        for item in sections.flatMap({ [$0.model] + $0.elements }) {
+            for photo in try BlobReference.references(in: try item.json) { found[photo.hash] = photo }
+        }
+        return found.values.sorted { $0.id < $1.id }
     }
 
     /// Replays a store's journal, checking every changeset against the stage contract.

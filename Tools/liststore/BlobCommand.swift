@@ -29,7 +29,7 @@ struct BlobCommand: AsyncParsableCommand {
             abstract: "Store a file as a blob of a list, and print its reference.",
             discussion: """
                 Reads FILE twice, a MiB at a time (to hash it, then to store it: a file that \
-                changes between the two is refused, and nothing is kept), and prints the blob's \
+                changes between the two is refused, and not stored), and prints the blob's \
                 reference as one JSON object on stdout: {"$blob":"sha256-…","name":…,"size":…,\
                 "type":…}, to put in an element's content. --name defaults to the file's name; \
                 --type (a media type such as image/jpeg) is left out unless given. Storing a blob \
@@ -60,11 +60,12 @@ struct BlobCommand: AsyncParsableCommand {
                     hasher.update(data: piece)
                     size += piece.count
                 }
+                guard size <= BlobReference.maxSize else {
+                    throw CommandFailure("\(Output.quoted(file)) has more than the \(BlobReference.maxSize) bytes a blob may have", status: ExitStatus.invalidData)
+                }
                 let hash = hasher.finalize().withUnsafeBytes { ContentHash(bytes: $0)! }
                 let reference = BlobReference(hash: hash, size: size, type: type, name: name ?? URL(fileURLWithPath: file).lastPathComponent)
-                guard reference.size <= BlobReference.maxSize, (reference.name?.utf8.count ?? 0) <= BlobReference.maxTextBytes,
-                    (reference.type?.utf8.count ?? 0) <= BlobReference.maxTextBytes
-                else {
+                guard (reference.name?.utf8.count ?? 0) <= BlobReference.maxTextBytes, (reference.type?.utf8.count ?? 0) <= BlobReference.maxTextBytes else {
                     throw CommandFailure("--name and --type have at most \(BlobReference.maxTextBytes) bytes each", status: ExitStatus.usage)
                 }
                 let list = list.list
@@ -72,7 +73,9 @@ struct BlobCommand: AsyncParsableCommand {
                     try await store.storeBlob(reference, to: list, from: BlobCommand.pieces(of: file), startingAt: 0)
                 }
                 guard stored.isStored else {
-                    throw CommandFailure("\(Output.quoted(file)) became shorter while it was stored: nothing of it was kept", status: ExitStatus.ioError)
+                    throw CommandFailure(
+                        "\(Output.quoted(file)) became shorter while it was stored: it is not stored (the parts sent stay for an upload of the same bytes)",
+                        status: ExitStatus.ioError)
                 }
                 Terminal.out(reference.json.serialized() + "\n")
             }
@@ -149,7 +152,8 @@ struct BlobCommand: AsyncParsableCommand {
                 guard let position = try await replica.position() else {
                     throw CommandFailure("list \(Output.quoted(list)) is not a replica: it has no source to fetch from", status: ExitStatus.invalidData)
                 }
-                guard let there = try await source.blob(hash, of: position.list), there.isStored, let size = there.size else { return nil }
+                guard let there = try await source.blob(hash, of: position.list), there.isStored, let size = there.size, size <= BlobReference.maxSize
+                else { return nil }
                 let bar = BlobProgressBar(hash: hash)
                 defer { bar.finish() }
                 return try await replica.fetchBlob(BlobReference(hash: hash, size: size), from: source, progress: bar.reporter)

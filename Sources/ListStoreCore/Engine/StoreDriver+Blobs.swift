@@ -25,25 +25,38 @@ extension StoreDriver {
         var (skip, next) = (uploaded - offset, uploaded)
         var pending = [UInt8]()
         pending.reserveCapacity(min(partSize, size - next))
-        func write() async throws {
+        /// Writes the part pending; `false` when the list has the blob now (another upload of it
+        /// to the list ended first).
+        func write() async throws -> Bool {
             let (start, part) = (next, pending)
             // Made durable by the upload's last write, which acknowledges it.
-            guard try await run(.writeUnflushed, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) else {
+            switch try await run(.writeUnflushed, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) {
+            case .written:
+                hasher?.update(data: part)
+                next += part.count
+            case .sentAlready(let received):
+                // Another upload of the blob to the list is ahead, with the same bytes: this one
+                // passes over what it sent (and reads the blob back for the hash).
+                hasher = nil
+                (skip, next) = (received - (start + part.count), received)
+            case .listHasBlob:
+                return false
+            case .wrongBytes:
                 throw StoreError(
                     .invalidArgument,
                     "the bytes from byte \(start) are not those of blob \(reference.id) the store has: they are not the blob's, and nothing of them was kept")
             }
-            hasher?.update(data: pending)
-            next += pending.count
             pending.removeAll(keepingCapacity: true)
+            return true
         }
         for try await piece in bytes {
             var rest = piece[...]
-            if skip > 0 {
-                let passed = min(skip, rest.count)
-                (rest, skip) = (rest.dropFirst(passed), skip - passed)
-            }
             while !rest.isEmpty {
+                if skip > 0 {
+                    let passed = min(skip, rest.count)
+                    (rest, skip) = (rest.dropFirst(passed), skip - passed)
+                    continue
+                }
                 let taken = rest.prefix(partSize - pending.count)
                 guard next + pending.count + taken.count <= size else {
                     try await run(.write) { try $0.steps.giveUpBlobUpload(hash, listID: listID) }
@@ -51,13 +64,18 @@ extension StoreDriver {
                 }
                 pending += taken
                 rest = rest.dropFirst(taken.count)
-                if pending.count == partSize { try await write() }
+                if pending.count == partSize, try await !write() { return stored }
             }
         }
         // The bytes ended early (an upload in parts): the whole parts stay, and it resumes after them.
-        guard next + pending.count == size else { return BlobStatus(hash: hash, size: size, uploaded: next, isStored: false) }
-        if !pending.isEmpty { try await write() }
+        guard next + pending.count == size else {
+            // What the status tells is flushed first (the parts were not).
+            try await run(.write) { try $0.steps.flushBlobUpload(hash, listID: listID) }
+            return BlobStatus(hash: hash, size: size, uploaded: next, isStored: false)
+        }
+        if !pending.isEmpty, try await !write() { return stored }
         if hasher == nil {
+            if try await blob(hash, of: list)?.isStored == true { return stored }
             var whole = SHA256()
             for start in stride(from: 0, to: size, by: partSize) { whole.update(data: try await part(hash, at: start)) }
             hasher = whole

@@ -23,6 +23,21 @@ package enum _BlobParts {
     }
 }
 
+/// What became of a part an upload sent (`StoreTransaction.writeBlobPart`).
+///
+/// Not API: package-visible for the engines.
+package enum _BlobPartWrite: Sendable, Equatable {
+    /// Written (or found the same in the store): the upload sent the bytes up to the part's end.
+    case written
+    /// Not the blob's bytes: the upload was given up.
+    case wrongBytes
+    /// Another upload of the blob to the same list sent the part already, with the same bytes,
+    /// and has sent `received` bytes now: this one goes on from there.
+    case sentAlready(received: Int)
+    /// The list has the blob: another upload of it to the list ended.
+    case listHasBlob
+}
+
 extension StoreError {
     /// The upload of blob `hash` is no longer under way: another upload of it failed, and gave up
     /// its bytes with its own.
@@ -75,37 +90,56 @@ extension StoreTransaction {
     /// Writes the part of blob `hash` that starts at `start` for the upload to list `listID`, which
     /// then sent `start + bytes.count` bytes; a part written already (by another upload of the same
     /// blob) must hold the same bytes: otherwise this upload goes, and unless the blob is whole
-    /// (its parts are then right, and these bytes are not), the blob with every upload of it, and
-    /// this returns `false` (the transaction is to commit that).
+    /// (its parts are then right, and these bytes are not), the blob with every upload of it
+    /// (`.wrongBytes`: the transaction is to commit that). Another upload of the blob to the same
+    /// list that sent the part already (`.sentAlready`) or ended (`.listHasBlob`) is not an error:
+    /// the uploads of one list go on together.
     /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way (given up
     ///   with its blob by another upload's).
-    package func writeBlobPart(_ hash: ContentHash, listID: Int64, start: Int, bytes: [UInt8]) throws -> Bool {
+    package func writeBlobPart(_ hash: ContentHash, listID: Int64, start: Int, bytes: [UInt8]) throws -> _BlobPartWrite {
         try lockBlob(hash)
-        guard try blobUpload(listID: listID, hash: hash) == start else {
+        guard let received = try blobUpload(listID: listID, hash: hash) else {
+            if try hasUploadedBlob(listID: listID, hash: hash), try blobRow(hash)?.whole == true { return .listHasBlob }
             throw StoreError.blobUploadGivenUp(hash)
         }
+        if received > start {
+            guard try blobPart(hash, start: start) == bytes else {
+                try giveUpBlobUpload(hash, listID: listID)
+                return .wrongBytes
+            }
+            return .sentAlready(received: received)
+        }
+        guard received == start else { throw StoreError.blobUploadGivenUp(hash) }
         guard try insertBlobPart(hash, start: start, bytes: bytes) || blobPart(hash, start: start) == bytes else {
             try giveUpBlobUpload(hash, listID: listID)
-            return false
+            return .wrongBytes
         }
         try setBlobUpload(listID: listID, hash: hash, received: start + bytes.count)
-        return true
+        return .written
     }
 
     /// Ends the upload of blob `hash` to list `list` (row `listID`) whose every byte was sent and
-    /// hashed to `hash` (each part holding them): the blob is whole, and the list has it.
+    /// hashed to `hash` (each part holding them): the blob is whole, and the list has it (as it
+    /// has already when another upload of it to the list ended first).
     /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way, or its blob
     ///   is not the one it wrote (given up meanwhile); `.listNotFound`.
     package func endBlobUpload(_ hash: ContentHash, size: Int, list: String, listID: Int64) throws {
         try lockBlob(hash)
-        guard try listRow(list, locking: true).id == listID, try blobUpload(listID: listID, hash: hash) == size,
-            try blobRow(hash)?.size == size
-        else {
-            throw StoreError.blobUploadGivenUp(hash)
-        }
+        guard try listRow(list, locking: true).id == listID else { throw StoreError.blobUploadGivenUp(hash) }
+        let received = try blobUpload(listID: listID, hash: hash)
+        if received == nil, try hasUploadedBlob(listID: listID, hash: hash), try blobRow(hash)?.whole == true { return }
+        guard received == size, try blobRow(hash)?.size == size else { throw StoreError.blobUploadGivenUp(hash) }
         try markBlobWhole(hash)
         try insertListBlobs(listID: listID, hashes: [hash], uploaded: true)
         try setBlobUpload(listID: listID, hash: hash, received: nil)
+    }
+
+    /// Writes the upload of blob `hash` to list `listID` as it is (when it is still under way), in
+    /// a flushed transaction: the parts written before it without a flush of their own are then
+    /// durable (`StoreAccess.writeUnflushed`).
+    package func flushBlobUpload(_ hash: ContentHash, listID: Int64) throws {
+        guard let received = try blobUpload(listID: listID, hash: hash) else { return }
+        try setBlobUpload(listID: listID, hash: hash, received: received)
     }
 
     /// Gives up the upload of blob `hash` to list `listID` (its bytes were not the blob's): the
