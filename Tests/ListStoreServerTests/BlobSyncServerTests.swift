@@ -121,6 +121,31 @@ import Testing
         }
     }
 
+    /// A fetch cut off halfway keeps the whole parts it got, nothing of the blob readable; the next
+    /// fetch asks only for the rest.
+    @Test func aFetchCutOffResumesWhereItStopped() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Store(path: directory.file("s.liststore"))
+        try await server.commit(Self.emptyList, to: "inbox")
+        let (photo, jpeg) = Self.photo(11 * _BlobParts.partSize + 3, seed: 8)
+        try await server.storeBlob(photo, to: "inbox", bytes: jpeg)
+        try await server.commit([ListSection(model: ListItem(id: "s"), elements: [Self.element("big", photo)])], to: "inbox")
+        try await ServerHarness.with(server) { harness in
+            let source = try harness.source()
+            let tablet = Replica(store: InMemoryStore(), list: "inbox")
+            try await tablet.pull(from: source)
+            let breaking = BreakingBlobSource(base: source, failAfter: nil, readsBeforeFailing: 2)
+            await #expect(throws: BreakingBlobSource.Broke.self) { try await tablet.fetchBlob(photo, from: breaking) }
+            let kept = try #require(try await tablet.store.blob(photo.hash, of: "inbox"))
+            #expect(!kept.isStored && kept.uploaded == 2 * HTTPSourceBlobs.pieceBytes)
+            await #expect(throws: StoreError.self) { _ = try await tablet.store.readBlob(photo.hash, of: "inbox", from: 0, maxBytes: 1) }
+            let counting = BreakingBlobSource(base: source, failAfter: nil)
+            #expect(try await tablet.fetchBlob(photo, from: counting).isStored)
+            #expect(counting.read.withLock { $0 } == jpeg.count - kept.uploaded)
+            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: tablet.store) == jpeg)
+        }
+    }
+
     /// An upload whose every byte came but whose server stopped before it ended it (the read-back
     /// for the hash, cut off) is ended by the next push, which sends its last part again.
     @Test func anUploadWithEveryByteButNoEndIsEndedByTheNextPush() async throws {
@@ -231,17 +256,29 @@ struct OnePiece: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes) }
 }
 
-/// A source whose blob uploads break after `failAfter` bytes (a connection lost halfway), and
-/// that counts the bytes they were given.
+/// A source whose blob uploads break after `failAfter` bytes, and whose reads of blobs after
+/// `readsBeforeFailing` reads (a connection lost halfway); it counts the bytes uploads were given
+/// and reads got.
 struct BreakingBlobSource: _ForwardingSource {
     struct Broke: Error {}
     let base: any ListSource
     let failAfter: Int?
+    let readsBeforeFailing: Int?
     let sent = Locked(0)
+    let read = Locked(0)
+    private let reads = Locked(0)
 
-    init(base: any ListSource, failAfter: Int?) {
+    init(base: any ListSource, failAfter: Int?, readsBeforeFailing: Int? = nil) {
         self.base = base
         self.failAfter = failAfter
+        self.readsBeforeFailing = readsBeforeFailing
+    }
+
+    func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
+        if let readsBeforeFailing, reads.withLock({ $0 += 1; return $0 }) > readsBeforeFailing { throw Broke() }
+        let bytes = try await base.readBlob(hash, of: list, from: offset, maxBytes: maxBytes)
+        read.withLock { $0 += bytes.count }
+        return bytes
     }
 
     func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
