@@ -139,7 +139,7 @@ struct BlobTransferScenario {
     /// nginx serving `directory/www` with WebDAV's PUT, in the foreground; and its port.
     static func startNginx(_ nginx: String, in directory: String) throws -> (process: Process, port: Int) {
         for sub in ["", "/www", "/tmp", "/logs"] { try FileManager.default.createDirectory(atPath: directory + sub, withIntermediateDirectories: true) }
-        let port = try freePort()
+        let port = CachedFollowersScenario.freePort()
         // As root, nginx's worker would run as nobody, who may not write the temporary directory.
         let user = geteuid() == 0 ? "user root;" : ""
         let config = """
@@ -167,39 +167,9 @@ struct BlobTransferScenario {
         process.arguments = ["-p", directory, "-c", directory + "/nginx.conf"]
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Ready once it accepts a connection.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if canConnect(port) { return (process, port) }
-            usleep(20_000)
-        }
+        if CachedFollowersScenario.waitForPort(port, seconds: 30) { return (process, port) }
         process.terminate()
         throw ScenarioFailure(scenario: name, message: "nginx did not start (see \(directory)/logs/error.log)")
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw ScenarioFailure(scenario: name, message: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func canConnect(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 } }
     }
 
     // MARK: - The client processes
