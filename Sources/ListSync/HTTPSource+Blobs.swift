@@ -2,10 +2,15 @@ import Foundation
 import ListStore
 import ListStoreWire
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// A list's blobs over HTTP (`/v1/lists/{list}/blobs/{blob}`), a piece at a time both ways: a
-/// download is a series of `Range` requests, an upload a series of `PUT`s of parts with
-/// `Content-Range`, so that neither side holds more than a piece of a blob, and each request that
-/// fails costs at most its piece.
+/// download is a series of `Range` requests of 4 MiB; an upload is one `PUT` whose body streams
+/// (off Apple platforms, through AsyncHTTPClient), or a series of `PUT`s of 4 MiB parts with
+/// `Content-Range` (on Apple platforms, whose URLSession takes a body whole), so that neither side
+/// holds more than a piece of a blob, and an upload cut off resumes after the parts that came.
 extension HTTPSource {
     /// The most bytes one upload request sends: a multiple of the store's part size, so that every
     /// request but the last leaves whole parts on the server.
@@ -51,6 +56,55 @@ extension HTTPSource {
     public func storeBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int) async throws
         -> BlobStatus where Bytes.Element == [UInt8]
     {
+        #if canImport(Darwin)
+        return try await storeBlobInParts(reference, to: list, from: bytes, startingAt: offset)
+        #else
+        if uploadsBlobsInParts { return try await storeBlobInParts(reference, to: list, from: bytes, startingAt: offset) }
+        return try await streamBlob(reference, to: list, from: bytes, startingAt: offset)
+        #endif
+    }
+
+    #if !canImport(Darwin)
+    /// The rest of a blob, from `offset`, in one `PUT` whose body streams (`Content-Range` when it
+    /// does not start at byte 0). Bytes that end early fail the request: the server keeps the
+    /// whole parts that came, and the status it then gives is returned (see `storeBlob`).
+    private func streamBlob<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int)
+        async throws -> BlobStatus where Bytes.Element == [UInt8]
+    {
+        let (target, size) = (path(list, "blobs", reference.id), reference.size)
+        guard (0...size).contains(offset), offset < size || size == 0 else {
+            return try await blob(reference.hash, of: list) ?? BlobStatus(hash: reference.hash, size: size, uploaded: 0, isStored: false)
+        }
+        var (request, what) = try request("PUT", target, query: "", token: try await bearer(refresh: false))
+        request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+        if offset > 0 { request.setValue("bytes \(offset)-\(size - 1)/\(size)", forHTTPHeaderField: "Content-Range") }
+        let counted = _CountedPieces(bytes: bytes, count: size - offset, what: reference.id)
+        let (http, answer): (HTTPURLResponse, Data)
+        do {
+            (http, answer) = try await _NIOHTTPClient.upload(
+                request, length: size - offset, pieces: counted, maxBytes: maxAnswerBytes, authorities: certificateAuthorities)
+        } catch let error as _CountedPieces<Bytes>.EndedEarly {
+            _ = error
+            // An upload in parts: the server keeps what came whole.
+            return try await blob(reference.hash, of: list) ?? BlobStatus(hash: reference.hash, size: size, uploaded: 0, isStored: false)
+        } catch let error as StoreError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw SyncError.transport("\(what): \(error)", transient: true)
+        }
+        let body = [UInt8](answer)
+        guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: body, what: what) }
+        return try decode(body, WireDocument.decodeBlobStatus)
+    }
+    #endif
+
+    /// The rest of a blob, from `offset`, in `PUT`s of 4 MiB parts with `Content-Range`, each
+    /// answered with where the upload stands.
+    private func storeBlobInParts<Bytes: AsyncSequence>(_ reference: BlobReference, to list: String, from bytes: Bytes, startingAt offset: Int)
+        async throws -> BlobStatus where Bytes.Element == [UInt8]
+    {
         let (target, size, pieceBytes) = (path(list, "blobs", reference.id), reference.size, Self.blobPieceBytes)
         // `buffer` holds the bytes from `start` that the server may not have yet; `skip`, how many
         // of those to come it has already.
@@ -87,4 +141,35 @@ extension HTTPSource {
         if let status { return status }
         return try await blob(reference.hash, of: list) ?? BlobStatus(hash: reference.hash, size: size, uploaded: 0, isStored: false)
     }
+}
+
+/// The pieces of `bytes` up to `count` bytes: more is not the blob's (`StoreError.invalidArgument`),
+/// fewer ends the upload early (`EndedEarly`, which fails its request).
+struct _CountedPieces<Bytes: AsyncSequence>: AsyncSequence where Bytes.Element == [UInt8] {
+    typealias Element = [UInt8]
+    struct EndedEarly: Error {}
+    let bytes: Bytes
+    let count: Int
+    let what: String
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Bytes.AsyncIterator
+        let count: Int
+        let what: String
+        var given = 0
+
+        mutating func next() async throws -> [UInt8]? {
+            guard let piece = try await base.next() else {
+                if given < count { throw EndedEarly() }
+                return nil
+            }
+            given += piece.count
+            guard given <= count else {
+                throw StoreError(.invalidArgument, "blob \(what) has fewer bytes than came: they are not its bytes, and nothing of them was kept")
+            }
+            return piece
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: bytes.makeAsyncIterator(), count: count, what: what) }
 }

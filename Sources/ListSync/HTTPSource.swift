@@ -67,6 +67,11 @@ public struct HTTPSource: ListSource {
     /// the system's (`nil`: the system's); see `CertificateAuthorities`.
     public var certificateAuthorities: CertificateAuthorities?
 
+    /// Whether blob uploads go in parts of 4 MiB, a request each, as on Apple platforms (see
+    /// `storeBlob`), rather than in one request whose body streams: for tests of that path off
+    /// Apple platforms.
+    package var uploadsBlobsInParts = false
+
     /// The default `maxAnswerBytes`: 64 MiB on iOS, tvOS, watchOS and visionOS, whose apps are
     /// stopped long before a larger answer fits; 512 MiB elsewhere.
     #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)

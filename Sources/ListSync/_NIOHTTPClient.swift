@@ -63,27 +63,143 @@ enum _NIOHTTPClient {
         async throws -> (HTTPURLResponse, Data)
     {
         let client = client(for: authorities, streams: transfer.isEventStream)
-        let idle = Duration.milliseconds(Int64(request.timeoutInterval * 1000))
         let lastActivity = _Locked(ContinuousClock.now)
-        let end = deadline.map { ContinuousClock.now + $0 }
         do {
             return try await withThrowingTaskGroup(of: (HTTPURLResponse, Data).self) { group in
                 group.addTask { try await exchange(transfer, request, client: client, lastActivity: lastActivity) }
-                // The deadline, and the silence that fails a request: it sleeps until the earlier
-                // of the two, and looks again.
-                group.addTask {
-                    while true {
-                        let silentUntil = lastActivity.withLock { $0 } + idle
-                        if let end, ContinuousClock.now >= end { throw _HTTPTransfer.Stop.deadline }
-                        if ContinuousClock.now >= silentUntil { throw URLError(.timedOut) }
-                        try await Task.sleep(until: min(silentUntil, end ?? silentUntil) + .milliseconds(1), clock: .continuous)
-                    }
-                }
+                group.addTask { try await watch(request, lastActivity: lastActivity, end: deadline.map { ContinuousClock.now + $0 }) }
                 defer { group.cancelAll() }
                 return try await group.next()!
             }
         } catch {
             throw transportError(error)
+        }
+    }
+
+    /// Fails (never returns) once `end` is past, or nothing went or came for the request's
+    /// `timeoutInterval` since `lastActivity`: it sleeps until the earlier of the two, and looks again.
+    private static func watch(_ request: URLRequest, lastActivity: _Locked<ContinuousClock.Instant>, end: ContinuousClock.Instant?) async throws
+        -> (HTTPURLResponse, Data)
+    {
+        let idle = Duration.milliseconds(Int64(request.timeoutInterval * 1000))
+        while true {
+            let silentUntil = lastActivity.withLock { $0 } + idle
+            if let end, ContinuousClock.now >= end { throw _HTTPTransfer.Stop.deadline }
+            if ContinuousClock.now >= silentUntil { throw URLError(.timedOut) }
+            try await Task.sleep(until: min(silentUntil, end ?? silentUntil) + .milliseconds(1), clock: .continuous)
+        }
+    }
+
+    /// Sends `request` (its method, URL and headers) with a body of `length` bytes that `pieces`
+    /// gives, each piece asked for once the connection has taken the one before (two at most in
+    /// hand): the body streams, and nothing holds the whole of it. Returns the answer, its body
+    /// collected up to `maxBytes`. No redirect is followed: the body went. An answer that comes
+    /// before the body is all sent (the server had what it needed) ends the sending.
+    /// - Throws: as `run`; `_HTTPTransfer.Stop.tooLarge` for a larger answer; what `pieces` throws.
+    static func upload<Pieces: AsyncSequence>(
+        _ request: URLRequest, length: Int, pieces: Pieces, maxBytes: Int, authorities: HTTPSource.CertificateAuthorities?
+    ) async throws -> (HTTPURLResponse, Data) where Pieces.Element == [UInt8] {
+        guard let url = request.url else { throw URLError(.badURL) }
+        let client = client(for: authorities, streams: false)
+        let lastActivity = _Locked(ContinuousClock.now)
+        let demand = _Demand()
+        let body = NIOThrowingAsyncSequenceProducer.makeSequence(
+            elementType: ByteBuffer.self, backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(lowWatermark: 1, highWatermark: 2),
+            finishOnDeinit: false, delegate: demand)
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.httpMethod ?? "PUT")
+        for (name, value) in request.allHTTPHeaderFields ?? [:] { outgoing.headers.add(name: name, value: value) }
+        outgoing.body = .stream(body.sequence, length: .known(Int64(length)))
+        let sent = outgoing
+        do {
+            return try await withThrowingTaskGroup(of: (HTTPURLResponse, Data)?.self) { group in
+                group.addTask {
+                    let response = try await client.execute(sent, deadline: .distantFuture)
+                    lastActivity.withLock { $0 = .now }
+                    var data = Data()
+                    for try await buffer in response.body {
+                        lastActivity.withLock { $0 = .now }
+                        guard data.count + buffer.readableBytes <= maxBytes else { throw _HTTPTransfer.Stop.tooLarge }
+                        data.append(contentsOf: buffer.readableBytesView)
+                    }
+                    let fields = Dictionary(response.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { "\($0), \($1)" })
+                    guard let http = HTTPURLResponse(url: url, statusCode: Int(response.status.code), httpVersion: nil, headerFields: fields) else {
+                        throw URLError(.badServerResponse)
+                    }
+                    return (http, data)
+                }
+                group.addTask { try await watch(request, lastActivity: lastActivity, end: nil) }
+                defer { group.cancelAll() }
+                // The body, a piece at a time, here: `pieces` stays with the task that gave it.
+                do {
+                    sending: for try await piece in pieces {
+                        lastActivity.withLock { $0 = .now }
+                        switch body.source.yield(ByteBuffer(bytes: piece)) {
+                        case .produceMore: continue
+                        case .stopProducing: if try await !demand.wait() { break sending }
+                        case .dropped: break sending
+                        }
+                    }
+                    body.source.finish()
+                } catch {
+                    body.source.finish(error)
+                    throw _PiecesFailed(error: error)
+                }
+                while let answer = try await group.next() {
+                    if let answer { return answer }
+                }
+                throw URLError(.badServerResponse)
+            }
+        } catch let failed as _PiecesFailed {
+            throw failed.error
+        } catch {
+            throw transportError(error)
+        }
+    }
+
+    /// What the pieces of an upload's body threw: theirs to tell, not the transport's.
+    private struct _PiecesFailed: Error {
+        let error: any Error
+    }
+
+    /// When the connection takes more of an upload's body: the delegate of its producer.
+    private final class _Demand: NIOAsyncSequenceProducerDelegate, Sendable {
+        private struct State {
+            var more = false
+            var ended = false
+            var waiting: CheckedContinuation<Bool, Never>?
+        }
+        private let state = _Locked(State())
+
+        func produceMore() { resume(more: true) }
+
+        func didTerminate() { resume(more: false) }
+
+        /// Waits until the connection takes more (`true`) or the body ended (`false`).
+        func wait() async throws -> Bool {
+            let more = await withCheckedContinuation { continuation in
+                let ready: Bool? = state.withLock { state in
+                    if state.ended { return false }
+                    if state.more {
+                        state.more = false
+                        return true
+                    }
+                    state.waiting = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+            try Task.checkCancellation()
+            return more
+        }
+
+        private func resume(more: Bool) {
+            let waiting = state.withLock { state in
+                defer { state.waiting = nil }
+                if !more { state.ended = true } else if state.waiting == nil { state.more = true }
+                return state.waiting
+            }
+            waiting?.resume(returning: more)
         }
     }
 

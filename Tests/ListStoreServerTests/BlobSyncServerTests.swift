@@ -67,13 +67,17 @@ import Testing
     }
 
     /// A push whose blob upload breaks halfway leaves the change pending and the parts sent on
-    /// the server; the next sync resumes the upload where it stopped, and lands the change.
-    @Test func aPushWhoseUploadBreaksStaysPendingAndResumes() async throws {
+    /// the server; the next sync resumes the upload where it stopped, and lands the change. In
+    /// parts (as on Apple platforms) the parts kept are those answered; streamed, those the server
+    /// got whole before the connection broke.
+    @Test(arguments: [true, false])
+    func aPushWhoseUploadBreaksStaysPendingAndResumes(inParts: Bool) async throws {
         let directory = try TemporaryDirectory()
         let server = try Store(path: directory.file("s.liststore"))
         try await server.commit(Self.emptyList, to: "inbox")
         try await ServerHarness.with(server) { harness in
-            let source = try harness.source()
+            var source = try harness.source()
+            source.uploadsBlobsInParts = inParts
             let phone = Replica(store: InMemoryStore(), list: "inbox")
             try await phone.pull(from: source)
             let (photo, jpeg) = Self.photo(10 * _BlobParts.partSize + 5, seed: 2)
@@ -81,18 +85,52 @@ import Testing
             try await phone.edit { try $0.append(Self.element("dunes", photo), toSection: ExactString("s")) }
 
             let breaking = BreakingBlobSource(base: source, failAfter: 6 * _BlobParts.partSize)
-            await #expect(throws: BreakingBlobSource.Broke.self) { try await phone.push(to: breaking) }
+            await #expect(throws: (any Error).self) { try await phone.push(to: breaking) }
             #expect(try await phone.status()?.pending == 1)
             #expect(try await server.snapshot(of: "inbox").sections[0].elements.isEmpty)
-            let kept = try #require(try await source.blob(photo.hash, of: "inbox"))
-            #expect(!kept.isStored && kept.uploaded == HTTPSourceBlobs.pieceBytes)
+            if inParts {
+                let kept = try #require(try await source.blob(photo.hash, of: "inbox"))
+                #expect(!kept.isStored && kept.uploaded == HTTPSourceBlobs.pieceBytes)
+            }
 
             let counting = BreakingBlobSource(base: source, failAfter: nil)
             #expect(try await phone.sync(with: counting).push.pushed == 1)
-            #expect(counting.sent.withLock { $0 } == jpeg.count - kept.uploaded)
+            if inParts { #expect(counting.sent.withLock { $0 } == jpeg.count - HTTPSourceBlobs.pieceBytes) }
             #expect(try await server.snapshot(of: "inbox").sections[0].elements.map(\.id) == ["dunes"])
             #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
             #expect(try await phone.status()?.pending == 0)
+        }
+    }
+
+    /// A streamed upload resumes an upload another request left (here, parts of 3 MiB): it sends
+    /// only the rest, in one request.
+    @Test func aStreamedUploadSendsOnlyTheRest() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Store(path: directory.file("s.liststore"))
+        try await server.commit(Self.emptyList, to: "inbox")
+        try await ServerHarness.with(server) { harness in
+            let (photo, jpeg) = Self.photo(7 * _BlobParts.partSize + 11, seed: 12)
+            let first = 3 * _BlobParts.partSize
+            let part = try await harness.request(
+                BlobRouteTests.path("inbox", photo), method: "PUT", bytes: Array(jpeg[..<first]),
+                headers: ["Content-Range": "bytes 0-\(first - 1)/\(jpeg.count)"])
+            #expect(part.status == 200)
+            let source = try harness.source()
+            let status = try #require(try await source.blob(photo.hash, of: "inbox"))
+            #expect(status.uploaded == first && !status.isStored)
+            let counting = BreakingBlobSource(base: source, failAfter: nil)
+            let rest = _BlobPieces(range: first..<jpeg.count) { offset, count in Array(jpeg[offset..<min(jpeg.count, offset + count)]) }
+            #expect(try await counting.storeBlob(photo, to: "inbox", from: rest, startingAt: first).isStored)
+            #expect(counting.sent.withLock { $0 } == jpeg.count - first)
+            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
+            // Bytes that end early: the whole parts that came stay, and the status says so.
+            let (other, bytes) = Self.photo(5 * _BlobParts.partSize, seed: 13)
+            let short = try await source.storeBlob(other, to: "inbox", from: OnePiece(bytes: Array(bytes[..<(2 * _BlobParts.partSize + 10)])), startingAt: 0)
+            #expect(!short.isStored && short.uploaded <= 2 * _BlobParts.partSize)
+            // More bytes than the size: refused, nothing kept of them.
+            await #expect { try await source.storeBlob(other, to: "inbox", from: OnePiece(bytes: bytes + [1]), startingAt: 0) } throws: {
+                ($0 as? StoreError)?.code == .invalidArgument
+            }
         }
     }
 
