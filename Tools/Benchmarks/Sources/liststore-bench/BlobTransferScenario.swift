@@ -18,7 +18,7 @@ import ListSync
 /// process of its own (http-followers' server mode). Ours, in a client process of its own
 /// (`--blob-transfer-client`), does what `liststore blob put` and `blob get --from` do: each file
 /// read a MiB at a time to hash it (a content's reference needs the hash), then read again and
-/// uploaded with `HTTPSource.storeBlob` (PUTs of 4 MiB parts), then downloaded with
+/// uploaded with `HTTPSource.storeBlob` (one PUT whose body streams), then downloaded with
 /// `HTTPSource.readBlob` (GETs of 4 MiB ranges) into a new file, hashed as it comes to check it. The
 /// baseline, in a process of its own (`--blob-transfer-baseline`): one `curl -T` putting the files
 /// on nginx (`dav_methods PUT`, one worker, no access log), then one `curl` getting them into new
