@@ -75,6 +75,9 @@ extension HTTPSource {
         guard (0...size).contains(offset), offset < size || size == 0 else {
             return try await blob(reference.hash, of: list) ?? BlobStatus(hash: reference.hash, size: size, uploaded: 0, isStored: false)
         }
+        // Where the upload stands first: a request that may be sent again, so a refused token is
+        // asked for anew before the body goes (which cannot be sent twice).
+        if let status = try await blob(reference.hash, of: list), status.isStored { return status }
         var (request, what) = try request("PUT", target, query: "", token: try await bearer(refresh: false))
         request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         if offset > 0 { request.setValue("bytes \(offset)-\(size - 1)/\(size)", forHTTPHeaderField: "Content-Range") }
@@ -83,16 +86,12 @@ extension HTTPSource {
         do {
             (http, answer) = try await _NIOHTTPClient.upload(
                 request, length: size - offset, pieces: counted, maxBytes: maxAnswerBytes, authorities: certificateAuthorities)
-        } catch let error as _CountedPieces<Bytes>.EndedEarly {
-            _ = error
+        } catch let failed as _NIOHTTPClient.PiecesFailed {
+            guard failed.error is _CountedPieces<Bytes>.EndedEarly else { throw failed.error }
             // An upload in parts: the server keeps what came whole.
             return try await blob(reference.hash, of: list) ?? BlobStatus(hash: reference.hash, size: size, uploaded: 0, isStored: false)
-        } catch let error as StoreError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
         } catch {
-            throw SyncError.transport("\(what): \(error)", transient: true)
+            throw transferFailure(error, what: what, deadline: nil)
         }
         let body = [UInt8](answer)
         guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: body, what: what) }

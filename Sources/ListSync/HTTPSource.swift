@@ -314,27 +314,33 @@ public struct HTTPSource: ListSource {
             let (http, data) = try await _NIOHTTPClient.run(transfer, request, authorities: certificateAuthorities, deadline: deadline)
             #endif
             return (http, [UInt8](data))
-        } catch let stop as _HTTPTransfer.Stop {
-            switch stop {
-            case .tooLarge:
-                throw SyncError.transport("\(what): the answer is larger than the \(Self.size(maxAnswerBytes)) this client accepts; not read further")
-            case .deadline:
-                throw SyncError.transport("\(what): no complete answer within \(Self.secondsText(deadline ?? .zero))", transient: true)
-            case .redirectElsewhere(let elsewhere):
-                throw SyncError.transport("\(what): redirected to another origin (\(elsewhere)); not followed (only \(serverOrigin) gets the token)")
-            case .tooManyRedirects:
-                throw SyncError.transport("\(what): redirected more than \(_HTTPTransfer.maxRedirects) times; not followed further")
-            case .refused(let failure as StreamedArrayReader.Failure) where failure.elementTooLarge:
-                throw SyncError.transport("\(what): \(failure.description); not read further")
-            case .refused(let why):
-                throw SyncError.transport("\(url.absoluteString) answered a document this client cannot read: \(why); not read further")
-            }
-        } catch is CancellationError {
-            throw CancellationError()
         } catch {
-            if Task.isCancelled { throw CancellationError() }
+            throw transferFailure(error, what: what, deadline: deadline)
+        }
+    }
+
+    /// What a request's failure (`error`) is for the caller: `CancellationError` when cancelled;
+    /// otherwise `SyncError.transport`, transient or not as what went wrong says.
+    func transferFailure(_ error: any Error, what: String, deadline: Duration?) -> any Error {
+        switch error {
+        case _HTTPTransfer.Stop.tooLarge:
+            return SyncError.transport("\(what): the answer is larger than the \(Self.size(maxAnswerBytes)) this client accepts; not read further")
+        case _HTTPTransfer.Stop.deadline:
+            return SyncError.transport("\(what): no complete answer within \(Self.secondsText(deadline ?? .zero))", transient: true)
+        case _HTTPTransfer.Stop.redirectElsewhere(let elsewhere):
+            return SyncError.transport("\(what): redirected to another origin (\(elsewhere)); not followed (only \(serverOrigin) gets the token)")
+        case _HTTPTransfer.Stop.tooManyRedirects:
+            return SyncError.transport("\(what): redirected more than \(_HTTPTransfer.maxRedirects) times; not followed further")
+        case _HTTPTransfer.Stop.refused(let failure as StreamedArrayReader.Failure) where failure.elementTooLarge:
+            return SyncError.transport("\(what): \(failure.description); not read further")
+        case _HTTPTransfer.Stop.refused(let why):
+            return SyncError.transport("\(url.absoluteString) answered a document this client cannot read: \(why); not read further")
+        case is CancellationError:
+            return CancellationError()
+        default:
+            if Task.isCancelled { return CancellationError() }
             let (description, transient) = Self.describe(error)
-            throw SyncError.transport("\(what): \(description)", transient: transient)
+            return SyncError.transport("\(what): \(description)", transient: transient)
         }
     }
 

@@ -95,14 +95,16 @@ enum _NIOHTTPClient {
     /// hand): the body streams, and nothing holds the whole of it. Returns the answer, its body
     /// collected up to `maxBytes`. No redirect is followed: the body went. An answer that comes
     /// before the body is all sent (the server had what it needed) ends the sending.
-    /// - Throws: as `run`; `_HTTPTransfer.Stop.tooLarge` for a larger answer; what `pieces` throws.
+    /// - Throws: as `run`; `_HTTPTransfer.Stop.tooLarge` for a larger answer; `PiecesFailed` with what
+    ///   `pieces` throws.
     static func upload<Pieces: AsyncSequence>(
         _ request: URLRequest, length: Int, pieces: Pieces, maxBytes: Int, authorities: HTTPSource.CertificateAuthorities?
     ) async throws -> (HTTPURLResponse, Data) where Pieces.Element == [UInt8] {
         guard let url = request.url else { throw URLError(.badURL) }
         let client = client(for: authorities, streams: false)
         let lastActivity = _Locked(ContinuousClock.now)
-        let demand = _Demand()
+        // The connection taking more of the body is activity too.
+        let demand = _Demand(lastActivity: lastActivity)
         let body = NIOThrowingAsyncSequenceProducer.makeSequence(
             elementType: ByteBuffer.self, backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(lowWatermark: 1, highWatermark: 2),
             finishOnDeinit: false, delegate: demand)
@@ -114,6 +116,10 @@ enum _NIOHTTPClient {
         do {
             return try await withThrowingTaskGroup(of: (HTTPURLResponse, Data)?.self) { group in
                 group.addTask {
+                    // However the request ends, the body waits no more: an answer that comes before
+                    // the body is all sent (a refusal, or a blob the list has), or a failure before
+                    // the connection took any of it.
+                    defer { demand.end() }
                     let response = try await client.execute(sent, deadline: .distantFuture)
                     lastActivity.withLock { $0 = .now }
                     var data = Data()
@@ -128,13 +134,18 @@ enum _NIOHTTPClient {
                     }
                     return (http, data)
                 }
-                group.addTask { try await watch(request, lastActivity: lastActivity, end: nil) }
+                group.addTask {
+                    defer { demand.end() }
+                    return try await watch(request, lastActivity: lastActivity, end: nil)
+                }
                 defer { group.cancelAll() }
                 // The body, a piece at a time, here: `pieces` stays with the task that gave it.
                 do {
                     sending: for try await piece in pieces {
                         lastActivity.withLock { $0 = .now }
-                        switch body.source.yield(ByteBuffer(bytes: piece)) {
+                        // In slices of 64 KiB, so that a slow connection shows its progress often.
+                        let slices = stride(from: 0, to: piece.count, by: 64 << 10).map { ByteBuffer(bytes: piece[$0..<min(piece.count, $0 + (64 << 10))]) }
+                        switch body.source.yield(contentsOf: slices) {
                         case .produceMore: continue
                         case .stopProducing: if try await !demand.wait() { break sending }
                         case .dropped: break sending
@@ -143,26 +154,27 @@ enum _NIOHTTPClient {
                     body.source.finish()
                 } catch {
                     body.source.finish(error)
-                    throw _PiecesFailed(error: error)
+                    throw PiecesFailed(error: error)
                 }
                 while let answer = try await group.next() {
                     if let answer { return answer }
                 }
                 throw URLError(.badServerResponse)
             }
-        } catch let failed as _PiecesFailed {
-            throw failed.error
+        } catch let failed as PiecesFailed {
+            throw failed
         } catch {
             throw transportError(error)
         }
     }
 
-    /// What the pieces of an upload's body threw: theirs to tell, not the transport's.
-    private struct _PiecesFailed: Error {
+    /// What the pieces of an upload's body threw (`error`): theirs to tell, not the transport's.
+    struct PiecesFailed: Error {
         let error: any Error
     }
 
-    /// When the connection takes more of an upload's body: the delegate of its producer.
+    /// When the connection takes more of an upload's body: the delegate of its producer, and
+    /// what ends the sending when the request ends first.
     private final class _Demand: NIOAsyncSequenceProducerDelegate, Sendable {
         private struct State {
             var more = false
@@ -170,24 +182,38 @@ enum _NIOHTTPClient {
             var waiting: CheckedContinuation<Bool, Never>?
         }
         private let state = _Locked(State())
+        private let lastActivity: _Locked<ContinuousClock.Instant>
 
-        func produceMore() { resume(more: true) }
+        init(lastActivity: _Locked<ContinuousClock.Instant>) { self.lastActivity = lastActivity }
 
-        func didTerminate() { resume(more: false) }
+        func produceMore() {
+            lastActivity.withLock { $0 = .now }
+            resume(more: true)
+        }
 
-        /// Waits until the connection takes more (`true`) or the body ended (`false`).
+        func didTerminate() { end() }
+
+        /// The body is to be sent no further: the request ended, or the wait for it was given up.
+        func end() { resume(more: false) }
+
+        /// Waits until the connection takes more (`true`) or the body is to be sent no further
+        /// (`false`), which the calling task's cancellation also says.
         func wait() async throws -> Bool {
-            let more = await withCheckedContinuation { continuation in
-                let ready: Bool? = state.withLock { state in
-                    if state.ended { return false }
-                    if state.more {
-                        state.more = false
-                        return true
+            let more = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let ready: Bool? = state.withLock { state in
+                        if state.ended { return false }
+                        if state.more {
+                            state.more = false
+                            return true
+                        }
+                        state.waiting = continuation
+                        return nil
                     }
-                    state.waiting = continuation
-                    return nil
+                    if let ready { continuation.resume(returning: ready) }
                 }
-                if let ready { continuation.resume(returning: ready) }
+            } onCancel: {
+                end()
             }
             try Task.checkCancellation()
             return more

@@ -85,7 +85,7 @@ import Testing
             try await phone.edit { try $0.append(Self.element("dunes", photo), toSection: ExactString("s")) }
 
             let breaking = BreakingBlobSource(base: source, failAfter: 6 * _BlobParts.partSize)
-            await #expect(throws: (any Error).self) { try await phone.push(to: breaking) }
+            await #expect(throws: BreakingBlobSource.Broke.self) { try await phone.push(to: breaking) }
             #expect(try await phone.status()?.pending == 1)
             #expect(try await server.snapshot(of: "inbox").sections[0].elements.isEmpty)
             if inParts {
