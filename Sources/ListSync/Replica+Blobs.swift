@@ -15,7 +15,7 @@ extension Replica {
     /// try await replica.fetchBlob(photo, from: source) { received, size in print("\(received) of \(size)") }
     /// let jpeg = try await replica.store.readBlob(photo.hash, of: replica.list, from: 0, maxBytes: photo.size)
     /// ```
-    /// - Returns: the blob's status in the replica (``BlobStatus/isStored``).
+    /// - Returns: the blob's status in the replica (`BlobStatus.isStored`).
     /// - Throws: `SyncError.refused` when the list follows no source or `source` is not its own;
     ///   `StoreError.missingBlob` when the source's list does not have the blob's bytes;
     ///   `StoreError.invalidArgument` when the bytes are not the reference's (nothing of them is
