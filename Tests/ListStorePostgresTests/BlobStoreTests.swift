@@ -34,16 +34,6 @@ import Testing
         }
     }
 
-    /// Reads blob `hash` of `list` whole, in reads of `step` bytes.
-    static func read(_ hash: ContentHash, of list: String, in store: any ListStoreEngine, step: Int) async throws -> [UInt8] {
-        var bytes = [UInt8]()
-        while true {
-            let piece = try await store.readBlob(hash, of: list, from: bytes.count, maxBytes: step)
-            bytes += piece
-            if piece.count < step { return bytes }
-        }
-    }
-
     static func refuses(_ code: StoreError.Code, _ words: String, _ body: () async throws -> Void) async {
         await #expect {
             try await body()
@@ -66,7 +56,7 @@ import Testing
                 #expect(status == BlobStatus(hash: reference.hash, size: size, uploaded: size, isStored: true))
                 #expect(try await store.blob(reference.hash, of: "a") == status)
                 for step in [size <= 1000 ? 7 : 100_003, Self.part / 3, Self.part, 16 << 20] {
-                    #expect(try await Self.read(reference.hash, of: "a", in: store, step: step) == bytes, "\(size) in reads of \(step)")
+                    #expect(try await readWholeBlob(reference.hash, of: "a", in: store, step: step) == bytes, "\(size) in reads of \(step)")
                 }
                 #expect(try await store.readBlob(reference.hash, of: "a", from: size / 2, maxBytes: 5) == Array(bytes[(size / 2)..<min(size, size / 2 + 5)]))
                 await Self.refuses(.invalidArgument, "no byte \(size + 1)") {
@@ -79,7 +69,7 @@ import Testing
                     _ = try await store.readBlob(reference.hash, of: "b", from: 0, maxBytes: 5)
                 }
                 try await store.storeBlob(reference, to: "b", bytes: bytes)
-                #expect(try await Self.read(reference.hash, of: "b", in: store, step: Self.part) == bytes)
+                #expect(try await readWholeBlob(reference.hash, of: "b", in: store, step: Self.part) == bytes)
                 // Uploading again is answered at once.
                 #expect(try await store.storeBlob(reference, to: "b", from: Self.pieces([], seed: 0), startingAt: 0) == status)
             }
@@ -114,7 +104,7 @@ import Testing
             }
             // The right bytes land, after all of that.
             try await store.storeBlob(reference, to: "a", bytes: bytes)
-            #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part) == bytes)
+            #expect(try await readWholeBlob(reference.hash, of: "a", in: store, step: Self.part) == bytes)
             // Wrong bytes for a blob the store has leave it as it was.
             try await store.commit(linearList(1), to: "b", expectedVersion: nil, author: nil, message: nil)
             await Self.refuses(.invalidArgument, "from byte \(Self.part) are not those of blob \(reference.id)") {
@@ -125,7 +115,7 @@ import Testing
                 try await store.storeBlob(small, to: "b", bytes: [1, 2, 3, 4])
             }
             #expect(try await store.blob(reference.hash, of: "b") == nil)
-            #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part) == bytes)
+            #expect(try await readWholeBlob(reference.hash, of: "a", in: store, step: Self.part) == bytes)
         }
     }
 
@@ -158,7 +148,7 @@ import Testing
             let resumeAt = Self.part + 12_345
             let status = try await store.storeBlob(reference, to: "a", from: Self.pieces(Array(bytes[resumeAt...]), seed: 6), startingAt: resumeAt)
             #expect(status.isStored)
-            #expect(try await Self.read(reference.hash, of: "a", in: store, step: Self.part / 2) == bytes)
+            #expect(try await readWholeBlob(reference.hash, of: "a", in: store, step: Self.part / 2) == bytes)
         }
     }
 
@@ -181,7 +171,7 @@ import Testing
                 _ = try await store.storeBlob(reference, to: "m", from: Self.pieces([], seed: 14), startingAt: 2 * Self.part)
             }
             await Self.refuses(.missingBlob, "has no blob") { _ = try await store.readBlob(reference.hash, of: "m", from: 0, maxBytes: 1) }
-            #expect(try await Self.read(reference.hash, of: "x", in: store, step: Self.part) == bytes)
+            #expect(try await readWholeBlob(reference.hash, of: "x", in: store, step: Self.part) == bytes)
         }
     }
 
@@ -195,7 +185,7 @@ import Testing
             async let a = stores[0].storeBlob(reference, to: "a", from: Self.pieces(bytes, seed: 8), startingAt: 0)
             async let b = stores[1].storeBlob(reference, to: "b", from: Self.pieces(bytes, seed: 9), startingAt: 0)
             #expect(try await [a, b].allSatisfy(\.isStored))
-            for list in ["a", "b"] { #expect(try await Self.read(reference.hash, of: list, in: stores[0], step: 3 * Self.part) == bytes) }
+            for list in ["a", "b"] { #expect(try await readWholeBlob(reference.hash, of: list, in: stores[0], step: 3 * Self.part) == bytes) }
         }
     }
 
@@ -253,7 +243,7 @@ import Testing
                         let stored = try await store.blob(reference.hash, of: list)?.isStored ?? false
                         #expect(stored == has[list]!.contains(k), "round \(round): list \(list), blob \(k)")
                         if stored, round % 10 == 0 || k == 0 {
-                            #expect(try await Self.read(reference.hash, of: list, in: store, step: Self.part) == blobs[k], "round \(round)")
+                            #expect(try await readWholeBlob(reference.hash, of: list, in: store, step: Self.part) == blobs[k], "round \(round)")
                         }
                     }
                 }
@@ -292,7 +282,7 @@ import Testing
             }
             // Deleting one list leaves the other's blob readable.
             try await store.deleteList("a")
-            #expect(try await Self.read(photo.hash, of: "b", in: store, step: 100) == bytes)
+            #expect(try await readWholeBlob(photo.hash, of: "b", in: store, step: 100) == bytes)
             try await store.commit(linearList(1), to: "a", expectedVersion: nil, author: nil, message: nil)
             #expect(try await store.blob(photo.hash, of: "a") == nil)
             #expect(try await store.verify(list: nil, progress: nil).isValid)

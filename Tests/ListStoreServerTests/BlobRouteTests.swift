@@ -112,12 +112,8 @@ import Testing
                     let answer = try await server.request(Self.path("l", blob) + "/upload")
                     return answer.status == 404 ? nil : try WireDocument.decodeBlobStatus(answer.body)
                 }
-                var status = try await upload()
-                while (status?.uploaded ?? 0) < partSize {
-                    try await Task.sleep(for: .milliseconds(20))
-                    status = try await upload()
-                }
-                #expect(status == BlobStatus(hash: blob.hash, size: bytes.count, uploaded: partSize, isStored: false))
+                try await waitUntil("the server kept the first part") { (try await upload()?.uploaded ?? 0) >= partSize }
+                #expect(try await upload() == BlobStatus(hash: blob.hash, size: bytes.count, uploaded: partSize, isStored: false))
                 #expect(try await server.request(Self.path("l", blob)).status == 404)
                 // A resumption past what was sent is refused; one from before it passes over what came.
                 let gap = try await server.request(

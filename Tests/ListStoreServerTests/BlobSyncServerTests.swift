@@ -56,7 +56,7 @@ import Testing
                 let fetched = try await tablet.fetchBlob(shown, from: source) { received, size in heard.add(received, size) }
                 #expect(fetched.isStored)
                 #expect(heard.all.last == [jpeg.count, jpeg.count] && heard.all.count >= 3)
-                #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: tablet.store) == jpeg)
+                #expect(try await readWholeBlob(photo.hash, of: "inbox", in: tablet.store) == jpeg)
                 // Held now: no request.
                 #expect(try await tablet.fetchBlob(shown, from: source) { _, _ in Issue.record("fetched again") }.isStored)
                 for store in [server, tablet.store as any ListStoreEngine, phone.store] {
@@ -97,7 +97,7 @@ import Testing
             #expect(try await phone.sync(with: counting).push.pushed == 1)
             if inParts { #expect(counting.sent.withLock { $0 } == jpeg.count - HTTPSourceBlobs.pieceBytes) }
             #expect(try await server.snapshot(of: "inbox").sections[0].elements.map(\.id) == ["dunes"])
-            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
+            #expect(try await readWholeBlob(photo.hash, of: "inbox", in: server) == jpeg)
             #expect(try await phone.status()?.pending == 0)
         }
     }
@@ -122,13 +122,13 @@ import Testing
             let rest = _BlobPieces(range: first..<jpeg.count) { offset, count in Array(jpeg[offset..<min(jpeg.count, offset + count)]) }
             #expect(try await counting.storeBlob(photo, to: "inbox", from: rest, startingAt: first).isStored)
             #expect(counting.sent.withLock { $0 } == jpeg.count - first)
-            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
+            #expect(try await readWholeBlob(photo.hash, of: "inbox", in: server) == jpeg)
             // Bytes that end early: the whole parts that came stay, and the status says so.
             let (other, bytes) = Self.photo(5 * _BlobParts.partSize, seed: 13)
-            let short = try await source.storeBlob(other, to: "inbox", from: OnePiece(bytes: Array(bytes[..<(2 * _BlobParts.partSize + 10)])), startingAt: 0)
+            let short = try await source.storeBlob(other, to: "inbox", from: _OnePiece(bytes: Array(bytes[..<(2 * _BlobParts.partSize + 10)])), startingAt: 0)
             #expect(!short.isStored && short.uploaded <= 2 * _BlobParts.partSize)
             // More bytes than the size: refused, nothing kept of them.
-            await #expect { try await source.storeBlob(other, to: "inbox", from: OnePiece(bytes: bytes + [1]), startingAt: 0) } throws: {
+            await #expect { try await source.storeBlob(other, to: "inbox", from: _OnePiece(bytes: bytes + [1]), startingAt: 0) } throws: {
                 ($0 as? StoreError)?.code == .invalidArgument
             }
         }
@@ -146,13 +146,13 @@ import Testing
                 let (photo, jpeg) = Self.photo(9 * _BlobParts.partSize + 7, seed: 5)
                 let statuses = try await withThrowingTaskGroup(of: BlobStatus.self) { group in
                     for list in ["inbox", "inbox", "other", "other"] {
-                        group.addTask { try await source.storeBlob(photo, to: list, from: OnePiece(bytes: jpeg), startingAt: 0) }
+                        group.addTask { try await source.storeBlob(photo, to: list, from: _OnePiece(bytes: jpeg), startingAt: 0) }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
                 #expect(statuses.count == 4 && statuses.allSatisfy(\.isStored))
                 for list in ["inbox", "other"] {
-                    #expect(try await BlobStoreReads.all(photo.hash, of: list, in: server) == jpeg)
+                    #expect(try await readWholeBlob(photo.hash, of: list, in: server) == jpeg)
                 }
                 #expect(try await server.verify(list: nil, progress: nil).isValid)
             }
@@ -180,7 +180,7 @@ import Testing
             let counting = BreakingBlobSource(base: source, failAfter: nil)
             #expect(try await tablet.fetchBlob(photo, from: counting).isStored)
             #expect(counting.read.withLock { $0 } == jpeg.count - kept.uploaded)
-            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: tablet.store) == jpeg)
+            #expect(try await readWholeBlob(photo.hash, of: "inbox", in: tablet.store) == jpeg)
         }
     }
 
@@ -208,7 +208,7 @@ import Testing
             try await phone.edit { try $0.append(Self.element("late", photo), toSection: ExactString("s")) }
             #expect(try await phone.push(to: source).pushed == 1)
             #expect(try await server.blob(photo.hash, of: "inbox")?.isStored == true)
-            #expect(try await BlobStoreReads.all(photo.hash, of: "inbox", in: server) == jpeg)
+            #expect(try await readWholeBlob(photo.hash, of: "inbox", in: server) == jpeg)
         }
     }
 
@@ -233,12 +233,12 @@ import Testing
             await #expect { _ = try await source.readBlob(other.hash, of: "inbox", from: 0, maxBytes: 1) } throws: {
                 ($0 as? StoreError)?.code == .missingBlob
             }
-            await #expect { try await source.storeBlob(other, to: "inbox", from: OnePiece(bytes: bytes.reversed()), startingAt: 0) } throws: {
+            await #expect { try await source.storeBlob(other, to: "inbox", from: _OnePiece(bytes: bytes.reversed()), startingAt: 0) } throws: {
                 ($0 as? StoreError)?.code == .invalidArgument
             }
             #expect(try await source.blob(other.hash, of: "inbox") == nil)
             let empty = BlobReference(of: [])
-            #expect(try await source.storeBlob(empty, to: "inbox", from: OnePiece(bytes: []), startingAt: 0).isStored)
+            #expect(try await source.storeBlob(empty, to: "inbox", from: _OnePiece(bytes: []), startingAt: 0).isStored)
             #expect(try await source.readBlob(empty.hash, of: "inbox", from: 0, maxBytes: 10) == [])
         }
     }
@@ -249,49 +249,11 @@ enum HTTPSourceBlobs {
     static let pieceBytes = 4 * _BlobParts.partSize
 }
 
-/// Reads a whole blob from a store.
-enum BlobStoreReads {
-    static func all(_ hash: ContentHash, of list: String, in store: any ListStoreEngine) async throws -> [UInt8] {
-        var bytes = [UInt8]()
-        while true {
-            let piece = try await store.readBlob(hash, of: list, from: bytes.count, maxBytes: 1 << 20)
-            if piece.isEmpty { return bytes }
-            bytes += piece
-        }
-    }
-}
-
-/// A value behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
 /// What a progress callback heard.
 final class Heard: Sendable {
-    private let heard = Locked<[[Int]]>([])
+    private let heard = _Locked<[[Int]]>([])
     func add(_ received: Int, _ size: Int) { heard.withLock { $0.append([received, size]) } }
     var all: [[Int]] { heard.withLock { $0 } }
-}
-
-/// One piece of bytes, as an async sequence.
-struct OnePiece: AsyncSequence, Sendable {
-    typealias Element = [UInt8]
-    let bytes: [UInt8]
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var bytes: [UInt8]?
-        mutating func next() async -> [UInt8]? {
-            defer { bytes = nil }
-            return bytes
-        }
-    }
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes) }
 }
 
 /// A source whose blob uploads break after `failAfter` bytes, and whose reads of blobs after
@@ -302,9 +264,9 @@ struct BreakingBlobSource: _ForwardingSource {
     let base: any ListSource
     let failAfter: Int?
     let readsBeforeFailing: Int?
-    let sent = Locked(0)
-    let read = Locked(0)
-    private let reads = Locked(0)
+    let sent = _Locked(0)
+    let read = _Locked(0)
+    private let reads = _Locked(0)
 
     init(base: any ListSource, failAfter: Int?, readsBeforeFailing: Int? = nil) {
         self.base = base

@@ -59,3 +59,13 @@ public enum StoreFileFaults {
         return [attributes[.systemNumber] as? NSNumber, attributes[.systemFileNumber] as? NSNumber]
     }
 }
+
+/// Reads blob `hash` of `list` whole from `store`, in reads of at most `step` bytes.
+public func readWholeBlob(_ hash: ContentHash, of list: String, in store: any ListStoreEngine, step: Int = 1 << 20) async throws -> [UInt8] {
+    var bytes = [UInt8]()
+    while true {
+        let piece = try await store.readBlob(hash, of: list, from: bytes.count, maxBytes: step)
+        bytes += piece
+        if piece.count < step { return bytes }
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreCore
 import ListStoreTestSupport
 
 #if canImport(Glibc)
@@ -16,8 +17,8 @@ final class CannedHTTPServer: @unchecked Sendable {
     // reached through their locks.
     let port: Int
     private let fd: Int32
-    private let heads = _TestLocked([String]())
-    private let closedByClient = _TestLocked(0)
+    private let heads = _Locked([String]())
+    private let closedByClient = _Locked(0)
     /// Broadcast whenever a request is read or a client goes away (`wait(until:)`).
     private let changed = NSCondition()
 
@@ -176,20 +177,5 @@ final class CannedHTTPServer: @unchecked Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return address
-    }
-}
-
-/// A value behind a lock, for the test servers' threads.
-final class _TestLocked<Value>: @unchecked Sendable {
-    // Safe: `value` is only reached under `lock`.
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

@@ -128,6 +128,10 @@ package struct _OnePiece: AsyncSequence, Sendable {
     package typealias Element = [UInt8]
     let bytes: [UInt8]
 
+    package init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
     package struct AsyncIterator: AsyncIteratorProtocol {
         var bytes: [UInt8]?
         package mutating func next() async -> [UInt8]? {
