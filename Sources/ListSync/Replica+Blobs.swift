@@ -70,21 +70,6 @@ extension Push {
     /// - Throws: `StoreError.invalidSnapshot` for an object with the key `"$blob"` that is not a
     ///   blob reference.
     func blobReferences() throws -> [BlobReference] {
-        var (found, seen) = ([BlobReference](), Set<ContentHash>())
-        func take(_ content: JSONValue) throws {
-            for reference in try BlobReference.references(in: content) where seen.insert(reference.hash).inserted { found.append(reference) }
-        }
-        for intent in intents {
-            switch intent {
-            case .insertSection(_, let content, let elements, _, _):
-                try take(content)
-                for element in elements { try take(element.content) }
-            case .updateSection(_, _, let content), .insertElement(_, let content, _, _, _), .updateElement(_, _, _, let content):
-                try take(content)
-            case .deleteSection, .moveSection, .deleteElement, .moveElement:
-                break
-            }
-        }
-        return found
+        try _BlobMentions.references(in: intents)
     }
 }

@@ -288,4 +288,102 @@ import Testing
             #expect(try await store.verify(list: nil, progress: nil).isValid)
         }
     }
+
+    /// A list whose one section holds `photos`: element `p<k>` refers to blob `photos[k]` (or to
+    /// none, for `nil`).
+    static func album(_ photos: [BlobReference?]) -> [ListSection] {
+        [ListSection(model: ListItem("s"), elements: photos.enumerated().map { k, photo in ListItem(id: "p\(k)", json: photo.map { ["photo": $0.json] } ?? .null) })]
+    }
+
+    /// Pruning releases the blobs only the dropped versions referred to: not one a kept version
+    /// refers to (the new base's snapshot, or an entry after it), not one no version referred to
+    /// (uploaded for a commit to come), and the bytes stay while another list has them.
+    @Test(arguments: EngineKind.available)
+    func pruningReleasesWhatOnlyDroppedVersionsReferTo(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            let bytes = (0..<5).map { Self.bytes(100 + $0, seed: UInt64(20 + $0)) }
+            let photos = bytes.map { BlobReference(of: $0, type: "image/jpeg") }
+            let (a, b, c, d, e) = (photos[0], photos[1], photos[2], photos[3], photos[4])
+            try await store.commit(Self.album([]), to: "l", expectedVersion: nil, author: nil, message: nil)
+            try await store.commit(Self.album([]), to: "m", expectedVersion: nil, author: nil, message: nil)
+            for k in 0..<5 { try await store.storeBlob(photos[k], to: "l", bytes: bytes[k]) }
+            try await store.storeBlob(a, to: "m", bytes: bytes[0])
+            // v2: a and b; v3: c and b; v4: c; v5: c and e; v6: c. d is never referred to.
+            for photos in [[a, b], [c, b], [c], [c, e], [c]] {
+                _ = try await store.commit(Self.album(photos), to: "l", expectedVersion: nil, author: nil, message: nil)
+            }
+            // Base 4: a and b are only in dropped versions; e is in an entry kept.
+            let first = try await store.prune("l", .before(4), force: false)
+            #expect(first.releasedBlobs == 2)
+            for photo in [a, b] { #expect(try await store.blob(photo.hash, of: "l") == nil) }
+            for photo in [c, d, e] { #expect(try await store.blob(photo.hash, of: "l")?.isStored == true) }
+            // Another list's copy of a stays readable.
+            #expect(try await readWholeBlob(a.hash, of: "m", in: store) == bytes[0])
+            // The version that refers to e can still be read, and so can e.
+            #expect(try await store.snapshot(of: "l", at: 5).sections == Self.album([c, e]))
+            #expect(try await readWholeBlob(e.hash, of: "l", in: store) == bytes[4])
+            // A commit that refers to a released blob needs it uploaded again.
+            await Self.refuses(.missingBlob, "list 'l' has no blob \(b.id)") {
+                _ = try await store.commit(Self.album([b]), to: "l", expectedVersion: nil, author: nil, message: nil)
+            }
+            // Pruned to the head: e goes; c (the head's) and d (no version's) stay.
+            #expect(try await store.prune("l", .keepLast(0), force: false).releasedBlobs == 1)
+            #expect(try await store.blob(e.hash, of: "l") == nil)
+            for photo in [c, d] { #expect(try await store.blob(photo.hash, of: "l")?.isStored == true) }
+            #expect(try await store.prune("l", .keepLast(0), force: false).releasedBlobs == 0)
+            try await store.storeBlob(b, to: "l", bytes: bytes[1])
+            #expect(try await store.commit(Self.album([b]), to: "l", expectedVersion: nil, author: nil, message: nil).version == 7)
+            #expect(try await store.verify(list: nil, progress: nil).isValid)
+        }
+    }
+
+    /// Random commits, uploads and prunes: after every prune, the list has exactly the blobs a kept
+    /// version refers to, plus those it was given and no version ever referred to, and each of those
+    /// reads back whole; `releasedBlobs` counts the rest.
+    @Test(arguments: EngineKind.available)
+    func prunesReleaseExactlyWhatNoKeptVersionReferTo(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            var random = SplitMix64(seed: 0xB10B)
+            let bytes = (0..<8).map { Self.bytes(10 + $0, seed: UInt64(40 + $0)) }
+            let photos = bytes.map { BlobReference(of: $0) }
+            try await store.commit(Self.album([]), to: "l", expectedVersion: nil, author: nil, message: nil)
+            // What the model knows: the blobs each version refers to, the base, and the list's blobs.
+            var referred: [Int: Set<Int>] = [1: []]
+            var (base, has) = (0, Set<Int>())
+            for round in 0..<(engine == .memory ? 400 : 150) {
+                let head = referred.keys.max()!
+                switch random.next() % 4 {
+                case 0:
+                    let k = Int(random.next() % 8)
+                    try await store.storeBlob(photos[k], to: "l", bytes: bytes[k])
+                    has.insert(k)
+                case 1, 2:
+                    let chosen = (0..<3).map { _ in has.randomElement(using: &random).flatMap { random.next() % 3 == 0 ? nil : $0 } }
+                    let album = Self.album(chosen.map { $0.map { photos[$0] } })
+                    let version = try await store.commit(album, to: "l", expectedVersion: nil, author: nil, message: nil).version
+                    referred[version] = Set(chosen.compactMap { $0 })
+                default:
+                    let keep = Int(random.next() % 4)
+                    let newBase = max(base, head - keep)
+                    let dropped = referred.filter { $0.key < newBase }.values.reduce(into: Set<Int>()) { $0.formUnion($1) }
+                    let kept = referred.filter { $0.key >= newBase }.values.reduce(into: Set<Int>()) { $0.formUnion($1) }
+                    let released = dropped.subtracting(kept).intersection(has)
+                    let result = try await store.prune("l", .keepLast(keep), force: false)
+                    #expect(result.base == newBase, "round \(round)")
+                    #expect(result.releasedBlobs == released.count, "round \(round)")
+                    has.subtract(released)
+                    for version in referred.keys where version < newBase { referred[version] = nil }
+                    base = newBase
+                }
+                for k in 0..<8 {
+                    let status = try await store.blob(photos[k].hash, of: "l")
+                    #expect((status?.isStored == true) == has.contains(k), "round \(round), blob \(k)")
+                }
+            }
+            for k in has { #expect(try await readWholeBlob(photos[k].hash, of: "l", in: store) == bytes[k]) }
+            #expect(try await store.verify(list: nil, progress: nil).isValid)
+        }
+    }
 }

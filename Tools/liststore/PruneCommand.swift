@@ -14,8 +14,9 @@ struct PruneCommand: AsyncParsableCommand {
             'pull --as') has not acknowledged past, unless --force is given; a replica whose version \
             was pruned resyncs by diff on its next pull. The record of pushes merged up to the new base \
             is folded with it: each client's rows but its latest become one, which still answers a \
-            retry of any of them. --json prints {"schemaVersion":1,"list":…,"previousBase":…,"base":…,\
-            "head":…,"removed":…,"removedPushRecords":…,"heldBy":[…]}.
+            retry of any of them. Blobs that only the removed versions referred to are released. \
+            --json prints {"schemaVersion":1,"list":…,"previousBase":…,"base":…,"head":…,"removed":…,\
+            "removedPushRecords":…,"releasedBlobs":…,"heldBy":[…]}.
 
             \(ExitStatus.helpText)
             """
@@ -57,6 +58,7 @@ struct PruneCommand: AsyncParsableCommand {
                     "list": .string(result.list), "previousBase": JSONValue(result.previousBase),
                     "base": JSONValue(result.base), "head": JSONValue(result.head),
                     "removed": JSONValue(result.removedEntries), "removedPushRecords": JSONValue(result.removedPushRecords),
+                    "releasedBlobs": JSONValue(result.releasedBlobs),
                     "heldBy": .array(result.heldBy.map { .string($0) }),
                 ])
                 return
@@ -69,6 +71,9 @@ struct PruneCommand: AsyncParsableCommand {
                 : "the history now starts at version \(result.base) (was \(result.previousBase); head \(result.head)).\n"
             if result.removedPushRecords > 0 {
                 text += "\(result.removedPushRecords) \(result.removedPushRecords == 1 ? "row" : "rows") of the record of pushes folded away.\n"
+            }
+            if result.releasedBlobs > 0 {
+                text += "\(result.releasedBlobs) \(result.releasedBlobs == 1 ? "blob" : "blobs") released: only the removed versions referred to \(result.releasedBlobs == 1 ? "it" : "them").\n"
             }
             if !result.heldBy.isEmpty {
                 text += "Held back by \(result.heldBy.count == 1 ? "consumer" : "consumers") "

@@ -45,6 +45,10 @@ extension InMemoryTransaction {
         return Set(tables.listBlobs[listID].map { Array($0.keys) } ?? []).union(tables.blobUploads[listID].map { Array($0.keys) } ?? [])
     }
 
+    func deleteListBlobs(listID: Int64, among hashes: Set<ContentHash>) throws {
+        for hash in hashes { tables.listBlobs[listID]?[hash] = nil }
+    }
+
     func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
         hashes.filter { hash in
             !tables.listBlobs.values.contains { $0[hash] != nil } && !tables.blobUploads.values.contains { $0[hash] != nil }

@@ -247,6 +247,61 @@ extension StoreTransaction {
     /// Takes every blob from list `listID`, and deletes those no other list has or uploads.
     package func releaseBlobs(listID: Int64) throws {
         let hashes = try deleteListBlobs(listID: listID)
+        try deleteUnclaimedBlobs(among: hashes)
+    }
+
+    /// Takes from list `info` the blobs that the versions a prune to `base` drops referred to (the
+    /// old base snapshot's, and the contents of entries `info.baseVersion+1 ... base`) and that
+    /// nothing kept refers to: the snapshot at `base` (`baseDocument`), the entries after it, and
+    /// for a replica list its source's state and its changes not pushed yet. Deletes those no other
+    /// list has or uploads. A blob no version referred to stays: it was uploaded for a commit still
+    /// to come. Returns how many blobs the list no longer has. When what a kept document refers to
+    /// is unknown (it does not parse), nothing is released.
+    /// - Complexity: O(the size of the list's journal and snapshots that may hold a reference); the
+    ///   entries after `base` are read only while a blob may still be released, 64 at a time.
+    package func releasePrunedBlobs(of info: ListRow, through base: Int, baseDocument: [UInt8]) throws -> Int {
+        var dropped = info.baseSnapshot.flatMap(_BlobMentions.hashes(inDocument:)) ?? []
+        try forEachEntry(of: info, after: info.baseVersion, through: base) { stages in
+            dropped.formUnion(_BlobMentions.hashes(inDocument: stages) ?? [])
+            return true
+        }
+        guard !dropped.isEmpty else { return 0 }
+        var released = try listBlobs(listID: info.id, among: dropped)
+        func keep(_ mentioned: Set<ContentHash>?) -> Bool {
+            guard let mentioned else {
+                released = []
+                return false
+            }
+            released.subtract(mentioned)
+            return !released.isEmpty
+        }
+        guard keep(_BlobMentions.hashes(inDocument: baseDocument)) else { return 0 }
+        if try replicaSource(listID: info.id) != nil {
+            guard keep(try confirmedState(listID: info.id).map { _BlobMentions.hashes(inDocument: $0) } ?? []) else { return 0 }
+            let pending = try outbox(of: info).map { try? _BlobMentions.references(in: $0.intents) }
+            guard keep(pending.contains(where: { $0 == nil }) ? nil : Set(pending.flatMap { $0! }.map(\.hash))) else { return 0 }
+        }
+        try forEachEntry(of: info, after: base, through: info.headVersion) { keep(_BlobMentions.hashes(inDocument: $0)) }
+        guard !released.isEmpty else { return 0 }
+        try deleteListBlobs(listID: info.id, among: released)
+        try deleteUnclaimedBlobs(among: released)
+        return released.count
+    }
+
+    /// Calls `body` with the stages of the entries of list `info` `after+1 ... through`, oldest
+    /// first, 64 at a time, while it answers `true`.
+    private func forEachEntry(of info: ListRow, after: Int, through: Int, _ body: ([UInt8]) throws -> Bool) throws {
+        var last = after
+        while last < through {
+            let entries = try entries(of: info, after: last, through: through, limit: 64)
+            guard let newest = entries.last else { return }
+            for entry in entries { guard try body(entry.stagesJSON) else { return } }
+            last = newest.version
+        }
+    }
+
+    /// Deletes those of `hashes` that no list has or uploads (their rows locked first).
+    private func deleteUnclaimedBlobs(among hashes: Set<ContentHash>) throws {
         for hash in hashes { try lockBlob(hash) }
         for hash in try unclaimedBlobs(among: hashes) { try deleteBlob(hash) }
     }

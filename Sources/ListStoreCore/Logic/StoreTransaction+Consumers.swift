@@ -50,7 +50,8 @@ extension StoreTransaction {
     /// Drops the journal of `list` up to the base `rule` picks (held back by its consumers unless
     /// `force`): the snapshot at the new base is kept in the list's row, checked against its
     /// journal digest first, and the stored snapshots up to it go. The record of pushes merged up
-    /// to the base is folded, client by client, into one row per run (`foldPushRecords`).
+    /// to the base is folded, client by client, into one row per run (`foldPushRecords`). The blobs
+    /// only the dropped versions referred to are released (`releasePrunedBlobs`).
     ///
     /// - Throws: `StoreError` `.listNotFound`, `.invalidArgument` (by `PruneRule`), `.damaged`.
     /// - Complexity: O(n) to rebuild the snapshot at the new base, plus the entries removed.
@@ -63,10 +64,12 @@ extension StoreTransaction {
         guard base > info.baseVersion else { return result }
         let snapshot = try self.snapshot(of: info, at: base).snapshot
         try snapshot.checkDigest()
+        let document = snapshot.documentJSON
+        result.releasedBlobs = try releasePrunedBlobs(of: info, through: base, baseDocument: document)
         result.removedEntries = try deleteJournal(listID: info.id, through: base)
         try forgetFeed(listID: info.id, through: base)
         result.removedPushRecords = try foldPushRecords(listID: info.id, through: base)
-        try setBase(listID: info.id, version: base, snapshot: snapshot.documentJSON)
+        try setBase(listID: info.id, version: base, snapshot: document)
         // The base is now the newest stored point at or before itself: stored snapshots up to it
         // go; the list keeps counting from its newest stored point.
         try dropStoredSnapshots(listID: info.id, through: base)

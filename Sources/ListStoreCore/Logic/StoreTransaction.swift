@@ -452,6 +452,9 @@ package protocol StoreTransaction {
     /// they named.
     func deleteListBlobs(listID: Int64) throws -> Set<ContentHash>
 
+    /// Takes `hashes` from the blobs list `listID` has.
+    func deleteListBlobs(listID: Int64, among hashes: Set<ContentHash>) throws
+
     /// Which of `hashes` no list has and no list uploads.
     func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash>
 }

@@ -23,13 +23,16 @@ public struct PruneResult: Hashable, Sendable {
     /// latest, are folded into one row that still answers a retry of any of them, and keeps their
     /// fingerprints (their conflict reports go with the journal).
     public var removedPushRecords: Int
+    /// Blobs the list no longer has: the dropped versions referred to them, and no kept version or
+    /// pending change does (their bytes go when no other list has them).
+    public var releasedBlobs: Int
 
     /// A result (engines other than `Store` make theirs).
     ///
     /// ```swift
     /// PruneResult(list: "inbox", previousBase: 0, base: 40, head: 50, removedEntries: 40, heldBy: [])
     /// ```
-    public init(list: String, previousBase: Int, base: Int, head: Int, removedEntries: Int, heldBy: [String], removedPushRecords: Int = 0) {
+    public init(list: String, previousBase: Int, base: Int, head: Int, removedEntries: Int, heldBy: [String], removedPushRecords: Int = 0, releasedBlobs: Int = 0) {
         self.list = list
         self.previousBase = previousBase
         self.base = base
@@ -37,6 +40,7 @@ public struct PruneResult: Hashable, Sendable {
         self.removedEntries = removedEntries
         self.heldBy = heldBy
         self.removedPushRecords = removedPushRecords
+        self.releasedBlobs = releasedBlobs
     }
 }
 

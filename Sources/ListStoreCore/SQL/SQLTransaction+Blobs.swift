@@ -82,6 +82,12 @@ extension SQLTransaction {
         return hashes
     }
 
+    package func deleteListBlobs(listID: Int64, among hashes: Set<ContentHash>) throws {
+        try inRuns(of: Array(hashes)) { run, marks in
+            try self.run("DELETE FROM list_blob WHERE list_id = ? AND hash IN (\(marks))", [.integer(listID)] + run.map(SQLValue.hash))
+        }
+    }
+
     package func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
         var unclaimed = hashes
         try inRuns(of: Array(hashes)) { run, marks in
