@@ -70,14 +70,16 @@ let package = Package(
                 .embedInCode("v0013_element_records.sql"),
                 .embedInCode("v0014_staging_lists.sql"),
                 .embedInCode("v0015_blobs.sql"),
+                .embedInCode("v0016_blob_use.sql"),
                 // The same store on PostgreSQL (ListStorePostgres): one schema for SQLite's v0001–v0003,
-                // then v0002 as SQLite's v0004, v0003 as its v0005, v0004 as its v0006, v0005 as its v0007, v0006 as its v0008, v0007 as its v0009, v0008 as its v0010, v0009 as its v0011, v0010 as its v0014, v0011 as its v0015.
+                // then v0002 as SQLite's v0004, v0003 as its v0005, v0004 as its v0006, v0005 as its v0007, v0006 as its v0008, v0007 as its v0009, v0008 as its v0010, v0009 as its v0011, v0010 as its v0014, v0011 as its v0015, v0012 as its v0016.
                 .embedInCode("postgres/v0001_postgres_initial.sql"), .embedInCode("postgres/v0002_postgres_stored_snapshots.sql"),
                 .embedInCode("postgres/v0003_postgres_push_identity.sql"),
                 .embedInCode("postgres/v0004_postgres_store_feed.sql"), .embedInCode("postgres/v0005_postgres_replica_sets.sql"),
                 .embedInCode("postgres/v0006_postgres_push_retention.sql"), .embedInCode("postgres/v0007_postgres_deleted_sections.sql"),
                 .embedInCode("postgres/v0008_postgres_list_identity.sql"), .embedInCode("postgres/v0009_postgres_paged_sync.sql"),
                 .embedInCode("postgres/v0010_postgres_staging_lists.sql"), .embedInCode("postgres/v0011_postgres_blobs.sql"),
+                .embedInCode("postgres/v0012_postgres_blob_use.sql"),
             ]
         ),
         // The store without an engine: its types (items, snapshots, journal entries, pushes, errors),

@@ -18,6 +18,7 @@ extension SchemaMigration {
         SchemaMigration(version: 9, name: "v0009_postgres_paged_sync.sql", bytes: PackageResources.v0009_postgres_paged_sync_sql),
         SchemaMigration(version: 10, name: "v0010_postgres_staging_lists.sql", bytes: PackageResources.v0010_postgres_staging_lists_sql),
         SchemaMigration(version: 11, name: "v0011_postgres_blobs.sql", bytes: PackageResources.v0011_postgres_blobs_sql),
+        SchemaMigration(version: 12, name: "v0012_postgres_blob_use.sql", bytes: PackageResources.v0012_postgres_blob_use_sql),
     ]
 
     /// The SQL text's statements, in order: the text split after each semicolon that ends a line

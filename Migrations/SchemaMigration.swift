@@ -36,6 +36,7 @@ package struct SchemaMigration: Sendable {
         SchemaMigration(version: 13, name: "v0013_element_records.sql", bytes: PackageResources.v0013_element_records_sql),
         SchemaMigration(version: 14, name: "v0014_staging_lists.sql", bytes: PackageResources.v0014_staging_lists_sql),
         SchemaMigration(version: 15, name: "v0015_blobs.sql", bytes: PackageResources.v0015_blobs_sql),
+        SchemaMigration(version: 16, name: "v0016_blob_use.sql", bytes: PackageResources.v0016_blob_use_sql),
     ]
 
     init(version: Int, name: String, bytes: [UInt8], formerChecksums: Set<String> = []) {

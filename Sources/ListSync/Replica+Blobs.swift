@@ -8,7 +8,8 @@ extension Replica {
     /// at once when it holds them, otherwise fetched from the source's list a few MiB at a time
     /// (`progress` hears the bytes held so far and the size after each piece), hashed as they
     /// come, and kept in the replica, where `store.readBlob` reads them. A fetch cut off resumes
-    /// where it stopped.
+    /// where it stopped. Either way the blob is the one the replica used last, which
+    /// `trimBlobCache(to:)` drops after every other.
     ///
     /// ```swift
     /// let photo = try BlobReference.references(in: element.content)[0]
@@ -26,7 +27,10 @@ extension Replica {
         _ reference: BlobReference, from source: some ListSource, progress: (@Sendable (_ received: Int, _ size: Int) -> Void)? = nil
     ) async throws -> BlobStatus {
         let here = try await store.blob(reference.hash, of: list)
-        if let here, here.isStored { return here }
+        if let here, here.isStored {
+            try await store.touchBlob(reference.hash, of: list)
+            return here
+        }
         guard let position = try await position() else { throw SyncError.refused("list '\(list)' follows no source: it has no blob to fetch") }
         try await checkIsSource(source, of: position, sourceList: position.list)
         let (size, from) = (reference.size, here?.size == reference.size ? here?.uploaded ?? 0 : 0)
@@ -38,6 +42,28 @@ extension Replica {
             return piece
         }
         return try await store.storeBlob(BlobReference(hash: hash, size: size), to: list, from: bytes, startingAt: from)
+    }
+
+    /// Drops the bytes of blobs the replica holds, the ones it used longest ago first (a fetch is
+    /// a use), until it holds at most `maxBytes` of them: an app's photo cache, not its data. The
+    /// bytes of a blob that a change waiting to be pushed refers to stay, so nothing the source
+    /// lacks goes; a dropped blob is fetched again when it is shown (`fetchBlob(_:from:progress:)`).
+    ///
+    /// ```swift
+    /// // When the app goes to the background: keep at most 200 MB of photos.
+    /// let trim = try await replica.trimBlobCache(to: 200_000_000)
+    /// print("\(trim.droppedBytes) bytes dropped, \(trim.heldBytes) held")
+    /// ```
+    /// - Returns: what was dropped, and how many bytes the replica's blobs still hold (above
+    ///   `maxBytes` only when changes waiting to be pushed need them).
+    /// - Throws: `SyncError.refused` when the list follows no source (its blobs are its own);
+    ///   `StoreError.invalidArgument` for a negative `maxBytes`; what the store throws.
+    /// - Complexity: O(the blobs the replica holds + its changes not pushed yet), in one
+    ///   transaction.
+    @discardableResult
+    public func trimBlobCache(to maxBytes: Int) async throws -> BlobCacheTrim {
+        guard try await position() != nil else { throw SyncError.refused("list '\(list)' follows no source: its blobs are its own, not a cache") }
+        return try await store.trimBlobs(of: list, toBytes: maxBytes)
     }
 
     /// Uploads to the source's list the blobs that the contents `push` brings refer to and that

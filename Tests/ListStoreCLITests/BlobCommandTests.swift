@@ -55,11 +55,23 @@ import Darwin
         let fetched = try CLIRunner.run(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", url])
         #expect(fetched.status == 0 && fetched.stderr.isEmpty, "\(fetched.stderr)")
         #expect(FileManager.default.contents(atPath: out).map { [UInt8]($0) } == jpeg)
+        // Trimmed to a budget of 0, the tablet drops the photo's bytes (its source has them), and
+        // fetches them again.
+        let trim = try CLIRunner.run(["blob", "trim", "--db", tablet, "--list", "inbox", "--max-mib", "0", "--json"])
+        #expect(trim.status == 0, "\(trim.stderr)")
+        let trimmed = try JSONValue(parsing: Array(trim.stdout.utf8))
+        #expect(trimmed["droppedBlobs"] == 1 && trimmed["droppedBytes"] == JSONValue(jpeg.count) && trimmed["heldBytes"] == 0, "\(trim.stdout)")
+        #expect(try CLIRunner.run(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out]).status == 65)
+        #expect(try CLIRunner.run(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", url]).status == 0)
         // Held now: no server needed.
         server.send(SIGTERM)
         #expect(server.waitForExit(timeout: .seconds(20)))
         let again = try CLIRunner.run(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out])
         #expect(again.status == 0)
+        #expect(FileManager.default.contents(atPath: out).map { [UInt8]($0) } == jpeg)
+        // The phone's photo is its own until its change is pushed: here it was, so a trim drops it.
+        let summary = try CLIRunner.run(["blob", "trim", "--db", phone, "--list", "inbox", "--max-mib", "1"])
+        #expect(summary.status == 0 && summary.stdout.contains("blob"), "\(summary.stdout) \(summary.stderr)")
         for store in [f.source, phone, tablet] {
             #expect(try CLIRunner.run(["verify", "--db", store]).status == 0, "\(store)")
         }
@@ -87,6 +99,8 @@ import Darwin
         try refused(["blob", "get", "--db", f.source, "--list", "inbox", "sha256-" + String(repeating: "0", count: 64)], 65, "has no blob")
         let none = "sha256-" + String(repeating: "0", count: 64)
         try refused(["blob", "get", "--db", f.source, "--list", "inbox", none, "--from", "http://127.0.0.1:1"], 65, "not a replica")
+        try refused(["blob", "trim", "--db", f.source, "--list", "inbox", "--max-mib", "0"], 65, "follows no source")
+        try refused(["blob", "trim", "--db", f.source, "--list", "inbox", "--max-mib", "-1"], 64, "--max-mib")
         #expect(try CLIRunner.run(["verify", "--db", f.source]).status == 0)
     }
 }

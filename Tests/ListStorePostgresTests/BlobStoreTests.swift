@@ -338,6 +338,39 @@ import Testing
         }
     }
 
+    /// A prune reads a long journal in batches to its end, on both sides of the new base, and
+    /// passes over contents that hold a `$` but no reference.
+    @Test(arguments: EngineKind.available)
+    func pruningReadsLongJournalsToTheirEnd(_ engine: EngineKind) async throws {
+        try await engine.withStore { stores in
+            let store = stores[0]
+            let bytes = (0..<2).map { Self.bytes(50, seed: UInt64(60 + $0)) }
+            let (a, b) = (BlobReference(of: bytes[0]), BlobReference(of: bytes[1]))
+            func commit(_ photos: [BlobReference], note: Int? = nil) async throws -> Int {
+                var sections = Self.album(photos)
+                if let note { sections[0].elements.append(ListItem(id: "note", json: ["text": .string("costs $\(note)")])) }
+                return try await store.commit(sections, to: "l", expectedVersion: nil, author: nil, message: nil).version
+            }
+            _ = try await commit([])
+            try await store.storeBlob(a, to: "l", bytes: bytes[0])
+            try await store.storeBlob(b, to: "l", bytes: bytes[1])
+            // a only in the first of 300 dropped entries; b in a dropped entry and the last kept one.
+            _ = try await commit([a])
+            for k in 0..<300 { _ = try await commit([], note: k) }
+            _ = try await commit([b])
+            let base = try await commit([], note: 300)
+            for k in 301..<600 { _ = try await commit([], note: k) }
+            _ = try await commit([b])
+            let first = try await store.prune("l", .before(base), force: false)
+            #expect(first.base == base && first.releasedBlobs == 1)
+            #expect(try await store.blob(a.hash, of: "l") == nil)
+            #expect(try await store.blob(b.hash, of: "l")?.isStored == true)
+            _ = try await commit([])
+            #expect(try await store.prune("l", .keepLast(0), force: false).releasedBlobs == 1)
+            #expect(try await store.blob(b.hash, of: "l") == nil)
+        }
+    }
+
     /// Random commits, uploads and prunes: after every prune, the list has exactly the blobs a kept
     /// version refers to, plus those it was given and no version ever referred to, and each of those
     /// reads back whole; `releasedBlobs` counts the rest.

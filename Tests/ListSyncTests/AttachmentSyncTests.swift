@@ -75,28 +75,4 @@ import Testing
         try await replica.edit { try $0.append(Self.element("b", "Beach again", Self.photo), toSection: ExactString("s")) }
         #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
     }
-
-    /// A prune of a replica list keeps the blobs its changes not pushed yet refer to, though no kept
-    /// version does (the photo was attached, then removed, offline), and the source's photo its
-    /// confirmed state refers to; the push then uploads the photo before the changes, as it must.
-    @Test func pruningAReplicaKeepsWhatItsPendingChangesReferTo() async throws {
-        let source = try await Self.source()
-        let replica = Replica(store: InMemoryStore(), list: "l")
-        try await replica.pull(from: LocalSource(source))
-        let bytes = Array("a photo taken offline".utf8)
-        let offline = BlobReference(of: bytes)
-        try await replica.store.storeBlob(offline, to: "l", bytes: bytes)
-        try await replica.edit { try $0.append(Self.element("b", "Offline", offline), toSection: ExactString("s")) }
-        try await replica.edit { try $0.removeElement("b") }
-        try await replica.edit { try $0.removeElement("a") }
-        let pruned = try await replica.store.prune("l", .keepLast(0), force: true)
-        #expect(pruned.base == pruned.head && pruned.releasedBlobs == 0)
-        #expect(try await replica.store.blob(offline.hash, of: "l")?.isStored == true)
-        #expect(try await replica.store.blob(Self.photo.hash, of: "l") != nil)
-        let pushed = try await replica.push(to: LocalSource(source))
-        #expect(pushed.pushed == 3)
-        #expect(try await source.blob(offline.hash, of: "l")?.isStored == true)
-        #expect(try await source.snapshot(of: "l", at: nil).sections[0].elements.isEmpty)
-        #expect(try await replica.store.verify(list: nil, progress: nil).isValid)
-    }
 }

@@ -6,17 +6,17 @@ import ListStore
 import ListSync
 import NIOFileSystem
 
-/// `liststore blob put|get`: a list's attachments.
+/// `liststore blob put|get|trim`: a list's attachments.
 struct BlobCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blob",
-        abstract: "Store a file as a blob of a list, or write a blob of a list out.",
+        abstract: "Store a file as a blob of a list, write a blob of a list out, or trim a replica's blobs.",
         discussion: """
             A blob is the bytes an element's content refers to with {"$blob":"sha256-…","size":N}: \
             a photo, a file. It belongs to the lists it was uploaded to; a commit may refer to it \
             once its list has it.
             """,
-        subcommands: [Put.self, Get.self]
+        subcommands: [Put.self, Get.self, Trim.self]
     )
 
     /// The bytes a file is read in, and a blob written out in.
@@ -161,6 +161,62 @@ struct BlobCommand: AsyncParsableCommand {
                 throw failure
             } catch {
                 throw SyncFailure.mapped(error)
+            }
+        }
+    }
+
+    /// `liststore blob trim --db REPLICA --list L --max-mib N [--json]`.
+    struct Trim: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "trim",
+            abstract: "Drop the bytes of a replica's blobs down to a budget, the ones used longest ago first.",
+            discussion: """
+                A replica list keeps the bytes of its source's blobs it fetched (blob get --from) \
+                as a cache: trim drops them, the ones fetched longest ago first, until the list \
+                holds at most --max-mib MiB of them. The bytes of a blob that a change not pushed \
+                yet refers to stay, whatever the budget; a dropped blob is fetched again by blob \
+                get --from. A list that follows no source exits with 65. --json prints \
+                {"schemaVersion":1,"list":…,"droppedBlobs":…,"droppedBytes":…,"heldBytes":…}.
+
+                \(ExitStatus.helpText)
+                """
+        )
+
+        @OptionGroup var store: StoreOptions
+        @OptionGroup var list: ListOption
+
+        @Option(name: .customLong("max-mib"), help: ArgumentHelp("The most MiB of blobs the list keeps (0 or more).", valueName: "mib"))
+        var maxMiB: Int
+
+        @Flag(name: .long, help: "Print one JSON document instead of a summary.")
+        var json = false
+
+        func validate() throws {
+            if !(0...(1 << 40)).contains(maxMiB) { throw ValidationError("--max-mib must be between 0 and \(1 << 40)") }
+        }
+
+        func run() async throws {
+            try await Terminal.reportingFailures {
+                let store = try await store.engine(existing: true)
+                let trim = try await Self.trim(list.list, of: store.engine, to: maxMiB << 20)
+                if json {
+                    Output.json([
+                        "list": .string(list.list), "droppedBlobs": JSONValue(trim.droppedBlobs),
+                        "droppedBytes": JSONValue(trim.droppedBytes), "heldBytes": JSONValue(trim.heldBytes),
+                    ])
+                    return
+                }
+                Terminal.out(
+                    "\(Output.quoted(list.list)): \(trim.droppedBlobs) \(trim.droppedBlobs == 1 ? "blob" : "blobs") dropped "
+                        + "(\(trim.droppedBytes) bytes); \(trim.heldBytes) bytes of blobs held.\n")
+            }
+        }
+
+        private static func trim(_ list: String, of store: some ReplicaStore, to maxBytes: Int) async throws -> BlobCacheTrim {
+            do {
+                return try await Replica(store: store, list: list).trimBlobCache(to: maxBytes)
+            } catch let error as SyncError {
+                throw CommandFailure("\(error)", status: ExitStatus.invalidData)
             }
         }
     }

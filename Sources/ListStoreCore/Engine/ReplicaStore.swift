@@ -158,6 +158,14 @@ public protocol ReplicaStore: ListStoreEngine {
     /// Ends the paged sync of `list`, if any, discarding its pages.
     @_spi(Replication) func dropStagedSync(of list: String) async throws
 
+    /// Marks blob `hash` as the one `list` used last (a replica showed it), so that
+    /// `trimBlobs(of:toBytes:)` drops it after every other.
+    @_spi(Replication) func touchBlob(_ hash: ContentHash, of list: String) async throws
+
+    /// Drops the bytes of the blobs replica list `list` holds, the ones used longest ago first,
+    /// until it holds at most `budget` bytes, passing over those its changes not pushed yet refer to.
+    @_spi(Replication) func trimBlobs(of list: String, toBytes budget: Int) async throws -> BlobCacheTrim
+
     /// A number that changes with every commit to this store that this process makes.
     @_spi(Replication) func localCommitGeneration() -> UInt64
 

@@ -102,6 +102,15 @@ extension StoreDriver {
     public func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
         try await run(.read) { try $0.steps.readBlob(hash, of: list, from: offset, maxBytes: min(maxBytes, _BlobParts.maxRead)) }
     }
+
+    @_spi(Replication) public func touchBlob(_ hash: ContentHash, of list: String) async throws {
+        // A use that a crash loses only makes the blob's bytes go a little sooner.
+        try await run(.writeUnflushed) { try $0.steps.touchBlob(hash, of: list) }
+    }
+
+    @_spi(Replication) public func trimBlobs(of list: String, toBytes budget: Int) async throws -> BlobCacheTrim {
+        try await run(.write) { try $0.steps.trimBlobs(of: list, toBytes: budget) }
+    }
 }
 
 extension ListStoreEngine {

@@ -286,13 +286,15 @@ extension StoreDriver {
     }
 
     /// Drops the journal entries of `list` before the base `rule` gives, unless a registered
-    /// consumer still needs them (or `force`).
+    /// consumer still needs them (or `force`), and releases the blobs only the dropped versions
+    /// referred to (`PruneResult.releasedBlobs`).
     ///
     /// ```swift
     /// try await store.prune("inbox", .keepLast(100))
     /// ```
     /// - Throws: `StoreError` `.invalidArgument`, `.versionNotFound`, `.listNotFound`, `.damaged`, `.io`.
-    /// - Complexity: O(n × (new base − old base)) plus the rows removed.
+    /// - Complexity: O(n × (new base − old base)) plus the rows removed; for a list that has blobs,
+    ///   plus the bytes of its journal that may refer to them.
     @discardableResult
     public func prune(_ list: String, _ rule: PruneRule, force: Bool = false) async throws -> PruneResult {
         try await run(.write) { try $0.steps.prune(list, rule, force: force) }

@@ -41,17 +41,37 @@ extension InMemoryTransaction {
     }
 
     func deleteListBlobs(listID: Int64) throws -> Set<ContentHash> {
-        defer { (tables.listBlobs[listID], tables.blobUploads[listID]) = (nil, nil) }
+        defer { (tables.listBlobs[listID], tables.blobUploads[listID], tables.blobUses[listID]) = (nil, nil, nil) }
         return Set(tables.listBlobs[listID].map { Array($0.keys) } ?? []).union(tables.blobUploads[listID].map { Array($0.keys) } ?? [])
     }
 
     func deleteListBlobs(listID: Int64, among hashes: Set<ContentHash>) throws {
-        for hash in hashes { tables.listBlobs[listID]?[hash] = nil }
+        for hash in hashes {
+            tables.listBlobs[listID]?[hash] = nil
+            tables.blobUses[listID]?[hash] = nil
+        }
+    }
+
+    func touchListBlob(listID: Int64, hash: ContentHash) throws {
+        guard tables.listBlobs[listID]?[hash] != nil else { return }
+        tables.blobUses[listID, default: [:]][hash] = (tables.blobUses[listID]?.values.max() ?? 0) + 1
+    }
+
+    func heldBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)] {
+        let uses = tables.blobUses[listID] ?? [:]
+        return (tables.listBlobs[listID] ?? [:]).compactMap { hash, uploaded in
+            guard uploaded, let row = tables.blobs[hash], row.whole else { return nil }
+            return (hash, row.size)
+        }.sorted { ((uses[$0.hash] ?? 0), $0.hash.hex) < ((uses[$1.hash] ?? 0), $1.hash.hex) }
+    }
+
+    func unholdListBlobs(listID: Int64, hashes: Set<ContentHash>) throws {
+        for hash in hashes where tables.listBlobs[listID]?[hash] != nil { tables.listBlobs[listID]?[hash] = false }
     }
 
     func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
         hashes.filter { hash in
-            !tables.listBlobs.values.contains { $0[hash] != nil } && !tables.blobUploads.values.contains { $0[hash] != nil }
+            !tables.listBlobs.values.contains { $0[hash] == true } && !tables.blobUploads.values.contains { $0[hash] != nil }
         }
     }
 }

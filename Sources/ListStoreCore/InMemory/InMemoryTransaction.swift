@@ -63,11 +63,13 @@ struct InMemoryTables: Sendable {
     /// The replica sets' positions, by pattern.
     var replicaSets: [String: (store: StoreIdentity, position: Int, place: String?, lastConflicts: [UInt8]?, updatedAt: String)] = [:]
     /// Blobs by hash, their parts by hash then first byte, the uploads under way by list row then
-    /// hash (the bytes sent), and the blobs each list row has (uploaded, or by reference).
+    /// hash (the bytes sent), the blobs each list row has (uploaded, or by reference), and when
+    /// it used each last (greater: later; none: 0).
     var blobs: [ContentHash: (size: Int, whole: Bool)] = [:]
     var blobParts: [ContentHash: [Int: [UInt8]]] = [:]
     var blobUploads: [Int64: [ContentHash: Int]] = [:]
     var listBlobs: [Int64: [ContentHash: Bool]] = [:]
+    var blobUses: [Int64: [ContentHash: Int]] = [:]
 }
 
 /// The in-memory driver of the store's logic (`StoreTransaction`): its steps read and write a copy

@@ -74,6 +74,8 @@ extension StoreTransaction {
         let hash = reference.hash
         try insertBlob(hash, size: reference.size)
         try lockBlob(hash)
+        // Made again when a transaction that held the row deleted the blob meanwhile.
+        try insertBlob(hash, size: reference.size)
         if let row = try blobRow(hash), row.size != reference.size {
             guard !row.whole else {
                 throw StoreError(.invalidArgument, "blob \(reference.id) has \(row.size) bytes, not \(reference.size): its size is not \(reference.size)")
@@ -124,14 +126,55 @@ extension StoreTransaction {
     /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way, or its blob
     ///   is not the one it wrote (given up meanwhile); `.listNotFound`.
     package func endBlobUpload(_ hash: ContentHash, size: Int, list: String, listID: Int64) throws {
-        try lockBlob(hash)
+        // The list's row before the blob's, as every transaction that takes both does.
         guard try listRow(list, locking: true).id == listID else { throw StoreError.blobUploadGivenUp(hash) }
+        try lockBlob(hash)
         let received = try blobUpload(listID: listID, hash: hash)
         if received == nil, try hasUploadedBlob(listID: listID, hash: hash), try blobRow(hash)?.whole == true { return }
         guard received == size, try blobRow(hash)?.size == size else { throw StoreError.blobUploadGivenUp(hash) }
         try markBlobWhole(hash)
         try insertListBlobs(listID: listID, hashes: [hash], uploaded: true)
+        try touchListBlob(listID: listID, hash: hash)
         try setBlobUpload(listID: listID, hash: hash, received: nil)
+    }
+
+    /// Marks blob `hash` as the one list `list` used last (when the list has it), so that trimming
+    /// its blobs drops it after every other.
+    /// - Throws: `StoreError` `.listNotFound`.
+    package func touchBlob(_ hash: ContentHash, of list: String) throws {
+        try touchListBlob(listID: try listRow(list, locking: false).id, hash: hash)
+    }
+
+    /// Drops the bytes of the blobs replica list `list` holds, the ones it used longest ago first,
+    /// until it holds at most `budget` bytes, passing over those its changes not pushed yet refer to
+    /// (all of them when what those refer to is unknown): the list has the dropped ones by
+    /// reference from then on, as it has its source's blobs before it fetches them, and a blob no
+    /// other list holds or uploads goes from the store.
+    /// - Throws: `StoreError` `.listNotFound`; `.invalidArgument` for a negative budget, or a list
+    ///   that follows no source (its blobs are its own, not a cache of its source's).
+    /// - Complexity: O(the list's blobs + its changes not pushed yet).
+    package func trimBlobs(of list: String, toBytes budget: Int) throws -> BlobCacheTrim {
+        guard budget >= 0 else { throw StoreError(.invalidArgument, "a budget of \(budget) bytes: it is 0 or more") }
+        let info = try listRow(list, locking: true)
+        guard try replicaSource(listID: info.id) != nil else {
+            throw StoreError(.invalidArgument, "list '\(list)' follows no source: its blobs are not a cache of a source's, and stay")
+        }
+        let held = try heldBlobs(listID: info.id)
+        var trim = BlobCacheTrim(droppedBlobs: 0, droppedBytes: 0, heldBytes: held.reduce(0) { $0 + $1.size })
+        guard trim.heldBytes > budget else { return trim }
+        let pending = try outbox(of: info).map { try? _BlobMentions.references(in: $0.intents) }
+        guard !pending.contains(where: { $0 == nil }) else { return trim }
+        let needed = Set(pending.flatMap { $0! }.map(\.hash))
+        var dropped = Set<ContentHash>()
+        for (hash, size) in held where trim.heldBytes > budget && !needed.contains(hash) {
+            dropped.insert(hash)
+            trim.droppedBlobs += 1
+            trim.droppedBytes += size
+            trim.heldBytes -= size
+        }
+        try unholdListBlobs(listID: info.id, hashes: dropped)
+        try deleteUnclaimedBlobs(among: dropped)
+        return trim
     }
 
     /// Writes the upload of blob `hash` to list `listID` as it is (when it is still under way), in
@@ -257,9 +300,12 @@ extension StoreTransaction {
     /// list has or uploads. A blob no version referred to stays: it was uploaded for a commit still
     /// to come. Returns how many blobs the list no longer has. When what a kept document refers to
     /// is unknown (it does not parse), nothing is released.
-    /// - Complexity: O(the size of the list's journal and snapshots that may hold a reference); the
-    ///   entries after `base` are read only while a blob may still be released, 64 at a time.
+    /// - Complexity: nothing read for a list that has no blobs; otherwise O(the list's blobs + the
+    ///   bytes of its journal and snapshots that may hold a reference). The entries after `base` are
+    ///   read only while a blob may still be released; entries are read a few MiB at a time.
     package func releasePrunedBlobs(of info: ListRow, through base: Int, baseDocument: [UInt8]) throws -> Int {
+        // A list without blobs has none to release: its journal is not read.
+        guard try !listBlobs(listID: info.id).isEmpty else { return 0 }
         var dropped = info.baseSnapshot.flatMap(_BlobMentions.hashes(inDocument:)) ?? []
         try forEachEntry(of: info, after: info.baseVersion, through: base) { stages in
             dropped.formUnion(_BlobMentions.hashes(inDocument: stages) ?? [])
@@ -289,11 +335,18 @@ extension StoreTransaction {
     }
 
     /// Calls `body` with the stages of the entries of list `info` `after+1 ... through`, oldest
-    /// first, 64 at a time, while it answers `true`.
+    /// first, while it answers `true`: read `_BlobParts.maxRead` bytes of stages at a time (an
+    /// entry larger than that alone).
     private func forEachEntry(of info: ListRow, after: Int, through: Int, _ body: ([UInt8]) throws -> Bool) throws {
         var last = after
         while last < through {
-            let entries = try entries(of: info, after: last, through: through, limit: 64)
+            let sizes = try journalSizes(listID: info.id, after: last, through: through, limit: 256)
+            var (count, bytes) = (0, 0)
+            for size in sizes {
+                guard count == 0 || bytes + size <= _BlobParts.maxRead else { break }
+                (count, bytes) = (count + 1, bytes + size)
+            }
+            let entries = try entries(of: info, after: last, through: through, limit: max(1, count))
             guard let newest = entries.last else { return }
             for entry in entries { guard try body(entry.stagesJSON) else { return } }
             last = newest.version
@@ -302,7 +355,8 @@ extension StoreTransaction {
 
     /// Deletes those of `hashes` that no list has or uploads (their rows locked first).
     private func deleteUnclaimedBlobs(among hashes: Set<ContentHash>) throws {
-        for hash in hashes { try lockBlob(hash) }
+        // In one order, so that two transactions that release the same blobs do not deadlock.
+        for hash in hashes.sorted(by: { $0.hex < $1.hex }) { try lockBlob(hash) }
         for hash in try unclaimedBlobs(among: hashes) { try deleteBlob(hash) }
     }
 }

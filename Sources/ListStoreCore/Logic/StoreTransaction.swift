@@ -455,7 +455,18 @@ package protocol StoreTransaction {
     /// Takes `hashes` from the blobs list `listID` has.
     func deleteListBlobs(listID: Int64, among hashes: Set<ContentHash>) throws
 
-    /// Which of `hashes` no list has and no list uploads.
+    /// Marks blob `hash` of list `listID` as the one the list used last (`list_blob.used`).
+    func touchListBlob(listID: Int64, hash: ContentHash) throws
+
+    /// The blobs list `listID` has uploaded whose bytes are whole in the store, with their sizes,
+    /// the one it used longest ago first.
+    func heldBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)]
+
+    /// Makes list `listID` have `hashes` by reference only (no longer uploaded).
+    func unholdListBlobs(listID: Int64, hashes: Set<ContentHash>) throws
+
+    /// Which of `hashes` no list has uploaded and no list uploads (a list that has a blob by
+    /// reference only does not need its bytes).
     func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash>
 }
 

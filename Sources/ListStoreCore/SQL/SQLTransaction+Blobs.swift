@@ -88,10 +88,31 @@ extension SQLTransaction {
         }
     }
 
+    package func touchListBlob(listID: Int64, hash: ContentHash) throws {
+        try run(
+            "UPDATE list_blob SET used = (SELECT coalesce(max(used), 0) + 1 FROM list_blob WHERE list_id = ?) WHERE list_id = ? AND hash = ?",
+            [.integer(listID), .integer(listID), .hash(hash)])
+    }
+
+    package func heldBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)] {
+        try rows(
+            """
+            SELECT list_blob.hash, blob.size FROM list_blob JOIN blob ON blob.hash = list_blob.hash
+            WHERE list_blob.list_id = ? AND list_blob.uploaded = 1 AND blob.whole = 1 ORDER BY list_blob.used, list_blob.hash
+            """, [.integer(listID)]
+        ).map { (try $0.hash(0), try $0.int(1)) }
+    }
+
+    package func unholdListBlobs(listID: Int64, hashes: Set<ContentHash>) throws {
+        try inRuns(of: Array(hashes)) { run, marks in
+            try self.run("UPDATE list_blob SET uploaded = 0 WHERE list_id = ? AND hash IN (\(marks))", [.integer(listID)] + run.map(SQLValue.hash))
+        }
+    }
+
     package func unclaimedBlobs(among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
         var unclaimed = hashes
         try inRuns(of: Array(hashes)) { run, marks in
-            let sql = "SELECT hash FROM list_blob WHERE hash IN (\(marks)) UNION SELECT hash FROM blob_upload WHERE hash IN (\(marks))"
+            let sql = "SELECT hash FROM list_blob WHERE uploaded = 1 AND hash IN (\(marks)) UNION SELECT hash FROM blob_upload WHERE hash IN (\(marks))"
             let arguments = run.map(SQLValue.hash)
             for row in try rows(sql, arguments + arguments) { unclaimed.remove(try row.hash(0)) }
         }
