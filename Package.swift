@@ -243,6 +243,7 @@ let package = Package(
             dependencies: [
                 "ListStorePostgres", "ListStore", "ListDiff", "ListJSON", "ListMerge", "ListSync", "ListDiffTestSupport",
                 "ListStoreTestSupport", "ListStorePostgresTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

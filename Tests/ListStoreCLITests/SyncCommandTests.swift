@@ -143,7 +143,7 @@ import Darwin
         let pruned = try CLIRunner.run(["prune", "--db", f.source, "--list", "inbox", "--keep-last", "1", "--json"])
         #expect(pruned.status == 0 && pruned.stderr.isEmpty)
         let result = try pruned.object()
-        #expect(result.keys == ["base", "head", "heldBy", "list", "previousBase", "releasedBlobs", "removed", "removedPushRecords", "schemaVersion"])
+        #expect(result.keys == ["abandonedUploads", "base", "head", "heldBy", "list", "previousBase", "releasedBlobs", "removed", "removedPushRecords", "schemaVersion"])
         #expect(result["previousBase"] == 0 && result["base"] == 3 && result["head"] == 4 && result["removed"] == 3)
         #expect(result["removedPushRecords"] == 0)
         #expect(result["heldBy"] == [] && result["list"] == "inbox" && result["schemaVersion"] == 1)

@@ -1,6 +1,8 @@
+import GRDB
 import ListDiffTestSupport
 import ListJSON
 import ListStore
+@_spi(StoreDriver) import ListStoreCore
 import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import Testing
@@ -369,6 +371,65 @@ import Testing
             #expect(try await store.prune("l", .keepLast(0), force: false).releasedBlobs == 1)
             #expect(try await store.blob(b.hash, of: "l") == nil)
         }
+    }
+
+    /// A prune gives up the uploads to its list that sent nothing for a week, whether or not its
+    /// base moves: their parts go, unless another upload of the blob (here to another list) goes
+    /// on; an upload that sent a part since stays. (Time passes by writing an upload's time back.)
+    @Test func pruningGivesUpUploadsIdleForAWeekOnSQLite() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("idle.liststore")
+        let store = try Store(path: path)
+        try await Self.giveUpIdleUploads(in: store) { list in
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
+                try db.execute(
+                    sql: "UPDATE blob_upload SET updated_at = '2026-01-01T00:00:00.000Z' WHERE list_id = (SELECT id FROM list WHERE name = ?)",
+                    arguments: [list])
+            }
+            try queue.close()
+        }
+    }
+
+    @Test func pruningGivesUpUploadsIdleForAWeekOnPostgreSQL() async throws {
+        try await PostgresTestDatabase.withFresh { database in
+            try await database.withStore { store in
+                try await Self.giveUpIdleUploads(in: store) { list in
+                    try await database.withSQL { client in
+                        _ = try await client.query(
+                            "UPDATE blob_upload SET updated_at = '2026-01-01T00:00:00.000Z' WHERE list_id = (SELECT id FROM list WHERE name = \(list))",
+                            logger: database.configuration.logger)
+                    }
+                }
+            }
+        }
+    }
+
+    static func giveUpIdleUploads(in store: any ListStoreEngine, age: (String) async throws -> Void) async throws {
+        let bytes = Self.bytes(2 * Self.part + 10, seed: 70)
+        let blob = BlobReference(of: bytes)
+        let firstPart = Array(bytes[..<Self.part])
+        for list in ["l", "m"] {
+            try await store.commit(linearList(1), to: list, expectedVersion: nil, author: nil, message: nil)
+            #expect(try await store.storeBlob(blob, to: list, from: _OnePiece(bytes: firstPart), startingAt: 0).uploaded == Self.part)
+        }
+        #expect(try await store.prune("l", .keepLast(10), force: false).abandonedUploads == 0)
+        try await age("l")
+        let pruned = try await store.prune("l", .keepLast(10), force: false)
+        #expect(pruned.abandonedUploads == 1 && pruned.base == pruned.previousBase)
+        #expect(try await store.blob(blob.hash, of: "l") == nil)
+        // m's upload goes on, from the part both sent.
+        #expect(try await store.blob(blob.hash, of: "m")?.uploaded == Self.part)
+        try await age("m")
+        #expect(try await store.prune("m", .keepLast(10), force: false).abandonedUploads == 1)
+        #expect(try await store.blob(blob.hash, of: "m") == nil)
+        // Nobody uploads the blob now: its parts went, and an upload starts from byte 0.
+        await Self.refuses(.invalidArgument, "resumes at byte 0") {
+            _ = try await store.storeBlob(blob, to: "m", from: _OnePiece(bytes: Array(bytes[Self.part...])), startingAt: Self.part)
+        }
+        #expect(try await store.storeBlob(blob, to: "m", bytes: bytes).isStored)
+        #expect(try await readWholeBlob(blob.hash, of: "m", in: store) == bytes)
+        #expect(try await store.verify(list: nil, progress: nil).isValid)
     }
 
     /// Random commits, uploads and prunes: after every prune, the list has exactly the blobs a kept

@@ -14,9 +14,10 @@ struct PruneCommand: AsyncParsableCommand {
             'pull --as') has not acknowledged past, unless --force is given; a replica whose version \
             was pruned resyncs by diff on its next pull. The record of pushes merged up to the new base \
             is folded with it: each client's rows but its latest become one, which still answers a \
-            retry of any of them. Blobs that only the removed versions referred to are released. \
-            --json prints {"schemaVersion":1,"list":…,"previousBase":…,"base":…,"head":…,"removed":…,\
-            "removedPushRecords":…,"releasedBlobs":…,"heldBy":[…]}.
+            retry of any of them. Blobs that only the removed versions referred to are released, \
+            and uploads to the list that sent nothing for a week are given up. --json prints \
+            {"schemaVersion":1,"list":…,"previousBase":…,"base":…,"head":…,"removed":…,\
+            "removedPushRecords":…,"releasedBlobs":…,"abandonedUploads":…,"heldBy":[…]}.
 
             \(ExitStatus.helpText)
             """
@@ -58,7 +59,7 @@ struct PruneCommand: AsyncParsableCommand {
                     "list": .string(result.list), "previousBase": JSONValue(result.previousBase),
                     "base": JSONValue(result.base), "head": JSONValue(result.head),
                     "removed": JSONValue(result.removedEntries), "removedPushRecords": JSONValue(result.removedPushRecords),
-                    "releasedBlobs": JSONValue(result.releasedBlobs),
+                    "releasedBlobs": JSONValue(result.releasedBlobs), "abandonedUploads": JSONValue(result.abandonedUploads),
                     "heldBy": .array(result.heldBy.map { .string($0) }),
                 ])
                 return
@@ -74,6 +75,9 @@ struct PruneCommand: AsyncParsableCommand {
             }
             if result.releasedBlobs > 0 {
                 text += "\(result.releasedBlobs) \(result.releasedBlobs == 1 ? "blob" : "blobs") released: only the removed versions referred to \(result.releasedBlobs == 1 ? "it" : "them").\n"
+            }
+            if result.abandonedUploads > 0 {
+                text += "\(result.abandonedUploads) \(result.abandonedUploads == 1 ? "upload" : "uploads") given up: nothing sent for a week.\n"
             }
             if !result.heldBy.isEmpty {
                 text += "Held back by \(result.heldBy.count == 1 ? "consumer" : "consumers") "

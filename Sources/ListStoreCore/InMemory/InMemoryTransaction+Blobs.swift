@@ -19,12 +19,22 @@ extension InMemoryTransaction {
 
     func deleteBlob(_ hash: ContentHash) throws {
         (tables.blobs[hash], tables.blobParts[hash]) = (nil, nil)
-        for list in tables.blobUploads.keys { tables.blobUploads[list]?[hash] = nil }
+        for list in tables.blobUploads.keys {
+            tables.blobUploads[list]?[hash] = nil
+            tables.blobUploadTimes[list]?[hash] = nil
+        }
     }
 
     func blobUpload(listID: Int64, hash: ContentHash) throws -> Int? { tables.blobUploads[listID]?[hash] }
 
-    func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?) throws { tables.blobUploads[listID, default: [:]][hash] = received }
+    func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?, at time: String) throws {
+        tables.blobUploads[listID, default: [:]][hash] = received
+        tables.blobUploadTimes[listID, default: [:]][hash] = received == nil ? nil : time
+    }
+
+    func idleBlobUploads(listID: Int64, before time: String) throws -> [ContentHash] {
+        (tables.blobUploadTimes[listID] ?? [:]).filter { $0.value < time }.map(\.key).sorted { $0.hex < $1.hex }
+    }
 
     func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
         hashes.filter { tables.listBlobs[listID]?[$0] != nil }
@@ -41,7 +51,10 @@ extension InMemoryTransaction {
     }
 
     func deleteListBlobs(listID: Int64) throws -> Set<ContentHash> {
-        defer { (tables.listBlobs[listID], tables.blobUploads[listID], tables.blobUses[listID]) = (nil, nil, nil) }
+        defer {
+            (tables.listBlobs[listID], tables.blobUploads[listID]) = (nil, nil)
+            (tables.blobUses[listID], tables.blobUploadTimes[listID]) = (nil, nil)
+        }
         return Set(tables.listBlobs[listID].map { Array($0.keys) } ?? []).union(tables.blobUploads[listID].map { Array($0.keys) } ?? [])
     }
 

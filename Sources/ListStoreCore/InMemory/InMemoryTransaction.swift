@@ -70,6 +70,8 @@ struct InMemoryTables: Sendable {
     var blobUploads: [Int64: [ContentHash: Int]] = [:]
     var listBlobs: [Int64: [ContentHash: Bool]] = [:]
     var blobUses: [Int64: [ContentHash: Int]] = [:]
+    /// When each upload under way last sent a part (ISO 8601), by list row then hash.
+    var blobUploadTimes: [Int64: [ContentHash: String]] = [:]
 }
 
 /// The in-memory driver of the store's logic (`StoreTransaction`): its steps read and write a copy

@@ -1,3 +1,4 @@
+import Foundation
 import Crypto
 import ListJSON
 
@@ -12,6 +13,10 @@ package enum _BlobParts {
 
     /// The most bytes one read of a blob answers (`readBlob`).
     package static let maxRead = 16 << 20
+
+    /// How long an upload under way may send nothing before a prune of its list gives it up, in
+    /// seconds: a week.
+    package static let idleUploadLifetime: Double = 7 * 24 * 3600
 
     /// The part that holds byte `offset`, by its first byte.
     package static func start(of offset: Int) -> Int { offset - offset % partSize }
@@ -84,8 +89,12 @@ extension StoreTransaction {
             try insertBlob(hash, size: reference.size)
         }
         if try hasUploadedBlob(listID: info.id, hash: hash), try blobRow(hash)?.whole == true { return nil }
-        if let uploaded = try blobUpload(listID: info.id, hash: hash) { return (info.id, uploaded) }
-        try setBlobUpload(listID: info.id, hash: hash, received: 0)
+        if let uploaded = try blobUpload(listID: info.id, hash: hash) {
+            // A resumed upload is under way again.
+            try setBlobUpload(listID: info.id, hash: hash, received: uploaded, at: _Time.iso8601(Date()))
+            return (info.id, uploaded)
+        }
+        try setBlobUpload(listID: info.id, hash: hash, received: 0, at: _Time.iso8601(Date()))
         return (info.id, 0)
     }
 
@@ -116,7 +125,7 @@ extension StoreTransaction {
             try giveUpBlobUpload(hash, listID: listID)
             return .wrongBytes
         }
-        try setBlobUpload(listID: listID, hash: hash, received: start + bytes.count)
+        try setBlobUpload(listID: listID, hash: hash, received: start + bytes.count, at: _Time.iso8601(Date()))
         return .written
     }
 
@@ -135,7 +144,7 @@ extension StoreTransaction {
         try markBlobWhole(hash)
         try insertListBlobs(listID: listID, hashes: [hash], uploaded: true)
         try touchListBlob(listID: listID, hash: hash)
-        try setBlobUpload(listID: listID, hash: hash, received: nil)
+        try setBlobUpload(listID: listID, hash: hash, received: nil, at: "")
     }
 
     /// Marks blob `hash` as the one list `list` used last (when the list has it), so that trimming
@@ -182,7 +191,7 @@ extension StoreTransaction {
     /// durable (`StoreAccess.writeUnflushed`).
     package func flushBlobUpload(_ hash: ContentHash, listID: Int64) throws {
         guard let received = try blobUpload(listID: listID, hash: hash) else { return }
-        try setBlobUpload(listID: listID, hash: hash, received: received)
+        try setBlobUpload(listID: listID, hash: hash, received: received, at: _Time.iso8601(Date()))
     }
 
     /// Gives up the upload of blob `hash` to list `listID` (its bytes were not the blob's): the
@@ -192,7 +201,7 @@ extension StoreTransaction {
     package func giveUpBlobUpload(_ hash: ContentHash, listID: Int64) throws {
         try lockBlob(hash)
         guard try blobRow(hash)?.whole == true else { return try deleteBlob(hash) }
-        try setBlobUpload(listID: listID, hash: hash, received: nil)
+        try setBlobUpload(listID: listID, hash: hash, received: nil, at: "")
         if try !unclaimedBlobs(among: [hash]).isEmpty { try deleteBlob(hash) }
     }
 
@@ -332,6 +341,18 @@ extension StoreTransaction {
         try deleteListBlobs(listID: info.id, among: released)
         try deleteUnclaimedBlobs(among: released)
         return released.count
+    }
+
+    /// Gives up the uploads to list `listID` that sent nothing for `_BlobParts.idleUploadLifetime`
+    /// (their clients went away); the parts of a blob that no list has or uploads any more go.
+    /// Returns how many were given up.
+    /// - Complexity: O(the list's uploads under way).
+    package func giveUpIdleBlobUploads(listID: Int64) throws -> Int {
+        let cutoff = _Time.iso8601(Date().addingTimeInterval(-_BlobParts.idleUploadLifetime))
+        let idle = try idleBlobUploads(listID: listID, before: cutoff)
+        for hash in idle { try setBlobUpload(listID: listID, hash: hash, received: nil, at: "") }
+        try deleteUnclaimedBlobs(among: Set(idle))
+        return idle.count
     }
 
     /// Calls `body` with the stages of the entries of list `info` `after+1 ... through`, oldest

@@ -51,7 +51,9 @@ extension StoreTransaction {
     /// `force`): the snapshot at the new base is kept in the list's row, checked against its
     /// journal digest first, and the stored snapshots up to it go. The record of pushes merged up
     /// to the base is folded, client by client, into one row per run (`foldPushRecords`). The blobs
-    /// only the dropped versions referred to are released (`releasePrunedBlobs`).
+    /// only the dropped versions referred to are released (`releasePrunedBlobs`), and the list's
+    /// uploads that sent nothing for a week are given up (`giveUpIdleBlobUploads`), whether or not
+    /// the base moves.
     ///
     /// - Throws: `StoreError` `.listNotFound`, `.invalidArgument` (by `PruneRule`), `.damaged`.
     /// - Complexity: O(n) to rebuild the snapshot at the new base, plus the entries removed.
@@ -61,6 +63,7 @@ extension StoreTransaction {
         var result = PruneResult(
             list: list, previousBase: info.baseVersion, base: base, head: info.headVersion,
             removedEntries: 0, heldBy: heldBy)
+        result.abandonedUploads = try giveUpIdleBlobUploads(listID: info.id)
         guard base > info.baseVersion else { return result }
         let snapshot = try self.snapshot(of: info, at: base).snapshot
         try snapshot.checkDigest()

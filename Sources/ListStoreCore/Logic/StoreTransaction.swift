@@ -430,9 +430,12 @@ package protocol StoreTransaction {
     /// How many bytes the upload of blob `hash` to list `listID` under way sent, if one is.
     func blobUpload(listID: Int64, hash: ContentHash) throws -> Int?
 
-    /// Records that the upload of blob `hash` to list `listID` sent `received` bytes (`nil`: it
-    /// is over, and its record goes).
-    func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?) throws
+    /// Records that the upload of blob `hash` to list `listID` sent `received` bytes, at `time`
+    /// (ISO 8601) (`nil`: it is over, and its record goes).
+    func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?, at time: String) throws
+
+    /// The blobs whose uploads to list `listID` sent their last part before `time` (ISO 8601).
+    func idleBlobUploads(listID: Int64, before time: String) throws -> [ContentHash]
 
     /// Which of `hashes` list `listID` has (`list_blob`).
     func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash>

@@ -26,13 +26,16 @@ public struct PruneResult: Hashable, Sendable {
     /// Blobs the list no longer has: the dropped versions referred to them, and no kept version or
     /// pending change does (their bytes go when no other list has them).
     public var releasedBlobs: Int
+    /// Uploads to the list given up: they sent nothing for a week (their parts go unless another
+    /// upload of the same blob goes on).
+    public var abandonedUploads: Int
 
     /// A result (engines other than `Store` make theirs).
     ///
     /// ```swift
     /// PruneResult(list: "inbox", previousBase: 0, base: 40, head: 50, removedEntries: 40, heldBy: [])
     /// ```
-    public init(list: String, previousBase: Int, base: Int, head: Int, removedEntries: Int, heldBy: [String], removedPushRecords: Int = 0, releasedBlobs: Int = 0) {
+    public init(list: String, previousBase: Int, base: Int, head: Int, removedEntries: Int, heldBy: [String], removedPushRecords: Int = 0, releasedBlobs: Int = 0, abandonedUploads: Int = 0) {
         self.list = list
         self.previousBase = previousBase
         self.base = base
@@ -41,6 +44,7 @@ public struct PruneResult: Hashable, Sendable {
         self.heldBy = heldBy
         self.removedPushRecords = removedPushRecords
         self.releasedBlobs = releasedBlobs
+        self.abandonedUploads = abandonedUploads
     }
 }
 

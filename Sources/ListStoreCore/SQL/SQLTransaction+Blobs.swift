@@ -34,16 +34,20 @@ extension SQLTransaction {
         try row("SELECT received FROM blob_upload WHERE list_id = ? AND hash = ?", [.integer(listID), .hash(hash)]).map { try $0.int(0) }
     }
 
-    package func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?) throws {
+    package func setBlobUpload(listID: Int64, hash: ContentHash, received: Int?, at time: String) throws {
         guard let received else {
             try run("DELETE FROM blob_upload WHERE list_id = ? AND hash = ?", [.integer(listID), .hash(hash)])
             return
         }
         try run(
             """
-            INSERT INTO blob_upload (list_id, hash, received) VALUES (?, ?, ?)
-            ON CONFLICT (list_id, hash) DO UPDATE SET received = excluded.received
-            """, [.integer(listID), .hash(hash), SQLValue(received)])
+            INSERT INTO blob_upload (list_id, hash, received, updated_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (list_id, hash) DO UPDATE SET received = excluded.received, updated_at = excluded.updated_at
+            """, [.integer(listID), .hash(hash), SQLValue(received), .text(time)])
+    }
+
+    package func idleBlobUploads(listID: Int64, before time: String) throws -> [ContentHash] {
+        try rows("SELECT hash FROM blob_upload WHERE list_id = ? AND updated_at < ? ORDER BY hash", [.integer(listID), .text(time)]).map { try $0.hash(0) }
     }
 
     package func listBlobs(listID: Int64, among hashes: Set<ContentHash>) throws -> Set<ContentHash> {
