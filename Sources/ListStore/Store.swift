@@ -141,8 +141,10 @@ public final class Store: Sendable {
         try state.withLock { state in
             guard let pool = state.pool else { return }
             // The snapshots of paged reads, then the readers: the last connection removes the
-            // side files only if it may write.
+            // side files only if it may write. The snapshots' connections are closed before this
+            // returns (they are let go of on another queue): a store closed lets go of its file.
             pins.removeAll()
+            _LetGo.waitForEverythingLetGo()
             pool.releaseMemory()
             try Store.mapErrors(path: path) { try pool.close() }
             state.pool = nil

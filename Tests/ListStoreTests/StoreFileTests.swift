@@ -230,6 +230,28 @@ import Testing
         #expect(try migrated.verify().isValid)
     }
 
+    /// A store that closes lets go of its file: the connections of the snapshots its paged reads
+    /// kept are closed before `close()` returns, so the last connection removes the side files, and
+    /// another process may take the file at once (a restore, a copy). Many rounds: the snapshots'
+    /// connections used to close a moment later, on another queue.
+    @Test func aClosedStoreLetsGoOfItsFileAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        for round in 0..<30 {
+            let path = directory.file("closed\(round).liststore")
+            let store = try Store(path: path)
+            try await store.commit(linearList(300), to: "l")
+            let page = try await store.page(of: "l", at: nil, after: nil, maxBytes: 2_000)
+            #expect(page.next != nil)
+            try store.close()
+            for side in ["-wal", "-shm"] {
+                #expect(!FileManager.default.fileExists(atPath: path + side), "round \(round): \(side) left")
+            }
+            let queue = try DatabaseQueue(path: path)
+            try await queue.writeWithoutTransaction { db in try db.execute(sql: "BEGIN EXCLUSIVE; COMMIT") }
+            try queue.close()
+        }
+    }
+
     /// The journal entry of a first sync in pages is written in pieces (SQLite's incremental blob
     /// I/O): a BLOB of the UTF-8 bytes a commit of the same list records as TEXT, read back alike.
     @Test func aCopysJournalEntryIsWrittenInPiecesAndReadAsText() async throws {

@@ -12,4 +12,11 @@ package enum _LetGo {
     package static func later(_ value: some Sendable) {
         queue.async { withExtendedLifetime(value) {} }
     }
+
+    /// Returns once every value let go of before the call has gone (a store that closes waits so
+    /// for its snapshots' connections: none of them is left open behind it). Not to be called from
+    /// a value's deinitializer.
+    package static func waitForEverythingLetGo() {
+        queue.sync {}
+    }
 }
