@@ -28,7 +28,9 @@ extension Replica {
     ) async throws -> BlobStatus {
         let here = try await store.blob(reference.hash, of: list)
         if let here, here.isStored {
-            try await store.touchBlob(reference.hash, of: list)
+            // A use is a hint for trimming: a store that cannot write it (opened read-only, or
+            // busy) still answers.
+            try? await store.touchBlob(reference.hash, of: list)
             return here
         }
         guard let position = try await position() else { throw SyncError.refused("list '\(list)' follows no source: it has no blob to fetch") }
@@ -44,10 +46,12 @@ extension Replica {
         return try await store.storeBlob(BlobReference(hash: hash, size: size), to: list, from: bytes, startingAt: from)
     }
 
-    /// Drops the bytes of blobs the replica holds, the ones it used longest ago first (a fetch is
-    /// a use), until it holds at most `maxBytes` of them: an app's photo cache, not its data. The
-    /// bytes of a blob that a change waiting to be pushed refers to stay, so nothing the source
-    /// lacks goes; a dropped blob is fetched again when it is shown (`fetchBlob(_:from:progress:)`).
+    /// Drops the bytes of the source's blobs the replica holds, the ones it used longest ago first
+    /// (a fetch is a use), until it holds at most `maxBytes` of them: an app's photo cache, not its
+    /// data. Only blobs that the source's contents referred to (as pulled) go, and not one a change
+    /// waiting to be pushed refers to, so nothing the source lacks goes: a photo stored here for a
+    /// change to come stays until a pull brings the source's version that refers to it. A dropped
+    /// blob is fetched again when it is shown (`fetchBlob(_:from:progress:)`).
     ///
     /// ```swift
     /// // When the app goes to the background: keep at most 200 MB of photos.
@@ -56,13 +60,17 @@ extension Replica {
     /// ```
     /// - Returns: what was dropped, and how many bytes the replica's blobs still hold (above
     ///   `maxBytes` only when changes waiting to be pushed need them).
-    /// - Throws: `SyncError.refused` when the list follows no source (its blobs are its own);
+    /// - Throws: `StoreError.listNotFound` for a list the store does not have; `SyncError.refused`
+    ///   when the list follows no source (its blobs are its own);
     ///   `StoreError.invalidArgument` for a negative `maxBytes`; what the store throws.
     /// - Complexity: O(the blobs the replica holds + its changes not pushed yet), in one
     ///   transaction.
     @discardableResult
     public func trimBlobCache(to maxBytes: Int) async throws -> BlobCacheTrim {
-        guard try await position() != nil else { throw SyncError.refused("list '\(list)' follows no source: its blobs are its own, not a cache") }
+        guard try await position() != nil else {
+            _ = try await store.summary(of: list)
+            throw SyncError.refused("list '\(list)' follows no source: its blobs are its own, not a cache")
+        }
         return try await store.trimBlobs(of: list, toBytes: maxBytes)
     }
 

@@ -414,6 +414,11 @@ import Testing
             #expect(try await store.storeBlob(blob, to: list, from: _OnePiece(bytes: firstPart), startingAt: 0).uploaded == Self.part)
         }
         #expect(try await store.prune("l", .keepLast(10), force: false).abandonedUploads == 0)
+        // Idle, then resumed: under way again.
+        try await age("l")
+        let secondPart = Array(bytes[Self.part..<(2 * Self.part)])
+        #expect(try await store.storeBlob(blob, to: "l", from: _OnePiece(bytes: secondPart), startingAt: Self.part).uploaded == 2 * Self.part)
+        #expect(try await store.prune("l", .keepLast(10), force: false).abandonedUploads == 0)
         try await age("l")
         let pruned = try await store.prune("l", .keepLast(10), force: false)
         #expect(pruned.abandonedUploads == 1 && pruned.base == pruned.previousBase)

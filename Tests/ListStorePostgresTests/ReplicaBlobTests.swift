@@ -26,7 +26,7 @@ import Testing
 
     static func trim(in replicaStore: some ReplicaStore) async throws {
         let source = InMemoryStore()
-        let photos = (0..<5).map(photo)
+        let photos = (0..<6).map(photo)
         try await source.commit(album([]), to: "l", expectedVersion: nil, author: nil, message: nil)
         for (photo, bytes) in photos.prefix(4) { try await source.storeBlob(photo, to: "l", bytes: bytes) }
         try await source.commit(album(photos.prefix(4).map(\.0)), to: "l", expectedVersion: nil, author: nil, message: nil)
@@ -35,33 +35,41 @@ import Testing
         for (photo, _) in photos.prefix(4) { try await replica.fetchBlob(photo, from: LocalSource(source)) }
         // Shown again: p0 is now used after p1, p2 and p3.
         try await replica.fetchBlob(photos[0].0, from: LocalSource(source))
-        // Offline, a fifth photo: a change waiting to be pushed refers to it.
+        // Offline, a fifth photo, and a change that refers to it and to p3; a sixth photo stored
+        // for a change still to come.
         let (offline, offlineBytes) = photos[4]
         try await replicaStore.storeBlob(offline, to: "l", bytes: offlineBytes)
-        try await replica.edit { try $0.append(ListItem(id: "p4", json: ["photo": offline.json]), toSection: "s") }
+        try await replica.edit {
+            try $0.append(ListItem(id: "p4", json: ["photo": offline.json]), toSection: "s")
+            try $0.append(ListItem(id: "again", json: ["photo": photos[3].0.json]), toSection: "s")
+        }
+        try await replicaStore.storeBlob(photos[5].0, to: "l", bytes: photos[5].1)
 
         func held() async throws -> [Bool] {
             var held = [Bool]()
             for (photo, _) in photos { held.append(try await replicaStore.blob(photo.hash, of: "l")?.isStored == true) }
             return held
         }
-        #expect(try await held() == [true, true, true, true, true])
-        #expect(try await replica.trimBlobCache(to: 5000) == BlobCacheTrim(droppedBlobs: 0, droppedBytes: 0, heldBytes: 5000))
-        // p1, p2 and p3 were used longest ago.
-        #expect(try await replica.trimBlobCache(to: 2500) == BlobCacheTrim(droppedBlobs: 3, droppedBytes: 3000, heldBytes: 2000))
-        #expect(try await held() == [true, false, false, false, true])
-        // The pending change's photo stays, whatever the budget.
+        #expect(try await held() == [true, true, true, true, true, true])
+        // The budget counts the source's photos: p0 to p3.
+        #expect(try await replica.trimBlobCache(to: 5000) == BlobCacheTrim(droppedBlobs: 0, droppedBytes: 0, heldBytes: 4000))
+        // p1 and p2 were used longest ago (p3 is the pending change's).
+        #expect(try await replica.trimBlobCache(to: 2500) == BlobCacheTrim(droppedBlobs: 2, droppedBytes: 2000, heldBytes: 2000))
+        #expect(try await held() == [true, false, false, true, true, true])
+        // Whatever the budget, the pending change's photos stay, and so does the one stored for a
+        // change to come (the source does not have it).
         #expect(try await replica.trimBlobCache(to: 0) == BlobCacheTrim(droppedBlobs: 1, droppedBytes: 1000, heldBytes: 1000))
-        #expect(try await held() == [false, false, false, false, true])
+        #expect(try await held() == [false, false, false, true, true, true])
         await #expect(throws: StoreError.self) { _ = try await replicaStore.readBlob(photos[1].0.hash, of: "l", from: 0, maxBytes: 10) }
         // A dropped photo is fetched again when it is shown.
         #expect(try await replica.fetchBlob(photos[1].0, from: LocalSource(source)).isStored)
         #expect(try await readWholeBlob(photos[1].0.hash, of: "l", in: replicaStore) == photos[1].1)
-        // Pushed and confirmed, the offline photo is the source's too, and may go.
+        // Pushed, and confirmed by the pull, the offline photo is the source's too, and may go;
+        // the sixth is still no content's.
         try await replica.sync(with: LocalSource(source))
         #expect(try await source.blob(offline.hash, of: "l")?.isStored == true)
-        #expect(try await replica.trimBlobCache(to: 0) == BlobCacheTrim(droppedBlobs: 2, droppedBytes: 2000, heldBytes: 0))
-        #expect(try await held() == [false, false, false, false, false])
+        #expect(try await replica.trimBlobCache(to: 0) == BlobCacheTrim(droppedBlobs: 3, droppedBytes: 3000, heldBytes: 0))
+        #expect(try await held() == [false, false, false, false, false, true])
         #expect(try await replica.fetchBlob(offline, from: LocalSource(source)).isStored)
         #expect(try await readWholeBlob(offline.hash, of: "l", in: replicaStore) == offlineBytes)
         #expect(try await replicaStore.verify(list: nil, progress: nil).isValid)
@@ -71,6 +79,7 @@ import Testing
         try await replicaStore.commit(album([]), to: "own", expectedVersion: nil, author: nil, message: nil)
         await #expect(throws: SyncError.self) { try await Replica(store: replicaStore, list: "own").trimBlobCache(to: 0) }
         await #expect(throws: StoreError.self) { try await replicaStore.trimBlobs(of: "own", toBytes: 0) }
+        await #expect(throws: StoreError.self) { try await Replica(store: replicaStore, list: "nope").trimBlobCache(to: 0) }
     }
 
     /// A prune of a replica list keeps the blobs its changes not pushed yet refer to, though no kept

@@ -171,11 +171,13 @@ struct BlobCommand: AsyncParsableCommand {
             commandName: "trim",
             abstract: "Drop the bytes of a replica's blobs down to a budget, the ones used longest ago first.",
             discussion: """
-                A replica list keeps the bytes of its source's blobs it fetched (blob get --from) \
-                as a cache: trim drops them, the ones fetched longest ago first, until the list \
-                holds at most --max-mib MiB of them. The bytes of a blob that a change not pushed \
-                yet refers to stay, whatever the budget; a dropped blob is fetched again by blob \
-                get --from. A list that follows no source exits with 65. --json prints \
+                A replica list keeps the bytes of its source's blobs (fetched with blob get \
+                --from, or pushed) as a cache: trim drops them, the ones used longest ago first, \
+                until the list holds at most --max-mib MiB of them. The bytes of a blob that a \
+                change not pushed yet refers to stay, whatever the budget, and so do those of a \
+                blob stored here that no content of the source refers to yet; a dropped blob is \
+                fetched again by blob get --from. A list that follows no source exits with 65. \
+                --json prints \
                 {"schemaVersion":1,"list":…,"droppedBlobs":…,"droppedBytes":…,"heldBytes":…}.
 
                 \(ExitStatus.helpText)
@@ -198,7 +200,8 @@ struct BlobCommand: AsyncParsableCommand {
         func run() async throws {
             try await Terminal.reportingFailures {
                 let store = try await store.engine(existing: true)
-                let trim = try await Self.trim(list.list, of: store.engine, to: maxMiB << 20)
+                let (name, maxBytes) = (list.list, maxMiB << 20)
+                let trim = try await store.call { try await Self.trim(name, of: $0, to: maxBytes) }
                 if json {
                     Output.json([
                         "list": .string(list.list), "droppedBlobs": JSONValue(trim.droppedBlobs),

@@ -48,12 +48,13 @@ extension InMemoryTransaction {
 
     func insertListBlobs(listID: Int64, hashes: Set<ContentHash>, uploaded: Bool) throws {
         for hash in hashes where uploaded || tables.listBlobs[listID]?[hash] == nil { tables.listBlobs[listID, default: [:]][hash] = uploaded }
+        if !uploaded { tables.blobsFromSource[listID, default: []].formUnion(hashes) }
     }
 
     func deleteListBlobs(listID: Int64) throws -> Set<ContentHash> {
         defer {
             (tables.listBlobs[listID], tables.blobUploads[listID]) = (nil, nil)
-            (tables.blobUses[listID], tables.blobUploadTimes[listID]) = (nil, nil)
+            (tables.blobUses[listID], tables.blobUploadTimes[listID], tables.blobsFromSource[listID]) = (nil, nil, nil)
         }
         return Set(tables.listBlobs[listID].map { Array($0.keys) } ?? []).union(tables.blobUploads[listID].map { Array($0.keys) } ?? [])
     }
@@ -62,6 +63,7 @@ extension InMemoryTransaction {
         for hash in hashes {
             tables.listBlobs[listID]?[hash] = nil
             tables.blobUses[listID]?[hash] = nil
+            tables.blobsFromSource[listID]?.remove(hash)
         }
     }
 
@@ -70,10 +72,10 @@ extension InMemoryTransaction {
         tables.blobUses[listID, default: [:]][hash] = (tables.blobUses[listID]?.values.max() ?? 0) + 1
     }
 
-    func heldBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)] {
-        let uses = tables.blobUses[listID] ?? [:]
+    func cachedBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)] {
+        let (uses, fromSource) = (tables.blobUses[listID] ?? [:], tables.blobsFromSource[listID] ?? [])
         return (tables.listBlobs[listID] ?? [:]).compactMap { hash, uploaded in
-            guard uploaded, let row = tables.blobs[hash], row.whole else { return nil }
+            guard uploaded, fromSource.contains(hash), let row = tables.blobs[hash], row.whole else { return nil }
             return (hash, row.size)
         }.sorted { ((uses[$0.hash] ?? 0), $0.hash.hex) < ((uses[$1.hash] ?? 0), $1.hash.hex) }
     }

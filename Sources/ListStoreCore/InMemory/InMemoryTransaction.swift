@@ -70,6 +70,8 @@ struct InMemoryTables: Sendable {
     var blobUploads: [Int64: [ContentHash: Int]] = [:]
     var listBlobs: [Int64: [ContentHash: Bool]] = [:]
     var blobUses: [Int64: [ContentHash: Int]] = [:]
+    /// The blobs of each list row that its source's contents referred to.
+    var blobsFromSource: [Int64: Set<ContentHash>] = [:]
     /// When each upload under way last sent a part (ISO 8601), by list row then hash.
     var blobUploadTimes: [Int64: [ContentHash: String]] = [:]
 }

@@ -154,11 +154,13 @@ extension StoreTransaction {
         try touchListBlob(listID: try listRow(list, locking: false).id, hash: hash)
     }
 
-    /// Drops the bytes of the blobs replica list `list` holds, the ones it used longest ago first,
-    /// until it holds at most `budget` bytes, passing over those its changes not pushed yet refer to
-    /// (all of them when what those refer to is unknown): the list has the dropped ones by
-    /// reference from then on, as it has its source's blobs before it fetches them, and a blob no
-    /// other list holds or uploads goes from the store.
+    /// Drops the bytes of the blobs replica list `list` holds that its source's contents referred
+    /// to (the source has them), the ones it used longest ago first, until it holds at most
+    /// `budget` bytes of those, passing over those its changes not pushed yet refer to (all of them
+    /// when what those refer to is unknown): the list has the dropped ones by reference from then
+    /// on, as it has its source's blobs before it fetches them, and a blob no other list holds or
+    /// uploads goes from the store. A blob uploaded to the list that no content of its source
+    /// referred to yet (a photo for a change to come) is never dropped.
     /// - Throws: `StoreError` `.listNotFound`; `.invalidArgument` for a negative budget, or a list
     ///   that follows no source (its blobs are its own, not a cache of its source's).
     /// - Complexity: O(the list's blobs + its changes not pushed yet).
@@ -168,7 +170,7 @@ extension StoreTransaction {
         guard try replicaSource(listID: info.id) != nil else {
             throw StoreError(.invalidArgument, "list '\(list)' follows no source: its blobs are not a cache of a source's, and stay")
         }
-        let held = try heldBlobs(listID: info.id)
+        let held = try cachedBlobs(listID: info.id)
         var trim = BlobCacheTrim(droppedBlobs: 0, droppedBytes: 0, heldBytes: held.reduce(0) { $0 + $1.size })
         guard trim.heldBytes > budget else { return trim }
         let pending = try outbox(of: info).map { try? _BlobMentions.references(in: $0.intents) }

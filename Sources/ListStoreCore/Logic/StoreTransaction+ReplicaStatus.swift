@@ -51,6 +51,13 @@ extension StoreTransaction {
     /// - Throws: `StoreError` `.listNotFound`.
     package func recordPushed(_ answer: PushAnswer, client: String, of list: String) throws {
         let info = try listRow(list, locking: true)
+        // The source took the change, so its list has the blobs the change refers to: the
+        // replica's copies of them are a cache from now on (`trimBlobs`).
+        if let pushed = try outbox(of: info).first(where: { $0.seq == answer.seq && $0.client == client }),
+            let references = try? _BlobMentions.references(in: pushed.intents), !references.isEmpty
+        {
+            try insertListBlobs(listID: info.id, hashes: Set(references.map(\.hash)), uploaded: false)
+        }
         try setPushedVersion(answer.version, listID: info.id, seq: answer.seq, ifClient: client)
         try setLastConflicts(
             answer.conflicts.isEmpty ? nil : Array(Conflict.jsonValue(answer.conflicts).serialized().utf8), listID: info.id)

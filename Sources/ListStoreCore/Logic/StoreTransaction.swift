@@ -448,7 +448,9 @@ package protocol StoreTransaction {
     func hasUploadedBlob(listID: Int64, hash: ContentHash) throws -> Bool
 
     /// Gives list `listID` the blobs `hashes`, uploaded or by reference (a blob it has by
-    /// reference becomes uploaded; one uploaded stays so).
+    /// reference becomes uploaded; one uploaded stays so). By reference, they are its source's
+    /// (`from_source`; a replica list takes its source's contents so), whether or not it had them
+    /// uploaded already.
     func insertListBlobs(listID: Int64, hashes: Set<ContentHash>, uploaded: Bool) throws
 
     /// Takes from list `listID` every blob it has and every upload it has under way; the hashes
@@ -461,9 +463,9 @@ package protocol StoreTransaction {
     /// Marks blob `hash` of list `listID` as the one the list used last (`list_blob.used`).
     func touchListBlob(listID: Int64, hash: ContentHash) throws
 
-    /// The blobs list `listID` has uploaded whose bytes are whole in the store, with their sizes,
-    /// the one it used longest ago first.
-    func heldBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)]
+    /// The blobs list `listID` has uploaded, whose bytes are whole in the store, that its source's
+    /// contents referred to, with their sizes, the one it used longest ago first.
+    func cachedBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)]
 
     /// Makes list `listID` have `hashes` by reference only (no longer uploaded).
     func unholdListBlobs(listID: Int64, hashes: Set<ContentHash>) throws

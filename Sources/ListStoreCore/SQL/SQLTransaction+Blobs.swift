@@ -69,11 +69,11 @@ extension SQLTransaction {
     }
 
     package func insertListBlobs(listID: Int64, hashes: Set<ContentHash>, uploaded: Bool) throws {
-        try inRuns(of: Array(hashes), mark: "(?, ?, ?)") { run, marks in
+        try inRuns(of: Array(hashes), mark: "(?, ?, ?, ?)") { run, marks in
             try self.run(
-                "INSERT INTO list_blob (list_id, hash, uploaded) VALUES \(marks) ON CONFLICT (list_id, hash) DO "
-                    + (uploaded ? "UPDATE SET uploaded = 1" : "NOTHING"),
-                run.flatMap { [.integer(listID), .hash($0), .integer(uploaded ? 1 : 0)] })
+                "INSERT INTO list_blob (list_id, hash, uploaded, from_source) VALUES \(marks) ON CONFLICT (list_id, hash) DO "
+                    + (uploaded ? "UPDATE SET uploaded = 1" : "UPDATE SET from_source = 1"),
+                run.flatMap { [.integer(listID), .hash($0), .integer(uploaded ? 1 : 0), .integer(uploaded ? 0 : 1)] })
         }
     }
 
@@ -98,11 +98,12 @@ extension SQLTransaction {
             [.integer(listID), .integer(listID), .hash(hash)])
     }
 
-    package func heldBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)] {
+    package func cachedBlobs(listID: Int64) throws -> [(hash: ContentHash, size: Int)] {
         try rows(
             """
             SELECT list_blob.hash, blob.size FROM list_blob JOIN blob ON blob.hash = list_blob.hash
-            WHERE list_blob.list_id = ? AND list_blob.uploaded = 1 AND blob.whole = 1 ORDER BY list_blob.used, list_blob.hash
+            WHERE list_blob.list_id = ? AND list_blob.uploaded = 1 AND list_blob.from_source = 1 AND blob.whole = 1
+            ORDER BY list_blob.used, list_blob.hash
             """, [.integer(listID)]
         ).map { (try $0.hash(0), try $0.int(1)) }
     }
