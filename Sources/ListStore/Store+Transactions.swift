@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 @_spi(StoreDriver) @_spi(Replication) @_spi(FeedCursors) import ListStoreCore
 
 // Where the store's logic runs on SQLite: every public method opens one of these transactions and
@@ -28,7 +29,7 @@ extension Store: StoreDriver, BlockingStore {
         _ access: StoreAccess, _ body: @escaping @Sendable (DriverTransaction) throws -> T
     ) async throws -> T {
         switch access {
-        case .read: try await reading { try body(DriverTransaction($0)) }
+        case .read, .readBytes: try await reading(caching: access == .read) { try body(DriverTransaction($0)) }
         case .write, .create, .writeUnflushed:
             try await writing(creating: access == .create, flushed: access != .writeUnflushed) { try body(DriverTransaction($0)) }
         }
@@ -40,7 +41,7 @@ extension Store: StoreDriver, BlockingStore {
     @_spi(StoreDriver)
     public func blockingTransaction<T>(_ access: StoreAccess, _ body: (DriverTransaction) throws -> T) throws -> T {
         switch access {
-        case .read: try reading { try body(DriverTransaction($0)) }
+        case .read, .readBytes: try reading(caching: access == .read) { try body(DriverTransaction($0)) }
         case .write, .create, .writeUnflushed:
             try writing(creating: access == .create, flushed: access != .writeUnflushed) { try body(DriverTransaction($0)) }
         }
@@ -56,24 +57,46 @@ extension Store: StoreDriver, BlockingStore {
 }
 
 extension Store {
-    /// Runs `body` in a read transaction on one of GRDB's readers, on the calling thread.
+    /// Runs `body` in a read transaction on one of GRDB's readers, on the calling thread; unless
+    /// `caching`, the reader's page cache lets go of the pages the read brought in
+    /// (`StoreAccess.readBytes`).
     /// - Throws: `.storeNotFound`; what `body` throws, mapped as `mapErrors` does.
-    func reading<T>(_ body: (SQLiteTransaction) throws -> T) throws -> T {
+    func reading<T>(caching: Bool = true, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         let pool = try existingPool()
-        return try Store.mapErrors(path: path) { try pool.read { db in try body(SQLiteTransaction(self, db)) } }
+        return try Store.mapErrors(path: path) {
+            try pool.read { db in try Store.releasingPages(db, unless: caching) { try body(SQLiteTransaction(self, db)) } }
+        }
     }
 
     /// Runs `body` in a read transaction on one of GRDB's readers, off the cooperative thread pool.
     /// - Throws: as the blocking `reading`, and `CancellationError`.
-    func reading<T: Sendable>(_ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+    func reading<T: Sendable>(caching: Bool = true, _ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
         try Task.checkCancellation()
         let pool = try await existingPool()
         do {
-            return try await pool.read { db in try body(SQLiteTransaction(self, db)) }
+            return try await pool.read { db in try Store.releasingPages(db, unless: caching) { try body(SQLiteTransaction(self, db)) } }
         } catch {
             throw Store.asyncError(error, path: path)
         }
     }
+
+    /// `body`, after which, unless `caching`, connection `db` lets go of the pages in its cache that
+    /// no transaction uses (`sqlite3_db_release_memory`) once they take more than
+    /// `bytesCacheBytes`: a blob's parts pass through without filling the cache, and the pages of
+    /// the parts before are reused as they come (rather than allocated and freed part by part).
+    static func releasingPages<T>(_ db: Database, unless caching: Bool, _ body: () throws -> T) rethrows -> T {
+        defer {
+            if !caching {
+                var (used, highest): (Int32, Int32) = (0, 0)
+                sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &used, &highest, 0)
+                if used > bytesCacheBytes { sqlite3_db_release_memory(db.sqliteConnection) }
+            }
+        }
+        return try body()
+    }
+
+    /// How many bytes of pages a connection may keep from reads and writes of blobs' bytes.
+    static let bytesCacheBytes: Int32 = 4 << 20
 
     /// Runs `body` in `snapshot`'s read transaction, off the cooperative thread pool.
     /// - Throws: as the async `reading`.
@@ -93,7 +116,7 @@ extension Store {
     func writing<T>(creating: Bool = false, flushed: Bool = true, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         let pool = try writable(pool(creating: creating), creating: creating)
         let (value, transaction) = try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db in try Store.immediate(db, self, flushed: flushed, body) }
+            try pool.writeWithoutTransaction { db in try Store.releasingPages(db, unless: flushed) { try Store.immediate(db, self, flushed: flushed, body) } }
         }
         committed(transaction)
         return value
@@ -107,7 +130,9 @@ extension Store {
         let value: T
         let transaction: SQLiteTransaction.Outcome
         do {
-            (value, transaction) = try await pool.writeWithoutTransaction { db in try Store.immediate(db, self, flushed: flushed, body) }
+            (value, transaction) = try await pool.writeWithoutTransaction { db in
+                try Store.releasingPages(db, unless: flushed) { try Store.immediate(db, self, flushed: flushed, body) }
+            }
         } catch {
             throw Store.asyncError(error, path: path)
         }

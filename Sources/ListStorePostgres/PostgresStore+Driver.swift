@@ -22,7 +22,7 @@ extension PostgresStore: StoreDriver {
     ) async throws -> T {
         let kind: _TransactionKind =
             switch access {
-            case .read: .readOnly
+            case .read, .readBytes: .readOnly
             case .write, .create: .writing
             case .writeUnflushed: .writingUnflushed
             }

@@ -100,7 +100,7 @@ extension StoreDriver {
     }
 
     public func readBlob(_ hash: ContentHash, of list: String, from offset: Int, maxBytes: Int) async throws -> [UInt8] {
-        try await run(.read) { try $0.steps.readBlob(hash, of: list, from: offset, maxBytes: min(maxBytes, _BlobParts.maxRead)) }
+        try await run(.readBytes) { try $0.steps.readBlob(hash, of: list, from: offset, maxBytes: min(maxBytes, _BlobParts.maxRead)) }
     }
 
     @_spi(Replication) public func touchBlob(_ hash: ContentHash, of list: String) async throws {

@@ -35,13 +35,18 @@ public protocol StoreDriver: ReplicaStore {
 public enum StoreAccess: Sendable {
     /// Reads one consistent state; writes nothing.
     case read
+    /// `read` of bytes read once (a blob's parts): the engine keeps none of what it read in its
+    /// caches (SQLite lets the pages go from the reader's page cache), so that a blob streamed
+    /// through a server does not fill its connections' caches.
+    case readBytes
     /// Reads and writes an existing store.
     case write
     /// `write` whose commit the engine may hand to the operating system without waiting for it to
     /// reach stable storage (SQLite's `synchronous = NORMAL`, PostgreSQL's `synchronous_commit =
     /// off`): the next `write` makes it durable with its own, and a power cut before then loses it
     /// whole, never in part. For what a later write acknowledges: the parts of a blob's upload,
-    /// whose last write (the blob whole) is flushed.
+    /// whose last write (the blob whole) is flushed. Like `readBytes`, it keeps none of what it
+    /// wrote in the engine's caches (a blob's part is read back once, if ever).
     case writeUnflushed
     /// Writes, making the store first when there is none.
     case create
