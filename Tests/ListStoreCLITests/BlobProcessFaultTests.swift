@@ -1,0 +1,63 @@
+import Foundation
+import ListDiffTestSupport
+import ListJSON
+import ListStore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Attachments through processes that die: a `push` that uploads a photo killed with SIGKILL at
+/// random instants, the server killed while it receives, and a `blob get --from` killed while it
+/// fetches. Each comes back and finishes; no store ends with a blob whose bytes are not its hash,
+/// and every store verifies.
+@Suite(.blockingWaits) struct BlobProcessFaultTests {
+    @Test func uploadsAndFetchesKilledAtRandomInstantsFinishWhenRunAgain() async throws {
+        let f = try OfflineCommandTests.Fixture()
+        var random = SplitMix64(seed: 0xB10B_F417)
+        let bytes = (0..<(24 * 1_048_576 + 77)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let file = try f.dir.file("VID_1.mov", bytes)
+        let server = try ConvergenceProcessTests.Server(db: f.source)
+        defer { server.stop() }
+        let (phone, tablet) = (f.path("phone.liststore"), f.path("tablet.liststore"))
+        for replica in [phone, tablet] {
+            #expect(try await CLIRunner.runOffPool(["pull", "--from", server.url, "--list", "inbox", "--replica", replica]).status == 0)
+        }
+        let put = try await CLIRunner.runOffPool(["blob", "put", "--db", phone, "--list", "inbox", file])
+        #expect(put.status == 0, "\(put.stderr)")
+        let id = try #require(try JSONValue(parsing: Array(put.stdout.utf8))["$blob"]?.stringValue)
+        let document = #"{"sections":[{"id":"s","elements":[{"id":"v","content":{"video":"# + put.stdout.dropLast() + "}}]}]}"
+        #expect(try await CLIRunner.runOffPool(["commit", "--db", phone, "--list", "inbox", "--file", try f.dir.file("v.json", document)]).status == 0)
+
+        /// Runs `liststore arguments…` and kills it (SIGKILL) after a random wait of up to 400 ms,
+        /// unless it ended first; sometimes kills the server too, and starts it again.
+        func killed(_ arguments: [String]) async throws {
+            let child = try CLIRunner.start(arguments)
+            try await Task.sleep(for: .microseconds(Int(random.next() % 400_000)))
+            kill(child.processIdentifier, SIGKILL)
+            if random.next() % 3 == 0 { try server.restart(killing: true) }
+            child.waitUntilExit()
+        }
+        for _ in 0..<6 { try await killed(["push", "--from", server.url, "--list", "inbox", "--replica", phone]) }
+        let pushed = try await CLIRunner.runOffPool(["push", "--from", server.url, "--list", "inbox", "--replica", phone])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        let atSource = try await CLIRunner.runOffPool(["blob", "get", "--db", f.source, "--list", "inbox", id, "--out", f.path("source.mov")])
+        #expect(atSource.status == 0, "\(atSource.stderr)")
+        #expect(FileManager.default.contents(atPath: f.path("source.mov")).map { [UInt8]($0) } == bytes)
+
+        #expect(try await CLIRunner.runOffPool(["pull", "--from", server.url, "--list", "inbox", "--replica", tablet]).status == 0)
+        let out = f.path("shown.mov")
+        for _ in 0..<4 { try await killed(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url]) }
+        let fetched = try await CLIRunner.runOffPool(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url])
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        #expect(FileManager.default.contents(atPath: out).map { [UInt8]($0) } == bytes)
+        server.stop()
+        for store in [f.source, phone, tablet] {
+            let verified = try await CLIRunner.runOffPool(["verify", "--db", store])
+            #expect(verified.status == 0, "\(store): \(verified.stdout) \(verified.stderr)")
+        }
+    }
+}
