@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ListMerge
 @_spi(Replication) import ListStore
+import ListStoreCore
 import ListStoreTestSupport
 import ListDiffTestSupport
 import Testing
@@ -228,6 +229,38 @@ import Testing
         let new = try migrated.merge(Push(id: PushID(client: "client-1", seq: 1), intents: intents), into: "new")
         #expect(new.conflicts == [Conflict(.sectionDeleted, "n", section: "b", mine: 1), Conflict(.unknownSection, "m", section: "z", mine: 2)])
         #expect(try migrated.verify().isValid)
+    }
+
+    /// A store of schema 15 gets its blobs' uses and its uploads' times (schema 16): an upload under
+    /// way is timed at the migration, so the prune after it does not give it up.
+    @Test func storeOfSchemaFifteenTimesItsUploadsAtTheMigration() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("fifteen.liststore")
+        let store = try Store(path: path)
+        try await store.commit(linearList(1), to: "l")
+        let (whole, partial) = (Array(repeating: UInt8(7), count: 100), (0..<(1_048_576 + 10)).map { UInt8(truncatingIfNeeded: $0) })
+        let (kept, cut) = (BlobReference(of: whole), BlobReference(of: partial))
+        try await store.storeBlob(kept, to: "l", bytes: whole)
+        #expect(try await store.storeBlob(cut, to: "l", from: _OnePiece(bytes: Array(partial[..<1_048_576])), startingAt: 0).uploaded == 1_048_576)
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        try await queue.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP INDEX list_blob_by_use; ALTER TABLE list_blob DROP COLUMN used; ALTER TABLE list_blob DROP COLUMN from_source;
+                ALTER TABLE blob_upload DROP COLUMN updated_at;
+                DELETE FROM schema_migration WHERE version > 15; PRAGMA user_version = 15;
+                """)
+            try db.checkpoint(.truncate)
+        }
+        try queue.close()
+        let migrated = try Store(path: path)
+        let times = try await DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT updated_at FROM blob_upload") }
+        #expect(times.count == 1 && times.allSatisfy { _Time.date($0) != nil }, "\(times)")
+        let pruned = try await migrated.prune("l", .keepLast(0))
+        #expect(pruned.abandonedUploads == 0)
+        #expect(try await migrated.blob(cut.hash, of: "l")?.uploaded == 1_048_576)
+        #expect(try await migrated.blob(kept.hash, of: "l")?.isStored == true)
+        #expect(try await migrated.verify(list: nil, progress: nil).isValid)
     }
 
     /// A store that closes lets go of its file: the connections of the snapshots its paged reads
