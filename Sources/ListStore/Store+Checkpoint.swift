@@ -61,6 +61,9 @@ extension Store {
         let state = self.state
         Store.checkpoints.async {
             defer { state.withLock { $0.checkpointing = false } }
+            // A store closed meanwhile is not opened again (a file deleted or restored meanwhile
+            // is not made again): `close()` waits for a checkpoint that started before.
+            guard state.withLock({ $0.pool != nil }) else { return }
             var configuration = GRDB.Configuration()
             configuration.journalMode = .default
             guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
@@ -71,4 +74,9 @@ extension Store {
 
     /// Where background checkpoints run, one after another.
     private static let checkpoints = DispatchQueue(label: "ListStore.checkpoint", qos: .utility)
+
+    /// Returns once the background checkpoints queued before the call have run.
+    static func waitForCheckpoints() {
+        checkpoints.sync {}
+    }
 }

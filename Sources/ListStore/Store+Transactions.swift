@@ -30,8 +30,10 @@ extension Store: StoreDriver, BlockingStore {
     ) async throws -> T {
         switch access {
         case .read, .readBytes: try await reading(caching: access == .read) { try body(DriverTransaction($0)) }
-        case .write, .create, .writeUnflushed:
-            try await writing(creating: access == .create, flushed: access != .writeUnflushed) { try body(DriverTransaction($0)) }
+        case .write, .create, .writeUnflushed, .writeBytes:
+            try await writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
+                try body(DriverTransaction($0))
+            }
         }
     }
 
@@ -42,8 +44,10 @@ extension Store: StoreDriver, BlockingStore {
     public func blockingTransaction<T>(_ access: StoreAccess, _ body: (DriverTransaction) throws -> T) throws -> T {
         switch access {
         case .read, .readBytes: try reading(caching: access == .read) { try body(DriverTransaction($0)) }
-        case .write, .create, .writeUnflushed:
-            try writing(creating: access == .create, flushed: access != .writeUnflushed) { try body(DriverTransaction($0)) }
+        case .write, .create, .writeUnflushed, .writeBytes:
+            try writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
+                try body(DriverTransaction($0))
+            }
         }
     }
 
@@ -58,7 +62,7 @@ extension Store: StoreDriver, BlockingStore {
 
 extension Store {
     /// Runs `body` in a read transaction on one of GRDB's readers, on the calling thread; unless
-    /// `caching`, the reader's page cache lets go of the pages the read brought in
+    /// `caching`, the reader's page cache is let go once it holds more than `bytesCacheBytes`
     /// (`StoreAccess.readBytes`).
     /// - Throws: `.storeNotFound`; what `body` throws, mapped as `mapErrors` does.
     func reading<T>(caching: Bool = true, _ body: (SQLiteTransaction) throws -> T) throws -> T {
@@ -80,10 +84,11 @@ extension Store {
         }
     }
 
-    /// `body`, after which, unless `caching`, connection `db` lets go of the pages in its cache that
-    /// no transaction uses (`sqlite3_db_release_memory`) once they take more than
+    /// `body`, after which, unless `caching`, connection `db` lets go of every page in its cache
+    /// that no transaction uses (`sqlite3_db_release_memory`) once they take more than
     /// `bytesCacheBytes`: a blob's parts pass through without filling the cache, and the pages of
     /// the parts before are reused as they come (rather than allocated and freed part by part).
+    /// The connection's other pages go too, and are read again when needed.
     static func releasingPages<T>(_ db: Database, unless caching: Bool, _ body: () throws -> T) rethrows -> T {
         defer {
             if !caching {
@@ -113,10 +118,10 @@ extension Store {
     /// thread, committed when it returns and rolled back when it throws; then keeps the heads it
     /// wrote and tells of the commit. With `creating`, makes the store first when there is none.
     /// - Throws: `.storeNotFound` (without `creating`), what `body` throws, mapped as `mapErrors` does.
-    func writing<T>(creating: Bool = false, flushed: Bool = true, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+    func writing<T>(creating: Bool = false, flushed: Bool = true, caching: Bool = true, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         let pool = try writable(pool(creating: creating), creating: creating)
         let (value, transaction) = try Store.mapErrors(path: path) {
-            try pool.writeWithoutTransaction { db in try Store.releasingPages(db, unless: flushed) { try Store.immediate(db, self, flushed: flushed, body) } }
+            try pool.writeWithoutTransaction { db in try Store.releasingPages(db, unless: caching) { try Store.immediate(db, self, flushed: flushed, body) } }
         }
         committed(transaction)
         return value
@@ -124,14 +129,16 @@ extension Store {
 
     /// `writing` on the store's writer connection, off the cooperative thread pool.
     /// - Throws: as the blocking `writing`, and `CancellationError`.
-    func writing<T: Sendable>(creating: Bool = false, flushed: Bool = true, _ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+    func writing<T: Sendable>(
+        creating: Bool = false, flushed: Bool = true, caching: Bool = true, _ body: @Sendable (SQLiteTransaction) throws -> T
+    ) async throws -> T {
         try Task.checkCancellation()
         let pool = try writable(await openedPool(creating: creating), creating: creating)
         let value: T
         let transaction: SQLiteTransaction.Outcome
         do {
             (value, transaction) = try await pool.writeWithoutTransaction { db in
-                try Store.releasingPages(db, unless: flushed) { try Store.immediate(db, self, flushed: flushed, body) }
+                try Store.releasingPages(db, unless: caching) { try Store.immediate(db, self, flushed: flushed, body) }
             }
         } catch {
             throw Store.asyncError(error, path: path)

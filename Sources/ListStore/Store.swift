@@ -138,17 +138,26 @@ public final class Store: Sendable {
     /// - Throws: `StoreError` `.io` when a read or write is still running on another thread; the
     ///   store then stays open.
     public func close() throws {
-        try state.withLock { state in
-            guard let pool = state.pool else { return }
-            // The snapshots of paged reads, then the readers: the last connection removes the
-            // side files only if it may write. The snapshots' connections are closed before this
-            // returns (they are let go of on another queue): a store closed lets go of its file.
-            pins.removeAll()
-            _LetGo.waitForEverythingLetGo()
-            pool.releaseMemory()
+        // The pool is taken out under the lock and closed outside it: a commit under way takes the
+        // lock to keep its head, and closing waits for that commit.
+        guard let pool = state.withLock({ state -> DatabasePool? in
+            defer { (state.pool, state.heads) = (nil, [:]) }
+            return state.pool
+        }) else { return }
+        // The snapshots of paged reads, a background checkpoint, then the readers: the last
+        // connection removes the side files only if it may write. The snapshots' connections (let
+        // go of on another queue) and a checkpoint under way (which no longer starts once the pool
+        // is out) are closed before this returns: with no read under way, a store closed lets go of
+        // its file.
+        pins.removeAll()
+        _LetGo.waitForEverythingLetGo()
+        Store.waitForCheckpoints()
+        pool.releaseMemory()
+        do {
             try Store.mapErrors(path: path) { try pool.close() }
-            state.pool = nil
-            state.heads = [:]
+        } catch {
+            state.withLock { state in if state.pool == nil { state.pool = pool } }
+            throw error
         }
     }
 

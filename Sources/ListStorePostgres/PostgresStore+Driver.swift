@@ -24,7 +24,7 @@ extension PostgresStore: StoreDriver {
             switch access {
             case .read, .readBytes: .readOnly
             case .write, .create: .writing
-            case .writeUnflushed: .writingUnflushed
+            case .writeUnflushed, .writeBytes: .writingUnflushed
             }
         return try await writing(kind) { try body(DriverTransaction($0)) }
     }

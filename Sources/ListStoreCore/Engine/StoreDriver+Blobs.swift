@@ -30,7 +30,7 @@ extension StoreDriver {
         func write() async throws -> Bool {
             let (start, part) = (next, pending)
             // Made durable by the upload's last write, which acknowledges it.
-            switch try await run(.writeUnflushed, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) {
+            switch try await run(.writeBytes, { try $0.steps.writeBlobPart(hash, listID: listID, start: start, bytes: part) }) {
             case .written:
                 hasher?.update(data: part)
                 next += part.count
@@ -93,7 +93,7 @@ extension StoreDriver {
 
     /// The part of blob `hash` that starts at `start`, which an upload sent.
     private func part(_ hash: ContentHash, at start: Int) async throws -> [UInt8] {
-        guard let part = try await run(.read, { try $0.steps.blobPart(hash, start: start) }) else {
+        guard let part = try await run(.readBytes, { try $0.steps.blobPart(hash, start: start) }) else {
             throw StoreError.blobUploadGivenUp(hash)
         }
         return part

@@ -21,7 +21,8 @@ public protocol StoreDriver: ReplicaStore {
     /// - Parameters:
     ///   - access: `.read` sees one consistent state and writes nothing; `.write` locks what it
     ///     writes; `.writeUnflushed` is `.write` made durable by the next; `.create` is `.write` that
-    ///     first makes the store when there is none.
+    ///     first makes the store when there is none; `.readBytes` and `.writeBytes` are `.read` and
+    ///     `.writeUnflushed` of a blob's bytes, which the engine need not cache.
     ///   - body: the store's logic, run with the transaction's row steps.
     /// - Throws: what `body` throws; the driver's failures as `StoreError` (`.storeNotFound`,
     ///   `.io`, `.damaged`, `.versionConflict` for a writer that lost a race); `CancellationError`.
@@ -35,9 +36,9 @@ public protocol StoreDriver: ReplicaStore {
 public enum StoreAccess: Sendable {
     /// Reads one consistent state; writes nothing.
     case read
-    /// `read` of bytes read once (a blob's parts): the engine keeps none of what it read in its
-    /// caches (SQLite lets the pages go from the reader's page cache), so that a blob streamed
-    /// through a server does not fill its connections' caches.
+    /// `read` of bytes read once (a blob's parts), which an engine need not keep in its caches:
+    /// SQLite lets the reader's page cache go once it holds more than 4 MiB, so that a blob
+    /// streamed through a server does not fill its connections' caches.
     case readBytes
     /// Reads and writes an existing store.
     case write
@@ -45,9 +46,11 @@ public enum StoreAccess: Sendable {
     /// reach stable storage (SQLite's `synchronous = NORMAL`, PostgreSQL's `synchronous_commit =
     /// off`): the next `write` makes it durable with its own, and a power cut before then loses it
     /// whole, never in part. For what a later write acknowledges: the parts of a blob's upload,
-    /// whose last write (the blob whole) is flushed. Like `readBytes`, it keeps none of what it
-    /// wrote in the engine's caches (a blob's part is read back once, if ever).
+    /// whose last write (the blob whole) is flushed.
     case writeUnflushed
+    /// `writeUnflushed` of bytes written once (a blob's part, read back once if ever), which an
+    /// engine need not keep in its caches, as `readBytes`.
+    case writeBytes
     /// Writes, making the store first when there is none.
     case create
 }
