@@ -404,6 +404,39 @@ import Testing
 
     /// `close()` removes the side files while something else still holds the store, and the store
     /// opens its file again when used after it.
+    /// Closing while commits run on other threads neither hangs (a commit takes the store's lock
+    /// to keep its head, and closing waits for the commit) nor loses a commit: each either lands
+    /// or fails, the store reopens for the next, and the file verifies.
+    @Test(.timeLimit(.minutes(2))) func closingWhileCommitsRunNeitherHangsNorLosesThem() async throws {
+        let directory = try TemporaryDirectory()
+        for round in 0..<10 {
+            let path = directory.file("racing\(round).liststore")
+            let store = try Store(path: path)
+            try await store.commit(linearList(5), to: "l")
+            let landed = _Locked(0)
+            await withTaskGroup(of: Void.self) { group in
+                for k in 0..<4 {
+                    group.addTask {
+                        if (try? await store.commit(linearList(6 + k), to: "l\(k)")) != nil { landed.withLock { $0 += 1 } }
+                    }
+                }
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        DispatchQueue.global().async {
+                            try? store.close()
+                            continuation.resume()
+                        }
+                    }
+                }
+            }
+            try store.close()
+            let reopened = try Store(path: path)
+            #expect(try await reopened.lists().count == 1 + landed.withLock { $0 }, "round \(round)")
+            #expect(try await reopened.verify(list: nil, progress: nil).isValid)
+            try reopened.close()
+        }
+    }
+
     @Test func closingRemovesTheSideFilesAndUseReopens() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("l.liststore")
