@@ -38,8 +38,10 @@ public struct PostgresTestDatabase: Sendable {
         var logger = Logger(label: "ListStorePostgresTests")
         logger.logLevel = .critical
         let admin = try PostgresStore.Configuration(url: url, logger: logger)
-        try await withClient(admin) { client in
-            _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        try await Self.telling("creating database \(name)") {
+            try await withClient(admin) { client in
+                _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+            }
         }
         var configuration = admin
         configuration.postgres.database = name
@@ -56,10 +58,22 @@ public struct PostgresTestDatabase: Sendable {
         } catch {
             result = .failure(error)
         }
-        try await withClient(admin) { client in
-            _ = try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+        try await Self.telling("dropping database \(name)") {
+            try await withClient(admin) { client in
+                _ = try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+            }
         }
         return try result.get()
+    }
+
+    /// `body`, with a PostgreSQL error it throws told in full (`PSQLError`'s description hides
+    /// what the server said), naming `what` was done.
+    static func telling(_ what: String, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as PSQLError {
+            throw StoreError(.io, "\(what): \(String(reflecting: error))")
+        }
     }
 
     /// Opens a store on the database.
