@@ -17,10 +17,11 @@ import Testing
     }
 
     /// The requests answered so far, once the server has counted them all: a request is counted
-    /// just after its answer is written, so a health check made after them is counted after them.
+    /// just after its answer is written, so a health check made after them is counted after them,
+    /// whatever it answers (503 when the store takes over a second, as on a loaded machine).
     static func answered(_ server: ServerHarness) async throws -> Int {
         let before = try await counted(server).health
-        #expect(try await server.request("/health").status == 200)
+        _ = try await server.request("/health")
         var now = try await counted(server)
         while now.health == before { now = try await counted(server) }
         return now.requests
