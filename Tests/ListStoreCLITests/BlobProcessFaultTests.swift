@@ -2,6 +2,7 @@ import Foundation
 import ListDiffTestSupport
 import ListJSON
 import ListStore
+import ListStoreTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,12 +11,12 @@ import Glibc
 import Darwin
 #endif
 
-/// Attachments through processes that die: a `push` that uploads a photo killed with SIGKILL at
-/// random instants, the server killed while it receives, and a `blob get --from` killed while it
-/// fetches. Each comes back and finishes; no store ends with a blob whose bytes are not its hash,
+/// Attachments through processes that die: a `push` that uploads a video killed with SIGKILL each
+/// time the source has taken more of its bytes, the server killed while it receives, and a
+/// `blob get --from` killed each time the replica has taken more. Each comes back and finishes; no store ends with a blob whose bytes are not its hash,
 /// and every store verifies.
 @Suite(.blockingWaits) struct BlobProcessFaultTests {
-    @Test func uploadsAndFetchesKilledAtRandomInstantsFinishWhenRunAgain() async throws {
+    @Test func uploadsAndFetchesKilledMidTransferFinishWhenRunAgain() async throws {
         let f = try OfflineCommandTests.Fixture()
         var random = SplitMix64(seed: 0xB10B_F417)
         let bytes = (0..<(24 * 1_048_576 + 77)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
@@ -32,16 +33,32 @@ import Darwin
         let document = #"{"sections":[{"id":"s","elements":[{"id":"v","content":{"video":"# + put.stdout.dropLast() + "}}]}]}"
         #expect(try await CLIRunner.runOffPool(["commit", "--db", phone, "--list", "inbox", "--file", try f.dir.file("v.json", document)]).status == 0)
 
-        /// Runs `liststore arguments…` and kills it (SIGKILL) after a random wait of up to 400 ms,
-        /// unless it ended first; sometimes kills the server too, and starts it again.
-        func killed(_ arguments: [String]) async throws {
+        /// Runs `liststore arguments…`, waits until the store at `watched` holds more of the video's
+        /// bytes than before and not all of them (the transfer is under way), and kills it (SIGKILL);
+        /// sometimes kills the server too, and starts it again. Returns whether the kill landed mid-transfer.
+        let hash = ContentHash(of: bytes)
+        var kept = 0
+        func killed(_ arguments: [String], watching watched: String) async throws -> Bool {
             let child = try CLIRunner.start(arguments)
-            try await Task.sleep(for: .microseconds(Int(random.next() % 400_000)))
+            let store = try Store(path: watched)
+            defer { try? store.close() }
+            var midway = false
+            try await waitUntil("\(arguments[0]) moves the video's bytes into \(watched) or ends") {
+                let status = try await store.blob(hash, of: "inbox")
+                midway = status.map { !$0.isStored && $0.uploaded > kept } ?? false
+                return midway || !child.isRunning
+            }
             kill(child.processIdentifier, SIGKILL)
             if random.next() % 3 == 0 { try server.restart(killing: true) }
             child.waitUntilExit()
+            let status = try await store.blob(hash, of: "inbox")
+            kept = status?.uploaded ?? 0
+            return midway && status?.isStored == false
         }
-        for _ in 0..<6 { try await killed(["push", "--from", server.url, "--list", "inbox", "--replica", phone]) }
+        for round in 0..<6 {
+            let cut = try await killed(["push", "--from", server.url, "--list", "inbox", "--replica", phone], watching: f.source)
+            #expect(cut, "push \(round) was killed mid-upload")
+        }
         let pushed = try await CLIRunner.runOffPool(["push", "--from", server.url, "--list", "inbox", "--replica", phone])
         #expect(pushed.status == 0, "\(pushed.stderr)")
         let atSource = try await CLIRunner.runOffPool(["blob", "get", "--db", f.source, "--list", "inbox", id, "--out", f.path("source.mov")])
@@ -50,7 +67,11 @@ import Darwin
 
         #expect(try await CLIRunner.runOffPool(["pull", "--from", server.url, "--list", "inbox", "--replica", tablet]).status == 0)
         let out = f.path("shown.mov")
-        for _ in 0..<4 { try await killed(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url]) }
+        kept = 0
+        for round in 0..<4 {
+            let cut = try await killed(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url], watching: tablet)
+            #expect(cut, "blob get \(round) was killed mid-fetch")
+        }
         let fetched = try await CLIRunner.runOffPool(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url])
         #expect(fetched.status == 0, "\(fetched.stderr)")
         #expect(FileManager.default.contents(atPath: out).map { [UInt8]($0) } == bytes)
