@@ -29,9 +29,11 @@ extension Store: StoreDriver, BlockingStore {
         _ access: StoreAccess, _ body: @escaping @Sendable (DriverTransaction) throws -> T
     ) async throws -> T {
         switch access {
-        case .read, .readBytes: try await reading(caching: access == .read) { try body(DriverTransaction($0)) }
+        case .read, .readBytes: return try await reading(caching: access == .read) { try body(DriverTransaction($0)) }
         case .write, .create, .writeUnflushed, .writeBytes:
-            try await writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
+            // A blob's parts change no list, so their commits do not checkpoint a large log: this does.
+            defer { if access == .writeBytes { checkpointIfLarge() } }
+            return try await writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
                 try body(DriverTransaction($0))
             }
         }
@@ -43,9 +45,10 @@ extension Store: StoreDriver, BlockingStore {
     @_spi(StoreDriver)
     public func blockingTransaction<T>(_ access: StoreAccess, _ body: (DriverTransaction) throws -> T) throws -> T {
         switch access {
-        case .read, .readBytes: try reading(caching: access == .read) { try body(DriverTransaction($0)) }
+        case .read, .readBytes: return try reading(caching: access == .read) { try body(DriverTransaction($0)) }
         case .write, .create, .writeUnflushed, .writeBytes:
-            try writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
+            defer { if access == .writeBytes { checkpointIfLarge() } }
+            return try writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
                 try body(DriverTransaction($0))
             }
         }

@@ -41,8 +41,14 @@ public final class Store: Sendable {
         /// million elements within a phone's means (ListStoreCore's article "Lists of Any Size");
         /// a server of large lists may give more.
         public var pageCacheMiB: Int = 16
+        /// How much free space, in MiB, the store keeps on its disk from blobs' bytes: no part of a
+        /// blob (1 MiB) is written when it would leave less free, so that commits, the upload's end
+        /// or undoing, and checkpoints still find room. Such an upload fails with `storageFull` and
+        /// is given up. An app may keep more for the rest of the device; 0 turns the check off.
+        public var blobRoomKeptMiB: Int = 16
 
-        /// The defaults: 30 s busy timeout, every commit flushed, 16 MiB of page cache.
+        /// The defaults: 30 s busy timeout, every commit flushed, 16 MiB of page cache, 16 MiB of
+        /// disk kept from blobs.
         public init() {}
     }
 
@@ -212,7 +218,11 @@ public final class Store: Sendable {
         let synchronous = configuration.flushesEachCommit ? "FULL" : "NORMAL"
         let cacheKiB = min(max(1, configuration.pageCacheMiB), 1 << 20) * 1024
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); PRAGMA wal_autocheckpoint = 10000")
+            // `secure_delete = FAST`: freed pages are not written again with zeros where that
+            // would add writes (SQLite's default is off; some builds, Debian's, turn it on, which
+            // made releasing a blob write as many bytes as it released, room a full disk lacks).
+            try db.execute(
+                sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); PRAGMA wal_autocheckpoint = 10000; PRAGMA secure_delete = FAST")
         }
         let pool = try DatabasePool(path: readOnlyLocation ?? path, configuration: config)
         if migrating {
@@ -252,6 +262,8 @@ public final class Store: Sendable {
             return StoreError(.damaged, "the store at \(path) is damaged: \(error.message ?? "\(error.resultCode)")")
         case .SQLITE_READONLY:
             return StoreError(.io, "the store at \(path) is read-only for this process; nothing was written")
+        case .SQLITE_FULL:
+            return StoreError(.storageFull, "\(path) has no room (\(error.message ?? "database or disk is full")); nothing was written")
         default:
             return StoreError(.io, "the store at \(path) could not be used: \(error.message ?? "\(error.resultCode)")")
         }

@@ -31,6 +31,7 @@ enum _PostgresErrors {
     ///   `lock_timeout`, a serialization failure or a deadlock: `.unavailable` (the transaction did
     ///   not commit; trying again may succeed). A real version conflict is found by the store's
     ///   logic itself, under the list's row lock.
+    /// - A full disk: `.storageFull`.
     /// - A missing table or column: `.notAStore`.
     /// - Anything else the server refuses: `.io`.
     static func storeError(_ error: PSQLError, _ location: String) -> StoreError {
@@ -54,6 +55,8 @@ enum _PostgresErrors {
             // connection exceptions; admin_shutdown, crash_shutdown, cannot_connect_now (a server
             // shutting down, restarting or in recovery); too_many_connections; configuration_limit_exceeded
             return StoreError(.unavailable, "the store at \(location) cannot be reached now: \(message) (SQLSTATE \(state)); nothing was changed")
+        case "53100":  // disk_full
+            return StoreError(.storageFull, "the store at \(location) has no room: \(message) (SQLSTATE \(state)); nothing was changed")
         case "42P01", "42703":
             // undefined_table, undefined_column: this is not (or no longer) a ListStore database.
             return StoreError(.notAStore, "\(location) is not a ListStore database: \(message)")

@@ -61,6 +61,8 @@ struct APIError: Error {
                 logger.error("store error (\(error.code)): \(error.message)")
                 return .internal
             }
+            // The operator must free room: the log says where, the client only that there is none.
+            if error.code == .storageFull { logger.error("store error (\(error.code)): \(error.message)") }
             var api = APIError(status(of: error.code), error.code.description, redacted(error.message, storeLocation))
             api.expectedVersion = error.expectedVersion
             api.currentVersion = error.currentVersion
@@ -88,6 +90,7 @@ struct APIError: Error {
         case .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument: .badRequest
         // The store could not be reached, or lost a commit's answer: the body's code says which.
         case .unavailable, .outcomeUnknown: .serviceUnavailable
+        case .storageFull: .insufficientStorage
         default: .internalServerError
         }
     }
@@ -124,4 +127,9 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return APIError.from(error, logger: context.logger, storeLocation: storeLocation).response
         }
     }
+}
+
+extension HTTPResponse.Status {
+    /// 507: the store has no room for the write (`storageFull`); nothing was changed.
+    static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
 }

@@ -321,13 +321,17 @@ enum HTTP {
         var description: String
     }
 
-    static func request(_ method: String, _ url: String, body: String? = nil, token: String? = nil) throws -> Answer {
+    static func request(_ method: String, _ url: String, body: String? = nil, bytes: [UInt8]? = nil, token: String? = nil) throws -> Answer {
         var request = URLRequest(url: URL(string: url)!, timeoutInterval: 120)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        if let bytes {
+            request.httpBody = Data(bytes)
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         }
         let result = _Locked<Result<Answer, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)

@@ -391,7 +391,8 @@ import Testing
         }
     }
 
-    @Test func pruningGivesUpUploadsIdleForAWeekOnPostgreSQL() async throws {
+    @Test(.enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
+    func pruningGivesUpUploadsIdleForAWeekOnPostgreSQL() async throws {
         try await PostgresTestDatabase.withFresh { database in
             try await database.withStore { store in
                 try await Self.giveUpIdleUploads(in: store) { list in

@@ -69,7 +69,7 @@ enum StoreFailure {
         switch code {
         case .versionConflict: ExitStatus.conflict
         case .storeNotFound: ExitStatus.missingInput
-        case .damaged, .io, .unavailable, .outcomeUnknown: ExitStatus.ioError
+        case .damaged, .io, .storageFull, .unavailable, .outcomeUnknown: ExitStatus.ioError
         case .invalidListName, .invalidArgument: ExitStatus.usage
         default: ExitStatus.invalidData  // not a store, newer schema, unknown list or version, bad snapshot
         }

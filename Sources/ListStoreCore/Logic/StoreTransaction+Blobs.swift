@@ -121,6 +121,8 @@ extension StoreTransaction {
             return .sentAlready(received: received)
         }
         guard received == start else { throw StoreError.blobUploadGivenUp(hash) }
+        // A blob the store holds whole (for another list) takes no new bytes: its parts are compared.
+        if try blobRow(hash)?.whole != true { try ensureRoom(forBlobBytes: bytes.count) }
         guard try insertBlobPart(hash, start: start, bytes: bytes) || blobPart(hash, start: start) == bytes else {
             try giveUpBlobUpload(hash, listID: listID)
             return .wrongBytes
@@ -343,6 +345,14 @@ extension StoreTransaction {
         try deleteListBlobs(listID: info.id, among: released)
         try deleteUnclaimedBlobs(among: released)
         return released.count
+    }
+
+    /// Ends the upload of blob `hash` to list `listID` without the blob (the store had no room for
+    /// it): its parts go unless another list has the blob or uploads it.
+    package func leaveBlobUpload(_ hash: ContentHash, listID: Int64) throws {
+        try lockBlob(hash)
+        try setBlobUpload(listID: listID, hash: hash, received: nil, at: "")
+        try deleteUnclaimedBlobs(among: [hash])
     }
 
     /// Gives up the uploads to list `listID` that sent nothing for `_BlobParts.idleUploadLifetime`

@@ -424,6 +424,11 @@ package protocol StoreTransaction {
     /// upload wrote it meanwhile); whether it wrote it.
     func insertBlobPart(_ hash: ContentHash, start: Int, bytes: [UInt8]) throws -> Bool
 
+    /// Throws `StoreError` `.storageFull` when writing `count` more bytes of a blob would leave the
+    /// store's disk without the room it keeps for other writes (SQLite); an engine that does not
+    /// keep room does nothing.
+    func ensureRoom(forBlobBytes count: Int) throws
+
     /// Deletes blob `hash`: its row, its parts and every list's upload of it under way.
     func deleteBlob(_ hash: ContentHash) throws
 
@@ -482,6 +487,8 @@ extension StoreTransaction {
 
 extension StoreTransaction {
     package var keepsElementRecords: Bool { false }
+
+    package func ensureRoom(forBlobBytes count: Int) throws {}
 
     package func lockedHead(of list: String, elementsOf sections: () throws -> Set<Int>?) throws -> StoredHead {
         try lockedHead(of: list)

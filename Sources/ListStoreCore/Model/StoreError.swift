@@ -23,6 +23,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let damaged = Code("damaged")
         /// Reading or writing the file failed.
         public static let io = Code("io")
+        /// The disk (or the database) that holds the store has no room for the write: SQLite's
+        /// "database or disk is full", PostgreSQL's `disk_full`, or a blob's part that would leave
+        /// a SQLite store's disk with less free space than it keeps for other writes (16 MiB by
+        /// default). Nothing was changed by the write, and an upload it stopped was given up. Free
+        /// some space, then try again.
+        public static let storageFull = Code("storageFull")
         /// No list has that name.
         public static let listNotFound = Code("listNotFound")
         /// The version is not in the list's retained history.
@@ -75,7 +81,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// name this release does not know.
         public init?(named name: String) {
             let known: [Code] = [
-                .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .listNotFound, .versionNotFound,
+                .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .storageFull, .listNotFound, .versionNotFound,
                 .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument, .pushOutOfOrder,
                 .pushMismatch, .pendingChanges, .missingBlob, .cursorExpired, .cursorOfAnotherHistory, .unavailable, .outcomeUnknown,
             ]

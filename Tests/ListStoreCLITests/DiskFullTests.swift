@@ -1,0 +1,115 @@
+import Foundation
+import ListDiffTestSupport
+import ListJSON
+import ListStore
+import ListStoreTestSupport
+import Testing
+
+/// A disk that fills up, on the small file system of `LISTSTORE_TEST_SMALL_DISK` (a 64 MiB tmpfs):
+/// an upload that runs out of room is refused (507 `storageFull`, exit 74) and keeps nothing, the
+/// push that needed it stays pending and lands once there is room, a commit larger than the room
+/// left is refused by SQLite's own "disk is full", and every store verifies. One test at a time:
+/// each fills the disk.
+@Suite(.serialized, .enabled(if: SmallDisk.path != nil, Comment(rawValue: SmallDisk.reason)))
+struct DiskFullTests {
+    @Test func anUploadThatRunsOutOfRoomKeepsNothingAndThePushLandsOnceThereIsRoom() async throws {
+        let (disk, dir) = (try SmallDiskDirectory(), try TemporaryDirectory())
+        let source = disk.file("source.liststore")
+        let first = #"{"sections":[{"id":"s","elements":[{"id":"a","content":1}]}]}"#
+        #expect(try await CLIRunner.runOffPool(["commit", "--db", source, "--list", "inbox", "--file", try dir.file("a.json", first)]).status == 0)
+        let server = try ConvergenceProcessTests.Server(db: source)
+        defer { server.stop() }
+        let phone = dir.url.appendingPathComponent("phone.liststore").path
+        #expect(try await CLIRunner.runOffPool(["pull", "--from", server.url, "--list", "inbox", "--replica", phone]).status == 0)
+
+        var random = SplitMix64(seed: 0xD15C_F011)
+        let bytes = (0..<(24 << 20) + 5).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let put = try await CLIRunner.runOffPool(["blob", "put", "--db", phone, "--list", "inbox", try dir.file("VID_2.mov", bytes)])
+        #expect(put.status == 0, "\(put.stderr)")
+        let id = try #require(try JSONValue(parsing: Array(put.stdout.utf8))["$blob"]?.stringValue)
+        let video = #"{"sections":[{"id":"s","elements":[{"id":"a","content":1},{"id":"v","content":{"video":"# + put.stdout.dropLast() + "}}]}]}"
+        #expect(try await CLIRunner.runOffPool(["commit", "--db", phone, "--list", "inbox", "--file", try dir.file("v.json", video)]).status == 0)
+
+        // Room for half the video beyond the 16 MiB a store keeps.
+        try disk.fill(leaving: 28 << 20)
+        let refused = try await CLIRunner.runOffPool(["push", "--from", server.url, "--list", "inbox", "--replica", phone])
+        #expect(refused.status == 74)
+        #expect(refused.stderr.contains("no room"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        let store = try Store(path: source)
+        defer { try? store.close() }
+        let hash = ContentHash(of: bytes)
+        #expect(try await store.blob(hash, of: "inbox") == nil, "the refused upload kept bytes")
+
+        // The same upload over HTTP: one JSON error, 507.
+        let answer = try HTTP.request("PUT", server.url + "/v1/lists/inbox/blobs/" + id, bytes: bytes)
+        #expect(answer.status == 507)
+        #expect(try HTTP.object(answer)["error"]?["code"]?.stringValue == "storageFull")
+        #expect(try await store.blob(hash, of: "inbox") == nil, "the refused upload kept bytes")
+        // Writes other than blobs' bytes go on in the room the store keeps.
+        let second = #"[{"id":"s","elements":[{"id":"a","content":2}]}]"#
+        #expect(try HTTP.request("POST", server.url + "/v1/lists/inbox/commits", body: #"{"sections":\#(second),"expectedVersion":1}"#).status == 200)
+        #expect(try await CLIRunner.runOffPool(["verify", "--db", source]).status == 0)
+
+        // Room again: the change that was pending lands, with its video.
+        try disk.empty()
+        let pushed = try await CLIRunner.runOffPool(["push", "--from", server.url, "--list", "inbox", "--replica", phone])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        let ids = try await store.snapshot(of: "inbox").sections.flatMap { $0.elements.map(\.id) }
+        #expect(ids == ["a", "v"])
+        let out = dir.url.appendingPathComponent("out.mov").path
+        #expect(try await CLIRunner.runOffPool(["blob", "get", "--db", source, "--list", "inbox", id, "--out", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out).map { [UInt8]($0) == bytes } == true, "the bytes fetched are not the video's")
+        server.stop()
+        for db in [source, phone] {
+            let verified = try await CLIRunner.runOffPool(["verify", "--db", db])
+            #expect(verified.status == 0, "\(db): \(verified.stdout) \(verified.stderr)")
+        }
+    }
+
+    @Test func aCommitOrAnUploadLargerThanTheRoomLeftChangesNothing() async throws {
+        let (disk, dir) = (try SmallDiskDirectory(), try TemporaryDirectory())
+        let db = disk.file("full.liststore")
+        let first = #"{"sections":[{"id":"s","elements":[{"id":"a","content":1}]}]}"#
+        #expect(try await CLIRunner.runOffPool(["commit", "--db", db, "--list", "inbox", "--file", try dir.file("a.json", first)]).status == 0)
+        // 4 MiB of contents, with 1 MiB left: SQLite's own "database or disk is full".
+        let text = String(repeating: "x", count: 4096)
+        let elements = (0..<1024).map { #"{"id":"e\#($0)","content":"\#(text)\#($0)"}"# }.joined(separator: ",")
+        let large = try dir.file("large.json", #"{"sections":[{"id":"s","elements":[\#(elements)]}]}"#)
+        try disk.fill(leaving: 1 << 20)
+        let refused = try await CLIRunner.runOffPool(["commit", "--db", db, "--list", "inbox", "--file", large])
+        #expect(refused.status == 74)
+        #expect(refused.stderr.contains("no room"), "\(refused.stderr)")
+
+        // Through the library: a blob whose bytes would leave less than 16 MiB free.
+        try disk.empty()
+        try disk.fill(leaving: 20 << 20)
+        let store = try Store(path: db)
+        defer { try? store.close() }
+        let photo = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let reference = BlobReference(of: photo, type: "image/jpeg")
+        let error = await #expect(throws: StoreError.self) { try await store.storeBlob(reference, to: "inbox", bytes: photo) }
+        #expect(error?.code == .storageFull, "\(String(describing: error))")
+        #expect(try await store.blob(reference.hash, of: "inbox") == nil)
+        #expect(try await store.snapshot(of: "inbox").version == 1)
+        #expect(try await store.verify().isValid)
+
+        // Room again: both land.
+        try disk.empty()
+        #expect(try await CLIRunner.runOffPool(["commit", "--db", db, "--list", "inbox", "--file", large]).status == 0)
+        #expect(try await store.storeBlob(reference, to: "inbox", bytes: photo).isStored)
+        #expect(try await store.verify().isValid)
+    }
+}
+
+/// The full-disk tests run in CI: a CI run without the small disk fails.
+@Suite struct SmallDiskEnvironmentTests {
+    @Test func fullDiskTestsRunInCI() {
+        guard SmallDisk.path == nil else { return }
+        if SmallDisk.inCI, SmallDisk.unavailable == nil {
+            Issue.record("the full-disk tests must run in CI, but LISTSTORE_TEST_SMALL_DISK is not set (.ci/run mounts a small disk)")
+        } else {
+            print("DiskFullTests: skipped: \(SmallDisk.unavailable ?? SmallDisk.reason)")
+        }
+    }
+}
