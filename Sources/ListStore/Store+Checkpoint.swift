@@ -19,7 +19,7 @@ extension Store {
     /// ```
     ///
     /// - Throws: `StoreError` `.storeNotFound`, `.notAStore`, `.unsupportedSchema`, `.io` (for example
-    ///   when a reader holds the log past the busy timeout).
+    ///   when a reader holds the log past the busy timeout), `.storageFull` (the file cannot grow).
     /// - Complexity: O(pages in the log).
     public func checkpoint() throws {
         let pool = try existingPool()
