@@ -24,6 +24,6 @@ extension SQLiteTransaction {
         guard !free.overflow, free.partialValue < kept + UInt64(max(0, count)) else { return }
         throw StoreError(
             .storageFull,
-            "no room for a blob's bytes on the disk of \(store.path), which keeps \(kept >> 20) MiB free for other writes; nothing was written")
+            "no room for a blob's bytes on the disk of \(store.path), which keeps \(kept >> 20) MiB of room for other writes; nothing was written")
     }
 }

@@ -41,10 +41,12 @@ public final class Store: Sendable {
         /// million elements within a phone's means (ListStoreCore's article "Lists of Any Size");
         /// a server of large lists may give more.
         public var pageCacheMiB: Int = 16
-        /// How much free space, in MiB, the store keeps on its disk from blobs' bytes: no part of a
-        /// blob (1 MiB) is written when it would leave less free, so that commits, the upload's end
-        /// or undoing, and checkpoints still find room. Such an upload fails with `storageFull` and
-        /// is given up. An app may keep more for the rest of the device; 0 turns the check off.
+        /// How much room, in MiB, the store keeps from blobs' bytes: no part of a blob (1 MiB) is
+        /// written when it would leave less, so that commits, the upload's end or undoing, and
+        /// checkpoints still find room. The room is what the disk has free, plus the pages the store
+        /// file freed (released blobs, pruned versions), less what the next checkpoint adds to the
+        /// file. Such an upload fails with `storageFull` and is given up. An app may keep more for
+        /// the rest of the device; 0 turns the check off.
         public var blobRoomKeptMiB: Int = 16
 
         /// The defaults: 30 s busy timeout, every commit flushed, 16 MiB of page cache, 16 MiB of

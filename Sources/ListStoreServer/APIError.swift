@@ -79,7 +79,8 @@ struct APIError: Error {
     /// `message` with the store's location (a file path, or a PostgreSQL URL without its password)
     /// written as "the store": clients learn nothing of the server's files or database.
     static func redacted(_ message: String, _ location: String) -> String {
-        location.isEmpty ? message : message.replacingOccurrences(of: location, with: "the store")
+        guard !location.isEmpty else { return message }
+        return message.replacingOccurrences(of: "the store at " + location, with: "the store").replacingOccurrences(of: location, with: "the store")
     }
 
     static func status(of code: StoreError.Code) -> HTTPResponse.Status {

@@ -370,8 +370,8 @@ public struct HTTPSource: ListSource {
             return StoreError(code, message, expectedVersion: reported.expectedVersion, currentVersion: reported.currentVersion)
         }
         guard let status else { return SyncError.transport("\(what): the event stream failed: \(message)") }
-        // A gateway's answer while the server is restarted or deployed.
-        let transient = [502, 503, 504].contains(status)
+        // A gateway's answer while the server is restarted or deployed, or a server without room.
+        let transient = [502, 503, 504, 507].contains(status)
         return SyncError.transport("\(what): HTTP \(status): \(message)", transient: transient)
     }
 

@@ -12,9 +12,10 @@ import Darwin
 #endif
 
 /// Attachments through processes that die: a `push` that uploads a video killed with SIGKILL each
-/// time the source has taken more of its bytes, the server killed while it receives, and a
-/// `blob get --from` killed each time the replica has taken more. Each comes back and finishes; no store ends with a blob whose bytes are not its hash,
-/// and every store verifies.
+/// time the source has taken more of its bytes, and its server stopped and started again; and a
+/// `blob get --from` killed each time the replica has taken more, the server now and then too.
+/// Each comes back and finishes; no store ends with a blob whose bytes are not its hash, and every
+/// store verifies.
 @Suite(.blockingWaits) struct BlobProcessFaultTests {
     @Test func uploadsAndFetchesKilledMidTransferFinishWhenRunAgain() async throws {
         let f = try OfflineCommandTests.Fixture()
@@ -34,12 +35,21 @@ import Darwin
         #expect(try await CLIRunner.runOffPool(["commit", "--db", phone, "--list", "inbox", "--file", try f.dir.file("v.json", document)]).status == 0)
 
         /// Runs `liststore arguments…`, waits until the store at `watched` holds more of the video's
-        /// bytes than before and not all of them (the transfer is under way), and kills it (SIGKILL);
-        /// sometimes kills the server too, and starts it again. Returns whether the kill landed mid-transfer.
+        /// bytes than after the round before and not all of them (the transfer is under way), and
+        /// kills it (SIGKILL); with `restarting` (always for a push, whose server goes on writing
+        /// what the kernel took from it), or now and then, stops the server too (SIGKILL or SIGTERM)
+        /// and starts it again, so that what the store kept is known before the next round.
+        /// Returns whether the transfer was under way when the kill came.
         let hash = ContentHash(of: bytes)
         var kept = 0
-        func killed(_ arguments: [String], watching watched: String) async throws -> Bool {
+        func killed(_ arguments: [String], watching watched: String, restarting: Bool) async throws -> Bool {
             let child = try CLIRunner.start(arguments)
+            defer {
+                if child.isRunning {
+                    kill(child.processIdentifier, SIGKILL)
+                    child.waitUntilExit()
+                }
+            }
             let store = try Store(path: watched)
             defer { try? store.close() }
             var midway = false
@@ -49,32 +59,43 @@ import Darwin
                 return midway || !child.isRunning
             }
             kill(child.processIdentifier, SIGKILL)
-            if random.next() % 3 == 0 { try server.restart(killing: true) }
             child.waitUntilExit()
-            let status = try await store.blob(hash, of: "inbox")
-            kept = status?.uploaded ?? 0
-            return midway && status?.isStored == false
+            if restarting || random.next() % 3 == 0 { try server.restart(killing: random.next() % 2 == 0) }
+            kept = try await store.blob(hash, of: "inbox")?.uploaded ?? 0
+            return midway
         }
-        for round in 0..<6 {
-            let cut = try await killed(["push", "--from", server.url, "--list", "inbox", "--replica", phone], watching: f.source)
-            #expect(cut, "push \(round) was killed mid-upload")
+        /// Whether the store at `path` holds the video whole.
+        func whole(_ path: String) async throws -> Bool {
+            let store = try Store(path: path)
+            defer { try? store.close() }
+            return try await store.blob(hash, of: "inbox")?.isStored == true
         }
+        // Rounds until the video is whole at the source (the bytes a killed push had sent on may
+        // finish it): at least two of them land mid-upload.
+        var cuts = 0
+        for _ in 0..<6 {
+            guard try await !whole(f.source) else { break }
+            if try await killed(["push", "--from", server.url, "--list", "inbox", "--replica", phone], watching: f.source, restarting: true) { cuts += 1 }
+        }
+        #expect(cuts >= 2, "\(cuts) pushes were killed mid-upload")
         let pushed = try await CLIRunner.runOffPool(["push", "--from", server.url, "--list", "inbox", "--replica", phone])
         #expect(pushed.status == 0, "\(pushed.stderr)")
         let atSource = try await CLIRunner.runOffPool(["blob", "get", "--db", f.source, "--list", "inbox", id, "--out", f.path("source.mov")])
         #expect(atSource.status == 0, "\(atSource.stderr)")
-        #expect(FileManager.default.contents(atPath: f.path("source.mov")).map { [UInt8]($0) } == bytes)
+        #expect(FileManager.default.contents(atPath: f.path("source.mov")).map { [UInt8]($0) == bytes } == true, "the source's bytes are not the video's")
 
         #expect(try await CLIRunner.runOffPool(["pull", "--from", server.url, "--list", "inbox", "--replica", tablet]).status == 0)
         let out = f.path("shown.mov")
-        kept = 0
-        for round in 0..<4 {
-            let cut = try await killed(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url], watching: tablet)
-            #expect(cut, "blob get \(round) was killed mid-fetch")
+        (kept, cuts) = (0, 0)
+        for _ in 0..<4 {
+            guard try await !whole(tablet) else { break }
+            let get = ["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url]
+            if try await killed(get, watching: tablet, restarting: false) { cuts += 1 }
         }
+        #expect(cuts >= 2, "\(cuts) fetches were killed mid-fetch")
         let fetched = try await CLIRunner.runOffPool(["blob", "get", "--db", tablet, "--list", "inbox", id, "--out", out, "--from", server.url])
         #expect(fetched.status == 0, "\(fetched.stderr)")
-        #expect(FileManager.default.contents(atPath: out).map { [UInt8]($0) } == bytes)
+        #expect(FileManager.default.contents(atPath: out).map { [UInt8]($0) == bytes } == true, "the bytes fetched are not the video's")
         server.stop()
         for store in [f.source, phone, tablet] {
             let verified = try await CLIRunner.runOffPool(["verify", "--db", store])

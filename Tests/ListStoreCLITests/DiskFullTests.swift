@@ -102,6 +102,25 @@ struct DiskFullTests {
     }
 }
 
+extension DiskFullTests {
+    /// A store counts the pages its file freed as room: a blob released (its list deleted) leaves
+    /// room for the next one on a disk that has less free than the store keeps.
+    @Test func pagesTheStoreFreedAreRoomForTheNextBlob() async throws {
+        let disk = try SmallDiskDirectory()
+        let store = try Store(path: disk.file("freed.liststore"))
+        defer { try? store.close() }
+        for list in ["a", "b"] { try await store.commit(linearList(1), to: list) }
+        let old = (0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        try await store.storeBlob(BlobReference(of: old), to: "a", bytes: old)
+        _ = try await store.deleteList("a")
+        try store.checkpoint()
+        try disk.fill(leaving: 12 << 20)
+        let photo = (0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 1) }
+        #expect(try await store.storeBlob(BlobReference(of: photo), to: "b", bytes: photo).isStored)
+        #expect(try await store.verify().isValid)
+    }
+}
+
 /// The full-disk tests run in CI: a CI run without the small disk fails.
 @Suite struct SmallDiskEnvironmentTests {
     @Test func fullDiskTestsRunInCI() {

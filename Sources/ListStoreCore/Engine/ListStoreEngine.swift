@@ -247,8 +247,8 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     ///   store has: nothing of them is kept), when the
     ///   store holds the blob whole with another size, or `offset` is past what the list's upload
     ///   sent; `.storageFull` when the disk has no room (a SQLite store writes no part that would
-    ///   leave less free than it keeps for other writes, 16 MiB by default): the list's upload is
-    ///   given up, and its parts go unless another upload of the blob goes on; `.damaged`, `.io`;
+    ///   leave less room than it keeps for other writes, 16 MiB by default): the list's upload is
+    ///   given up, and its parts go unless another list has the blob or uploads it; `.damaged`, `.io`;
     ///   what `bytes` throws (the upload resumes after the parts written).
     /// - Complexity: O(size): the bytes are hashed as they come, and a resumed upload reads back
     ///   the bytes its upload sent before.

@@ -25,9 +25,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let io = Code("io")
         /// The disk (or the database) that holds the store has no room for the write: SQLite's
         /// "database or disk is full", PostgreSQL's `disk_full`, or a blob's part that would leave
-        /// a SQLite store's disk with less free space than it keeps for other writes (16 MiB by
-        /// default). Nothing was changed by the write, and an upload it stopped was given up. Free
-        /// some space, then try again.
+        /// a SQLite store with less room than it keeps for other writes (16 MiB by default). Nothing
+        /// was changed by the write; an upload it stopped is given up when the store can still
+        /// write. Free some space, then try again.
         public static let storageFull = Code("storageFull")
         /// No list has that name.
         public static let listNotFound = Code("listNotFound")
