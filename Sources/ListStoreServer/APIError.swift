@@ -57,13 +57,12 @@ struct APIError: Error {
         case let error as APIError:
             return error
         case let error as StoreError:
-            guard status(of: error.code) != .internalServerError else {
-                logger.error("store error (\(error.code)): \(error.message)")
-                return .internal
-            }
-            // The operator must free room: the log says where, the client only that there is none.
-            if error.code == .storageFull { logger.error("store error (\(error.code)): \(error.message)") }
-            var api = APIError(status(of: error.code), error.code.description, redacted(error.message, storeLocation))
+            let status = Self.status(of: error.code)
+            // A failure of the server, or a store without room the operator must free: the log
+            // says what and where, the client only what it may know.
+            if status == .internalServerError || error.code == .storageFull { logger.error("store error (\(error.code)): \(error.message)") }
+            guard status != .internalServerError else { return .internal }
+            var api = APIError(status, error.code.description, redacted(error.message, storeLocation))
             api.expectedVersion = error.expectedVersion
             api.currentVersion = error.currentVersion
             if api.status == .serviceUnavailable { api.headers[.retryAfter] = String(storeRetryAfterSeconds) }

@@ -13,7 +13,7 @@ import Testing
 @Suite(.serialized, .enabled(if: SmallDisk.path != nil, Comment(rawValue: SmallDisk.reason)))
 struct DiskFullTests {
     @Test func anUploadThatRunsOutOfRoomKeepsNothingAndThePushLandsOnceThereIsRoom() async throws {
-        let (disk, dir) = (try SmallDiskDirectory(), try TemporaryDirectory())
+        let (disk, dir) = (try SmallDisk.directory(), try TemporaryDirectory())
         let source = disk.file("source.liststore")
         let first = #"{"sections":[{"id":"s","elements":[{"id":"a","content":1}]}]}"#
         #expect(try await CLIRunner.runOffPool(["commit", "--db", source, "--list", "inbox", "--file", try dir.file("a.json", first)]).status == 0)
@@ -68,7 +68,7 @@ struct DiskFullTests {
     }
 
     @Test func aCommitOrAnUploadLargerThanTheRoomLeftChangesNothing() async throws {
-        let (disk, dir) = (try SmallDiskDirectory(), try TemporaryDirectory())
+        let (disk, dir) = (try SmallDisk.directory(), try TemporaryDirectory())
         let db = disk.file("full.liststore")
         let first = #"{"sections":[{"id":"s","elements":[{"id":"a","content":1}]}]}"#
         #expect(try await CLIRunner.runOffPool(["commit", "--db", db, "--list", "inbox", "--file", try dir.file("a.json", first)]).status == 0)
@@ -106,7 +106,7 @@ extension DiskFullTests {
     /// A store counts the pages its file freed as room: a blob released (its list deleted) leaves
     /// room for the next one on a disk that has less free than the store keeps.
     @Test func pagesTheStoreFreedAreRoomForTheNextBlob() async throws {
-        let disk = try SmallDiskDirectory()
+        let disk = try SmallDisk.directory()
         let store = try Store(path: disk.file("freed.liststore"))
         defer { try? store.close() }
         for list in ["a", "b"] { try await store.commit(linearList(1), to: list) }

@@ -22,23 +22,21 @@ public enum SmallDisk {
     }
 }
 
-/// A directory of one test on the small disk, removed (with the filler) when the test is done with it.
-public final class SmallDiskDirectory: Sendable {
-    public let path: String
-    private var filler: String { path + "/filler" }
-
+extension SmallDisk {
+    /// A directory of one test on the small disk, removed (with its filler) when the test is done
+    /// with it.
     /// - Throws: when `LISTSTORE_TEST_SMALL_DISK` is not set, or the directory cannot be made.
-    public init() throws {
-        guard let disk = SmallDisk.path else { throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: SmallDisk.reason]) }
-        path = disk + "/test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    public static func directory() throws -> TemporaryDirectory {
+        guard let path else { throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: reason]) }
+        return try TemporaryDirectory(in: path)
     }
+}
 
-    /// A path inside the directory.
-    public func file(_ name: String) -> String { path + "/" + name }
+extension TemporaryDirectory {
+    private var filler: String { file("filler") }
 
-    /// Writes a file of zeros that leaves about `bytes` free on the disk (fewer, when that many
-    /// were not free).
+    /// Writes a file of zeros that leaves about `bytes` free on the directory's disk (fewer, when
+    /// that many were not free).
     public func fill(leaving bytes: Int) throws {
         let size = max(0, try SmallDisk.freeBytes(at: path) - bytes)
         guard FileManager.default.createFile(atPath: filler, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
@@ -53,8 +51,6 @@ public final class SmallDiskDirectory: Sendable {
         }
     }
 
-    /// Removes the file of zeros: the disk has room again.
+    /// Removes the file of zeros `fill(leaving:)` wrote: the disk has room again.
     public func empty() throws { try FileManager.default.removeItem(atPath: filler) }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -7,8 +7,9 @@ import ListStore
 public final class TemporaryDirectory: Sendable {
     public let path: String
 
-    public init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("liststore-\(UUID().uuidString)").path
+    /// A new directory in `parent` (the system's temporary directory by default).
+    public init(in parent: String = FileManager.default.temporaryDirectory.path) throws {
+        path = URL(fileURLWithPath: parent).appendingPathComponent("liststore-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 

@@ -402,8 +402,6 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("creating") }.isEmpty)
     }
 
-    /// `close()` removes the side files while something else still holds the store, and the store
-    /// opens its file again when used after it.
     /// Closing while commits run on other threads neither hangs (a commit takes the store's lock
     /// to keep its head, and closing waits for the commit) nor loses a commit: each either lands
     /// or fails, the store reopens for the next, and the file verifies.
@@ -437,6 +435,8 @@ import Testing
         }
     }
 
+    /// `close()` removes the side files while something else still holds the store, and the store
+    /// opens its file again when used after it.
     @Test func closingRemovesTheSideFilesAndUseReopens() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("l.liststore")
