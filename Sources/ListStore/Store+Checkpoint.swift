@@ -50,7 +50,7 @@ extension Store {
     /// process), never on Swift's cooperative thread pool.
     func checkpointIfLarge() {
         var info = stat()
-        guard stat(path + "-wal", &info) == 0, info.st_size > 4 << 20 else { return }
+        guard stat(path + "-wal", &info) == 0, info.st_size > Store.logKeptBytes else { return }
         let start = state.withLock { state -> Bool in
             if state.checkpointing { return false }
             state.checkpointing = true
@@ -71,6 +71,10 @@ extension Store {
             try? queue.close()
         }
     }
+
+    /// The size of the write-ahead log past which a commit checkpoints it in the background, and to
+    /// which the first commit after a checkpoint cuts it back (`journal_size_limit`): 4 MiB.
+    static let logKeptBytes = 4 << 20
 
     /// Where background checkpoints run, one after another.
     private static let checkpoints = DispatchQueue(label: "ListStore.checkpoint", qos: .utility)

@@ -223,8 +223,14 @@ public final class Store: Sendable {
             // `secure_delete = FAST`: freed pages are not written again with zeros where that
             // would add writes (SQLite's default is off; some builds, Debian's, turn it on, which
             // made releasing a blob write as many bytes as it released, room a full disk lacks).
+            // `journal_size_limit`: once checkpointed, a log that a large write (a blob's upload,
+            // a bulk import) grew is cut back to 4 MiB by the next commit instead of keeping that
+            // room on the disk; commits up to 4 MiB still overwrite the log rather than grow it.
             try db.execute(
-                sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); PRAGMA wal_autocheckpoint = 10000; PRAGMA secure_delete = FAST")
+                sql: """
+                    PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); PRAGMA wal_autocheckpoint = 10000; \
+                    PRAGMA secure_delete = FAST; PRAGMA journal_size_limit = \(Store.logKeptBytes)
+                    """)
         }
         let pool = try DatabasePool(path: readOnlyLocation ?? path, configuration: config)
         if migrating {

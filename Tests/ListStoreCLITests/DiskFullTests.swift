@@ -5,7 +5,7 @@ import ListStore
 import ListStoreTestSupport
 import Testing
 
-/// A disk that fills up, on the small file system of `LISTSTORE_TEST_SMALL_DISK` (a 64 MiB tmpfs):
+/// A disk that fills up, on the small file system of `LISTSTORE_TEST_SMALL_DISK` (a 128 MiB tmpfs):
 /// an upload that runs out of room is refused (507 `storageFull`, exit 74) and keeps nothing, the
 /// push that needed it stays pending and lands once there is room, a commit larger than the room
 /// left is refused by SQLite's own "disk is full", and every store verifies. One test at a time:

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where the full-disk tests run: the small file system `LISTSTORE_TEST_SMALL_DISK` names
-/// (`Tools/small-disk start` mounts a 64 MiB tmpfs and prints its directory; `.ci/run` exports it).
+/// (`Tools/small-disk start` mounts a 128 MiB tmpfs and prints its directory; `.ci/run` exports it).
 /// Without it the tests are skipped, except in CI (`CI=true`), where `SmallDiskEnvironmentTests`
 /// fails unless `.ci/run` said that the machine cannot mount one.
 public enum SmallDisk {

@@ -67,4 +67,20 @@ import Testing
         defer { try? unchecked.close() }
         #expect(try await unchecked.storeBlob(reference, to: "l", bytes: video).isStored)
     }
+
+    /// The write-ahead log takes a large upload's parts, but does not keep their size on the disk
+    /// once a checkpoint has copied them: the first commit after it cuts the log back to 4 MiB.
+    @Test func theWriteAheadLogGivesBackTheRoomOfALargeUpload() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("log.liststore")
+        let store = try Store(path: path)
+        defer { try? store.close() }
+        try await store.commit(linearList(1), to: "l")
+        let video = (0..<(12 * Self.part)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        #expect(try await store.storeBlob(BlobReference(of: video, type: "video/mp4"), to: "l", bytes: video).isStored)
+        try store.checkpoint()
+        try await store.commit(linearList(2), to: "l")
+        let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        #expect(try #require(log) <= 4 << 20, "the write-ahead log kept \(log ?? 0) bytes")
+    }
 }
