@@ -50,7 +50,7 @@ extension Store {
     /// process), never on Swift's cooperative thread pool.
     func checkpointIfLarge() {
         var info = stat()
-        guard stat(path + "-wal", &info) == 0, info.st_size > Store.logKeptBytes else { return }
+        guard stat(path + "-wal", &info) == 0, info.st_size > 4 << 20 else { return }
         let start = state.withLock { state -> Bool in
             if state.checkpointing { return false }
             state.checkpointing = true
@@ -72,9 +72,12 @@ extension Store {
         }
     }
 
-    /// The size of the write-ahead log past which a commit checkpoints it in the background, and to
-    /// which the first commit after a checkpoint cuts it back (`journal_size_limit`): 4 MiB.
-    static let logKeptBytes = 4 << 20
+    /// The size to which the first commit after a checkpoint cuts a larger write-ahead log back
+    /// (`journal_size_limit`): 16 MiB, more than the log takes between the background checkpoints
+    /// of commits and of a blob's parts, so that their writes overwrite the log rather than grow it
+    /// again (cutting it at 4 MiB made uploads about a tenth slower), and no more than a store keeps
+    /// of room from blobs by default.
+    static let logKeptBytes = 16 << 20
 
     /// Where background checkpoints run, one after another.
     private static let checkpoints = DispatchQueue(label: "ListStore.checkpoint", qos: .utility)

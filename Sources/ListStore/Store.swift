@@ -223,9 +223,9 @@ public final class Store: Sendable {
             // `secure_delete = FAST`: freed pages are not written again with zeros where that
             // would add writes (SQLite's default is off; some builds, Debian's, turn it on, which
             // made releasing a blob write as many bytes as it released, room a full disk lacks).
-            // `journal_size_limit`: once checkpointed, a log that a large write (a blob's upload,
-            // a bulk import) grew is cut back to 4 MiB by the next commit instead of keeping that
-            // room on the disk; commits up to 4 MiB still overwrite the log rather than grow it.
+            // `journal_size_limit`: once checkpointed, a log that a large write (a bulk import, an
+            // upload whose parts outran the checkpoints) grew is cut back to 16 MiB by the next
+            // commit instead of keeping that room on the disk.
             try db.execute(
                 sql: """
                     PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); PRAGMA wal_autocheckpoint = 10000; \

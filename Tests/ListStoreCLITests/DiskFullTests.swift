@@ -2,6 +2,8 @@ import Foundation
 import ListDiffTestSupport
 import ListJSON
 import ListStore
+import ListStorePostgres
+import ListStorePostgresTestSupport
 import ListStoreTestSupport
 import Testing
 
@@ -121,6 +123,44 @@ extension DiskFullTests {
         let photo = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 1) }
         #expect(try await store.storeBlob(BlobReference(of: photo), to: "b", bytes: photo).isStored)
         #expect(try await store.verify().isValid)
+    }
+}
+
+extension DiskFullTests {
+    /// PostgreSQL's `disk_full` (SQLSTATE 53100), on a database whose tables live on the small disk
+    /// (a tablespace there; PostgreSQL's own log stays on its disk): an upload that fills the disk
+    /// is answered 507 `storageFull` and keeps nothing, and the store verifies; once there is room,
+    /// the same upload lands. (PostgreSQL keeps no room of its own for other writes: its commits
+    /// need room as the upload did.)
+    @Test(.enabled(if: PostgresTestEnvironment.url != nil, Comment(rawValue: PostgresTestEnvironment.reason)))
+    func aPostgreSQLStoreOnAFullDiskRefusesAnUploadAndKeepsNothing() async throws {
+        let disk = try SmallDisk.directory()
+        try await PostgresTestDatabase.withFresh(inDirectory: disk.file("postgres")) { database in
+            // Migrated here, with the test database's generous open timeout (see
+            // PostgresServeFaultTests).
+            await (try PostgresStore(configuration: database.configuration)).close()
+            let server = try ConvergenceProcessTests.Server(db: database.url)
+            defer { server.stop() }
+            let list = #"{"sections":[{"id":"s","elements":[{"id":"a","content":1}]}]}"#
+            #expect(try HTTP.request("POST", server.url + "/v1/lists/inbox/commits", body: list).status == 200)
+
+            var random = SplitMix64(seed: 0x9057_F011)
+            let bytes = (0..<(12 << 20) + 3).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let id = BlobReference(of: bytes).id
+            try disk.fill(leaving: 4 << 20)
+            let refused = try HTTP.request("PUT", server.url + "/v1/lists/inbox/blobs/" + id, bytes: bytes)
+            #expect(refused.status == 507, "\(String(decoding: refused.body, as: UTF8.self))")
+            #expect(try HTTP.object(refused)["error"]?["code"]?.stringValue == "storageFull")
+            #expect(try HTTP.request("GET", server.url + "/v1/lists/inbox/blobs/" + id + "/upload").status == 404, "the refused upload kept bytes")
+            let verified = try await CLIRunner.runOffPool(["verify", "--db", database.url])
+            #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+
+            try disk.empty()
+            #expect(try HTTP.request("PUT", server.url + "/v1/lists/inbox/blobs/" + id, bytes: bytes).status == 200)
+            let read = try HTTP.request("GET", server.url + "/v1/lists/inbox/blobs/" + id)
+            let same = read.body == bytes
+            #expect(read.status == 200 && same, "the bytes read are not the blob's")
+        }
     }
 }
 

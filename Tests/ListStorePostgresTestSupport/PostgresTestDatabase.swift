@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import ListStore
 import ListStorePostgres
@@ -29,8 +34,49 @@ public struct PostgresTestDatabase: Sendable {
     /// Its URL (the test server's, with this database's name).
     public let url: String
 
+    /// Runs `body` with a new, empty database whose tables live in `directory` (made here, empty):
+    /// a tablespace there, dropped with the database afterwards. The server must run on this
+    /// machine; as root, the directory is given to the `postgres` user the server runs as.
+    public static func withFresh<T: Sendable>(inDirectory directory: String, _ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
+        guard let url = PostgresTestEnvironment.url else {
+            throw StoreError(.invalidArgument, PostgresTestEnvironment.skipped)
+        }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        if getuid() == 0, let owner = getpwnam("postgres") {
+            guard chown(directory, owner.pointee.pw_uid, owner.pointee.pw_gid) == 0 else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: directory])
+            }
+        }
+        var logger = Logger(label: "ListStorePostgresTests")
+        logger.logLevel = .critical
+        let admin = try PostgresStore.Configuration(url: url, logger: logger)
+        let tablespace = "liststore_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await Self.telling("creating tablespace \(tablespace) in \(directory)") {
+            try await withClient(admin) { client in
+                _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE TABLESPACE \(tablespace) LOCATION '\(directory)'"), logger: logger)
+            }
+        }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await withFresh(tablespace: tablespace, body))
+        } catch {
+            result = .failure(error)
+        }
+        try await Self.telling("dropping tablespace \(tablespace)") {
+            try await withClient(admin) { client in
+                _ = try await client.query(PostgresQuery(unsafeSQL: "DROP TABLESPACE IF EXISTS \(tablespace)"), logger: logger)
+            }
+        }
+        return try result.get()
+    }
+
     /// Runs `body` with a new, empty database.
     public static func withFresh<T: Sendable>(_ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
+        try await withFresh(tablespace: nil, body)
+    }
+
+    /// Runs `body` with a new, empty database, in `tablespace` (the server's default: `nil`).
+    private static func withFresh<T: Sendable>(tablespace: String?, _ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
         guard let url = PostgresTestEnvironment.url else {
             throw StoreError(.invalidArgument, PostgresTestEnvironment.skipped)
         }
@@ -40,7 +86,7 @@ public struct PostgresTestDatabase: Sendable {
         let admin = try PostgresStore.Configuration(url: url, logger: logger)
         try await Self.telling("creating database \(name)") {
             try await withClient(admin) { client in
-                _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+                _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)" + (tablespace.map { " TABLESPACE \($0)" } ?? "")), logger: logger)
             }
         }
         var configuration = admin

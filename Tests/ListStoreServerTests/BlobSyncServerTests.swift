@@ -146,7 +146,18 @@ import Testing
                 let (photo, jpeg) = Self.photo(9 * _BlobParts.partSize + 7, seed: 5)
                 let statuses = try await withThrowingTaskGroup(of: BlobStatus.self) { group in
                     for list in ["inbox", "inbox", "other", "other"] {
-                        group.addTask { try await source.storeBlob(photo, to: list, from: _OnePiece(bytes: jpeg), startingAt: 0) }
+                        group.addTask {
+                            // A transient failure (PostgreSQL's lock timeout on a loaded machine:
+                            // 503 `unavailable`, nothing changed) is tried again, as a replica does.
+                            for _ in 1..<5 {
+                                do {
+                                    return try await source.storeBlob(photo, to: list, from: _OnePiece(bytes: jpeg), startingAt: 0)
+                                } catch let error as SyncError where error.isTransient {
+                                    continue
+                                }
+                            }
+                            return try await source.storeBlob(photo, to: list, from: _OnePiece(bytes: jpeg), startingAt: 0)
+                        }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
