@@ -73,11 +73,12 @@ extension Store {
     }
 
     /// The size to which the first commit after a checkpoint cuts a larger write-ahead log back
-    /// (`journal_size_limit`): 16 MiB, more than the log takes between the background checkpoints
-    /// of commits and of a blob's parts, so that their writes overwrite the log rather than grow it
-    /// again (cutting it at 4 MiB made uploads about a tenth slower), and no more than a store keeps
-    /// of room from blobs by default.
-    static let logKeptBytes = 16 << 20
+    /// (`journal_size_limit`): 64 MiB, above SQLite's own checkpoint at 10,000 pages (40 MiB), so
+    /// that the log of ordinary work (commits and blobs' parts, checkpointed in the background or
+    /// at 10,000 pages) is overwritten rather than cut and grown again (a limit of 4 MiB made
+    /// uploads about a tenth slower, one of 16 MiB a few hundredths), and only a larger write (a
+    /// bulk import, an upload whose parts outran the checkpoints) gives its room back.
+    static let logKeptBytes = 64 << 20
 
     /// Where background checkpoints run, one after another.
     private static let checkpoints = DispatchQueue(label: "ListStore.checkpoint", qos: .utility)

@@ -224,7 +224,7 @@ public final class Store: Sendable {
             // would add writes (SQLite's default is off; some builds, Debian's, turn it on, which
             // made releasing a blob write as many bytes as it released, room a full disk lacks).
             // `journal_size_limit`: once checkpointed, a log that a large write (a bulk import, an
-            // upload whose parts outran the checkpoints) grew is cut back to 16 MiB by the next
+            // upload whose parts outran the checkpoints) grew is cut back to 64 MiB by the next
             // commit instead of keeping that room on the disk.
             try db.execute(
                 sql: """

@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
@@ -27,6 +28,11 @@ import NIOHTTPTypes
 ///   side while a request of the connection waits (`HangUpWatch` says when, with `Wait` events),
 ///   the handler closes the connection, which ends the wait and frees its place at once. A request
 ///   that does not wait is answered, as HTTP/1.1 allows.
+/// - **A client that expects `100 Continue` gets it.** A request head with `Expect: 100-continue`
+///   (curl sends it before a body over 1 MiB, and waits a second for the answer) is answered with
+///   an interim `100 Continue` at once, on HTTP/1.1, so that its body comes without that wait; the
+///   final answer follows as for any request (one that refuses the request then comes after the
+///   body, as RFC 9110 allows). Hummingbird does not send it.
 /// - **Room at the cap on connections.** It tells `IdleConnections` when its connection holds no
 ///   request (from its start, and after each last answer) and when it holds one, so that a server
 ///   at its cap closes the connection idle longest to make room for a new one.
@@ -101,7 +107,13 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(let request):
+            // HTTP/1.1 only (not on an HTTP/2 stream): the pipeline handler in front passes one
+            // request at a time, so the interim answer goes out before this request's answer and
+            // after the one before it.
+            if Self.connection(of: context.channel) === context.channel, request.headerFields[.expect]?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            }
             underWay += 1
             bodyComing = true
             headDeadline?.cancel()

@@ -161,6 +161,29 @@ import Testing
     /// What each token may do with a list's blobs: read them with a read grant, upload them with a
     /// write grant; a list it may not read, or a blob its list does not have (though another list
     /// has it), is 404 as a list that does not exist.
+    /// A client that sends `Expect: 100-continue` (curl, before a body over 1 MiB) gets `100
+    /// Continue` before it sends the body, then the upload's answer.
+    @Test func anUploadThatExpectsContinueGetsItBeforeItsBody() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(1), to: "l")
+        try await ServerHarness.with(store) { server in
+            let bytes = Self.bytes(2 << 20, seed: 100)
+            let blob = BlobReference(of: bytes)
+            let connection = try RawConnection(port: server.port)
+            let head =
+                "PUT \(Self.path("l", blob)) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nContent-Type: application/octet-stream\r\n"
+                + "Content-Length: \(bytes.count)\r\nExpect: 100-continue\r\n\r\n"
+            #expect(connection.send(head))
+            let interim = try await RawConnection.run { connection.receive(timeout: .seconds(30)) { $0.contains("\r\n\r\n") } }
+            #expect(interim.text == "HTTP/1.1 100 Continue\r\n\r\n", "\(interim.text.prefix(300))")
+            #expect(connection.send(bytes))
+            let answer = try await RawConnection.run { connection.receive(timeout: .seconds(30)) { $0.contains("\"stored\":true") } }
+            #expect(answer.text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(answer.text.prefix(300))")
+            #expect(try await store.blob(blob.hash, of: "l")?.isStored == true)
+        }
+    }
+
     @Test func blobsAreReadAndWrittenThroughTheListsGrants() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

@@ -51,6 +51,12 @@ final class RawConnection: @unchecked Sendable {
         return bytes.withUnsafeBytes { sendAll(fd, $0) } == bytes.count
     }
 
+    /// Sends `bytes`; `false` when the connection is gone.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { sendAll(fd, $0) } == bytes.count
+    }
+
     /// Ends the sending side (the server reads end of file).
     func shutdownWrite() {
         shutdown(fd, Int32(SHUT_WR))
