@@ -31,8 +31,6 @@ extension Store: StoreDriver, BlockingStore {
         switch access {
         case .read, .readBytes: return try await reading(caching: access == .read) { try body(DriverTransaction($0)) }
         case .write, .create, .writeUnflushed, .writeBytes:
-            // A blob's parts change no list, so their commits do not checkpoint a large log: this does.
-            defer { if access == .writeBytes { checkpointIfLarge() } }
             return try await writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
                 try body(DriverTransaction($0))
             }
@@ -47,7 +45,6 @@ extension Store: StoreDriver, BlockingStore {
         switch access {
         case .read, .readBytes: return try reading(caching: access == .read) { try body(DriverTransaction($0)) }
         case .write, .create, .writeUnflushed, .writeBytes:
-            defer { if access == .writeBytes { checkpointIfLarge() } }
             return try writing(creating: access == .create, flushed: access == .write || access == .create, caching: access != .writeBytes) {
                 try body(DriverTransaction($0))
             }
@@ -202,9 +199,6 @@ extension Store {
         if replaced.contains(where: { $0.elementPositions.count >= Self.largeHead }) {
             _LetGo.later(replaced)
         }
-        if outcome.changed {
-            CommitSignal.shared.notify(path: path)
-            checkpointIfLarge()
-        }
+        if outcome.changed { CommitSignal.shared.notify(path: path) }
     }
 }

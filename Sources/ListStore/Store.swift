@@ -68,7 +68,6 @@ public final class Store: Sendable {
     struct _State {
         var pool: DatabasePool?
         var heads: [String: StoredHead] = [:]
-        var checkpointing = false
     }
 
     /// The schema version this release writes.
@@ -159,7 +158,7 @@ public final class Store: Sendable {
         // its file.
         pins.removeAll()
         _LetGo.waitForEverythingLetGo()
-        Store.waitForCheckpoints()
+        LogCheckpoints.waitForAll()
         pool.releaseMemory()
         do {
             try Store.mapErrors(path: path) { try pool.close() }
@@ -219,6 +218,7 @@ public final class Store: Sendable {
         config.label = "ListStore"
         let synchronous = configuration.flushesEachCommit ? "FULL" : "NORMAL"
         let cacheKiB = min(max(1, configuration.pageCacheMiB), 1 << 20) * 1024
+        let checkpoints = LogCheckpoints(path: path, state: state)
         config.prepareDatabase { db in
             // `secure_delete = FAST`: freed pages are not written again with zeros where that
             // would add writes (SQLite's default is off; some builds, Debian's, turn it on, which
@@ -228,9 +228,11 @@ public final class Store: Sendable {
             // commit instead of keeping that room on the disk.
             try db.execute(
                 sql: """
-                    PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); PRAGMA wal_autocheckpoint = 10000; \
+                    PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); \
                     PRAGMA secure_delete = FAST; PRAGMA journal_size_limit = \(Store.logKeptBytes)
                     """)
+            // SQLite's automatic checkpoint gives way to the hook, which does its work too.
+            checkpoints.install(on: db.sqliteConnection)
         }
         let pool = try DatabasePool(path: readOnlyLocation ?? path, configuration: config)
         if migrating {

@@ -67,23 +67,4 @@ import Testing
         defer { try? unchecked.close() }
         #expect(try await unchecked.storeBlob(reference, to: "l", bytes: video).isStored)
     }
-
-    /// A write-ahead log that a large write grew does not keep its size on the disk once a
-    /// checkpoint has copied it: the first commit after it cuts the log back to 64 MiB.
-    @Test func theWriteAheadLogGivesBackTheRoomOfALargeWrite() async throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("log.liststore")
-        let store = try Store(path: path)
-        defer { try? store.close() }
-        // About 72 MiB of contents in one commit: one transaction, all of it in the log.
-        let text = String(repeating: "x", count: 4000)
-        let large = [ListSection(model: ListItem(id: "s"), elements: (0..<18_000).map { ListItem(id: "e\($0)", content: Array("\"\(text)\($0)\"".utf8)) })]
-        try await store.commit(large, to: "l")
-        let grown = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
-        #expect(try #require(grown) > 68 << 20, "the commit's log is smaller than its contents")
-        try store.checkpoint()
-        try await store.commit(linearList(2), to: "m")
-        let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
-        #expect(try #require(log) <= 64 << 20, "the write-ahead log kept \(log ?? 0) bytes")
-    }
 }

@@ -1,0 +1,45 @@
+import Foundation
+import ListStore
+import ListStoreTestSupport
+import Testing
+
+/// A SQLite store's write-ahead log (`<path>-wal`) stays bounded: commits checkpoint it (in the
+/// background past about 4 MiB, on the writer past 10,000 pages), and a log that a large write grew
+/// gives its room back once checkpointed.
+@Suite struct WriteAheadLogTests {
+    /// Commits of 80 MiB in all, with no checkpoint asked for: the log never holds them all.
+    @Test func commitsCheckpointTheLogOnTheirOwn() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("log.liststore")
+        let store = try Store(path: path)
+        defer { try? store.close() }
+        let text = String(repeating: "y", count: 4000)
+        for round in 0..<80 {
+            // About 1 MiB of new contents each.
+            let list = [ListSection(model: ListItem(id: "s"), elements: (0..<250).map { ListItem(id: "e\($0)", content: Array("\"\(text)\(round)\"".utf8)) })]
+            try await store.commit(list, to: "l")
+        }
+        let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        #expect(try #require(log) < 60 << 20, "the write-ahead log holds \(log ?? 0) bytes")
+        #expect(try await store.verify().isValid)
+    }
+
+    /// A write-ahead log that a large write grew does not keep its size on the disk once a
+    /// checkpoint has copied it: the first commit after it cuts the log back to 64 MiB.
+    @Test func theWriteAheadLogGivesBackTheRoomOfALargeWrite() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("log.liststore")
+        let store = try Store(path: path)
+        defer { try? store.close() }
+        // About 72 MiB of contents in one commit: one transaction, all of it in the log.
+        let text = String(repeating: "x", count: 4000)
+        let large = [ListSection(model: ListItem(id: "s"), elements: (0..<18_000).map { ListItem(id: "e\($0)", content: Array("\"\(text)\($0)\"".utf8)) })]
+        try await store.commit(large, to: "l")
+        let grown = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        #expect(try #require(grown) > 68 << 20, "the commit's log is smaller than its contents")
+        try store.checkpoint()
+        try await store.commit(linearList(2), to: "m")
+        let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        #expect(try #require(log) <= 64 << 20, "the write-ahead log kept \(log ?? 0) bytes")
+    }
+}
