@@ -38,36 +38,17 @@ public struct PostgresTestDatabase: Sendable {
     /// a tablespace there, dropped with the database afterwards. The server must run on this
     /// machine; as root, the directory is given to the `postgres` user the server runs as.
     public static func withFresh<T: Sendable>(inDirectory directory: String, _ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
-        guard let url = PostgresTestEnvironment.url else {
-            throw StoreError(.invalidArgument, PostgresTestEnvironment.skipped)
-        }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         if getuid() == 0, let owner = getpwnam("postgres") {
             guard chown(directory, owner.pointee.pw_uid, owner.pointee.pw_gid) == 0 else {
                 throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: directory])
             }
         }
-        var logger = Logger(label: "ListStorePostgresTests")
-        logger.logLevel = .critical
-        let admin = try PostgresStore.Configuration(url: url, logger: logger)
         let tablespace = "liststore_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await Self.telling("creating tablespace \(tablespace) in \(directory)") {
-            try await withClient(admin) { client in
-                _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE TABLESPACE \(tablespace) LOCATION '\(directory)'"), logger: logger)
-            }
-        }
-        let result: Result<T, any Error>
-        do {
-            result = .success(try await withFresh(tablespace: tablespace, body))
-        } catch {
-            result = .failure(error)
-        }
-        try await Self.telling("dropping tablespace \(tablespace)") {
-            try await withClient(admin) { client in
-                _ = try await client.query(PostgresQuery(unsafeSQL: "DROP TABLESPACE IF EXISTS \(tablespace)"), logger: logger)
-            }
-        }
-        return try result.get()
+        return try await between(
+            "tablespace \(tablespace) in \(directory)", create: "CREATE TABLESPACE \(tablespace) LOCATION '\(directory)'",
+            drop: "DROP TABLESPACE IF EXISTS \(tablespace)"
+        ) { _ in try await withFresh(tablespace: tablespace, body) }
     }
 
     /// Runs `body` with a new, empty database.
@@ -77,37 +58,46 @@ public struct PostgresTestDatabase: Sendable {
 
     /// Runs `body` with a new, empty database, in `tablespace` (the server's default: `nil`).
     private static func withFresh<T: Sendable>(tablespace: String?, _ body: (PostgresTestDatabase) async throws -> T) async throws -> T {
+        let name = "liststore_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        return try await between(
+            "database \(name)", create: "CREATE DATABASE \(name)" + (tablespace.map { " TABLESPACE \($0)" } ?? ""),
+            drop: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"
+        ) { admin in
+            var configuration = admin
+            configuration.postgres.database = name
+            // Migrating a fresh database takes a few DDL statements; with every suite starting at
+            // once on a small machine it can take longer than the default open timeout, which these
+            // tests are not about (PostgresMigrationTests sets its own where it is).
+            configuration.openTimeout = .seconds(120)
+            // `between` ran only with a URL.
+            var components = URLComponents(string: PostgresTestEnvironment.url ?? "")!
+            components.path = "/" + name
+            return try await body(PostgresTestDatabase(name: name, configuration: configuration, url: components.string!))
+        }
+    }
+
+    /// Runs `create` on the test server, then `body` with the server's configuration, then `drop`
+    /// whatever `body` did; `what` names what they make in their errors.
+    private static func between<T: Sendable>(
+        _ what: String, create: String, drop: String, _ body: (PostgresStore.Configuration) async throws -> T
+    ) async throws -> T {
         guard let url = PostgresTestEnvironment.url else {
             throw StoreError(.invalidArgument, PostgresTestEnvironment.skipped)
         }
-        let name = "liststore_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         var logger = Logger(label: "ListStorePostgresTests")
         logger.logLevel = .critical
         let admin = try PostgresStore.Configuration(url: url, logger: logger)
-        try await Self.telling("creating database \(name)") {
-            try await withClient(admin) { client in
-                _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)" + (tablespace.map { " TABLESPACE \($0)" } ?? "")), logger: logger)
-            }
+        try await telling("creating \(what)") {
+            try await withClient(admin) { client in _ = try await client.query(PostgresQuery(unsafeSQL: create), logger: logger) }
         }
-        var configuration = admin
-        configuration.postgres.database = name
-        // Migrating a fresh database takes a few DDL statements; with every suite starting at once
-        // on a small machine it can take longer than the default open timeout, which these tests
-        // are not about (PostgresMigrationTests sets its own where it is).
-        configuration.openTimeout = .seconds(120)
-        var components = URLComponents(string: url)!
-        components.path = "/" + name
-        let database = PostgresTestDatabase(name: name, configuration: configuration, url: components.string!)
         let result: Result<T, any Error>
         do {
-            result = .success(try await body(database))
+            result = .success(try await body(admin))
         } catch {
             result = .failure(error)
         }
-        try await Self.telling("dropping database \(name)") {
-            try await withClient(admin) { client in
-                _ = try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
-            }
+        try await telling("dropping \(what)") {
+            try await withClient(admin) { client in _ = try await client.query(PostgresQuery(unsafeSQL: drop), logger: logger) }
         }
         return try result.get()
     }
