@@ -189,7 +189,7 @@ extension Store {
     private static let largeHead = 4_096
 
     /// After a committed transaction: keeps the heads it wrote, and when it changed a list, tells
-    /// of the commit and checkpoints a large write-ahead log.
+    /// of the commit (`LogCheckpoints` checkpoints the write-ahead log after every commit).
     private func committed(_ outcome: SQLiteTransaction.Outcome) {
         let replaced = state.withLock { state in
             outcome.newHeads.compactMap { list, head in state.heads.updateValue(head, forKey: list) }

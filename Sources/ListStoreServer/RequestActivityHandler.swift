@@ -30,9 +30,11 @@ import NIOHTTPTypes
 ///   that does not wait is answered, as HTTP/1.1 allows.
 /// - **A client that expects `100 Continue` gets it.** A request head with `Expect: 100-continue`
 ///   (curl sends it before a body over 1 MiB, and waits a second for the answer) is answered with
-///   an interim `100 Continue` at once, on HTTP/1.1, so that its body comes without that wait; the
-///   final answer follows as for any request (one that refuses the request then comes after the
-///   body, as RFC 9110 allows). Hummingbird does not send it.
+///   an interim `100 Continue` on HTTP/1.1, so that its body comes without that wait: at once, or,
+///   for a request pipelined behind others, once the answer before it has ended (Hummingbird reads
+///   pipelined requests ahead, and an interim answer amid another answer would break it). The
+///   final answer follows as for any request; one refused on its head is written at once, and its
+///   body is then read and dropped. Hummingbird does not send it.
 /// - **Room at the cap on connections.** It tells `IdleConnections` when its connection holds no
 ///   request (from its start, and after each last answer) and when it holds one, so that a server
 ///   at its cap closes the connection idle longest to make room for a new one.
@@ -57,6 +59,9 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Requests whose head came and whose answer has not ended.
     private var underWay = 0
+    /// For each request under way after the one being answered, in order, whether it waits for a
+    /// `100 Continue`.
+    private var continuesOwed: [Bool] = []
     /// Between a head and the end of its request's body.
     private var bodyComing = false
     /// Requests waiting for what to answer, and whether the client closed its side.
@@ -108,11 +113,12 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            // HTTP/1.1 only (not on an HTTP/2 stream): the pipeline handler in front passes one
-            // request at a time, so the interim answer goes out before this request's answer and
-            // after the one before it.
-            if Self.connection(of: context.channel) === context.channel, request.headerFields[.expect]?.lowercased() == "100-continue" {
-                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            // HTTP/1.1 only (not on an HTTP/2 stream).
+            let expects = Self.connection(of: context.channel) === context.channel && request.headerFields[.expect]?.lowercased() == "100-continue"
+            if underWay == 0 {
+                if expects { sendContinue(context) }
+            } else {
+                continuesOwed.append(expects)
             }
             underWay += 1
             bodyComing = true
@@ -137,7 +143,14 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
         if case .end = part {
             underWay = max(0, underWay - 1)
             if underWay == 0 { reportIdle(context) }
+            // The next request's answer starts now: its interim answer first.
+            if !continuesOwed.isEmpty, continuesOwed.removeFirst() { sendContinue(context) }
         }
+    }
+
+    /// Writes a `100 Continue` before the answer of the request being answered.
+    private func sendContinue(_ context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

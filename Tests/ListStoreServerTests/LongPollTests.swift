@@ -292,6 +292,30 @@ import Testing
         }
     }
 
+    /// An upload pipelined behind a poll that waits, with `Expect: 100-continue`, gets its `100
+    /// Continue` once the poll's answer has ended, never amid or before it; then its own answer.
+    @Test func aContinuePipelinedBehindAPollComesAfterItsAnswer() async throws {
+        try await Self.primed { server, store in
+            let bytes = [UInt8](repeating: 7, count: 2 << 20)
+            let blob = BlobReference(of: bytes)
+            let connection = try RawConnection(port: server.port)
+            let upload =
+                "PUT /v1/lists/l/blobs/\(blob.id) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nContent-Type: application/octet-stream\r\n"
+                + "Content-Length: \(bytes.count)\r\nExpect: 100-continue\r\n\r\n"
+            #expect(connection.send(Self.poll(server, "since=1&wait=30") + upload))
+            try await LimitTests.waitUntil { Self.held(server) == 1 }
+            try await store.commit(linearList(4), to: "l")
+            let text = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("100 Continue\r\n\r\n") }.text }
+            let interim = try #require(text.range(of: "HTTP/1.1 100 Continue\r\n\r\n"), "\(text.prefix(300))")
+            let before = Self.answers(in: String(text[..<interim.lowerBound]))
+            #expect(before.count == 1 && before.first?.status == 200 && before.first?.body.contains("\"version\":2") == true, "\(text.prefix(300))")
+            #expect(text[interim.upperBound...].isEmpty, "\(text.prefix(300))")
+            #expect(connection.send(bytes))
+            let answer = try await RawConnection.run { connection.receive(timeout: .seconds(60)) { $0.contains("\"stored\":true") }.text }
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(answer.prefix(300))")
+        }
+    }
+
     /// Pipelined requests behind one the route answers are neither stalled nor lost: a head split
     /// across two reads is read whole once its rest comes; requests sent before the client closes
     /// its side are answered (a poll behind the head among them: one at the head would wait, and
