@@ -25,6 +25,14 @@ final class LogCheckpoints: Sendable {
     /// The frames past which the committing connection checkpoints the log itself.
     static let ownFrames: Int32 = 10_000
 
+    /// The size to which the first commit after a checkpoint cuts a larger write-ahead log back
+    /// (`journal_size_limit`): 64 MiB, above SQLite's own checkpoint at 10,000 pages (40 MiB), so
+    /// that the log of ordinary work (commits and blobs' parts, checkpointed in the background or
+    /// at 10,000 pages) is overwritten rather than cut and grown again (a limit of 4 MiB made
+    /// uploads about a tenth slower, one of 16 MiB a few hundredths), and only a larger write (a
+    /// bulk import, an upload whose parts outran the checkpoints) gives its room back.
+    static let keptBytes = 64 << 20
+
     private let path: String
     /// Whether the store is open: a store closed meanwhile is not opened again (a file deleted or
     /// restored meanwhile is not made again). It holds the store's state weakly: the state holds

@@ -44,12 +44,4 @@ extension Store {
             }
         }
     }
-
-    /// The size to which the first commit after a checkpoint cuts a larger write-ahead log back
-    /// (`journal_size_limit`): 64 MiB, above SQLite's own checkpoint at 10,000 pages (40 MiB), so
-    /// that the log of ordinary work (commits and blobs' parts, checkpointed in the background or
-    /// at 10,000 pages) is overwritten rather than cut and grown again (a limit of 4 MiB made
-    /// uploads about a tenth slower, one of 16 MiB a few hundredths), and only a larger write (a
-    /// bulk import, an upload whose parts outran the checkpoints) gives its room back.
-    static let logKeptBytes = 64 << 20
 }

@@ -229,7 +229,7 @@ public final class Store: Sendable {
             try db.execute(
                 sql: """
                     PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB); \
-                    PRAGMA secure_delete = FAST; PRAGMA journal_size_limit = \(Store.logKeptBytes)
+                    PRAGMA secure_delete = FAST; PRAGMA journal_size_limit = \(LogCheckpoints.keptBytes)
                     """)
             // SQLite's automatic checkpoint gives way to the hook, which does its work too.
             checkpoints.install(on: db.sqliteConnection)

@@ -57,11 +57,10 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
         case ended
     }
 
-    /// Requests whose head came and whose answer has not ended.
-    private var underWay = 0
-    /// For each request under way after the one being answered, in order, whether it waits for a
-    /// `100 Continue`.
-    private var continuesOwed: [Bool] = []
+    /// Requests whose head came and whose answer has not ended, in order, each with whether it
+    /// waits for a `100 Continue` (sent when its answer is the next to start: at once for the
+    /// first, after the answer before it for a pipelined one).
+    private var underWay: [Bool] = []
     /// Between a head and the end of its request's body.
     private var bodyComing = false
     /// Requests waiting for what to answer, and whether the client closed its side.
@@ -115,12 +114,8 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .head(let request):
             // HTTP/1.1 only (not on an HTTP/2 stream).
             let expects = Self.connection(of: context.channel) === context.channel && request.headerFields[.expect]?.lowercased() == "100-continue"
-            if underWay == 0 {
-                if expects { sendContinue(context) }
-            } else {
-                continuesOwed.append(expects)
-            }
-            underWay += 1
+            underWay.append(expects)
+            if underWay.count == 1, expects { sendContinue(context) }
             bodyComing = true
             headDeadline?.cancel()
             headDeadline = nil
@@ -141,10 +136,13 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
         lastWrite = written.futureResult
         context.write(data, promise: written)
         if case .end = part {
-            underWay = max(0, underWay - 1)
-            if underWay == 0 { reportIdle(context) }
-            // The next request's answer starts now: its interim answer first.
-            if !continuesOwed.isEmpty, continuesOwed.removeFirst() { sendContinue(context) }
+            if !underWay.isEmpty { underWay.removeFirst() }
+            if underWay.isEmpty {
+                reportIdle(context)
+            } else if underWay[0] {
+                // The next request's answer starts now: its interim answer first.
+                sendContinue(context)
+            }
         }
     }
 
@@ -200,7 +198,7 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Without a request under way, the head's deadline decides (`armHeadDeadline(_:)`).
     private func isIdle(_ context: ChannelHandlerContext) -> Bool {
         if bodyComing && waits == 0 { return true }
-        if underWay == 0 { return false }
+        if underWay.isEmpty { return false }
         // A wait holds bytes only when its client stopped reading what came before.
         if waits > 0 && heldBytes(context) == 0 { return false }
         return writesStalled(context, mark: &sentAtCheck)
@@ -212,7 +210,7 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
         headDeadline?.cancel()
         headDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) {
             self.headDeadline = nil
-            guard self.underWay == 0, context.channel.isActive else { return }
+            guard self.underWay.isEmpty, context.channel.isActive else { return }
             if self.heldBytes(context) > 0, !self.writesStalled(context, mark: &self.sentAtCheck) {
                 self.armHeadDeadline(context)
             } else {

@@ -149,14 +149,15 @@ import Testing
                         group.addTask {
                             // A transient failure (PostgreSQL's lock timeout on a loaded machine:
                             // 503 `unavailable`, nothing changed) is tried again, as a replica does.
-                            for _ in 1..<5 {
+                            var tries = 0
+                            while true {
+                                tries += 1
                                 do {
                                     return try await source.storeBlob(photo, to: list, from: _OnePiece(bytes: jpeg), startingAt: 0)
-                                } catch let error as SyncError where error.isTransient {
+                                } catch let error as SyncError where error.isTransient && tries < 5 {
                                     continue
                                 }
                             }
-                            return try await source.storeBlob(photo, to: list, from: _OnePiece(bytes: jpeg), startingAt: 0)
                         }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }

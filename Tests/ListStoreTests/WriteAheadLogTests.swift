@@ -13,11 +13,9 @@ import Testing
         let path = directory.file("log.liststore")
         let store = try Store(path: path)
         defer { try? store.close() }
-        let text = String(repeating: "y", count: 4000)
         for round in 0..<80 {
             // About 1 MiB of new contents each.
-            let list = [ListSection(model: ListItem(id: "s"), elements: (0..<250).map { ListItem(id: "e\($0)", content: Array("\"\(text)\(round)\"".utf8)) })]
-            try await store.commit(list, to: "l")
+            try await store.commit(Self.large(250, tag: "\(round)"), to: "l")
         }
         let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
         #expect(try #require(log) < 60 << 20, "the write-ahead log holds \(log ?? 0) bytes")
@@ -32,14 +30,23 @@ import Testing
         let store = try Store(path: path)
         defer { try? store.close() }
         // About 72 MiB of contents in one commit: one transaction, all of it in the log.
-        let text = String(repeating: "x", count: 4000)
-        let large = [ListSection(model: ListItem(id: "s"), elements: (0..<18_000).map { ListItem(id: "e\($0)", content: Array("\"\(text)\($0)\"".utf8)) })]
-        try await store.commit(large, to: "l")
+        try await store.commit(Self.large(18_000, tag: ""), to: "l")
         let grown = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
         #expect(try #require(grown) > 68 << 20, "the commit's log is smaller than its contents")
         try store.checkpoint()
         try await store.commit(linearList(2), to: "m")
         let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
         #expect(try #require(log) <= 64 << 20, "the write-ahead log kept \(log ?? 0) bytes")
+    }
+
+    /// One section of `count` elements whose contents take about 4 KB each, ending with `tag` (and
+    /// their position when `tag` is empty).
+    private static func large(_ count: Int, tag: String) -> [ListSection] {
+        let text = String(repeating: "x", count: 4000)
+        return [
+            ListSection(
+                model: ListItem(id: "s"),
+                elements: (0..<count).map { ListItem(id: "e\($0)", content: Array("\"\(text)\(tag.isEmpty ? "\($0)" : tag)\"".utf8)) })
+        ]
     }
 }
