@@ -47,6 +47,30 @@ import Testing
         #expect(try await roomy.verify().isValid)
     }
 
+    /// Parts another list's upload of the blob wrote take no new bytes: a store without room takes
+    /// them for its own upload (compared), and refuses the first part nobody wrote.
+    @Test func partsAnotherUploadWroteTakeNoRoom() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("shared.liststore")
+        let roomy = try Store(path: path)
+        defer { try? roomy.close() }
+        for list in ["a", "b"] { try await roomy.commit(linearList(1), to: list) }
+        let starved = try Self.starved(path)
+        defer { try? starved.close() }
+        let photo = (0..<(3 * Self.part + 5)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
+        let reference = BlobReference(of: photo, type: "image/png")
+
+        let firstTwo = _OnePiece(bytes: Array(photo[..<(2 * Self.part)]))
+        #expect(try await roomy.storeBlob(reference, to: "a", from: firstTwo, startingAt: 0).uploaded == 2 * Self.part)
+        #expect(try await starved.storeBlob(reference, to: "b", from: firstTwo, startingAt: 0).uploaded == 2 * Self.part)
+        let refused = await #expect(throws: StoreError.self) {
+            try await starved.storeBlob(reference, to: "b", from: _OnePiece(bytes: Array(photo[(2 * Self.part)...])), startingAt: 2 * Self.part)
+        }
+        #expect(refused?.code == .storageFull, "\(String(describing: refused))")
+        #expect(try await roomy.storeBlob(reference, to: "a", from: _OnePiece(bytes: Array(photo[(2 * Self.part)...])), startingAt: 2 * Self.part).isStored)
+        #expect(try await roomy.verify().isValid)
+    }
+
     @Test func anUploadWithoutRoomAloneKeepsNothingAndTheStoreVerifies() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("alone.liststore")

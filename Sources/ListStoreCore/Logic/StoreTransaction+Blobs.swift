@@ -121,9 +121,11 @@ extension StoreTransaction {
             return .sentAlready(received: received)
         }
         guard received == start else { throw StoreError.blobUploadGivenUp(hash) }
-        // A blob the store holds whole (for another list) takes no new bytes: its parts are compared.
-        if try blobRow(hash)?.whole != true { try ensureRoom(forBlobBytes: bytes.count) }
-        guard try insertBlobPart(hash, start: start, bytes: bytes) || blobPart(hash, start: start) == bytes else {
+        // A part the store holds already (of a blob it holds whole for another list, or that
+        // another list's upload of it wrote) takes no new bytes: it is compared.
+        let held = try blobPart(hash, start: start)
+        if held == nil { try ensureRoom(forBlobBytes: bytes.count) }
+        guard try held == bytes || (held == nil && insertBlobPart(hash, start: start, bytes: bytes)) else {
             try giveUpBlobUpload(hash, listID: listID)
             return .wrongBytes
         }
