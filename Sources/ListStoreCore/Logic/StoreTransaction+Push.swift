@@ -27,7 +27,9 @@ extension StoreTransaction {
     ) throws -> PushAnswer {
         let id = push.id
         if let problem = PushRule.problem(with: id) { throw StoreError(.invalidArgument, problem) }
-        let fingerprint = push.fingerprint
+        // The fingerprint (a hash of the push's JSON) is made beside the rebase: it is needed to
+        // tell a retry apart, and to record the push once it is merged.
+        let fingerprint = _Background { push.fingerprint }
         var answer: PushAnswer?
         _ = try commit(
             to: list, expectedVersion: nil, author: author ?? push.author, message: push.message,
@@ -41,7 +43,7 @@ extension StoreTransaction {
                 let recorded = try recordedPushes(listID: head.listID, list: list, client: id.client, seqs: id.seq...id.seq).first
                 let latest = try latestPushSeq(listID: head.listID, client: id.client)
                 let verdict = try PushRule.verdict(
-                    for: push, fingerprint: fingerprint, recorded: (recorded != nil, recorded?.fingerprint), latestSeq: latest)
+                    for: push, fingerprint: fingerprint.wait(), recorded: (recorded != nil, recorded?.fingerprint), latestSeq: latest)
                 if verdict == .answerFromRecord, var recorded {
                     recorded.duplicate = true
                     answer = recorded
@@ -61,12 +63,12 @@ extension StoreTransaction {
                 let report = Array(Conflict.jsonValue(conflicts).serialized().utf8)
                 try insertPush(
                     listID: listID, id: id, version: result.version, conflictsJSON: report, pushedAt: _Time.iso8601(Date()),
-                    fingerprint: fingerprint)
+                    fingerprint: fingerprint.wait())
                 if result.changed {
                     try markJournal(listID: listID, version: result.version, pushedAs: id, conflictsJSON: conflicts.isEmpty ? nil : report)
                 }
                 answer = PushAnswer(
-                    list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint)
+                    list: list, version: result.version, seq: id.seq, duplicate: false, conflicts: conflicts, fingerprint: fingerprint.wait())
             })
         guard let answer else { throw StoreError(.damaged, "the push \(id) to list '\(list)' was neither merged nor recorded") }
         return answer

@@ -73,18 +73,19 @@ package enum PushRule {
         return nil
     }
 
-    /// Decides what to do with `push` (whose fingerprint is `fingerprint`), given the source's record
-    /// for its id (`recorded`: whether there is one, and its fingerprint, `nil` for a push recorded
-    /// before fingerprints were) and the latest sequence number recorded for its client on the list.
+    /// Decides what to do with `push` (whose fingerprint is `fingerprint`, made only when a record
+    /// holds one to compare), given the source's record for its id (`recorded`: whether there is
+    /// one, and its fingerprint, `nil` for a push recorded before fingerprints were) and the latest
+    /// sequence number recorded for its client on the list.
     ///
     /// - Throws: `StoreError` `.invalidArgument`, `.pushMismatch`, `.pushOutOfOrder`.
     package static func verdict(
-        for push: Push, fingerprint: String, recorded: (found: Bool, fingerprint: String?), latestSeq: Int?
+        for push: Push, fingerprint: @autoclosure () -> String, recorded: (found: Bool, fingerprint: String?), latestSeq: Int?
     ) throws -> Verdict {
         let id = push.id
         if let problem = problem(with: id) { throw StoreError(.invalidArgument, problem) }
         if recorded.found {
-            if let kept = recorded.fingerprint, kept != fingerprint {
+            if let kept = recorded.fingerprint, kept != fingerprint() {
                 throw StoreError(
                     .pushMismatch,
                     "push \(id.seq) of client \(id.client) was recorded with other content: another replica pushed under this client id (a copied or restored replica takes a new one)")

@@ -47,13 +47,17 @@ extension StoreTransaction {
         var slots: [CommitRows.Slot] = []
         var read: [(section: Int, element: Int)] = []
         var sectionRows: [Int64] = []
+        // The head's elements are sieved by their identifiers' pairing hashes (which the head
+        // keeps): only those whose hash the touched ids' take are looked up among them.
+        let sieve = _HashSieve(touched.elements.map { HeadItem.pairingHash(of: $0, seed: .process) })
+        let hashes = head.elementIDHashes ?? _IdentifierHashes.of(head.sections)
         var flat = 0
         for (s, section) in head.sections.enumerated() {
             let id = ExactString(section.model.id)
             if touched.sections.contains(id) { sectionRows.append(head.sectionRows[s]) }
             let all = touched.emptied.contains(id)
             for (e, element) in section.elements.enumerated() {
-                if all || touched.elements.contains(ExactString(element.id)) {
+                if all || (sieve.mayHold(hashes[flat]) && touched.elements.contains(ExactString(element.id))) {
                     slots.append(CommitRows.Slot(section: head.sectionRows[s], position: head.elementPositions[flat]))
                     read.append((s, e))
                 }
