@@ -86,7 +86,7 @@ struct APIError: Error {
         switch code {
         case .listNotFound, .versionNotFound: .notFound
         case .cursorExpired, .cursorOfAnotherHistory: .gone
-        case .versionConflict, .pushOutOfOrder, .pushMismatch, .pendingChanges, .missingBlob: .conflict
+        case .versionConflict, .pushOutOfOrder, .pushMismatch, .pendingChanges, .missingBlob, .uploadGivenUp: .conflict
         case .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument: .badRequest
         // The store could not be reached, or lost a commit's answer: the body's code says which.
         case .unavailable, .outcomeUnknown: .serviceUnavailable

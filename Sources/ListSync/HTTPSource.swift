@@ -359,9 +359,11 @@ public struct HTTPSource: ListSource {
         if status == 409 || status == nil, let reported, reported.code == "cursorMismatch" {
             return SyncError.resyncRequired(.epochChanged, message: "\(what): \(reported.message)")
         }
-        if let reported, [StoreError.Code.unavailable, .outcomeUnknown, .storageFull].contains(StoreError.Code(named: reported.code)) {
-            // The server's store could not be reached, lost a change's commit, or had no room:
-            // trying again heals each in time (a push lands once however often it is sent).
+        if let reported, [StoreError.Code.unavailable, .outcomeUnknown, .storageFull, .uploadGivenUp].contains(StoreError.Code(named: reported.code)) {
+            // The server's store could not be reached, lost a change's commit, or had no room, or
+            // another upload's failure gave up the one this request went on with: trying again
+            // heals each in time (a push lands once however often it is sent; its uploads ask
+            // where they stand first).
             return SyncError.transport("\(what): HTTP \(status ?? 503) \(reported.code): \(message)", transient: true)
         }
         // The list does not have the blob: as the store says it.

@@ -191,6 +191,36 @@ import Testing
         }
     }
 
+    /// An upload to a list that another upload of the same blob to that list gave up meanwhile (it
+    /// went on from the same part with bytes that are not the blob's) fails with `uploadGivenUp`,
+    /// which a client tries again, not with a bad argument; nothing of it is kept, and sent again
+    /// from where the list's upload now stands, it lands.
+    @Test(arguments: EngineKind.available)
+    func anUploadGivenUpByAnotherFailsAsGivenUpAndLandsWhenSentAgain(_ engine: EngineKind) async throws {
+        try await engine.withStore(handles: 2) { stores in
+            try await stores[0].commit(linearList(1), to: "a", expectedVersion: nil, author: nil, message: nil)
+            let bytes = Self.bytes(3 * Self.part + 5, seed: 21)
+            let reference = BlobReference(of: bytes)
+            let (pieces, more) = AsyncStream.makeStream(of: [UInt8].self)
+            let upload = Task { try await stores[0].storeBlob(reference, to: "a", from: pieces, startingAt: 0) }
+            more.yield(Array(bytes[..<Self.part]))
+            try await waitUntil("the first part is written") { try await stores[1].blob(reference.hash, of: "a")?.uploaded == Self.part }
+            var wrong = bytes
+            wrong[Self.part + 7] ^= 0xFF
+            await Self.refuses(.invalidArgument, "not the blob's") { try await stores[1].storeBlob(reference, to: "a", bytes: wrong) }
+            more.yield(Array(bytes[Self.part...]))
+            more.finish()
+            await #expect {
+                _ = try await upload.value
+            } throws: { error in
+                (error as? StoreError)?.code == .uploadGivenUp && (error as? StoreError)?.message.contains("given up") == true
+            }
+            #expect(try await stores[1].blob(reference.hash, of: "a") == nil)
+            #expect(try await stores[1].storeBlob(reference, to: "a", bytes: bytes).isStored)
+            #expect(try await readWholeBlob(reference.hash, of: "a", in: stores[1], step: 2 * Self.part) == bytes)
+        }
+    }
+
     /// Random rounds of whole uploads, interrupted ones, resumptions from random offsets, bytes
     /// that are not the blob's, and lists deleted and made again, by two lists over three blobs (one
     /// of less than a part, one of exactly a part, one of several): after each round, a list reads

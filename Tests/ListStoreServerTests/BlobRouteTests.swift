@@ -184,6 +184,37 @@ import Testing
         }
     }
 
+    /// An upload under way whose blob another upload to the same list gave up meanwhile (it went
+    /// on from the same part with bytes that are not the blob's) is answered 409 `uploadGivenUp`:
+    /// sent again, it lands.
+    @Test func anUploadGivenUpByAnotherIsAConflictToSendAgain() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(1), to: "l")
+        try await ServerHarness.with(store) { server in
+            let part = 1 << 20
+            let bytes = Self.bytes(3 * part + 5, seed: 101)
+            let blob = BlobReference(of: bytes)
+            let connection = try RawConnection(port: server.port)
+            let head =
+                "PUT \(Self.path("l", blob)) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nContent-Type: application/octet-stream\r\n"
+                + "Content-Length: \(bytes.count)\r\n\r\n"
+            #expect(connection.send(head))
+            #expect(connection.send(Array(bytes[..<part])))
+            try await waitUntil("the first part is written") { try await store.blob(blob.hash, of: "l")?.uploaded == part }
+            var wrong = bytes
+            wrong[part + 7] ^= 0xFF
+            let other = try await server.request(Self.path("l", blob), method: "PUT", bytes: wrong)
+            #expect(other.status == 400 && Self.code(other.body) == "invalidArgument")
+            #expect(connection.send(Array(bytes[part...])))
+            let answer = try await RawConnection.run { connection.receive(timeout: .seconds(30)) { $0.contains("schemaVersion") } }
+            #expect(answer.text.hasPrefix("HTTP/1.1 409 Conflict\r\n") && answer.text.contains("\"uploadGivenUp\""), "\(answer.text.prefix(400))")
+            let again = try await server.request(Self.path("l", blob), method: "PUT", bytes: bytes)
+            #expect(again.status == 200)
+            #expect(try await store.blob(blob.hash, of: "l")?.isStored == true)
+        }
+    }
+
     @Test func blobsAreReadAndWrittenThroughTheListsGrants() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

@@ -246,6 +246,10 @@ import Testing
                 connection.send(CannedHTTPServer.answer("restarting", status: "503 Service Unavailable"))
             } else if head.hasPrefix("GET /garbled/") {
                 connection.send(CannedHTTPServer.answer("{\"uuid\":"))
+            } else if head.hasPrefix("GET /givenup/") {
+                connection.send(CannedHTTPServer.answer(
+                    #"{"error":{"code":"uploadGivenUp","message":"the upload of blob b was given up"},"schemaVersion":1}"#,
+                    status: "409 Conflict"))
             } else if head.hasPrefix("GET /token/") {
                 connection.send(CannedHTTPServer.answer("", status: "401 Unauthorized"))
             } else {
@@ -255,6 +259,10 @@ import Testing
         }
         let busy = await syncError { _ = try await HTTPSource(answers.url + "/busy").identity() }
         #expect(busy?.isTransient == true && busy?.description.contains("HTTP 503") == true, "\(String(describing: busy))")
+        // Another upload of the blob failed and took the one the request went on with: sent again,
+        // from where the upload stands, it lands.
+        let givenUp = await syncError { _ = try await HTTPSource(answers.url + "/givenup").identity() }
+        #expect(givenUp?.isTransient == true && givenUp?.description.contains("uploadGivenUp") == true, "\(String(describing: givenUp))")
         let garbled = await syncError { _ = try await HTTPSource(answers.url + "/garbled").identity() }
         #expect(garbled?.isTransient == false && garbled?.description.contains("cannot read") == true, "\(String(describing: garbled))")
         let token = await syncError { _ = try await HTTPSource(answers.url + "/token", token: "s3cret").identity() }

@@ -67,7 +67,7 @@ enum StoreFailure {
 
     static func status(of code: StoreError.Code) -> ExitCode {
         switch code {
-        case .versionConflict: ExitStatus.conflict
+        case .versionConflict, .uploadGivenUp: ExitStatus.conflict
         case .storeNotFound: ExitStatus.missingInput
         case .damaged, .io, .storageFull, .unavailable, .outcomeUnknown: ExitStatus.ioError
         case .invalidListName, .invalidArgument: ExitStatus.usage

@@ -47,7 +47,7 @@ extension StoreError {
     /// The upload of blob `hash` is no longer under way: another upload of it failed, and gave up
     /// its bytes with its own.
     package static func blobUploadGivenUp(_ hash: ContentHash) -> StoreError {
-        StoreError(.invalidArgument, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
+        StoreError(.uploadGivenUp, "the upload of blob \(BlobReference.id(of: hash)) was given up (another upload of it failed): upload it again")
     }
 }
 
@@ -105,7 +105,7 @@ extension StoreTransaction {
     /// (`.wrongBytes`: the transaction is to commit that). Another upload of the blob to the same
     /// list that sent the part already (`.sentAlready`) or ended (`.listHasBlob`) is not an error:
     /// the uploads of one list go on together.
-    /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way (given up
+    /// - Throws: `StoreError` `.uploadGivenUp` when the upload is no longer under way (given up
     ///   with its blob by another upload's).
     package func writeBlobPart(_ hash: ContentHash, listID: Int64, start: Int, bytes: [UInt8]) throws -> _BlobPartWrite {
         try lockBlob(hash)
@@ -136,7 +136,7 @@ extension StoreTransaction {
     /// Ends the upload of blob `hash` to list `list` (row `listID`) whose every byte was sent and
     /// hashed to `hash` (each part holding them): the blob is whole, and the list has it (as it
     /// has already when another upload of it to the list ended first).
-    /// - Throws: `StoreError` `.invalidArgument` when the upload is no longer under way, or its blob
+    /// - Throws: `StoreError` `.uploadGivenUp` when the upload is no longer under way, or its blob
     ///   is not the one it wrote (given up meanwhile); `.listNotFound`.
     package func endBlobUpload(_ hash: ContentHash, size: Int, list: String, listID: Int64) throws {
         // The list's row before the blob's, as every transaction that takes both does.

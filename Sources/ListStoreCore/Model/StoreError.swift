@@ -64,6 +64,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// A commit or a push refers to a blob (an attachment, `BlobReference`) the list does not
         /// have, or a read asks for one: upload it to the list first. Nothing was changed.
         public static let missingBlob = Code("missingBlob")
+        /// The upload of a blob that this call went on with was given up meanwhile: another upload
+        /// of the same blob failed (its bytes were not the blob's, or the disk had no room) and
+        /// took the blob's parts with it. Nothing of this call was written. Ask where the upload
+        /// stands (`blob(_:of:)`) and send the blob again from there.
+        public static let uploadGivenUp = Code("uploadGivenUp")
         /// The store could not be reached, or did not finish the operation within its bound (a
         /// database restarting or failing over, every pooled connection busy, a lock held longer
         /// than the lock timeout). Nothing was changed: the same call may be tried again.
@@ -83,7 +88,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             let known: [Code] = [
                 .notAStore, .unsupportedSchema, .storeNotFound, .damaged, .io, .storageFull, .listNotFound, .versionNotFound,
                 .versionConflict, .invalidSnapshot, .invalidListName, .invalidEdit, .invalidArgument, .pushOutOfOrder,
-                .pushMismatch, .pendingChanges, .missingBlob, .cursorExpired, .cursorOfAnotherHistory, .unavailable, .outcomeUnknown,
+                .pushMismatch, .pendingChanges, .missingBlob, .uploadGivenUp, .cursorExpired, .cursorOfAnotherHistory, .unavailable,
+                .outcomeUnknown,
             ]
             guard let code = known.first(where: { $0.name == name }) else { return nil }
             self = code
