@@ -26,7 +26,8 @@ import NIOSSL
 /// `.listNotFound`, a pruned version `.versionNotFound`); a refused token is `SyncError.unauthorized`;
 /// anything else that goes wrong on the way is `SyncError.transport` naming the request, marked
 /// transient (`SyncError.isTransient`) when trying again may heal it: no connection, a timeout, a
-/// server that goes away mid-answer, a 502, 503 or 504. An answer that is not the expected document,
+/// server that goes away mid-answer, a 502, 503 or 504, and the store errors that heal in time
+/// (`unavailable`, `outcomeUnknown`, `storageFull`, `uploadGivenUp`). An answer that is not the expected document,
 /// one larger than `maxAnswerBytes`, or a redirect to another origin is not transient. Nothing is
 /// applied from an incomplete answer.
 ///

@@ -21,7 +21,7 @@ enum ExitStatus {
 
     static let helpText = """
         Exit codes: 0 ok; 1 failure; 64 usage; 65 invalid input data; 66 missing input file; \
-        74 I/O error, damaged store or unreachable server; 75 version conflict or upload given up (retry); 77 token \
+        74 I/O error, damaged store or unreachable server; 75 version conflict or local upload given up (retry); 77 token \
         refused by the server.
         """
 }

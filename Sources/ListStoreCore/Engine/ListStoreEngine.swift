@@ -248,8 +248,11 @@ public protocol ListStoreEngine: AnyObject, Sendable {
     ///   store holds the blob whole with another size, or `offset` is past what the list's upload
     ///   sent; `.storageFull` when the disk has no room (a SQLite store writes no part that would
     ///   leave less room than it keeps for other writes, 16 MiB by default): the list's upload is
-    ///   given up, and its parts go unless another list has the blob or uploads it; `.damaged`, `.io`;
-    ///   what `bytes` throws (the upload resumes after the parts written).
+    ///   given up, and its parts go unless another list has the blob or uploads it; `.uploadGivenUp`
+    ///   when another upload of the blob to the list failed meanwhile and gave up the one this call
+    ///   went on with (nothing of this call was written: ask where the upload stands and send it
+    ///   again from there); `.damaged`, `.io`; what `bytes` throws (the upload resumes after the
+    ///   parts written).
     /// - Complexity: O(size): the bytes are hashed as they come, and a resumed upload reads back
     ///   the bytes its upload sent before.
     @discardableResult
