@@ -33,6 +33,28 @@ import Testing
         #expect(now.sorted() == siblings.sorted())
     }
 
+    /// A file's identity (device and inode, which a replica's client id is kept for) reads as
+    /// earlier releases recorded it, through Foundation's attributes: the same text for the file
+    /// and for a symbolic link to it, another for a copy, none for a missing file.
+    @Test func aFilesIdentityIsTheDeviceAndInodeAsRecordedBefore() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("identity.liststore")
+        let store = try Store(path: path)
+        try store.commit(linearList(1), to: "l")
+        try store.close()
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        let device = try #require((attributes[.systemNumber] as? NSNumber)?.uint64Value)
+        let inode = try #require((attributes[.systemFileNumber] as? NSNumber)?.uint64Value)
+        #expect(_FileIdentity.of(path) == "\(device):\(inode)")
+        let link = directory.file("link.liststore")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        #expect(_FileIdentity.of(link) == "\(device):\(inode)")
+        let copy = directory.file("copy.liststore")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        #expect(_FileIdentity.of(copy) != nil && _FileIdentity.of(copy) != _FileIdentity.of(path))
+        #expect(_FileIdentity.of(directory.file("missing.liststore")) == nil)
+    }
+
     @Test func textFileIsRefusedUntouched() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("notes.txt")
