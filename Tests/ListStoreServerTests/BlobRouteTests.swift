@@ -20,6 +20,12 @@ import Testing
 
     static func path(_ list: String, _ reference: BlobReference) -> String { "/v1/lists/\(list)/blobs/\(reference.id)" }
 
+    /// The head of a `PUT` of the whole blob `reference` to `list`, with `extra` header lines.
+    static func putHead(_ list: String, _ reference: BlobReference, port: Int, extra: String = "") -> String {
+        "PUT \(path(list, reference)) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/octet-stream\r\n"
+            + "Content-Length: \(reference.size)\r\n\(extra)\r\n"
+    }
+
     /// A header of an answer, whatever the case of its name.
     static func header(_ answer: (status: Int, body: [UInt8], headers: [AnyHashable: Any]), _ name: String) -> String? {
         answer.headers.first { ($0.key as? String)?.lowercased() == name.lowercased() }?.value as? String
@@ -171,10 +177,7 @@ import Testing
             let bytes = Self.bytes(2 << 20, seed: 100)
             let blob = BlobReference(of: bytes)
             let connection = try RawConnection(port: server.port)
-            let head =
-                "PUT \(Self.path("l", blob)) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nContent-Type: application/octet-stream\r\n"
-                + "Content-Length: \(bytes.count)\r\nExpect: 100-continue\r\n\r\n"
-            #expect(connection.send(head))
+            #expect(connection.send(Self.putHead("l", blob, port: server.port, extra: "Expect: 100-continue\r\n")))
             let interim = try await RawConnection.run { connection.receive(timeout: .seconds(30)) { $0.contains("\r\n\r\n") } }
             #expect(interim.text == "HTTP/1.1 100 Continue\r\n\r\n", "\(interim.text.prefix(300))")
             #expect(connection.send(bytes))
@@ -196,10 +199,7 @@ import Testing
             let bytes = Self.bytes(3 * part + 5, seed: 101)
             let blob = BlobReference(of: bytes)
             let connection = try RawConnection(port: server.port)
-            let head =
-                "PUT \(Self.path("l", blob)) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nContent-Type: application/octet-stream\r\n"
-                + "Content-Length: \(bytes.count)\r\n\r\n"
-            #expect(connection.send(head))
+            #expect(connection.send(Self.putHead("l", blob, port: server.port)))
             #expect(connection.send(Array(bytes[..<part])))
             try await waitUntil("the first part is written") { try await store.blob(blob.hash, of: "l")?.uploaded == part }
             var wrong = bytes
