@@ -105,6 +105,20 @@ import Testing
         #expect(try await store.page(of: "l", at: nil, after: first.next, maxBytes: 500).version == 2)
     }
 
+    /// A list deleted while it is being read is not read from the state pinned for it: a page of
+    /// its version, the first or the next, is `listNotFound`, as everything else about it (the
+    /// API's contract test found a first page of a pinned version answered after the DELETE).
+    @Test func aListDeletedWhileItIsReadIsNotReadFromItsPin() async throws {
+        let store = InMemoryStore()
+        try await store.commit(Self.bigList(sections: 3, elements: 20), to: "l", expectedVersion: nil, author: nil, message: nil)
+        let first = try await store.page(of: "l", at: nil, after: nil, maxBytes: 500)
+        #expect(first.next != nil)
+        #expect(try await store.page(of: "l", at: first.version, after: first.next, maxBytes: 500).listID == first.listID)
+        _ = try await store.deleteList("l", discardingPending: true)
+        await Self.expectCode(.listNotFound) { try await store.page(of: "l", at: first.version, after: nil, maxBytes: 500) }
+        await Self.expectCode(.listNotFound) { try await store.page(of: "l", at: first.version, after: first.next, maxBytes: 500) }
+    }
+
     /// A list deleted and made again up to the same version while the one before is being read:
     /// a new read gets the new list's pages, never the kept ones of the list before, and a reader
     /// of that one meets another list identity (which a replica refuses).

@@ -2,17 +2,22 @@
 // Size"), for drivers that can keep a state of the store (`_PinnedVersions`).
 extension StoreDriver {
     /// `page(of:at:after:maxBytes:)` for a driver that keeps pins: a page of a version pinned is
-    /// read in its pin; a first page of a list larger than one page pins the state it is read in
+    /// read in its pin while the list of that name is still the one pinned (a list deleted since,
+    /// or deleted and made again, is read at the head: `listNotFound`, or the new list's page);
+    /// a first page of a list larger than one page pins the state it is read in
     /// (once per version: `pin()` makes one, where the first page is read again only when the head
     /// has moved on meanwhile, or the list was made again); everything else is read at the head.
     /// - Throws: as `page(of:at:after:maxBytes:)`; what `pin()` throws.
-    /// - Complexity: that of a page, and a pin made for the first page of a version not pinned yet.
+    /// - Complexity: that of a page, plus a read of the list's row at the head for a page of a
+    ///   version pinned, and a pin made for the first page of a version not pinned yet.
     package func page<Pin>(
         of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int, pins: _PinnedVersions<Pin>,
         pin: @Sendable () async throws -> Pin,
         reading: @Sendable (Pin, @escaping @Sendable (any StoreTransaction) throws -> ListPage) async throws -> ListPage
     ) async throws -> ListPage {
-        if let version, let kept = pins.pin(of: list, at: version) {
+        if let version, let current = try? await run(.read, { try $0.steps.listRow(list, locking: false).uid }),
+            let kept = pins.pin(of: list, at: version, listID: current)
+        {
             return try await reading(kept) { try $0.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }
         }
         let page = try await run(.read) { try $0.steps.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }

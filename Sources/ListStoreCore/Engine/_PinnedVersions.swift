@@ -36,25 +36,15 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
         (self.capacity, self.idle, self.maxAge) = (max(1, capacity), idle, maxAge)
     }
 
-    /// The pin of `list` at `version`, marked used; `nil` when there is none (any longer).
-    /// - Complexity: O(pins).
-    package func pin(of list: String, at version: Int) -> Pin? {
-        pin(of: list, at: version) { _ in true }
-    }
-
     /// The pin of the list `listID` named `list` at `version`, marked used; `nil` when there is
     /// none (or one of another list of that name).
     /// - Complexity: O(pins).
     package func pin(of list: String, at version: Int, listID: String?) -> Pin? {
-        pin(of: list, at: version) { $0 == listID }
-    }
-
-    private func pin(of list: String, at version: Int, where matches: (String?) -> Bool) -> Pin? {
         let now = ContinuousClock.now
         let (pin, expired) = entries.withLock { entries -> (Pin?, [Pin]) in
             let expired = Self.sweep(&entries, now: now, idle: idle, maxAge: maxAge)
             let key = Key(list: list, version: version)
-            guard let entry = entries[key], matches(entry.listID) else { return (nil, expired) }
+            guard let entry = entries[key], entry.listID == listID else { return (nil, expired) }
             entries[key]?.used = now
             return (entry.pin, expired)
         }
