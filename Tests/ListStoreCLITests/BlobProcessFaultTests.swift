@@ -54,6 +54,11 @@ import Darwin
             defer { try? store.close() }
             var midway = false
             try await waitUntil("\(arguments[0]) moves the video's bytes into \(watched) or ends") {
+                // The transfer is stopped while the store is looked at (SIGSTOP), so that it goes
+                // on only between two looks: on a loaded machine a look can take longer than the
+                // whole transfer, which then ended before any look saw it midway.
+                kill(child.processIdentifier, SIGSTOP)
+                defer { kill(child.processIdentifier, SIGCONT) }
                 let status = try await store.blob(hash, of: "inbox")
                 midway = status.map { !$0.isStored && $0.uploaded > kept } ?? false
                 return midway || !child.isRunning
