@@ -128,7 +128,10 @@ struct PostgresFaultTests {
                     try await waitUntil("the poll waits or is answered") { server.server.state.streams.current >= 1 || ended.withLock { $0 } }
                     guard ended.withLock({ $0 }), let early = try? await poll.value, early.status == 503, refused < 50 else { break }
                     refused += 1
-                    try await Task.sleep(for: .milliseconds(100))
+                    // Sent again once the store answers a read again.
+                    try await waitUntil("the store answers again", every: .milliseconds(100)) {
+                        (try? await server.request("/health").status) == 200
+                    }
                 }
                 try await direct.commit(linearList(5), to: "l")
                 let answer = try await poll.value
