@@ -8,7 +8,9 @@ import Foundation
 /// commit the store learns of (this process's, on PostgreSQL other servers' through `NOTIFY`, on a
 /// Linux SQLite file other processes' through inotify), and every `pollInterval` while anyone waits
 /// for the others: a thousand waiting clients cost one query, and a read costs what the commits
-/// since the last one cost, whatever the store's other lists hold. A commit wakes the waits of its
+/// since the last one cost, whatever the store's other lists hold. A read the store does not
+/// answer is made again within a second, not at the next signal: the signal of the commit it
+/// missed is taken. A commit wakes the waits of its
 /// list (an index from list to waits) and the feed waits whose lists include it. A
 /// second loop ends the waits whose time is up, so a wait costs an entry in a table, not a task
 /// and a timer of its own, and a store slow to answer does not delay the timeouts.
@@ -147,11 +149,13 @@ final class HeadWatcher: Sendable {
     static let forgetAfter: Duration = .seconds(1)
 
     /// Reads the feed, while anyone waits, at once after a commit the store learns of and every
-    /// `pollInterval`; wakes the waits its moves end. While nobody waits it rests, and the next wait
+    /// `pollInterval`, and again soon after a read the store did not answer (`firstRetry`); wakes
+    /// the waits its moves end. While nobody waits it rests, and the next wait
     /// wakes it: that wait's read found the head before commits the loop has not read (their
     /// signals came while nobody waited), so the loop reads the feed before it waits for the next.
     private func readHeads() async {
         var identityReadAt: ContinuousClock.Instant?
+        var retryAfter = Self.firstRetry
         while !Task.isCancelled, !isClosed {
             let generation = store.commitGeneration()
             let waiting = withState { state in
@@ -172,10 +176,22 @@ final class HeadWatcher: Sendable {
                 identityReadAt = .now
                 await readIdentity()
             }
-            _ = await readFeed(generation: generation)
-            await store.waitForCommit(after: generation, timeout: pollInterval)
+            if await readFeed(generation: generation) {
+                retryAfter = Self.firstRetry
+                await store.waitForCommit(after: generation, timeout: pollInterval)
+            } else {
+                // The commit whose signal led here is not read yet: the feed is read again soon,
+                // whatever comes (the signal is taken).
+                await store.waitForCommit(after: generation, timeout: min(pollInterval, retryAfter))
+                retryAfter = min(retryAfter * 2, Self.lastRetry)
+            }
         }
     }
+
+    /// How long the loop waits before it reads the feed again after a read the store did not
+    /// answer: the first time, and at most (doubling from one to the other while reads fail).
+    static let firstRetry: Duration = .milliseconds(50)
+    static let lastRetry: Duration = .seconds(1)
 
     /// Returns when a wait is added or a read wanted, when the watcher closes, or when the task is
     /// cancelled; at once if one of them came already.

@@ -86,8 +86,21 @@ final class CountingEngine: ListStoreEngine {
     }
 
     func feedSecret() async throws -> [UInt8] { try await store.feedSecret() }
+    /// How many of the next reads of the feed's moves fail as a store that does not answer.
+    let feedMovesFailures = _Locked(0)
+    /// The reads of the feed's moves that failed (`feedMovesFailures`).
+    let failedFeedMoves = _Locked(0)
+
     func feedMoves(after position: Int?, limit: Int) async throws -> (moves: [FeedMove], last: Int) {
-        try await store.feedMoves(after: position, limit: limit)
+        let fails = feedMovesFailures.withLock { left in
+            defer { left = max(0, left - 1) }
+            return left > 0
+        }
+        if fails {
+            failedFeedMoves.withLock { $0 += 1 }
+            throw StoreError(.unavailable, "the database does not answer")
+        }
+        return try await store.feedMoves(after: position, limit: limit)
     }
 
     func deleteList(_ list: String, discardingPending: Bool) async throws -> Int {

@@ -66,4 +66,38 @@ import Testing
         await running.value
         #expect(watcher.isClosed)
     }
+
+    /// A read of the feed that fails after a commit's signal (a database back from a restart whose
+    /// pooled connections are not all back yet) is read again soon, not at the next signal or the
+    /// next poll: the commit it missed wakes its waits. Before, it waited for the next commit or
+    /// the poll interval (an hour here; a minute on a server by default).
+    @Test(.timeLimit(.minutes(1))) func aReadOfTheFeedThatFailsIsReadAgainSoon() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "l")
+        let engine = CountingEngine(store, signalsOwnCommits: true)
+        let watcher = HeadWatcher(store: engine, pollInterval: .seconds(3600))
+        let running = Task { await watcher.run() }
+        // The first read of the feed ends every wait (it knows no moves before it); a wait on
+        // another list keeps the loop reading from then on (one that rests a second forgets the
+        // moves it read, and its next read is a first read again).
+        #expect(await watcher.wait(for: "l", after: 0, timeout: .seconds(3600)))
+        let keeper = Task { while !Task.isCancelled { _ = await watcher.wait(for: "other", after: 0, timeout: .seconds(3600)) } }
+        for version in 1...3 {
+            // The wait is in the table, then the commit's signal comes, and the reads after it
+            // fail: once, then three times.
+            let waiting = Task { await watcher.wait(for: "l", after: version, timeout: .seconds(3600)) }
+            try await LimitTests.waitUntil { watcher.waitingCount == 2 }
+            let failures = version == 3 ? 3 : 1
+            let failedBefore = engine.failedFeedMoves.withLock { $0 }
+            engine.feedMovesFailures.withLock { $0 = failures }
+            _ = try await engine.commit(linearList(3 + version), to: "l", expectedVersion: version, author: nil, message: nil)
+            #expect(await waiting.value, "version \(version)")
+            #expect(engine.failedFeedMoves.withLock { $0 } == failedBefore + failures)
+        }
+        keeper.cancel()
+        await keeper.value
+        running.cancel()
+        await running.value
+    }
 }
