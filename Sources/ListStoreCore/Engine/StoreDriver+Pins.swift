@@ -9,13 +9,14 @@ extension StoreDriver {
     /// has moved on meanwhile, or the list was made again); everything else is read at the head.
     /// - Throws: as `page(of:at:after:maxBytes:)`; what `pin()` throws.
     /// - Complexity: that of a page, plus a read of the list's row at the head for a page of a
-    ///   version pinned, and a pin made for the first page of a version not pinned yet.
+    ///   version a pin is kept for, and a pin made for the first page of a version not pinned yet.
     package func page<Pin>(
         of list: String, at version: Int?, after cursor: ListPage.Cursor?, maxBytes: Int, pins: _PinnedVersions<Pin>,
         pin: @Sendable () async throws -> Pin,
         reading: @Sendable (Pin, @escaping @Sendable (any StoreTransaction) throws -> ListPage) async throws -> ListPage
     ) async throws -> ListPage {
-        if let version, let current = try? await run(.read, { try $0.steps.listRow(list, locking: false).uid }),
+        if let version, pins.holds(list, at: version),
+            let current = try? await run(.read, { try $0.steps.listRow(list, locking: false).uid }),
             let kept = pins.pin(of: list, at: version, listID: current)
         {
             return try await reading(kept) { try $0.page(of: list, at: version, after: cursor, maxBytes: maxBytes) }

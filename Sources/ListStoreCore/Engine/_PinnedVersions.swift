@@ -52,6 +52,13 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
         return pin
     }
 
+    /// Whether a pin of a list named `list` at `version` is kept (of any list of that name): a read
+    /// that finds none need not ask which list the name is now.
+    /// - Complexity: O(1).
+    package func holds(_ list: String, at version: Int) -> Bool {
+        entries.withLock { $0[Key(list: list, version: version)] != nil }
+    }
+
     /// Keeps `pin` as the state of the list `listID` named `list` at `version`, in place of a pin
     /// of another list of that name (unless one of that list is kept already: then that one is
     /// returned, and `pin` let go), letting the least recently used go beyond `capacity`.
