@@ -154,8 +154,10 @@ struct LiveDeliveryScenario {
             baselineRuns: "p99 of \(baselineLatencies.count)", failures: failures)
     }
 
-    /// The nearest-rank percentile: the smallest value with at least p% of the values at or below it.
+    /// The nearest-rank percentile: the smallest value with at least p% of the values at or below it;
+    /// NaN for no values (a side of a scenario that delivered nothing, whose failure is reported).
     static func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return .nan }
         let sorted = values.sorted()
         let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
