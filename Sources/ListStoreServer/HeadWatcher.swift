@@ -9,7 +9,7 @@ import Foundation
 /// Linux SQLite file other processes' through inotify), and every `pollInterval` while anyone waits
 /// for the others: a thousand waiting clients cost one query, and a read costs what the commits
 /// since the last one cost, whatever the store's other lists hold. A read the store does not
-/// answer is made again within a second, not at the next signal: the signal of the commit it
+/// answer is made again within a second, not only at the next signal: the signal of the commit it
 /// missed is taken. A commit wakes the waits of its
 /// list (an index from list to waits) and the feed waits whose lists include it. A
 /// second loop ends the waits whose time is up, so a wait costs an entry in a table, not a task
@@ -163,6 +163,7 @@ final class HeadWatcher: Sendable {
                 return state.readNeeded
             }
             guard waiting else {
+                retryAfter = Self.firstRetry
                 let since = ContinuousClock.now
                 await rest()
                 // After a long quiet, what was read is forgotten, so that the next read does not
@@ -180,8 +181,8 @@ final class HeadWatcher: Sendable {
                 retryAfter = Self.firstRetry
                 await store.waitForCommit(after: generation, timeout: pollInterval)
             } else {
-                // The commit whose signal led here is not read yet: the feed is read again soon,
-                // whatever comes (the signal is taken).
+                // What the store holds past the position read is not read yet (a commit's signal
+                // may be taken): the feed is read again soon, whatever comes.
                 await store.waitForCommit(after: generation, timeout: min(pollInterval, retryAfter))
                 retryAfter = min(retryAfter * 2, Self.lastRetry)
             }
@@ -189,8 +190,9 @@ final class HeadWatcher: Sendable {
     }
 
     /// How long the loop waits before it reads the feed again after a read the store did not
-    /// answer: the first time, and at most (doubling from one to the other while reads fail).
+    /// answer, the first time (doubling while reads fail, up to `lastRetry`).
     static let firstRetry: Duration = .milliseconds(50)
+    /// The longest wait before the feed is read again after reads the store did not answer.
     static let lastRetry: Duration = .seconds(1)
 
     /// Returns when a wait is added or a read wanted, when the watcher closes, or when the task is

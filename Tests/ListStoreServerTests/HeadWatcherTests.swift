@@ -70,7 +70,7 @@ import Testing
     /// A read of the feed that fails after a commit's signal (a database back from a restart whose
     /// pooled connections are not all back yet) is read again soon, not at the next signal or the
     /// next poll: the commit it missed wakes its waits. Before, it waited for the next commit or
-    /// the poll interval (an hour here; a minute on a server by default).
+    /// the poll interval (an hour here; 20 ms by default, a minute in PostgresFaultTests).
     @Test(.timeLimit(.minutes(1))) func aReadOfTheFeedThatFailsIsReadAgainSoon() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))

@@ -53,10 +53,17 @@ package final class _PinnedVersions<Pin: Sendable>: Sendable {
     }
 
     /// Whether a pin of a list named `list` at `version` is kept (of any list of that name): a read
-    /// that finds none need not ask which list the name is now.
-    /// - Complexity: O(1).
+    /// that finds none need not ask which list the name is now. Lets go of the pins unused for
+    /// `idle` or older than `maxAge`, as every look at the table does.
+    /// - Complexity: O(pins).
     package func holds(_ list: String, at version: Int) -> Bool {
-        entries.withLock { $0[Key(list: list, version: version)] != nil }
+        let now = ContinuousClock.now
+        let (held, expired) = entries.withLock { entries -> (Bool, [Pin]) in
+            let expired = Self.sweep(&entries, now: now, idle: idle, maxAge: maxAge)
+            return (entries[Key(list: list, version: version)] != nil, expired)
+        }
+        Self.release(expired)
+        return held
     }
 
     /// Keeps `pin` as the state of the list `listID` named `list` at `version`, in place of a pin
