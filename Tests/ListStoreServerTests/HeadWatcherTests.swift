@@ -49,22 +49,15 @@ import Testing
     /// A wait for it added after that ends at once (the wait wakes the loop, which reads), each
     /// time.
     @Test(.timeLimit(.minutes(1))) func aWaitAfterAQuietSpellWakesTheResting() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("s.liststore"))
-        try await store.commit(linearList(3), to: "l")
-        let engine = CountingEngine(store, signalsOwnCommits: true)
-        let watcher = HeadWatcher(store: engine, pollInterval: .seconds(3600))
-        let running = Task { await watcher.run() }
-        for version in 2...4 {
-            // The loop takes the commit's signal (or, the first time, has not read yet), finds
-            // nobody waiting, and rests.
-            _ = try await engine.commit(linearList(2 + version), to: "l", expectedVersion: nil, author: nil, message: nil)
-            try await LimitTests.waitUntil { watcher.isResting }
-            #expect(await watcher.wait(for: "l", after: version - 1, timeout: .seconds(3600)))
+        try await Self.watchingListAtVersion1 { engine, watcher in
+            for version in 2...4 {
+                // The loop takes the commit's signal (or, the first time, has not read yet), finds
+                // nobody waiting, and rests.
+                _ = try await engine.commit(linearList(2 + version), to: "l", expectedVersion: nil, author: nil, message: nil)
+                try await LimitTests.waitUntil { watcher.isResting }
+                #expect(await watcher.wait(for: "l", after: version - 1, timeout: .seconds(3600)))
+            }
         }
-        running.cancel()
-        await running.value
-        #expect(watcher.isClosed)
     }
 
     /// A read of the feed that fails after a commit's signal (a database back from a restart whose
@@ -72,32 +65,47 @@ import Testing
     /// next poll: the commit it missed wakes its waits. Before, it waited for the next commit or
     /// the poll interval (an hour here; 20 ms by default, a minute in PostgresFaultTests).
     @Test(.timeLimit(.minutes(1))) func aReadOfTheFeedThatFailsIsReadAgainSoon() async throws {
+        try await Self.watchingListAtVersion1 { engine, watcher in
+            // The first read of the feed ends every wait (it knows no moves before it); a wait on
+            // another list keeps the loop reading from then on (one that rests a second forgets the
+            // moves it read, and its next read is a first read again).
+            #expect(await watcher.wait(for: "l", after: 0, timeout: .seconds(3600)))
+            let keeper = Task { while !Task.isCancelled { _ = await watcher.wait(for: "other", after: 0, timeout: .seconds(3600)) } }
+            for version in 1...3 {
+                // The wait is in the table, then the commit's signal comes, and the reads after it
+                // fail: once, then three times.
+                let waiting = Task { await watcher.wait(for: "l", after: version, timeout: .seconds(3600)) }
+                try await LimitTests.waitUntil { watcher.waitingCount == 2 }
+                let failures = version == 3 ? 3 : 1
+                let failedBefore = engine.failedFeedMoves.withLock { $0 }
+                engine.feedMovesFailures.withLock { $0 = failures }
+                _ = try await engine.commit(linearList(3 + version), to: "l", expectedVersion: version, author: nil, message: nil)
+                #expect(await waiting.value, "version \(version)")
+                #expect(engine.failedFeedMoves.withLock { $0 } == failedBefore + failures)
+            }
+            keeper.cancel()
+            await keeper.value
+        }
+    }
+
+    /// Runs `body` with a watcher of a store whose list "l" is at version 1 (the store's engine
+    /// signals its own commits, and the watcher polls once an hour), then stops the watcher.
+    static func watchingListAtVersion1(_ body: (CountingEngine, HeadWatcher) async throws -> Void) async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
         try await store.commit(linearList(3), to: "l")
         let engine = CountingEngine(store, signalsOwnCommits: true)
         let watcher = HeadWatcher(store: engine, pollInterval: .seconds(3600))
         let running = Task { await watcher.run() }
-        // The first read of the feed ends every wait (it knows no moves before it); a wait on
-        // another list keeps the loop reading from then on (one that rests a second forgets the
-        // moves it read, and its next read is a first read again).
-        #expect(await watcher.wait(for: "l", after: 0, timeout: .seconds(3600)))
-        let keeper = Task { while !Task.isCancelled { _ = await watcher.wait(for: "other", after: 0, timeout: .seconds(3600)) } }
-        for version in 1...3 {
-            // The wait is in the table, then the commit's signal comes, and the reads after it
-            // fail: once, then three times.
-            let waiting = Task { await watcher.wait(for: "l", after: version, timeout: .seconds(3600)) }
-            try await LimitTests.waitUntil { watcher.waitingCount == 2 }
-            let failures = version == 3 ? 3 : 1
-            let failedBefore = engine.failedFeedMoves.withLock { $0 }
-            engine.feedMovesFailures.withLock { $0 = failures }
-            _ = try await engine.commit(linearList(3 + version), to: "l", expectedVersion: version, author: nil, message: nil)
-            #expect(await waiting.value, "version \(version)")
-            #expect(engine.failedFeedMoves.withLock { $0 } == failedBefore + failures)
+        do {
+            try await body(engine, watcher)
+        } catch {
+            running.cancel()
+            await running.value
+            throw error
         }
-        keeper.cancel()
-        await keeper.value
         running.cancel()
         await running.value
+        #expect(watcher.isClosed)
     }
 }

@@ -100,8 +100,7 @@ struct PostgresFaultTests {
             configuration.pollInterval = .seconds(60)
             try await ServerHarness.with(store, configuration) { server in
                 // The listener runs (a commit of another server wakes a poll).
-                let first = Task { () async throws -> (status: Int, body: [UInt8]) in let answer = try await server.request("/v1/lists/l/journal?since=1&wait=30"); return (answer.status, answer.body) }
-                try await waitUntil("the poll waits") { server.server.state.streams.current >= 1 }
+                let first = try await Self.pollThatWaits(server, since: 1)
                 try await direct.commit(linearList(4), to: "l")
                 #expect(try await first.value.status == 200)
 
@@ -114,28 +113,33 @@ struct PostgresFaultTests {
                 }
                 // Another server's commit wakes a poll at the head: through the listener's NOTIFY
                 // once it listens again, or through its restart, which counts as a commit. The
-                // pool's other connections may still be coming back after `/health` is: a poll
-                // answered 503 then is sent again, as a follower sends it.
-                var poll: Task<(status: Int, body: [UInt8]), any Error>
-                var refused = 0
-                while true {
-                    let ended = _Locked(false)
-                    poll = Task { () async throws -> (status: Int, body: [UInt8]) in
-                        defer { ended.withLock { $0 = true } }
-                        let answer = try await server.request("/v1/lists/l/journal?since=2&wait=30")
-                        return (answer.status, answer.body)
-                    }
-                    try await waitUntil("the poll waits or is answered") { server.server.state.streams.current >= 1 || ended.withLock { $0 } }
-                    guard ended.withLock({ $0 }), let early = try? await poll.value, early.status == 503, refused < 50 else { break }
-                    refused += 1
-                    // Sent again once the store answers a read again.
-                    try await waitUntil("the store answers again", every: .milliseconds(100)) {
-                        (try? await server.request("/health").status) == 200
-                    }
-                }
+                // pool's other connections may still be coming back after `/health` is.
+                let poll = try await Self.pollThatWaits(server, since: 2)
                 try await direct.commit(linearList(5), to: "l")
                 let answer = try await poll.value
                 #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self).contains("\"version\":3"))
+            }
+        }
+    }
+
+    /// A long poll of list "l" at `since` through `server`, once it waits at the server or was
+    /// answered otherwise than 503. A poll answered 503 (a pooled connection not back yet after a
+    /// restart, or an operation that outlasted its bound on a machine loaded by every suite at
+    /// once) is sent again once `/health` answers 200, as a follower sends it, 50 times at most.
+    static func pollThatWaits(_ server: ServerHarness, since: Int) async throws -> Task<(status: Int, body: [UInt8]), any Error> {
+        var refused = 0
+        while true {
+            let ended = _Locked(false)
+            let poll = Task { () async throws -> (status: Int, body: [UInt8]) in
+                defer { ended.withLock { $0 = true } }
+                let answer = try await server.request("/v1/lists/l/journal?since=\(since)&wait=30")
+                return (answer.status, answer.body)
+            }
+            try await waitUntil("the poll waits or is answered") { server.server.state.streams.current >= 1 || ended.withLock { $0 } }
+            guard ended.withLock({ $0 }), let early = try? await poll.value, early.status == 503, refused < 50 else { return poll }
+            refused += 1
+            try await waitUntil("the store answers again", every: .milliseconds(100)) {
+                (try? await server.request("/health").status) == 200
             }
         }
     }
