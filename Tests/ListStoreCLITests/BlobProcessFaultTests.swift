@@ -52,16 +52,24 @@ import Darwin
             }
             let store = try Store(path: watched)
             defer { try? store.close() }
-            var midway = false
-            try await waitUntil("\(arguments[0]) moves the video's bytes into \(watched) or ends") {
-                // The transfer is stopped while the store is looked at (SIGSTOP), so that it goes
-                // on only between two looks: on a loaded machine a look can take longer than the
-                // whole transfer, which then ended before any look saw it midway.
-                kill(child.processIdentifier, SIGSTOP)
-                defer { kill(child.processIdentifier, SIGCONT) }
-                let status = try await store.blob(hash, of: "inbox")
-                midway = status.map { !$0.isStored && $0.uploaded > kept } ?? false
-                return midway || !child.isRunning
+            // The transfer is stopped while the store is looked at (SIGSTOP), and goes on for a
+            // millisecond between two looks: on a loaded machine a look can take longer than the
+            // whole transfer. The looks run on a thread of their own, so that the time between
+            // them is that millisecond, not a wait for a turn of the tasks' threads (the whole suite
+            // at once kept them from their next look while the transfer ended, 0 and 1 cuts in the
+            // fresh-clone run of 2026-12-01).
+            let (pid, before) = (child.processIdentifier, kept)
+            let midway = try await Self.onThread { () throws -> Bool in
+                let deadline = ContinuousClock.now + .seconds(120)
+                while ContinuousClock.now < deadline {
+                    kill(pid, SIGSTOP)
+                    let status = Self.blocking { try await store.blob(hash, of: "inbox") }
+                    kill(pid, SIGCONT)
+                    if try status.get().map({ !$0.isStored && $0.uploaded > before }) ?? false { return true }
+                    if !child.isRunning { return false }
+                    usleep(1_000)
+                }
+                throw WaitTimedOut(description: "\(arguments[0]) neither moved the video's bytes into \(watched) nor ended in 120 s")
             }
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
@@ -106,5 +114,27 @@ import Darwin
             let verified = try await CLIRunner.runOffPool(["verify", "--db", store])
             #expect(verified.status == 0, "\(store): \(verified.stdout) \(verified.stderr)")
         }
+    }
+
+    /// Runs `work` on a thread of its own, and returns what it returns.
+    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
+    /// Runs `work` in a task and blocks the calling thread (never one of the tasks' threads: see
+    /// `onThread`) until it ends.
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+        let result = _Locked<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let outcome: Result<T, any Error>
+            do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
     }
 }
