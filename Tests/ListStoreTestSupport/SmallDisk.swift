@@ -36,7 +36,8 @@ extension TemporaryDirectory {
     private var filler: String { file("filler") }
 
     /// Writes a file of zeros that leaves about `bytes` free on the directory's disk (fewer, when
-    /// that many were not free).
+    /// that many were not free). When the disk fills before the file is written (a process on it,
+    /// PostgreSQL's, wrote meanwhile), the file is cut back by `bytes`.
     public func fill(leaving bytes: Int) throws {
         let size = max(0, try SmallDisk.freeBytes(at: path) - bytes)
         guard FileManager.default.createFile(atPath: filler, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
@@ -46,7 +47,13 @@ extension TemporaryDirectory {
         var written = 0
         while written < size {
             let piece = min(chunk.count, size - written)
-            try handle.write(contentsOf: chunk.prefix(piece))
+            do {
+                try handle.write(contentsOf: chunk.prefix(piece))
+            } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == CocoaError.fileWriteOutOfSpace.rawValue {
+                let end = try handle.seekToEnd()
+                try handle.truncate(atOffset: end - min(end, UInt64(bytes)))
+                return
+            }
             written += piece
         }
     }
