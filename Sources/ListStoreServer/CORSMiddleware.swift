@@ -31,7 +31,7 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.accessControlExposeHeaders] = "Retry-After, WWW-Authenticate, ETag, Content-Range"
+        response.headers[.accessControlExposeHeaders] = "Retry-After, WWW-Authenticate, ETag, Content-Range, X-ListStore-Cursor"
         response.headers[.vary] = "Origin"
         return response
     }

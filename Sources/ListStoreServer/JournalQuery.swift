@@ -1,7 +1,7 @@
 import Hummingbird
 
 /// What a request for a list's journal asks (`GET /v1/lists/{list}/journal`): `since`, `limit`,
-/// `wait`, `maxBytes` and `maxEntryBytes`, checked against the server's limits.
+/// `wait`, `cursor`, `maxBytes` and `maxEntryBytes`, checked against the server's limits.
 ///
 /// ```swift
 /// let query = try JournalQuery(since: "41", limit: nil, wait: "30", maxBytes: nil, configuration: configuration)
@@ -14,6 +14,9 @@ struct JournalQuery: Sendable, Equatable {
     var limit: Int
     /// How many seconds an empty answer may be held for a commit (0: none).
     var wait: Int
+    /// The cursor of the empty long poll the client asks again after (see `LongPollCursor`), `nil`
+    /// for none: it only makes the request's URL differ from that one's, which a cache kept.
+    var cursor: Int?
     /// The most bytes of stages of the page: the client's, when smaller than the server's.
     var maxBytes: Int
     /// The largest entry the client takes (`.max`: any); a larger one is named, not sent.
@@ -21,11 +24,12 @@ struct JournalQuery: Sendable, Equatable {
 
     /// The query of the parameters' texts (`nil` when absent).
     /// - Throws: `APIError` (400 `invalidArgument`) for a value that is not a non-negative
-    ///   integer, a `limit` or `wait` beyond the server's, or a `maxBytes` of 0.
+    ///   integer, a `limit` or `wait` beyond the server's, a `maxBytes` of 0, or a `cursor` past
+    ///   `LongPollCursor.max`.
     /// - Complexity: O(length of the texts).
     init(
         since: Substring?, limit: Substring?, wait: Substring?, maxBytes: Substring?, maxEntryBytes: Substring? = nil,
-        configuration: JournalServer.Configuration
+        cursor: Substring? = nil, configuration: JournalServer.Configuration
     ) throws {
         self.since = try JournalRoutes.integer(since, "since")
         self.limit = try JournalRoutes.integer(limit, "limit") ?? 100
@@ -35,6 +39,10 @@ struct JournalQuery: Sendable, Equatable {
         self.wait = try JournalRoutes.integer(wait, "wait") ?? 0
         guard Duration.seconds(self.wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be at most \(configuration.maxWait.components.seconds) seconds")
+        }
+        self.cursor = try JournalRoutes.integer(cursor, "cursor")
+        if let given = self.cursor, given > LongPollCursor.max {
+            throw APIError.invalidArgument("'cursor' must be at most \(LongPollCursor.max)")
         }
         // A client may ask for smaller pages than the server's, so that its memory follows them.
         let askedBytes = try JournalRoutes.integer(maxBytes, "maxBytes")

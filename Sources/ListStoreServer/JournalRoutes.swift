@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import ListDiff
 import ListJSON
@@ -254,14 +255,16 @@ struct JournalRoutes: Sendable {
     /// not pass on), so that the followers at one version cost one request to the server (see
     /// <doc:DeployingBehindACache>). To any other cache it is `Cache-Control: no-cache`: an answer
     /// to a request with a token is never to be served to another without asking. An empty answer,
-    /// which the next commit changes, is `no-store` (`X-Accel-Expires: 0`). A request whose
-    /// `If-None-Match` holds the answer's tag is answered 304.
+    /// which the next commit changes, is `no-store` (`X-Accel-Expires: 0`), except that of a long
+    /// poll, which such a cache may keep for `wait` seconds: it carries a cursor that its followers
+    /// ask again with (`LongPollCursor`). A request whose `If-None-Match` holds the answer's tag is
+    /// answered 304.
     private func journal(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let parameters = request.uri.queryParameters  // parsed anew on each access
         let query = try JournalQuery(
             since: parameters["since"], limit: parameters["limit"], wait: parameters["wait"], maxBytes: parameters["maxBytes"],
-            maxEntryBytes: parameters["maxEntryBytes"], configuration: configuration)
+            maxEntryBytes: parameters["maxEntryBytes"], cursor: parameters["cursor"], configuration: configuration)
         let (since, wait, key) = (query.since, query.wait, query.page(of: list))
         // Identical requests under way share one read and one encoding (long polls woken together).
         // `generation`: only the read of a woken long poll may get a page kept from another's.
@@ -299,8 +302,15 @@ struct JournalRoutes: Sendable {
         }
         guard let etag = page.etag else {
             var response = Self.json(page.body)
-            response.headers[.accelExpires] = "0"
             response.headers[.cacheControl] = "no-store"
+            response.headers[.accelExpires] = "0"
+            if wait > 0 {
+                // A long poll that ended without a commit: a cache may keep it for the followers
+                // waiting behind it, who ask again with its cursor (a URL it does not answer).
+                let now = Date().timeIntervalSince1970
+                response.headers[.listStoreCursor] = String(LongPollCursor.next(after: query.cursor, wait: wait, now: now))
+                response.headers[.accelExpires] = String(wait)
+            }
             return response
         }
         var headers: HTTPFields = [.eTag: etag, .accelExpires: Self.journalCacheSeconds, .cacheControl: "no-cache"]
@@ -557,4 +567,6 @@ extension HTTPField.Name {
     /// How long nginx may keep an answer (it reads the field before `Cache-Control`, and does not
     /// pass it on).
     static let accelExpires = HTTPField.Name("X-Accel-Expires")!
+    /// The cursor of an empty long poll, which its followers ask again with (`LongPollCursor`).
+    static let listStoreCursor = HTTPField.Name("X-ListStore-Cursor")!
 }

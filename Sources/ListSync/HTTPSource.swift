@@ -85,6 +85,8 @@ public struct HTTPSource: ListSource {
     public static let defaultMaxPageBytes = 4 << 20
 
     let serverOrigin: _HTTPOrigin
+    /// The cursors of the last empty long polls, shared by the copies of this source.
+    let longPollCursors = LongPollCursors()
 
     /// A source at `url`: an absolute `http` or `https` URL, perhaps with a path prefix (requests go
     /// to `<url>/v1/…`).
@@ -196,11 +198,19 @@ public struct HTTPSource: ListSource {
         return (changeset, head)
     }
 
+    /// Waits for a commit to `list` after `version`: a long poll of `timeout` (whole seconds). After
+    /// one that ended without a commit, the next of the list at that version carries the cursor the
+    /// server answered it with, so that a cache in front of the server that kept the empty answer
+    /// (see the server's "Deploying behind a cache") sends it on rather than answering it again.
     public func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
         let seconds = max(0, Int((timeout + .milliseconds(999)).components.seconds))
-        let page = try decode(
-            try await get(path(list, "journal"), ["since": version, "limit": 0, "wait": seconds], extraTime: .seconds(seconds)),
-            WireDocument.decodeJournal)
+        var query = "since=\(version)&limit=0&wait=\(seconds)"
+        if let cursor = await longPollCursors.cursor(of: list, at: version) { query += "&cursor=\(cursor)" }
+        let (http, bytes, what) = try await exchange("GET", path(list, "journal"), query: query, extraTime: .seconds(seconds))
+        guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: bytes, what: what) }
+        let page = try decode(bytes, WireDocument.decodeJournal)
+        let cursor = page.hasMore ? nil : http.value(forHTTPHeaderField: "X-ListStore-Cursor").flatMap { Int($0) }
+        await longPollCursors.note(cursor, of: list, at: version)
         return page.hasMore
     }
 

@@ -6,7 +6,8 @@ import Testing
 
 /// What a shared cache in front of the server relies on: journal answers that hold commits carry
 /// an `ETag` (304 for a matching `If-None-Match`) and `X-Accel-Expires: 60` (`Cache-Control:
-/// no-cache` to everyone else), empty ones `no-store` and `X-Accel-Expires: 0`;
+/// no-cache` to everyone else), empty ones `no-store` and `X-Accel-Expires: 0` (a long poll's for its
+/// `wait`, with a cursor);
 /// `GET /v1/access` answers for the request a proxy asks about as its route would decide.
 @Suite struct CacheHeadersTests {
     static let list = "/v1/lists/users%2Fana%2Finbox"
@@ -29,13 +30,62 @@ import Testing
             try await store.commit(linearList(5), to: "users/ana/inbox")
             let grown = try await RawAnswer.exchange(port: server.port, "GET \(Self.list)/journal?since=0 HTTP/1.1\r\n\(host)\(auth)If-None-Match: \(etag)\r\n")
             #expect(grown.status == 200 && grown.headers["etag"] != etag && grown.body.contains("\"version\":3"))
-            // At the head, and at the end of a long poll's wait: nothing to keep.
-            for query in ["since=3", "since=3&wait=1"] {
-                let empty = try await RawAnswer.exchange(port: server.port, "GET \(Self.list)/journal?\(query) HTTP/1.1\r\n\(host)\(auth)")
-                #expect(
-                    empty.status == 200 && empty.headers["cache-control"] == "no-store" && empty.headers["x-accel-expires"] == "0"
-                        && empty.headers["etag"] == nil, "\(query)")
+            // At the head: nothing to keep.
+            let empty = try await RawAnswer.exchange(port: server.port, "GET \(Self.list)/journal?since=3 HTTP/1.1\r\n\(host)\(auth)")
+            #expect(
+                empty.status == 200 && empty.headers["cache-control"] == "no-store" && empty.headers["x-accel-expires"] == "0"
+                    && empty.headers["etag"] == nil && empty.headers["x-liststore-cursor"] == nil)
+        }
+    }
+
+    /// The empty answer of a long poll may be kept by the cache for the followers waiting behind it
+    /// (for its `wait`), with a cursor past the one it was asked with: their next long poll is a URL
+    /// the cache does not answer.
+    @Test func anEmptyLongPollCarriesACursorAndMayBeKeptForItsWait() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "users/ana/inbox")
+        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+            let head = "Host: 127.0.0.1:\(server.port)\r\nAuthorization: Bearer service\r\n"
+            func poll(_ query: String) async throws -> RawAnswer {
+                try await RawAnswer.exchange(port: server.port, "GET \(Self.list)/journal?\(query) HTTP/1.1\r\n\(head)")
             }
+            let before = Int(Date().timeIntervalSince1970)
+            let first = try await poll("since=1&wait=1")
+            let cursor = try #require(first.headers["x-liststore-cursor"].flatMap { Int($0) })
+            #expect(first.status == 200 && first.headers["cache-control"] == "no-store" && first.headers["x-accel-expires"] == "1")
+            #expect(first.headers["etag"] == nil && cursor >= before, "\(cursor) before \(before)")
+            // Asked again with it: a cursor past it, whatever the clock says.
+            let far = LongPollCursor.max - 1
+            let next = try await poll("since=1&wait=1&cursor=\(far)")
+            #expect(next.status == 200 && next.headers["x-liststore-cursor"] == String(far + 1))
+            // Past the largest, or not a number: refused.
+            for bad in [String(LongPollCursor.max + 1), "-1", "x", ""] {
+                let refused = try await poll("since=1&wait=1&cursor=\(bad)")
+                #expect(refused.status == 400 && refused.errorCode == "invalidArgument", "cursor=\(bad): \(refused.status)")
+            }
+            // An answer that holds entries has no cursor, cursor or not.
+            let page = try await poll("since=0&wait=1&cursor=\(cursor)")
+            #expect(page.status == 200 && page.headers["x-accel-expires"] == "60" && page.headers["x-liststore-cursor"] == nil)
+        }
+    }
+
+    /// The cursor is past the one asked with, and otherwise the number of `wait`-second stretches
+    /// since 1970: answers in one stretch give followers one URL to meet on.
+    @Test func theCursorIsPastTheOneAskedWithAndFollowsTheClock() {
+        #expect(LongPollCursor.next(after: nil, wait: 30, now: 1_764_590_400) == 58_819_680)
+        #expect(LongPollCursor.next(after: nil, wait: 30, now: 1_764_590_429.9) == 58_819_680)
+        #expect(LongPollCursor.next(after: 58_819_680, wait: 30, now: 1_764_590_400) == 58_819_681)
+        #expect(LongPollCursor.next(after: 7, wait: 30, now: 1_764_590_400) == 58_819_680)
+        #expect(LongPollCursor.next(after: nil, wait: 0, now: 0) == 0)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let wait = Int.random(in: 1...60, using: &generator)
+            let now = Double.random(in: 0...4_000_000_000, using: &generator)
+            let cursor = Bool.random(using: &generator) ? nil : Int.random(in: 0..<LongPollCursor.max, using: &generator)
+            let next = LongPollCursor.next(after: cursor, wait: wait, now: now)
+            #expect(next > (cursor ?? -1) && next >= Int(now) / wait)
+            #expect(next == (cursor ?? -1) + 1 || next == Int(now) / wait)
         }
     }
 

@@ -17,7 +17,8 @@ import CEpoll
 /// Each follower asks `GET /v1/lists/<list>/journal?since=V&limit=100&wait=30` from the last version it
 /// has, reads the answer (status line, headers, a `Content-Length` body), takes the versions of its
 /// commits, notes for each version it did not have when the answer was complete (see "Two times"),
-/// and asks again at once. A connection the server closes is opened again (counted in
+/// and asks again at once; after an empty answer, with `&cursor=C` from its `X-ListStore-Cursor`,
+/// as `HTTPSource` does. A connection the server closes is opened again (counted in
 /// `reconnects`); a failed connect or an answer other than 200 is counted in `errors` and retried
 /// after 100 ms.
 ///
@@ -91,6 +92,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
         var streaming = false
         /// With `feed`: the cursor to send as `since` (the last `id:` line's text; empty: none).
         var cursor: [UInt8] = []
+        /// The cursor of the last long poll, when it ended empty (sent with the next one).
+        var longPollCursor: Int?
     }
 
     let count: Int
@@ -327,9 +330,11 @@ final class HTTPFollowerPool: @unchecked Sendable {
                             case .invalid(let why):
                                 failure = "invalid answer: \(why)"
                                 break answers
-                            case .complete(let status, let body, let end, let close):
+                            case .complete(let status, let body, let end, let close, let cursor):
                                 if status == 200 {
+                                    let before = followers[f].lastVersion
                                     deliver(f, body: followers[f].input[body], at: at)
+                                    followers[f].longPollCursor = followers[f].lastVersion == before ? cursor : nil
                                 } else {
                                     badStatuses += 1
                                     badStatus = true
@@ -537,6 +542,10 @@ final class HTTPFollowerPool: @unchecked Sendable {
         followers[f].out.append(contentsOf: prefix)
         if feedRequests == nil {
             followers[f].out.append(contentsOf: String(followers[f].lastVersion).utf8)
+            if let cursor = followers[f].longPollCursor {
+                followers[f].out.append(contentsOf: Self.cursorParameter)
+                followers[f].out.append(contentsOf: String(cursor).utf8)
+            }
         } else if !followers[f].cursor.isEmpty {
             // The cursor the server gave last, as it was (a user's is sealed: no position in it).
             followers[f].out.append(contentsOf: Self.sinceParameter)
@@ -635,8 +644,9 @@ final class HTTPFollowerPool: @unchecked Sendable {
     enum Response: Equatable {
         case incomplete
         case invalid(String)
-        /// `body` and `end` index the bytes given; `close` when the server says `Connection: close`.
-        case complete(status: Int, body: Range<Int>, end: Int, close: Bool)
+        /// `body` and `end` index the bytes given; `close` when the server says `Connection: close`;
+        /// `cursor`: its `X-ListStore-Cursor`.
+        case complete(status: Int, body: Range<Int>, end: Int, close: Bool, cursor: Int?)
     }
 
     /// Parses an HTTP/1.1 answer with a `Content-Length` body at the start of `bytes`, on the bytes
@@ -665,6 +675,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
             return .invalid("status line \(String(decoding: statusLine, as: UTF8.self).debugDescription)")
         }
         var length: Int?
+        var cursor: Int?
         var close = statusLine[s + 7] == UInt8(ascii: "0")
         var lineStart = statusLine.endIndex + 2
         while lineStart < headerEnd {
@@ -678,6 +689,8 @@ final class HTTPFollowerPool: @unchecked Sendable {
             let value = bytes[valueStart..<valueEnd]
             if equalsIgnoringCase(name, "content-length") {
                 length = integer(value)
+            } else if equalsIgnoringCase(name, "x-liststore-cursor") {
+                cursor = integer(value)
             } else if equalsIgnoringCase(name, "transfer-encoding"), !equalsIgnoringCase(value, "identity") {
                 return .invalid("transfer-encoding \(String(decoding: value, as: UTF8.self))")
             } else if equalsIgnoringCase(name, "connection") {
@@ -688,7 +701,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
         guard let length, length >= 0 else { return .invalid("no content-length") }
         let bodyStart = headerEnd + 4
         guard bytes.count >= bodyStart + length else { return .incomplete }
-        return .complete(status: status, body: bodyStart..<(bodyStart + length), end: bodyStart + length, close: close)
+        return .complete(status: status, body: bodyStart..<(bodyStart + length), end: bodyStart + length, close: close, cursor: cursor)
     }
 
     /// The decimal number `digits` spells (digits only), or nil.
@@ -720,6 +733,7 @@ final class HTTPFollowerPool: @unchecked Sendable {
     private static let idPrefix = Array("id: ".utf8)
     private static let dataPrefix = Array("data: ".utf8)
     private static let sinceParameter = Array("&since=".utf8)
+    private static let cursorParameter = Array("&cursor=".utf8)
 
     /// Whether `byte` may be in a feed cursor (`<uuid>.<epoch>.<place>`: hex digits, dashes, dots,
     /// base64url).
