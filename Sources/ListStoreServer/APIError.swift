@@ -45,8 +45,14 @@ struct APIError: Error {
         return error
     }
 
-    /// 503: every place for a long poll or an event stream is taken.
-    static let noPlaceToWait = serverBusy("the server holds as many long polls and event streams as it may; try again later")
+    /// 503: every place for a long poll or an event stream is taken. A cache in front of the server
+    /// may keep it for a second (`X-Accel-Expires: 1`): the long polls waiting behind the one it
+    /// answers get it too, rather than each taking its turn at the server.
+    static let noPlaceToWait: APIError = {
+        var error = serverBusy("the server holds as many long polls and event streams as it may; try again later")
+        error.headers[.accelExpires] = "1"
+        return error
+    }()
 
     /// The answer to a failure of the server itself (500): no details, which go to the log.
     static let `internal` = APIError(.internalServerError, "internal", "the server failed to answer this request")

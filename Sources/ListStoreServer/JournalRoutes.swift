@@ -256,8 +256,8 @@ struct JournalRoutes: Sendable {
     /// <doc:DeployingBehindACache>). To any other cache it is `Cache-Control: no-cache`: an answer
     /// to a request with a token is never to be served to another without asking. An empty answer,
     /// which the next commit changes, is `no-store` (`X-Accel-Expires: 0`), except that of a long
-    /// poll, which such a cache may keep for `wait` seconds: it carries a cursor that its followers
-    /// ask again with (`LongPollCursor`). A request whose `If-None-Match` holds the answer's tag is
+    /// poll asked with a cursor, which such a cache may keep for `wait` seconds: it carries the
+    /// cursor its followers ask again with (`LongPollCursor`). A request whose `If-None-Match` holds the answer's tag is
     /// answered 304.
     private func journal(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
@@ -305,11 +305,12 @@ struct JournalRoutes: Sendable {
             response.headers[.cacheControl] = "no-store"
             response.headers[.accelExpires] = "0"
             if wait > 0 {
-                // A long poll that ended without a commit: a cache may keep it for the followers
-                // waiting behind it, who ask again with its cursor (a URL it does not answer).
+                // A long poll that ended without a commit. Asked with a cursor, a cache may keep it
+                // for the followers waiting behind it, who ask again with its own (a URL it does not
+                // answer); asked without, the client would ask this URL again.
                 let now = Date().timeIntervalSince1970
                 response.headers[.listStoreCursor] = String(LongPollCursor.next(after: query.cursor, wait: wait, now: now))
-                response.headers[.accelExpires] = String(wait)
+                if query.cursor != nil { response.headers[.accelExpires] = String(wait) }
             }
             return response
         }

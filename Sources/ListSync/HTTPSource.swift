@@ -198,19 +198,24 @@ public struct HTTPSource: ListSource {
         return (changeset, head)
     }
 
-    /// Waits for a commit to `list` after `version`: a long poll of `timeout` (whole seconds). After
-    /// one that ended without a commit, the next of the list at that version carries the cursor the
-    /// server answered it with, so that a cache in front of the server that kept the empty answer
-    /// (see the server's "Deploying behind a cache") sends it on rather than answering it again.
+    /// Waits for a commit to `list` after `version`: a long poll of `timeout` (whole seconds).
+    ///
+    /// The long poll carries a cursor: 0 at first, then the one the server answered the last long
+    /// poll of the list at that version and wait with, when it ended without a commit. A cache in
+    /// front of the server (the server's "Deploying behind a cache") keeps such an empty answer for
+    /// the followers who waited behind it, and the cursor makes the next long poll a URL it does
+    /// not answer. Behind such a cache, `false` may come before `timeout`, at once, and a commit
+    /// made in the meantime is seen by the next call.
     public func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool {
         let seconds = max(0, Int((timeout + .milliseconds(999)).components.seconds))
         var query = "since=\(version)&limit=0&wait=\(seconds)"
-        if let cursor = await longPollCursors.cursor(of: list, at: version) { query += "&cursor=\(cursor)" }
+        let key = LongPollCursors.Key(list: list, version: version, wait: seconds)
+        if seconds > 0 { query += "&cursor=\(await longPollCursors.cursor(at: key) ?? 0)" }
         let (http, bytes, what) = try await exchange("GET", path(list, "journal"), query: query, extraTime: .seconds(seconds))
         guard (200..<300).contains(http.statusCode) else { throw Self.failure(status: http.statusCode, body: bytes, what: what) }
         let page = try decode(bytes, WireDocument.decodeJournal)
         let cursor = page.hasMore ? nil : http.value(forHTTPHeaderField: "X-ListStore-Cursor").flatMap { Int($0) }
-        await longPollCursors.note(cursor, of: list, at: version)
+        await longPollCursors.note(cursor, at: key)
         return page.hasMore
     }
 

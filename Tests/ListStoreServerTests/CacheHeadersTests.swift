@@ -6,8 +6,8 @@ import Testing
 
 /// What a shared cache in front of the server relies on: journal answers that hold commits carry
 /// an `ETag` (304 for a matching `If-None-Match`) and `X-Accel-Expires: 60` (`Cache-Control:
-/// no-cache` to everyone else), empty ones `no-store` and `X-Accel-Expires: 0` (a long poll's for its
-/// `wait`, with a cursor);
+/// no-cache` to everyone else), empty ones `no-store` and `X-Accel-Expires: 0` (a long poll's asked
+/// with a cursor for its `wait`, with the next cursor);
 /// `GET /v1/access` answers for the request a proxy asks about as its route would decide.
 @Suite struct CacheHeadersTests {
     static let list = "/v1/lists/users%2Fana%2Finbox"
@@ -38,9 +38,9 @@ import Testing
         }
     }
 
-    /// The empty answer of a long poll may be kept by the cache for the followers waiting behind it
-    /// (for its `wait`), with a cursor past the one it was asked with: their next long poll is a URL
-    /// the cache does not answer.
+    /// The empty answer of a long poll asked with a cursor may be kept by the cache for the
+    /// followers waiting behind it (for its `wait`), with a cursor past the one it was asked with:
+    /// their next long poll is a URL the cache does not answer.
     @Test func anEmptyLongPollCarriesACursorAndMayBeKeptForItsWait() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("s.liststore"))
@@ -51,7 +51,7 @@ import Testing
                 try await RawAnswer.exchange(port: server.port, "GET \(Self.list)/journal?\(query) HTTP/1.1\r\n\(head)")
             }
             let before = Int(Date().timeIntervalSince1970)
-            let first = try await poll("since=1&wait=1")
+            let first = try await poll("since=1&wait=1&cursor=0")
             let cursor = try #require(first.headers["x-liststore-cursor"].flatMap { Int($0) })
             #expect(first.status == 200 && first.headers["cache-control"] == "no-store" && first.headers["x-accel-expires"] == "1")
             #expect(first.headers["etag"] == nil && cursor >= before, "\(cursor) before \(before)")
@@ -59,6 +59,11 @@ import Testing
             let far = LongPollCursor.max - 1
             let next = try await poll("since=1&wait=1&cursor=\(far)")
             #expect(next.status == 200 && next.headers["x-liststore-cursor"] == String(far + 1))
+            let last = try await poll("since=1&wait=1&cursor=\(LongPollCursor.max)")
+            #expect(last.status == 200 && last.headers["x-liststore-cursor"].flatMap { Int($0) }.map { $0 < LongPollCursor.max } == true)
+            // Asked without a cursor, by a client that would ask the same URL again: not kept.
+            let plain = try await poll("since=1&wait=1")
+            #expect(plain.status == 200 && plain.headers["x-accel-expires"] == "0" && plain.headers["x-liststore-cursor"] != nil)
             // Past the largest, or not a number: refused.
             for bad in [String(LongPollCursor.max + 1), "-1", "x", ""] {
                 let refused = try await poll("since=1&wait=1&cursor=\(bad)")
@@ -78,6 +83,7 @@ import Testing
         #expect(LongPollCursor.next(after: 58_819_680, wait: 30, now: 1_764_590_400) == 58_819_681)
         #expect(LongPollCursor.next(after: 7, wait: 30, now: 1_764_590_400) == 58_819_680)
         #expect(LongPollCursor.next(after: nil, wait: 0, now: 0) == 0)
+        #expect(LongPollCursor.next(after: LongPollCursor.max, wait: 30, now: 1_764_590_400) == 58_819_680)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<5_000 {
             let wait = Int.random(in: 1...60, using: &generator)

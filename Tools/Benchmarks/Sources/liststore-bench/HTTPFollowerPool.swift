@@ -14,11 +14,11 @@ import CEpoll
 /// on a keep-alive TCP connection of its own, all driven by one thread with `epoll` (`poll()` where
 /// there is no epoll; raw non-blocking POSIX sockets, no HTTP library).
 ///
-/// Each follower asks `GET /v1/lists/<list>/journal?since=V&limit=100&wait=30` from the last version it
+/// Each follower asks `GET /v1/lists/<list>/journal?since=V&cursor=C&limit=100&wait=30` from the last version it
 /// has, reads the answer (status line, headers, a `Content-Length` body), takes the versions of its
 /// commits, notes for each version it did not have when the answer was complete (see "Two times"),
-/// and asks again at once; after an empty answer, with `&cursor=C` from its `X-ListStore-Cursor`,
-/// as `HTTPSource` does. A connection the server closes is opened again (counted in
+/// and asks again at once. Each long poll carries `&cursor=C`, as `HTTPSource`'s do: 0, or after an
+/// empty answer at the same version the answer's `X-ListStore-Cursor`. A connection the server closes is opened again (counted in
 /// `reconnects`); a failed connect or an answer other than 200 is counted in `errors` and retried
 /// after 100 ms.
 ///
@@ -542,9 +542,9 @@ final class HTTPFollowerPool: @unchecked Sendable {
         followers[f].out.append(contentsOf: prefix)
         if feedRequests == nil {
             followers[f].out.append(contentsOf: String(followers[f].lastVersion).utf8)
-            if let cursor = followers[f].longPollCursor {
+            if !events {
                 followers[f].out.append(contentsOf: Self.cursorParameter)
-                followers[f].out.append(contentsOf: String(cursor).utf8)
+                followers[f].out.append(contentsOf: String(followers[f].longPollCursor ?? 0).utf8)
             }
         } else if !followers[f].cursor.isEmpty {
             // The cursor the server gave last, as it was (a user's is sealed: no position in it).
