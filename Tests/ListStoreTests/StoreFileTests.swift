@@ -426,8 +426,11 @@ import Testing
 
     /// Closing while commits run on other threads neither hangs (a commit takes the store's lock
     /// to keep its head, and closing waits for the commit) nor loses a commit: each either lands
-    /// or fails, the store reopens for the next, and the file verifies.
-    @Test(.timeLimit(.minutes(2))) func closingWhileCommitsRunNeitherHangsNorLosesThem() async throws {
+    /// or fails, the store reopens for the next, and the file verifies. It computes little and
+    /// hops between threads about a hundred times: on the suite's computing threads each hop waited
+    /// behind the random tests' computations (over two minutes in all, in one CI run), so it runs
+    /// on threads of its own.
+    @Test(.blockingWaits, .timeLimit(.minutes(2))) func closingWhileCommitsRunNeitherHangsNorLosesThem() async throws {
         let directory = try TemporaryDirectory()
         for round in 0..<10 {
             let path = directory.file("racing\(round).liststore")

@@ -182,7 +182,8 @@ import Darwin
         }
         #expect(received == entries)
         #expect(Array(Self.targets(server).prefix(4)) == [
-            "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/events?since=2", "/v1/lists/l/journal?since=2&limit=0&wait=5",
+            "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/events?since=2",
+            "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0",
             "/v1/lists/l/journal?since=2&limit=100",
         ])
     }
