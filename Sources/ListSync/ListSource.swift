@@ -28,6 +28,8 @@ public protocol ListSource: Sendable {
     func catchUp(of list: String, from version: Int, applyingTo state: [ListSection]) async throws
         -> (changeset: ListChangeset, head: ListSnapshot)
     /// Returns when `list`'s head is newer than `version` (`true`), or after `timeout` (`false`).
+    /// - Throws: what reading the list's head throws (`StoreError.listNotFound`, the source's
+    ///   errors).
     func waitForCommit(to list: String, after version: Int, timeout: Duration) async throws -> Bool
     /// The journal entries of `list` after `version` as they land: the backlog, then each commit, in
     /// order, until the task iterating them is cancelled (the stream then ends without an error) or
@@ -221,7 +223,7 @@ public struct LocalSource: ListSource {
         let deadline = clock.now + timeout
         while true {
             let generation = store.commitGeneration()
-            if let head = try? await store.summary(of: list).version, head > version { return true }
+            if try await store.summary(of: list).version > version { return true }
             let now = clock.now
             if now >= deadline || Task.isCancelled { return false }
             await store.waitForCommit(after: generation, timeout: min(pollInterval, deadline - now))

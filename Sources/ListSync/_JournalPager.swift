@@ -1,7 +1,8 @@
 import ListStore
 
 /// The journal of a list in a source read page by page on demand: a page when the last is used up,
-/// and at the head a wait for the next commit (`ListSource.waitForCommit`). What
+/// and at the head a wait for the next commit (`ListSource.waitForCommit`), the page read once a
+/// wait sees one. What
 /// `ListSource.commits(of:after:pageSize:wait:)` reads by default, and `HTTPSource` reads the
 /// backlog with before its event stream.
 ///
@@ -41,11 +42,16 @@ final class _JournalPager<Source: ListSource>: @unchecked Sendable {
             if let entry = buffer.popLast() { return entry }
             if atHead {
                 guard waitingAtHead else { return nil }
+                let committed: Bool
                 do {
-                    _ = try await source.waitForCommit(to: list, after: version, timeout: wait)
+                    committed = try await source.waitForCommit(to: list, after: version, timeout: wait)
                 } catch is CancellationError {
                     return nil
                 }
+                // No commit: wait again rather than read a page that would be empty (behind a
+                // cache, a wait without a commit is kept for every follower; a read is not). A wait
+                // of zero reads the page, so that each turn asks the source something new.
+                if !committed, wait > .zero { continue }
             }
             let page: JournalPage
             do {

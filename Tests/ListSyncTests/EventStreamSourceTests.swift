@@ -187,4 +187,41 @@ import Darwin
             "/v1/lists/l/journal?since=2&limit=100",
         ])
     }
+
+    /// A long poll that ends without a commit is followed by the next long poll (with the cursor
+    /// it answered), not by a read of the journal: at a quiet head a follower asks only for what a
+    /// cache can keep for all of them. The page is read once a poll says there is more.
+    @Test(.timeLimit(.minutes(1))) func aLongPollWithoutACommitIsFollowedByTheNextPoll() async throws {
+        let entries = try await entries()
+        let server = try CannedHTTPServer { head, connection in
+            let target = Self.target(of: head)
+            var headers: [String] = []
+            let page: JournalPage
+            switch target {
+            case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)
+            case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0", "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=7":
+                // Quiet: the wait ended without a commit (at once, as from a cache).
+                page = JournalPage(entries: [], hasMore: false)
+                headers = ["X-ListStore-Cursor: \(target.hasSuffix("cursor=0") ? 7 : 8)"]
+            case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=8": page = JournalPage(entries: [], hasMore: true)
+            case "/v1/lists/l/journal?since=2&limit=100": page = JournalPage(entries: [entries[2]], hasMore: false)
+            default:
+                connection.send(CannedHTTPServer.answer(
+                    #"{"error":{"code":"notFound","message":"no such endpoint"},"schemaVersion":1}"#, status: "404 Not Found"))
+                return
+            }
+            connection.send(CannedHTTPServer.answer(String(decoding: WireDocument.journal(page, list: "l"), as: UTF8.self), headers: headers))
+        }
+        var received: [JournalEntry] = []
+        for try await entry in try HTTPSource(server.url).commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) {
+            received.append(entry)
+            if received.count == 3 { break }
+        }
+        #expect(received == entries)
+        #expect(Array(Self.targets(server).prefix(6)) == [
+            "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/events?since=2",
+            "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0", "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=7",
+            "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=8", "/v1/lists/l/journal?since=2&limit=100",
+        ])
+    }
 }
