@@ -11,7 +11,8 @@ extension HTTPSource {
     /// from the head, the server's event stream (`GET /v1/lists/<list>/events`): one request for the
     /// rest of the follow, each commit written to it by the server as it lands. Against a server
     /// without event streams (it answers 404 without a store error), the journal is long-polled
-    /// instead (`pageSize` entries per page, `wait` per poll).
+    /// instead (`pageSize` entries per page, `wait` per poll), as it is from the start with
+    /// `followsByLongPolls`.
     ///
     /// ```swift
     /// for try await entry in source.commits(of: "inbox", after: 41, pageSize: 100, wait: .seconds(30)) { print(entry.version) }
@@ -44,6 +45,7 @@ extension HTTPSource {
             self.source = source
             self.list = list
             pager = _JournalPager(source, list: list, after: version, pageSize: pageSize, wait: wait)
+            polling = source.followsByLongPolls
         }
 
         func next() async throws -> JournalEntry? {

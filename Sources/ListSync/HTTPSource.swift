@@ -68,6 +68,19 @@ public struct HTTPSource: ListSource {
     /// the system's (`nil`: the system's); see `CertificateAuthorities`.
     public var certificateAuthorities: CertificateAuthorities?
 
+    /// Whether following a list (`commits(of:after:pageSize:wait:)`, `Replica.follow`) long-polls
+    /// its journal instead of reading its event stream. For many followers of one list behind a
+    /// shared cache (the server's "Deploying behind a cache"): the cache answers the long polls of
+    /// all followers at one version with one request to the server, while each event stream is a
+    /// connection to the server of its own. A commit reaches a follower that waits behind another's
+    /// long poll later than by an event stream (nginx looks for the answer every 500 ms).
+    ///
+    /// ```swift
+    /// var source = try HTTPSource("https://lists.example.com", token: token)
+    /// source.followsByLongPolls = true
+    /// ```
+    public var followsByLongPolls = false
+
     /// Whether blob uploads go in parts of 4 MiB, a request each, as on Apple platforms (see
     /// `storeBlob`), rather than in one request whose body streams: for tests of that path off
     /// Apple platforms.

@@ -188,6 +188,36 @@ import Darwin
         ])
     }
 
+    /// With `followsByLongPolls`, the journal is long-polled from the start: no event stream is
+    /// asked for.
+    @Test(.timeLimit(.minutes(1))) func aSourceThatFollowsByLongPollsAsksForNoEventStream() async throws {
+        let entries = try await entries()
+        let server = try CannedHTTPServer { head, connection in
+            let page: JournalPage
+            switch Self.target(of: head) {
+            case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)
+            case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0": page = JournalPage(entries: [], hasMore: true)
+            case "/v1/lists/l/journal?since=2&limit=100": page = JournalPage(entries: [entries[2]], hasMore: false)
+            default:
+                connection.send(CannedHTTPServer.answer(#"{"error":{"code":"invalidArgument","message":"unexpected"},"schemaVersion":1}"#, status: "400 Bad Request"))
+                return
+            }
+            connection.send(CannedHTTPServer.answer(String(decoding: WireDocument.journal(page, list: "l"), as: UTF8.self)))
+        }
+        var source = try HTTPSource(server.url)
+        source.followsByLongPolls = true
+        var received: [JournalEntry] = []
+        for try await entry in source.commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) {
+            received.append(entry)
+            if received.count == 3 { break }
+        }
+        #expect(received == entries)
+        #expect(Array(Self.targets(server).prefix(3)) == [
+            "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0",
+            "/v1/lists/l/journal?since=2&limit=100",
+        ])
+    }
+
     /// A long poll that ends without a commit is followed by the next long poll (with the cursor
     /// it answered), not by a read of the journal: at a quiet head a follower asks only for what a
     /// cache can keep for all of them. The page is read once a poll says there is more.
