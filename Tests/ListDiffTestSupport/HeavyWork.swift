@@ -43,6 +43,30 @@ public struct BlockingWaits: SuiteTrait, TestTrait, TestScoping {
     }
 }
 
+/// A trait for a test that checks what runs on Swift's cooperative thread pool (that a store's work
+/// leaves it free): its body runs there even in a suite marked `.heavyWork` or `.blockingWaits`,
+/// whose threads would otherwise stand in for the pool.
+///
+/// ```swift
+/// @Test(.onTheCooperativePool) func asyncWorkLeavesTheCooperativePoolFree() async throws { … }
+/// ```
+public struct OnTheCooperativePool: TestTrait, TestScoping {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            try await withTaskExecutorPreference(globalConcurrentExecutor) { try await function() }
+        } else {
+            try await function()
+        }
+    }
+}
+
+extension Trait where Self == OnTheCooperativePool {
+    /// Runs the test's body on Swift's cooperative thread pool (see `OnTheCooperativePool`).
+    public static var onTheCooperativePool: Self { OnTheCooperativePool() }
+}
+
 extension Trait where Self == HeavyWork {
     /// Runs the tests' bodies on threads of their own, one per core (see `HeavyWork`).
     public static var heavyWork: Self { HeavyWork() }

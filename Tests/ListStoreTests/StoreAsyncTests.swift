@@ -173,7 +173,7 @@ import Testing
     /// edits and verifications than the pool has threads each hold the thread they run on until a
     /// task on the pool runs. Run on the pool, they would take every thread and that task could never
     /// run (the test would not end); run on GRDB's queues, they leave the pool free.
-    @Test(.timeLimit(.minutes(3))) func asyncWorkLeavesTheCooperativePoolFree() async throws {
+    @Test(.onTheCooperativePool, .timeLimit(.minutes(3))) func asyncWorkLeavesTheCooperativePoolFree() async throws {
         let directory = try TemporaryDirectory()
         let width = ProcessInfo.processInfo.activeProcessorCount + 1
         var stores: [Store] = []
@@ -215,7 +215,7 @@ import Testing
     /// readers out) until a task on the pool lets it go. Run on the pool, they would take every
     /// thread, the locks would be held past the busy timeout and the opens fail; run on each store's
     /// serial queue, they wait for the release and answer.
-    @Test(.timeLimit(.minutes(3))) func openingAStoreLeavesTheCooperativePoolFree() async throws {
+    @Test(.onTheCooperativePool, .timeLimit(.minutes(3))) func openingAStoreLeavesTheCooperativePoolFree() async throws {
         let directory = try TemporaryDirectory()
         let width = ProcessInfo.processInfo.activeProcessorCount + 1
         var configuration = Store.Configuration()
