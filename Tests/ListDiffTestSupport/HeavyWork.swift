@@ -125,7 +125,7 @@ private final class _OwnThreads: @unchecked Sendable {
         threads += 1
         let computing = !growing
         let thread = Thread { [self] in
-            if computing { Self.yieldToOthers() }
+            if computing { Self.yieldToOthers() } else { Self.takeTheUsualShare() }
             work()
         }
         thread.name = growing ? "waiting-\(threads)" : "computing-\(threads)"
@@ -140,6 +140,16 @@ private final class _OwnThreads: @unchecked Sendable {
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)  // 0: the calling thread, on Linux
         #else
         Thread.current.qualityOfService = .utility
+        #endif
+    }
+
+    /// Gives the calling thread the usual priority (Linux: nice 0), which a thread started by a
+    /// computing thread would otherwise inherit the lowered one of: a waiting thread started while
+    /// a test ran on a computing thread waited with it. Raising it back needs the right to (root,
+    /// as in CI); without it, the thread keeps what it inherited.
+    private static func takeTheUsualShare() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 0)
         #endif
     }
 
