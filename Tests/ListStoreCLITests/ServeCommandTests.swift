@@ -152,7 +152,9 @@ import Darwin
         #expect(gone.status == 74, "\(gone.stderr)")
     }
 
-    @Test func followOverHTTPPrintsNewCommitsAndStopsOnSIGINT() throws {
+    /// With `--long-poll`, the follower long-polls the journal and never asks for the event stream
+    /// (the server's request counts).
+    @Test(arguments: [false, true]) func followOverHTTPPrintsNewCommitsAndStopsOnSIGINT(longPoll: Bool) throws {
         let f = try SyncCommandTests.Fixture()
         try f.commit(0)
         let (server, url) = try Self.serve(f.source)
@@ -161,7 +163,8 @@ import Darwin
             _ = server.waitForExit(timeout: .seconds(20))
         }
         let replica = f.path("replica.liststore")
-        let follower = try StreamingProcess(["pull", "--from", url, "--list", "inbox", "--replica", replica, "--follow", "--json"])
+        let follower = try StreamingProcess(
+            ["pull", "--from", url, "--list", "inbox", "--replica", replica, "--follow", "--json"] + (longPoll ? ["--long-poll"] : []))
         #expect(follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"version\":1") } != nil)
         try f.commit(1)
         #expect(follower.waitForLine(timeout: .seconds(30)) { $0.contains("\"version\":2") } != nil)
@@ -171,5 +174,24 @@ import Darwin
         #expect(follower.waitForExit(timeout: .seconds(20)))
         #expect(follower.process.terminationStatus == 0, "\(follower.errorOutput)")
         try f.expectReplicaEqualsSource(replica)
+        let metrics = String(decoding: try HTTP.request("GET", url + "/metrics").body, as: UTF8.self)
+        let streams = metrics.split(separator: "\n").filter { $0.hasPrefix("liststore_http_requests_total") && $0.contains("/events") }
+        let polls = metrics.split(separator: "\n").filter { $0.hasPrefix("liststore_http_requests_total") && $0.contains("/journal") }
+        #expect(streams.isEmpty == longPoll, "\(streams)")
+        #expect(!polls.isEmpty)
+    }
+
+    /// `--long-poll` follows one list of a server.
+    @Test func longPollNeedsOneListOfAServer() throws {
+        let f = try SyncCommandTests.Fixture()
+        try f.commit(0)
+        for arguments in [
+            ["pull", "--db", f.source, "--list", "inbox", "--replica", f.path("r.liststore"), "--long-poll"],
+            ["pull", "--from", "http://127.0.0.1:9", "--lists", "**", "--replica", f.path("r.liststore"), "--long-poll"],
+        ] {
+            let refused = try CLIRunner.run(arguments)
+            #expect(refused.status == 64 && refused.stderr.contains("--long-poll"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: f.path("r.liststore")))
+        }
     }
 }

@@ -4,7 +4,7 @@ import ListStore
 import ListStorePostgres
 import ListSync
 
-/// `(--db SRC | --from URL [--token T] [--ca-cert F] [--max-answer-mib N]) (--list L | --lists P) --replica R`:
+/// `(--db SRC | --from URL [--token T] [--ca-cert F] [--max-answer-mib N] [--long-poll]) (--list L | --lists P) --replica R`:
 /// which replica of which source `pull`, `push` and `sync` work on (one list, or a replica set: every
 /// list a pattern names); the source is a store of this machine or a server (`liststore serve`).
 struct ReplicaOptions: ParsableArguments {
@@ -26,6 +26,11 @@ struct ReplicaOptions: ParsableArguments {
 
     @Option(name: .customLong("max-answer-mib"), help: ArgumentHelp("The largest answer accepted from the server, in MiB (default: 512).", valueName: "n"))
     var maxAnswerMiB: Int?
+
+    @Flag(
+        name: .customLong("long-poll"),
+        help: "Follow the list (--follow) by long polls of its journal instead of its event stream: for many followers behind a shared cache.")
+    var longPoll = false
 
     @Option(name: .long, help: ArgumentHelp("The list's name.", valueName: "name"))
     var list: String?
@@ -58,6 +63,7 @@ struct ReplicaOptions: ParsableArguments {
     func validate() throws {
         guard (db == nil) != (from == nil) else { throw ValidationError("give the source as either --db or --from") }
         if list != nil && lists != nil { throw ValidationError("--list and --lists do not go together: one list, or a set of them") }
+        if longPoll && (from == nil || list == nil) { throw ValidationError("--long-poll follows one list (--list) of a server (--from)") }
         if list == nil && lists == nil { throw ValidationError("give the list as --list, or a set of lists as --lists") }
         if let lists {
             do {
@@ -141,6 +147,7 @@ struct ReplicaOptions: ParsableArguments {
             throw CommandFailure("\(error)", status: ExitStatus.usage)
         }
         if let maxAnswerMiB { source.maxAnswerBytes = maxAnswerMiB << 20 }
+        source.followsByLongPolls = longPoll
         if let caCert {
             do {
                 source.certificateAuthorities = try HTTPSource.CertificateAuthorities(pemFile: caCert)
