@@ -175,8 +175,8 @@ import Darwin
         #expect(follower.process.terminationStatus == 0, "\(follower.errorOutput)")
         try f.expectReplicaEqualsSource(replica)
         let metrics = String(decoding: try HTTP.request("GET", url + "/metrics").body, as: UTF8.self)
-        let streams = metrics.split(separator: "\n").filter { $0.hasPrefix("liststore_http_requests_total") && $0.contains("/events") }
-        let polls = metrics.split(separator: "\n").filter { $0.hasPrefix("liststore_http_requests_total") && $0.contains("/journal") }
+        let requests = metrics.split(separator: "\n").filter { $0.hasPrefix("liststore_http_requests_total") }
+        let (streams, polls) = (requests.filter { $0.contains("/events") }, requests.filter { $0.contains("/journal") })
         #expect(streams.isEmpty == longPoll, "\(streams)")
         #expect(!polls.isEmpty)
     }

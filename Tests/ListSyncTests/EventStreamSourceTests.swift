@@ -22,9 +22,20 @@ import Darwin
         return try await store.journal(of: "l", after: 0, limit: 10, maxBytes: .max).entries
     }
 
-    /// A journal page as a complete answer.
-    private static func page(_ entries: [JournalEntry], hasMore: Bool) -> String {
-        CannedHTTPServer.answer(String(decoding: WireDocument.journal(JournalPage(entries: entries, hasMore: hasMore), list: "l"), as: UTF8.self))
+    /// A journal page as a complete answer, with `headers`.
+    private static func page(_ entries: [JournalEntry], hasMore: Bool, headers: [String] = []) -> String {
+        CannedHTTPServer.answer(
+            String(decoding: WireDocument.journal(JournalPage(entries: entries, hasMore: hasMore), list: "l"), as: UTF8.self), headers: headers)
+    }
+
+    /// The first `count` entries of `stream`, which then stops.
+    private static func first(_ count: Int, of stream: AsyncThrowingStream<JournalEntry, any Error>) async throws -> [JournalEntry] {
+        var received: [JournalEntry] = []
+        for try await entry in stream {
+            received.append(entry)
+            if received.count == count { break }
+        }
+        return received
     }
 
     /// The request targets a canned server read, without the page and entry sizes a journal page is
@@ -160,26 +171,18 @@ import Darwin
     @Test(.timeLimit(.minutes(1))) func withoutEventStreamsTheJournalIsLongPolled() async throws {
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
-            let target = Self.target(of: head)
-            let page: JournalPage
-            switch target {
-            case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)
+            switch Self.target(of: head) {
+            case "/v1/lists/l/journal?since=0&limit=100": connection.send(Self.page(Array(entries[0...1]), hasMore: false))
             case let poll where poll.hasPrefix("/v1/lists/l/journal?since=2&limit=0&wait="):
                 // A long poll that a commit ended: there is more.
-                page = JournalPage(entries: [], hasMore: true)
-            case "/v1/lists/l/journal?since=2&limit=100": page = JournalPage(entries: [entries[2]], hasMore: false)
+                connection.send(Self.page([], hasMore: true))
+            case "/v1/lists/l/journal?since=2&limit=100": connection.send(Self.page([entries[2]], hasMore: false))
             default:
                 connection.send(CannedHTTPServer.answer(
                     #"{"error":{"code":"notFound","message":"no such endpoint"},"schemaVersion":1}"#, status: "404 Not Found"))
-                return
             }
-            connection.send(CannedHTTPServer.answer(String(decoding: WireDocument.journal(page, list: "l"), as: UTF8.self)))
         }
-        var received: [JournalEntry] = []
-        for try await entry in try HTTPSource(server.url).commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) {
-            received.append(entry)
-            if received.count == 3 { break }
-        }
+        let received = try await Self.first(3, of: try HTTPSource(server.url).commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)))
         #expect(received == entries)
         #expect(Array(Self.targets(server).prefix(4)) == [
             "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/events?since=2",
@@ -193,24 +196,17 @@ import Darwin
     @Test(.timeLimit(.minutes(1))) func aSourceThatFollowsByLongPollsAsksForNoEventStream() async throws {
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
-            let page: JournalPage
             switch Self.target(of: head) {
-            case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)
-            case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0": page = JournalPage(entries: [], hasMore: true)
-            case "/v1/lists/l/journal?since=2&limit=100": page = JournalPage(entries: [entries[2]], hasMore: false)
+            case "/v1/lists/l/journal?since=0&limit=100": connection.send(Self.page(Array(entries[0...1]), hasMore: false))
+            case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0": connection.send(Self.page([], hasMore: true))
+            case "/v1/lists/l/journal?since=2&limit=100": connection.send(Self.page([entries[2]], hasMore: false))
             default:
                 connection.send(CannedHTTPServer.answer(#"{"error":{"code":"invalidArgument","message":"unexpected"},"schemaVersion":1}"#, status: "400 Bad Request"))
-                return
             }
-            connection.send(CannedHTTPServer.answer(String(decoding: WireDocument.journal(page, list: "l"), as: UTF8.self)))
         }
         var source = try HTTPSource(server.url)
         source.followsByLongPolls = true
-        var received: [JournalEntry] = []
-        for try await entry in source.commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) {
-            received.append(entry)
-            if received.count == 3 { break }
-        }
+        let received = try await Self.first(3, of: source.commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)))
         #expect(received == entries)
         #expect(Array(Self.targets(server).prefix(3)) == [
             "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0",
@@ -225,28 +221,19 @@ import Darwin
         let entries = try await entries()
         let server = try CannedHTTPServer { head, connection in
             let target = Self.target(of: head)
-            var headers: [String] = []
-            let page: JournalPage
             switch target {
-            case "/v1/lists/l/journal?since=0&limit=100": page = JournalPage(entries: Array(entries[0...1]), hasMore: false)
+            case "/v1/lists/l/journal?since=0&limit=100": connection.send(Self.page(Array(entries[0...1]), hasMore: false))
             case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=0", "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=7":
                 // Quiet: the wait ended without a commit (at once, as from a cache).
-                page = JournalPage(entries: [], hasMore: false)
-                headers = ["X-ListStore-Cursor: \(target.hasSuffix("cursor=0") ? 7 : 8)"]
-            case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=8": page = JournalPage(entries: [], hasMore: true)
-            case "/v1/lists/l/journal?since=2&limit=100": page = JournalPage(entries: [entries[2]], hasMore: false)
+                connection.send(Self.page([], hasMore: false, headers: ["X-ListStore-Cursor: \(target.hasSuffix("cursor=0") ? 7 : 8)"]))
+            case "/v1/lists/l/journal?since=2&limit=0&wait=5&cursor=8": connection.send(Self.page([], hasMore: true))
+            case "/v1/lists/l/journal?since=2&limit=100": connection.send(Self.page([entries[2]], hasMore: false))
             default:
                 connection.send(CannedHTTPServer.answer(
                     #"{"error":{"code":"notFound","message":"no such endpoint"},"schemaVersion":1}"#, status: "404 Not Found"))
-                return
             }
-            connection.send(CannedHTTPServer.answer(String(decoding: WireDocument.journal(page, list: "l"), as: UTF8.self), headers: headers))
         }
-        var received: [JournalEntry] = []
-        for try await entry in try HTTPSource(server.url).commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)) {
-            received.append(entry)
-            if received.count == 3 { break }
-        }
+        let received = try await Self.first(3, of: try HTTPSource(server.url).commits(of: "l", after: 0, pageSize: 100, wait: .seconds(5)))
         #expect(received == entries)
         #expect(Array(Self.targets(server).prefix(6)) == [
             "/v1/lists/l/journal?since=0&limit=100", "/v1/lists/l/events?since=2",
