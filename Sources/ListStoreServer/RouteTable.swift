@@ -69,18 +69,20 @@ struct RouteTable: Sendable {
     ])
 
     /// The route of the table that a request of `method` for `path` reaches, and what its
-    /// `{parameter}` captures hold (as written, percent-encoded); `nil` when none does.
+    /// `{parameter}` captures hold (as written, percent-encoded); `nil` when none does. Empty
+    /// segments are skipped, as Hummingbird's router skips them (`/v1/lists/a//journal/` reaches
+    /// the journal of `a`).
     /// - Complexity: O(routes × segments of `path`).
     func route(_ method: HTTPRequest.Method, _ path: Substring) -> (route: Route, captures: [String: Substring])? {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let segments = path.split(separator: "/")
         for route in needs.keys where route.method == method {
-            let pattern = route.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            let pattern = route.path.split(separator: "/")
             guard pattern.count == segments.count else { continue }
             var captures = [String: Substring]()
             let matches = zip(pattern, segments).allSatisfy { part, segment in
                 guard part.hasPrefix("{"), part.hasSuffix("}") else { return part == segment }
                 captures[String(part.dropFirst().dropLast())] = segment
-                return !segment.isEmpty
+                return true
             }
             if matches { return (route, captures) }
         }

@@ -143,4 +143,29 @@ import Testing
             #expect(try await ask("/v1/lists", method: "BREW", token: "service").status == 400)
         }
     }
+
+    /// The router finds a route in a path with empty segments (a trailing slash, doubled slashes):
+    /// the access endpoint finds the same route, so that it never allows what the route refuses.
+    @Test func theAccessEndpointFindsTheRouteInPathsWithEmptySegments() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "users/ana/inbox")
+        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+            let host = "Host: 127.0.0.1:\(server.port)\r\n"
+            let ana = AccessServerTests.tokens.token(["sub": "ana"])
+            let bob = AccessServerTests.tokens.token(["sub": "bob"])
+            for path in ["\(Self.list)/journal/", "/\(Self.list)/journal", "/v1//lists/users%2Fana%2Finbox//journal"] {
+                let uri = "\(path)?since=0"
+                for (token, status) in [(ana, 200), (bob, 404)] {
+                    let direct = try await server.request(uri, token: token)
+                    #expect(direct.status == status, "\(uri): \(direct.status)")
+                    let asked = try await RawAnswer.exchange(
+                        port: server.port, "GET /v1/access HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\nX-Original-URI: \(uri)\r\n")
+                    let expected = status == 200 ? 204 : 403
+                    #expect(asked.status == expected, "\(uri) asked about: \(asked.status)")
+                    if status != 200 { #expect(asked.headers["x-liststore-status"] == String(status)) }
+                }
+            }
+        }
+    }
 }
