@@ -35,13 +35,18 @@ extension JournalRoutes {
         /// events (at most this × 8 × its limit events: one request's work stays bounded).
         static let pagesPastOthers = 32
 
-        /// Reads on past pages without events of its lists, for a user (sealed cursors), at most
-        /// `pagesPastOthers` of them: whether others' lists moved does not show in the answer.
-        func readPastOthers(_ page: inout FeedPage, store: any ListStoreEngine, limit: Int) async throws {
-            var pages = 0
-            while sealed, page.events.isEmpty, page.hasMore, pages < Self.pagesPastOthers {
-                page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: includes)
-                pages += 1
+        /// The page of the feed after `position`; for a user (sealed cursors), read on past pages
+        /// without events of its lists, at most `pagesPastOthers` of them, so that its answer tells
+        /// nothing of other lists (nor does its sealed cursor). Refused as `reading(_:)` refuses.
+        func read(after position: Int?, fingerprint: Int64?, store: any ListStoreEngine, limit: Int) async throws -> FeedPage {
+            try await reading {
+                var page = try await store.feed(after: position, fingerprint: fingerprint, limit: limit, including: includes)
+                var pages = 0
+                while sealed, page.events.isEmpty, page.hasMore, pages < Self.pagesPastOthers {
+                    page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: includes)
+                    pages += 1
+                }
+                return page
             }
         }
 
@@ -122,12 +127,7 @@ extension JournalRoutes {
         guard wait >= 0, Duration.seconds(wait) <= configuration.maxWait else {
             throw APIError.invalidArgument("'wait' must be from 0 to \(configuration.maxWait.components.seconds) seconds")
         }
-        var page = try await feed.reading {
-            try await store.feed(after: feed.position, fingerprint: feed.fingerprint, limit: limit, including: feed.includes)
-        }
-        // A user's poll reads past other lists' events without answering for them: its answer
-        // tells nothing of them (nor does its sealed cursor).
-        try await feed.readPastOthers(&page, store: store, limit: limit)
+        var page = try await feed.read(after: feed.position, fingerprint: feed.fingerprint, store: store, limit: limit)
         if wait > 0, page.events.isEmpty, !page.hasMore {
             let slot = try streamSlot()
             defer { withExtendedLifetime(slot) {} }
@@ -145,8 +145,7 @@ extension JournalRoutes {
                     if watcher.isClosed || Task.isCancelled { break }
                     continue
                 }
-                page = try await store.feed(after: page.position, fingerprint: page.fingerprint, limit: limit, including: feed.includes)
-                try await feed.readPastOthers(&page, store: store, limit: limit)
+                page = try await feed.read(after: page.position, fingerprint: page.fingerprint, store: store, limit: limit)
             }
             if feed.filter.isRefused { throw AccessMiddleware.unauthorized("the token is no longer accepted", invalidToken: true) }
         }

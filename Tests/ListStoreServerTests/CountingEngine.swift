@@ -76,12 +76,15 @@ final class CountingEngine: ListStoreEngine {
 
     /// When set, `feed(after:limit:including:)` fails as a store that does not answer.
     let feedFails = _Locked(false)
+    /// What the reads of the feed throw while it is set.
+    let feedError = _Locked<StoreError?>(nil)
 
     func feed(
         after position: Int?, fingerprint: Int64?, limit: Int, including: @escaping @Sendable (String) -> Bool
     ) async throws -> FeedPage {
         feeds.withLock { $0 += 1 }
         if feedFails.withLock({ $0 }) { throw StoreError(.io, "the database does not answer") }
+        if let error = feedError.withLock({ $0 }) { throw error }
         return try await store.feed(after: position, fingerprint: fingerprint, limit: limit, including: including)
     }
 

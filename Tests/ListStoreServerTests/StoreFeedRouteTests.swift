@@ -196,4 +196,30 @@ import Testing
             #expect(retained.events.map(\.list) == ["l", "m"] && retained.events.map(\.version) == [3, 1])
         }
     }
+
+    /// A user's long poll whose read after the wait finds its cursor expired gets the message of a
+    /// user's refusal, which names no feed position, as its first read would.
+    @Test func aUsersLongPollRefusedAfterItsWaitNamesNoPosition() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(2), to: "users/ana/inbox")
+        let engine = CountingEngine(store, signalsOwnCommits: true)
+        let ana = AccessServerTests.tokens.token(["sub": "ana"])
+        try await ServerHarness.with(engine, try await AccessServerTests.configuration()) { server in
+            let first = try Self.page(try await server.request("/v1/changes?lists=users/ana/**", token: ana))
+            let poll = Task {
+                let answer = try await server.request("/v1/changes?lists=users/ana/**&wait=30&since=\(first.cursor)", token: ana)
+                return (answer.status, answer.body)
+            }
+            let feedServer = server.server
+            try await LimitTests.waitUntil { feedServer.waitingCount == 1 }
+            engine.feedError.withLock { $0 = StoreError(.cursorExpired, "feed position 17 is older than the oldest retained, 23") }
+            _ = try await engine.commit(linearList(3), to: "users/ana/inbox", expectedVersion: nil, author: nil, message: nil)
+            let (status, body) = try await poll.value
+            let error = try? WireDocument.decodeError(body)
+            let message = error?.message ?? ""
+            #expect(status == 410 && error?.code == "cursorExpired", "\(status) \(message)")
+            #expect(!message.contains("17") && !message.contains("23"), "\(message)")
+        }
+    }
 }
