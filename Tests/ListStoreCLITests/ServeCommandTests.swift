@@ -39,6 +39,9 @@ import Darwin
         #expect(refused.stderr.contains("--allow-unauthenticated"))
         let bad = try CLIRunner.run(["serve", "--db", f.source, "--port", "0", "--max-connections", "many"])
         #expect(bad.status == 64)
+        // An idle timeout past its bound is refused, not carried into NIO's nanoseconds.
+        let endless = try CLIRunner.run(["serve", "--db", f.source, "--port", "0", "--idle-timeout", "10000000000"])
+        #expect(endless.status == 64 && endless.stderr.contains("--idle-timeout"), "\(endless.status) \(endless.stderr)")
         let (server, url) = try Self.serve(f.source, ["--host", "0.0.0.0", "--allow-unauthenticated", "--max-page-mib", "1"])
         defer { _ = server.waitForExit(timeout: .seconds(1)) }
         #expect(url.hasPrefix("http://0.0.0.0:"))

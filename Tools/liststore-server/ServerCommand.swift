@@ -179,7 +179,7 @@ struct ServerCommand: AsyncParsableCommand {
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be 1 or more") }
         if let maxStreams, maxStreams < 0 { throw ValidationError("--max-streams must be 0 or more") }
         if let eventLoops, !(1...1024).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 1024") }
-        guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 or more") }
+        guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 86400") }
         if let dbConnections, !(1...10_000).contains(dbConnections) { throw ValidationError("--db-connections must be between 1 and 10000") }
         guard (1...3600).contains(dbTimeout) else { throw ValidationError("--db-timeout must be between 1 and 3600") }
         guard (0...3600).contains(shutdownGrace) else { throw ValidationError("--shutdown-grace must be between 0 and 3600") }
