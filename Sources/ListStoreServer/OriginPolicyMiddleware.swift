@@ -4,9 +4,9 @@ import Hummingbird
 
 /// Refuses (403) requests that a web page could have sent or read in the server's name: a `Host`
 /// that is not the server's own — DNS rebinding, where a hostile name resolves to the server — and
-/// an `Origin` that is not allowed — a cross-site request from a browser. A request that names two
-/// hosts (two `Host` fields, or an absolute-form target whose host is not its `Host`) is refused
-/// first (400 `invalidArgument`, RFC 9112 §3.2).
+/// an `Origin` that is not allowed — a cross-site request from a browser. A request with two `Host`
+/// fields is refused first (400 `invalidArgument`, RFC 9112 §3.2); one with an absolute-form target
+/// (which browsers do not send) is judged by its `Host`, as Hummingbird gives it.
 ///
 /// The server's own hosts:
 /// - bound to loopback (`127.0.0.0/8`, `::1`, `localhost`): `localhost`, an address of
