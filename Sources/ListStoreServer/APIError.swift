@@ -29,8 +29,7 @@ struct APIError: Error {
     /// The code of a 400 answer to a body that is not a push document.
     static let invalidPushCode = "invalidPush"
 
-    /// The code of a 503 answer: the server holds as many connections or waiting requests as it
-    /// may.
+    /// The code of a 503 answer: the server is at one of its limits.
     static let serverBusyCode = "serverBusy"
     /// The `Retry-After` of a 503 answer, in seconds.
     static let retryAfterSeconds = 5
@@ -45,9 +44,8 @@ struct APIError: Error {
         return error
     }
 
-    /// 503: every place for a long poll or an event stream is taken. A cache in front of the server
-    /// may keep it for a second (`X-Accel-Expires: 1`): the long polls waiting behind the one it
-    /// answers get it too, rather than each taking its turn at the server.
+    /// 503: every place for a long poll or an event stream is taken. A cache may keep it a second,
+    /// so that the long polls waiting behind it get it too rather than each asking the server.
     static let noPlaceToWait: APIError = {
         var error = serverBusy("the server holds as many long polls and event streams as it may; try again later")
         error.headers[.accelExpires] = "1"
@@ -64,8 +62,7 @@ struct APIError: Error {
             return error
         case let error as StoreError:
             let status = Self.status(of: error.code)
-            // A failure of the server, or a store without room the operator must free: the log
-            // says what and where, the client only what it may know.
+            // The operator's to fix: logged with what and where, the client told only what it may know.
             if status == .internalServerError || error.code == .storageFull { logger.error("store error (\(error.code)): \(error.message)") }
             guard status != .internalServerError else { return .internal }
             var api = APIError(status, error.code.description, redacted(error.message, storeLocation))
@@ -123,8 +120,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as CancellationError {
-            // A request stopped because its client hung up: there is nobody to answer, and nothing
-            // to log as a failure (the metrics count it as 499).
+            // Its client hung up: nobody to answer, and no failure to log (counted as 499).
             throw error
         } catch {
             if let http = error as? HTTPError, http.status == .notFound {

@@ -9,27 +9,17 @@ import ListStoreCore
 /// grant lists to it. A server with an access configuration still serves its service token
 /// (`JournalServer.Configuration.token`) with full access.
 ///
-/// It is read from one JSON document, the file of `liststore serve --auth FILE`:
-///
-/// ```json
-/// {"keys": {"keys": [{"kty": "oct", "kid": "k1", "alg": "HS256", "k": "…base64url…"}]},
-///  "issuer": "https://auth.example.com/", "audience": "liststore", "leeway": 30,
-///  "rules": [{"lists": "users/{sub}/**", "grant": "write"}, {"lists": "public/*", "grant": "read"}]}
-/// ```
+/// It is read from one JSON document, the file of `liststore serve --auth FILE`; its members, the
+/// keys it takes and its rules: <doc:RunningAServer#Users-and-access>.
 ///
 /// ```swift
 /// let access = try await AccessConfiguration(contentsOfFile: "/etc/liststore/auth.json")
 /// let token = try await access.verify(bearer)   // AccessToken, or AccessRefusal
 /// ```
 ///
-/// Keys: `oct` (HS256, HS384, HS512), `RSA` (RS256–512, PS256–512), `EC` (ES256–512), `OKP`
-/// (EdDSA); `"keysFile": PATH` names a JWKS document instead of `keys` (relative to the file). The
-/// signature is checked by vapor/jwt-kit with the key the token's `kid` names (a token without
-/// `kid` is tried with each key), in the key's own algorithm: `alg: none`, or a token signed with
-/// HMAC keyed by a public key, is refused. A token is verified once and known until it expires (its
-/// expiry is checked on every request); reading the file again starts anew, and the long polls and
-/// event streams under way ask the new configuration whether it still accepts their tokens
-/// (`recheck(_:now:)`).
+/// A token is verified once and known until it expires (its expiry is checked on every request);
+/// the long polls and event streams under way when the file is read again ask the new
+/// configuration whether it still accepts their tokens (`recheck(_:now:)`).
 public struct AccessConfiguration: Sendable {
     /// What the token's `iss` must be, when set.
     public var issuer: String?
@@ -111,9 +101,8 @@ public struct AccessConfiguration: Sendable {
         }
     }
 
-    /// The token `token` when this configuration verified it already and it has not expired at
-    /// `now`; `nil` when it must be verified (`verify(_:now:)` does that, or says why not): what
-    /// `verify` answers at once, without waiting.
+    /// `token` when this configuration verified it already and it has not expired at `now`; `nil`
+    /// when `verify(_:now:)` must: the answer that needs no wait.
     /// - Complexity: O(size of the token).
     func knownToken(_ token: String, now: Date = Date()) -> AccessToken? {
         guard let known = verified.token(token), known.expiresAt > now else { return nil }
@@ -192,15 +181,9 @@ public struct AccessConfiguration: Sendable {
         if let audience, !facts.audiences.contains(audience) { throw AccessRefusal("the token's audience is not this server") }
     }
 
-    /// `token`, verified by another configuration (the one in force before the access file was read
-    /// again), as this one would verify it now: with the expiry of this configuration's `leeway`.
-    /// What `verify(_:now:)` would answer for the token's text, without its signature checked anew:
-    /// the key that verified it must be one of this configuration's (the same JWK, under the `kid`
-    /// the token names, if any), and its claims must pass this configuration's checks.
-    ///
-    /// ```swift
-    /// let still = try newAccess.recheck(token)   // AccessRefusal when the key or the issuer went
-    /// ```
+    /// `token`, verified by the configuration in force before, as this one would verify it now,
+    /// without checking its signature anew: the key that verified it must be one of this
+    /// configuration's (the same JWK, under the token's `kid` if any), and its claims must pass.
     /// - Throws: `AccessRefusal` saying why; a token made with `AccessToken`'s initializer (no
     ///   configuration verified it) is refused.
     /// - Complexity: O(keys + size of the token's claims).
@@ -322,9 +305,8 @@ private final class VerifiedTokens: Sendable {
 /// A user's verified token: who it is (`sub`), the claims rules may name, and when it stops
 /// being accepted.
 public struct AccessToken: Sendable, Hashable {
-    /// The token's `sub`: what the journal records as the author of its commits and pushes.
-    /// `nil` when the token has none or its `sub` is not a string: it may not write then, and the
-    /// rules that name `{sub}` grant it nothing.
+    /// The token's `sub`, which the journal records as the author of its commits and pushes; `nil`
+    /// when it has none or it is not a string: it may not write then (see <doc:RunningAServer>).
     public var subject: String?
     /// Each claim whose value is a string or an array of strings, as its strings.
     public var claims: [String: [String]]

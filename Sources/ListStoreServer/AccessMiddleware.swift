@@ -5,21 +5,11 @@ import ListStoreWire
 import HTTPTypes
 import Logging
 
-/// Checks every request against the route table (`RouteTable`): the one place access is decided.
-/// It runs once the router has matched the request's route, before anything of the route. A route
-/// that needs nothing goes on; for the others it tells who made the request — the service token, or
-/// a user whose JWT the server's access configuration verifies — and whether that identity may use
-/// the route. A route without an entry in the table is refused to everyone (403 `forbidden`).
-///
-/// A request without a token is answered 401 with `WWW-Authenticate: Bearer`, before its body or
-/// content type is looked at; a token that is neither is answered 401 with
-/// `WWW-Authenticate: Bearer error="invalid_token"` and why. For a user's token, a list it may not
-/// read answers exactly as a list that does not exist (404 `listNotFound`), one it may read but not
-/// write or administer 403 `forbidden`, and a route of the service token's 403 `forbidden`. On a
-/// server with neither a service token nor an access configuration, everyone is `.service`.
-///
-/// The service token is compared through SHA-256 digests, whose comparison takes the same time
-/// wherever they differ; a user's token is verified once per request.
+/// Checks every request against the route table (`RouteTable`) once the router has matched its
+/// route, before anything of the route runs: the one place access is decided. A route without an
+/// entry is refused to everyone (403), so a route added without a rule is closed. The answers:
+/// RunningAServer.md, “Security” and “What users see”. A request without a token is refused before
+/// its body is looked at; the service token is compared through SHA-256 digests, in constant time.
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     private let service: SHA256.Digest?
@@ -47,16 +37,10 @@ struct AccessMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// The answer of `GET /v1/access`, which a caching proxy asks before it serves a stored answer
-    /// (nginx's `auth_request`): whether the request it describes — `X-Original-URI` (its path and
-    /// query) and `X-Original-Method` (default GET), with the same `Authorization` — may reach its
-    /// route, decided as `handle` decides. 204 when it may; 401 as the route would answer; for a
-    /// refusal the route would answer otherwise (404 for a list the token may not read, 403), 403
-    /// with `X-ListStore-Status` (that status) and `X-ListStore-Error` (the route's error document),
-    /// since a proxy takes only 2xx, 401 and 403 from such an endpoint (a 401 carries the two too).
-    /// Answers and refusals of a
-    /// user's token may be kept per token for `AccessMiddleware.accessAnswerAge` at most, and no
-    /// longer than the token lives; 401 is not kept.
+    /// The answer of `GET /v1/access`, a caching proxy's access check: whether the request that
+    /// `X-Original-URI` and `X-Original-Method` describe may reach its route, decided as `handle`
+    /// decides. Other refusals than 401 are 403 with `X-ListStore-Status` and `X-ListStore-Error`,
+    /// since a proxy takes only 2xx, 401 and 403 (DeployingBehindACache.md, “Access stays per user”).
     /// - Complexity: that of `handle`, and O(routes) to find the route.
     func access(_ request: Request, logger: Logger) async throws -> Response {
         guard let uri = request.headers[.originalURI], uri.hasPrefix("/"), uri.utf8.count <= 8192 else {
@@ -110,12 +94,12 @@ struct AccessMiddleware: RouterMiddleware {
     /// The methods `access(_:logger:)` is asked about.
     static let askableMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]
 
-    /// How long a caching proxy may keep an answer of `access(_:)` for one token: a grant taken
-    /// away (the access file read again) reaches the proxy within it.
+    /// How long a caching proxy may keep an answer of `access(_:)` for one token (at most the
+    /// token's life): a grant taken away reaches the proxy within it.
     static let accessAnswerAge = Duration.seconds(60)
 
     /// Who made `request`.
-    /// - Throws: 401 (see the type's overview).
+    /// - Throws: 401 `unauthorized`, with `WWW-Authenticate`.
     func authenticate(_ request: Request) async throws -> AccessIdentity {
         switch identify(request.headers[.authorization]) {
         case .known(let identity):
@@ -161,15 +145,12 @@ struct AccessMiddleware: RouterMiddleware {
         case toVerify(String, AccessConfiguration)
     }
 
-    /// Identifies the bearer of `header` as far as it can without waiting: the service token, any
-    /// request on a server without tokens, and a user's token already verified (and not expired)
-    /// are `known`; a missing or wrong token is `refused`; another user's token is `toVerify`.
-    /// The one place the rules of tokens are read.
+    /// Identifies the bearer of `header` as far as it can without waiting; a user's token not yet
+    /// verified is `toVerify`. The one place the rules of tokens are read.
     /// - Complexity: O(size of the header).
     func identify(_ header: String?) -> Identification {
         let access = state.access
-        // The route needs a token: a request without one is refused here, before anything looks at
-        // its body.
+        // Refused here, before anything looks at the body.
         guard let bearer = Self.bearerToken(header) else {
             if service == nil && access == nil { return .known(.service) }
             return .refused(Self.unauthorized("this server needs 'Authorization: Bearer <token>'", invalidToken: false))

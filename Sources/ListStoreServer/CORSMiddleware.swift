@@ -2,11 +2,8 @@ import HTTPTypes
 import Hummingbird
 
 /// Lets web pages of the `--allow-origin` origins use the server from browsers (CORS): answers
-/// their preflights (methods GET, POST, PUT, DELETE; headers Authorization, Content-Type,
-/// Last-Event-ID, and a blob's Range, Content-Range and If-None-Match) and gives their answers `Access-Control-Allow-Origin` with the page's origin,
-/// never `*`, with `Vary: Origin` and the headers clients read exposed. Added before the JSON error
-/// middleware, so that refusals (401, 403, 404) reach the page as documents too. Requests from other
-/// origins are refused by `OriginPolicyMiddleware`.
+/// their preflights and gives their answers `Access-Control-Allow-Origin` (RunningAServer.md,
+/// “Browsers”). Added before the JSON error middleware, so that refusals reach the page too.
 struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowedOrigins: Set<String>
 

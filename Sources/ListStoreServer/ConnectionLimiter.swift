@@ -1,14 +1,8 @@
 import ListStoreCore
 
-/// Counts the holders of a scarce resource — connections, or requests that wait for commits —
-/// against a maximum. A holder keeps a `Slot`; the slot is given back when it is deallocated, so it
-/// cannot leak on any path, whichever way the request or connection ends.
-///
-/// ```swift
-/// let streams = ConnectionLimiter(maximum: 100)
-/// guard let slot = streams.slot() else { throw busy }
-/// defer { withExtendedLifetime(slot) {} }
-/// ```
+/// Counts the holders of a scarce resource (connections, or requests that wait for commits)
+/// against a maximum. A holder keeps a `Slot` alive (`withExtendedLifetime`); it is given back when
+/// deallocated, so it cannot leak whichever way the request or connection ends.
 final class ConnectionLimiter: Sendable {
     /// A held place, given back when deallocated.
     final class Slot: Sendable {
@@ -33,7 +27,6 @@ final class ConnectionLimiter: Sendable {
     }
 
     /// A slot, or `nil` when `maximum` are held or the limiter is closed.
-    ///
     /// - Complexity: O(1).
     func slot() -> Slot? {
         guard !isClosed else { return nil }
@@ -47,7 +40,6 @@ final class ConnectionLimiter: Sendable {
 
     /// A slot even when `maximum` are held: for a connection taken in place of one being closed
     /// to make room (`IdleConnections.closeOldest()`), which gives its slot back once closed.
-    ///
     /// - Complexity: O(1).
     func slotInPlaceOfOneClosing() -> Slot {
         held.withLock { $0 += 1 }

@@ -1,20 +1,16 @@
 import Logging
 
 /// The server's log handler around the one it is given: metadata set on the logger is kept here and
-/// handed to the given handler only with a message it writes.
-///
-/// Hummingbird tags the logger of every request with an id, and a handler such as swift-log's
-/// `StreamLogHandler` formats all of its metadata each time any of it is set: once per request even
-/// when nothing is written, a measurable part of a long poll's cost. Here setting metadata stores a
-/// value, and formatting happens only for a message that passes the log level.
+/// handed on only with a message written. Hummingbird tags every request's logger with an id, and
+/// `StreamLogHandler` formats all its metadata each time any is set, a measurable part of a long
+/// poll's cost even when nothing is logged.
 struct DeferredMetadataLogHandler: LogHandler {
     private var wrapped: any LogHandler
     /// The logger's metadata: the wrapped handler's own, taken over at `init`, and what was set since.
     var metadata: Logger.Metadata
 
-    /// Takes over `handler` and its metadata. A handler that is a value is this wrapper's own copy,
-    /// whose metadata is then emptied (it comes with each message instead); one that is an object
-    /// may be shared with other loggers, and is left as it is.
+    /// Takes over `handler` and its metadata, emptied in a value handler (this wrapper's own copy);
+    /// an object handler may be shared with other loggers, and is left as it is.
     init(wrapping handler: any LogHandler) {
         var handler = handler
         metadata = handler.metadata

@@ -5,8 +5,7 @@ import Darwin
 #endif
 
 /// The process's limit of open file descriptors (`RLIMIT_NOFILE`), from which the server derives how
-/// many connections it accepts: each connection takes one descriptor, and running out of them
-/// would lock out every client, the rightful ones included.
+/// many connections it accepts: running out of them would lock out every client.
 enum DescriptorLimit {
     /// Descriptors kept for everything but connections: the listening socket, the store's files
     /// (SQLite's database, journal and shared memory, per reader), standard streams, the runtime.

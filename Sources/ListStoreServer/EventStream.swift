@@ -3,19 +3,11 @@ import HTTPTypes
 import ListStoreCore
 import NIOCore
 
-/// The loop of a Server-Sent Events stream, written once for a list's stream
-/// (`GET /v1/lists/{list}/events`) and the store feed's (`GET /v1/events`): it writes what it
-/// reads through Hummingbird's response writer, each write waiting while the connection cannot take
-/// more (a client that does not read), so a stream holds at most one page of the store; at the head
-/// it waits in the watcher's table for a commit it follows, and writes a keep-alive each interval of
-/// silence. It ends when the client hangs up, the server shuts down, the store's epoch changes (an
-/// error event that tells the client to resync), its token expires, or the access rules it rests on
-/// no longer allow it.
-///
-/// ```swift
-/// let stream = EventStream(first: page, start: version, read: …, wait: …, keepAlive: …, access: …)
-/// return stream.response(channel: context.channel, slot: slot, watcher: watcher, state: state, …)
-/// ```
+/// The loop of a Server-Sent Events stream, a list's (`GET /v1/lists/{list}/events`) or the store
+/// feed's (`GET /v1/events`). Each write waits while the client does not read, so a stream holds
+/// at most one page of the store; at the head it waits in `HeadWatcher`'s table and writes a
+/// keep-alive each interval of silence. It ends when the client hangs up, the server shuts down,
+/// the store's epoch changes, its token expires, or the access rules no longer allow it.
 struct EventStream<Cursor: Sendable>: Sendable {
     /// What a read found.
     enum Read: Sendable {
@@ -38,9 +30,8 @@ struct EventStream<Cursor: Sendable>: Sendable {
     var start: Cursor
     /// Reads after a cursor.
     var read: @Sendable (Cursor) async -> Read
-    /// Waits at the head after a cursor for at most the given time, under the access rules of the
-    /// given generation, until the client hangs up: whether a commit it follows woke it (see
-    /// `HeadWatcher`).
+    /// Waits at the head after a cursor, for at most the given time, under the given access
+    /// generation: whether a commit it follows woke it.
     var wait: @Sendable (Cursor, Duration, UInt64?, HangUpWatch) async -> Bool
     /// The keep-alive comment at a cursor, and the cursor after it (a feed stream's moves past
     /// other lists' events).
@@ -63,11 +54,9 @@ struct EventStream<Cursor: Sendable>: Sendable {
             defer { withExtendedLifetime(slot) {} }
             var cursor = start
             var pending: Read? = first
-            // Whether the client has every event up to the head the stream last saw (after a
-            // keep-alive: the stream waits again without reading).
+            // After a keep-alive the client has every event up to the head: wait again without reading.
             var atHead = false
-            // The first read, done while the token was valid, is the request's answer and is written
-            // even when the token expires before the stream starts (a loaded server).
+            // The first read, done while the token was valid, is written even if it expired since.
             while !Task.isCancelled && !watcher.isClosed && (pending != nil || expiry.map({ ContinuousClock.now < $0 }) ?? true) {
                 // The waits at the head end at the token's expiry at the latest.
                 let interval = expiry.map { min(keepAliveInterval, max(.zero, $0 - ContinuousClock.now)) } ?? keepAliveInterval

@@ -5,18 +5,11 @@ import ListStoreCore
 import ListStoreWire
 
 /// Seals and opens the store feed cursors a server gives users, so that a cursor says nothing of
-/// the lists its user cannot read: a sealed cursor's place (`FeedCursor.place`, `s…`) is the
-/// position and fingerprint of the feed's event it stands at, encrypted and authenticated with
-/// AES-GCM-SIV (swift-crypto's) under a key derived from the store's secret (made with the store, so
-/// that every server of one store opens every other's), bound to the store's uuid and epoch. Each
-/// sealing draws a new random nonce: two cursors at the same place look unrelated, and neither tells
-/// how far the feed moved. SIV because a server seals once per event per user stream, for as long
-/// as the store lives: with plain GCM, two seals that drew the same nonce would give the key away;
-/// with SIV, they only tell that two cursors are at the same place.
-///
-/// The service token, which reads every list, gets cursors that are not sealed (`<position>` or
-/// `<position>-<fingerprint>`); a user's plain cursor is refused, so that no one learns the feed's
-/// length by asking for positions.
+/// the lists its user cannot read (RunningAServer.md, “Cursors”). A sealed place (`s…`) is the
+/// position and fingerprint, under AES-GCM-SIV with a fresh random nonce, keyed from the store's
+/// secret and bound to its uuid and epoch. SIV because a server seals once per event per user
+/// stream for as long as the store lives: with plain GCM two seals that drew the same nonce would
+/// give the key away; with SIV they only tell that two cursors are at the same place.
 struct FeedCursorSeal: Sendable {
     private let key: SymmetricKey
 
@@ -43,9 +36,7 @@ struct FeedCursorSeal: Sendable {
     /// The position and fingerprint `cursor` stands at: a sealed cursor this store's servers
     /// sealed, or (unless `sealedOnly`) a plain one.
     /// - Throws: `APIError` 410 `cursorExpired` for a cursor that is neither, with a message that
-    ///   says nothing of the feed: the client reads its lists anew and follows from a new cursor,
-    ///   as after any cursor it can no longer follow (a replica set recorded before cursors were
-    ///   sealed starts over so).
+    ///   says nothing of the feed.
     func open(_ cursor: FeedCursor, sealedOnly: Bool) throws -> (position: Int, fingerprint: Int64?) {
         if !cursor.isSealed {
             guard !sealedOnly, let point = cursor.point else { throw Self.refused }

@@ -1,16 +1,9 @@
 import ListStoreCore
 
-/// Which lists a store feed request follows (`GET /v1/changes`, `GET /v1/events?lists=`): those its
-/// pattern matches that its token may read under the access rules in force (rules read again apply
-/// at once; a token they no longer accept, its key gone, reads nothing: `isRefused`). Each list's answer is kept until the rules change, so that a stream's pattern and its
-/// token's rules are matched once per list, not once per event: after a follower's first event of a
-/// list, each of its pages and each commit the watcher matches against its wait spend a look-up on
-/// it, and a costly pattern (within `ListPattern`'s bounds) delays no other follower's events again.
-///
-/// ```swift
-/// let filter = FeedFilter(pattern: try ListPattern("users/ana/**"), token: token, state: state)
-/// filter.includes("users/ana/inbox")   // true while the rules grant Ana her lists
-/// ```
+/// Which lists a store feed request follows (`GET /v1/changes`, `GET /v1/events`): those its
+/// pattern matches that its token may read under the access rules in force. Each list's answer is
+/// kept until the rules change, so that a pattern and the rules are matched once per list, not
+/// once per event, and a costly pattern delays no other follower's events again.
 final class FeedFilter: Sendable {
     /// The most lists whose answers are kept; when full, all are forgotten.
     static let capacity = 4096

@@ -4,13 +4,11 @@ import Logging
 import NIOCore
 import NIOSSL
 
-/// Hummingbird's HTTP channel behind a cap on open connections. At the cap, a new connection takes
-/// the place of the connection idle longest (`IdleConnections`: no request in progress), which is
-/// closed; when every connection holds a request, the new one is closed at once, before it costs
-/// more than its descriptor (a client tries again, as it would after a dropped connection). Plain,
-/// it speaks HTTP/1.1; with TLS, HTTP/2 or HTTP/1.1 as the client's ALPN asks. Parsing and answers
-/// are Hummingbird's; NIO's `IdleStateHandler` times each connection and `RequestActivityHandler`
-/// decides what its silence means (HTTP/2 streams keep Hummingbird's own idle timeout).
+/// Hummingbird's HTTP channel (HTTP/1.1, or over TLS HTTP/2 and HTTP/1.1) behind a cap on open
+/// connections: at the cap, a new connection takes the place of the one idle longest
+/// (`IdleConnections`), or is closed at once, before it costs more than its descriptor, when every
+/// connection holds a request. NIO's `IdleStateHandler` times each connection and
+/// `RequestActivityHandler` decides what its silence means.
 struct GuardedHTTPChannel: ServerChildChannel {
     /// A connection: the HTTP channel's value, or `nil` when the connection was refused.
     struct Value: ServerChildChannelValue {
@@ -34,8 +32,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
     let connections: ConnectionLimiter
 
     /// Hummingbird's channel, with `RequestActivityHandler` among its handlers (each HTTP/2
-    /// stream's, over TLS) and NIO's `IdleStateHandler` in front, which tells it each `idleTimeout`
-    /// without reads or completed writes.
+    /// stream's, over TLS).
     /// - Throws: when `tls` is not a usable server configuration (NIOSSL's error).
     init(
         responder: @escaping HTTPChannelHandler.Responder, tls: TLSConfiguration?, idleTimeout: Duration, connections: ConnectionLimiter,
@@ -65,9 +62,8 @@ struct GuardedHTTPChannel: ServerChildChannel {
     private let idleTimeout: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        // Not serving (the server's task is cancelled), or at the cap with no idle connection to
-        // close for room: the connection is closed unserved. (One made ready to serve now might
-        // never be taken, which NIO traps on.)
+        // Not serving, or at the cap with no idle connection to close: closed unserved (one made
+        // ready to serve now might never be taken, which NIO traps on).
         let slot = connections.isClosed ? nil : connections.slot() ?? (idleConnections.closeOldest() ? connections.slotInPlaceOfOneClosing() : nil)
         guard let slot else {
             if !connections.isClosed { logger.warning("refused a connection: \(connections.maximum) connections are open") }
@@ -88,8 +84,8 @@ struct GuardedHTTPChannel: ServerChildChannel {
         case .http1(let http1):
             return idleness.flatMap { http1.setup(channel: channel, logger: logger) }.map { Value(channel: channel, http: .http1($0)) }
         case .tls(let upgrade):
-            // Before its handshake has chosen a protocol, nothing of the connection's acts on idleness:
-            // one that has made no request within the idle timeout is closed.
+            // Nothing acts on idleness before the handshake chose a protocol: a connection without a
+            // request within the idle timeout is closed.
             channel.eventLoop.scheduleTask(in: idleTimeout) {
                 if idleConnections.isStillIdle(channel, since: mark) { channel.close(promise: nil) }
             }

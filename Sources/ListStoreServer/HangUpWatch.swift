@@ -1,24 +1,13 @@
 import ListStoreCore
 import NIOCore
 
-/// Ends a request's waits (a long poll's, an event stream's at the head) the moment its client
-/// hangs up, so that its place among the waiting requests is free at once rather than when the wait
-/// times out or the next keep-alive fails to be written.
+/// Ends a request's waits the moment its client hangs up, so that its place among the waiting
+/// requests is free at once rather than when the wait times out or a keep-alive fails.
 ///
-/// From its start to its end, the watch tells the connection's `RequestActivityHandler` that the
-/// request waits (`RequestActivityHandler.Wait`, once each): the handler closes a connection whose
-/// client closes its side meanwhile (Hummingbird keeps half-closed connections open for the answers
-/// under way). A closed channel (an HTTP/2 stream reset too) interrupts the wait in progress: a
-/// wait in the watcher's table is taken out of it (`HeadWatcher`, which registers it with
-/// `onClose(_:)`, no task of its own), anything else runs in a task the close cancels (`run`): a
-/// push's merge, which nobody would hear the answer of, stops and writes nothing, and its replica
-/// pushes again, merged once.
-///
-/// ```swift
-/// let hangUp = HangUpWatch(context.channel)
-/// let woken = await watcher.wait(for: list, after: version, timeout: .seconds(30), hangUp: hangUp)
-/// if hangUp.isClosed { throw CancellationError() }
-/// ```
+/// While it lives it tells the connection's `RequestActivityHandler` that the request waits, so the
+/// handler closes a connection whose client closes its side (Hummingbird keeps it open for the
+/// answer under way). A closed channel, or a reset HTTP/2 stream, interrupts the wait in progress:
+/// a wait in `HeadWatcher`'s table through `onClose(_:)`, other work (a push's merge) through `run`.
 final class HangUpWatch: Sendable {
     private let channel: any Channel
     /// Interrupts the wait in progress; `closed` once the channel has closed.

@@ -1,8 +1,7 @@
 import Hummingbird
 
-/// Answers HEAD requests as the GET route of their path does, without the body (the status and
-/// headers, `Content-Length` included, are those of the GET answer). Every other request goes to
-/// the responder as it is.
+/// Answers HEAD requests as the GET route of their path does (its `Content-Length` too), without
+/// the body.
 struct HeadResponder<Responder: HTTPResponder>: HTTPResponder {
     let responder: Responder
 

@@ -1,27 +1,13 @@
 import Foundation
 @_spi(FeedCursors) import ListStoreCore
 
-/// The one table of requests that wait for commits: long polls and event streams of a list
-/// (`wait(for:after:timeout:accessGeneration:)`), and long polls and event streams of the store
-/// feed (`waitForFeed(includes:after:timeout:accessGeneration:hangUp:)`). One loop reads the store feed
-/// for all of them — which lists moved, to which versions, without the entries — at once after a
-/// commit the store learns of (this process's, on PostgreSQL other servers' through `NOTIFY`, on a
-/// Linux SQLite file other processes' through inotify), and every `pollInterval` while anyone waits
-/// for the others: a thousand waiting clients cost one query, and a read costs what the commits
-/// since the last one cost, whatever the store's other lists hold. A read the store does not
-/// answer is made again within a second, not only at the next signal: the signal of the commit it
-/// missed is taken. A commit wakes the waits of its
-/// list (an index from list to waits) and the feed waits whose lists include it. A
-/// second loop ends the waits whose time is up, so a wait costs an entry in a table, not a task
-/// and a timer of its own, and a store slow to answer does not delay the timeouts.
-///
-/// A woken request reads what it answers itself: the reads of identical requests are shared
-/// (`JournalPages`, `EventPages`, `FeedPages`), so a commit that wakes a thousand followers at one
-/// version costs one read.
-///
-/// ```swift
-/// let woken = await watcher.wait(for: "inbox", after: 41, timeout: .seconds(30))
-/// ```
+/// The one table of requests that wait for commits: long polls and event streams of a list and of
+/// the store feed (RunningAServer.md, “What stays flat as lists and followers grow”). One loop reads
+/// the store feed's moves for all of them, after each commit the store learns of and every
+/// `pollInterval` while anyone waits, and wakes the waits of the lists that moved; a second loop
+/// ends the waits whose time is up, so a slow store does not delay the timeouts. A read the store
+/// does not answer is made again within a second, not at the next signal: the signal of the commit
+/// it missed was taken. Woken requests share identical reads (`JournalPages`, `EventPages`, `FeedPages`).
 final class HeadWatcher: Sendable {
     /// What a wait waits for.
     private enum Target {
@@ -57,12 +43,10 @@ final class HeadWatcher: Sendable {
         /// The store's commit generation read before the last read of the feed.
         var readAt: UInt64?
         /// The last moves read (at most `recentLimit`), and the position after which they are all
-        /// there: a feed wait past a position they cover ends at once when one of them is of its
-        /// lists, and waits otherwise.
+        /// there: a feed wait within them is decided at once.
         var recent: [FeedMove] = []
         var recentFrom: Int?
-        /// A wait ended at once on moves read before (the loop reads the feed again even if nobody
-        /// waits, so that a request that keeps asking gets what moved since).
+        /// A wait ended at once on moves read before: the loop reads again even if nobody waits.
         var readWanted = false
         /// The loop, resting while nobody waits: the next wait (or `readWanted`, or `close()`) resumes it.
         var resting: CheckedContinuation<Void, Never>?
@@ -104,8 +88,7 @@ final class HeadWatcher: Sendable {
 
     let store: any ListStoreEngine
     let pollInterval: Duration
-    /// The server's state, whose access rules the waits of users' tokens rest on, and whose store
-    /// identity the watcher keeps (`ServerState.storeIdentity`).
+    /// The server's state: the access rules users' waits rest on, and the store identity kept.
     let serverState: ServerState?
     private let state = _Locked(State())
 
@@ -119,9 +102,8 @@ final class HeadWatcher: Sendable {
         state.withLock(body)
     }
 
-    /// Reads the heads while anyone waits, and ends the waits whose time is up, until the task is
-    /// cancelled or `close()` is called; ends every wait when it returns. The two run apart, so a
-    /// store that is slow to answer does not hold back the waits' timeouts.
+    /// Reads the heads and ends the waits on time until cancelled or `close()`; ends every wait when
+    /// it returns.
     func run() async {
         defer { close() }
         await withTaskGroup(of: Void.self) { group in
@@ -141,18 +123,14 @@ final class HeadWatcher: Sendable {
     /// The most recent moves kept for the feed's waits (`State.recent`).
     static let recentLimit = 4_096
 
-    /// How long nobody waits before what the feed's reads found is forgotten. Waits come and go
-    /// (a stream that writes a commit waits again a moment later): while what was read is kept,
-    /// the next read takes the moves since, and wakes only the waits they pass. Once forgotten, the
-    /// first read starts at the feed's end and wakes every wait (a commit may have landed between a
-    /// waiter's read and that one), and every waiter reads again.
+    /// How long nobody waits before what the feed's reads found is forgotten. Waits come and go (a
+    /// stream waits again a moment after a commit), and while the moves are kept the next read wakes
+    /// only the waits they pass; the first read after forgetting wakes every wait.
     static let forgetAfter: Duration = .seconds(1)
 
-    /// Reads the feed, while anyone waits, at once after a commit the store learns of and every
-    /// `pollInterval`, and again soon after a read the store did not answer (`firstRetry`); wakes
-    /// the waits its moves end. While nobody waits it rests, and the next wait
-    /// wakes it: that wait's read found the head before commits the loop has not read (their
-    /// signals came while nobody waited), so the loop reads the feed before it waits for the next.
+    /// Reads the feed while anyone waits, and wakes the waits its moves end. While nobody waits it
+    /// rests; the next wait wakes it, and it reads before it waits for a signal, since the signals
+    /// of commits made while it rested are gone.
     private func readHeads() async {
         var identityReadAt: ContinuousClock.Instant?
         var retryAfter = Self.firstRetry
@@ -166,8 +144,7 @@ final class HeadWatcher: Sendable {
                 retryAfter = Self.firstRetry
                 let since = ContinuousClock.now
                 await rest()
-                // After a long quiet, what was read is forgotten, so that the next read does not
-                // take every move since.
+                // After a long quiet, forgotten: the next read would take every move since.
                 if ContinuousClock.now - since >= Self.forgetAfter { withState { $0.forgetMoves(readThrough: nil, at: nil) } }
                 continue
             }
@@ -189,8 +166,7 @@ final class HeadWatcher: Sendable {
         }
     }
 
-    /// How long the loop waits before it reads the feed again after a read the store did not
-    /// answer, the first time (doubling while reads fail, up to `lastRetry`).
+    /// The first wait before the feed is read again after a failed read (doubling up to `lastRetry`).
     static let firstRetry: Duration = .milliseconds(50)
     /// The longest wait before the feed is read again after reads the store did not answer.
     static let lastRetry: Duration = .seconds(1)
@@ -241,9 +217,7 @@ final class HeadWatcher: Sendable {
         return true
     }
 
-    /// Takes the moves a read of the feed found after the commit generation `generation`: wakes
-    /// the waits of the lists that moved to another version than theirs (or were deleted), and the
-    /// feed's waits whose lists include one that moved.
+    /// Takes the moves a read found after commit generation `generation`, and wakes the waits they end.
     /// - Complexity: O(moves + waits of the lists that moved + feed waits).
     private func movesRead(_ moves: [FeedMove], through position: Int?, generation: UInt64) {
         let woken = withState { state -> [CheckedContinuation<Bool, Never>] in
@@ -319,12 +293,10 @@ final class HeadWatcher: Sendable {
         return min(pollInterval, max(pollInterval / 10, next - now))
     }
 
-    /// Returns `true` as soon as the feed says `list` moved to another version than `version`
-    /// (a commit, a deletion, a list made again), `false` after `timeout` (ended by `run()`, at most
-    /// `pollInterval` late), when the task is cancelled or the watcher closes, and, for a wait
-    /// that rests on the access rules of generation `accessGeneration`, as soon as the rules in
-    /// force are of another (`accessChanged()`): the caller checks its access again.
-    /// With `hangUp`, a client that hangs up ends the wait (`false`; `hangUp.isClosed` then).
+    /// Returns `true` as soon as the feed says `list` moved to another version than `version`;
+    /// `false` after `timeout`, on cancellation or `close()`, when the client hangs up (`hangUp`),
+    /// or when the access rules in force are no longer of generation `accessGeneration` (the caller
+    /// checks its access again).
     func wait(for list: String, after version: Int, timeout: Duration, accessGeneration: UInt64? = nil, hangUp: HangUpWatch? = nil) async -> Bool {
         await waiting(for: .list(list, after: version), timeout: timeout, accessGeneration: accessGeneration, hangUp: hangUp) { state in
             // A move the feed already showed passed it (a commit that landed after the caller read).
@@ -332,9 +304,8 @@ final class HeadWatcher: Sendable {
         }
     }
 
-    /// Returns `true` as soon as a read of the feed finds that a list `includes` accepts moved
-    /// (a commit, or a deletion) past the feed position `position` (where the caller read up to),
-    /// at once when the moves already read show one; `false` as
+    /// Returns `true` as soon as a list `includes` accepts moved past the feed position `position`
+    /// (at once when the moves already read show one); `false` as
     /// `wait(for:after:timeout:accessGeneration:hangUp:)` does.
     func waitForFeed(
         includes: @escaping @Sendable (String) -> Bool, after position: Int, timeout: Duration, accessGeneration: UInt64? = nil,
@@ -348,10 +319,8 @@ final class HeadWatcher: Sendable {
         }
     }
 
-    /// Where a feed stream whose client has every event of its lists (those `includes` accepts) up
-    /// to `position` may move its cursor without reading: the last position the watcher read, and
-    /// its event's fingerprint, when the moves kept since `position` hold none of its lists; `nil`
-    /// when they do not tell (not kept, or no fingerprint known there).
+    /// Where a feed stream at `position` may move its cursor without reading: the last position read
+    /// and its fingerprint, when the moves kept since hold none of its lists; `nil` when they do not tell.
     /// - Complexity: O(moves kept past `position`).
     func feedPosition(after position: Int, includes: (String) -> Bool) -> (position: Int, fingerprint: Int64?)? {
         withState { state in

@@ -1,25 +1,14 @@
 import ListStoreCore
 import NIOCore
 
-/// The open connections that hold no request now — between requests, before a first request, or
-/// with a request head that has not come whole — oldest first, so that a server at its cap on
-/// connections closes the one idle longest to make room for a new one, instead of refusing the new
-/// one. A flood of idle or half-sent connections then pushes out itself, never a request in progress,
-/// and a client arriving during it is served at once.
-///
-/// `RequestActivityHandler` says when its connection turns idle or busy, and when it closes.
-///
-/// ```swift
-/// let idle = IdleConnections()
-/// idle.idle(channel) { … }    // no request in progress; how to close it
-/// idle.busy(channel)          // a request head came whole
-/// idle.closeOldest()          // at the cap: true when a connection is being closed for room
-/// ```
+/// The open connections that hold no request now, oldest first, so that a server at its cap
+/// closes the one idle longest to make room for a new one instead of refusing it: a flood of idle
+/// or half-sent connections pushes out itself, never a request in progress (RunningAServer.md,
+/// “Limits”). `RequestActivityHandler` says when its connection turns idle or busy.
 final class IdleConnections: Sendable {
     private struct State {
         var nextSeq: UInt64 = 0
-        /// Each idle connection with the sequence number of the moment it turned idle, and how to
-        /// close it.
+        /// Each idle connection with the sequence number of its turning idle, and how to close it.
         var idle: [ObjectIdentifier: (seq: UInt64, channel: any Channel, close: @Sendable () -> Void)] = [:]
         /// (seq, connection) in the order they turned idle; entries whose seq no longer matches
         /// `idle` are stale and skipped.
@@ -33,8 +22,7 @@ final class IdleConnections: Sendable {
     /// How many connections are idle now.
     var count: Int { state.withLock { $0.idle.count } }
 
-    /// Counts an idle timeout, or a check of a waiting close, that found its connection's client
-    /// still reading its answer (`RequestActivityHandler`; for tests).
+    /// Counts a check that found a client still reading its answer (for tests).
     func noteReading() { state.withLock { $0.readingChecks += 1 } }
 
     /// How many checks found a client still reading its answer (for tests).
@@ -45,10 +33,9 @@ final class IdleConnections: Sendable {
     var turnedIdle: UInt64 { state.withLock { $0.nextSeq } }
 
     /// `channel` holds no request from now on; `close` closes it, to make room. Returns the mark of
-    /// this turn (see `isStillIdle(_:since:)`). A channel already idle stays in its turn and its
-    /// place (a connection is reported idle when it is set up and again when its handler sees it
-    /// active, on its own event loop, which a loaded machine may run after the next connection's
-    /// setup: that connection would then count as idle longer).
+    /// this turn (see `isStillIdle(_:since:)`). A channel already idle keeps its place: it is
+    /// reported at setup and again when active, which a loaded machine may run after the next
+    /// connection's setup.
     /// - Complexity: O(1) amortized.
     @discardableResult
     func idle(_ channel: any Channel, close: @escaping @Sendable () -> Void) -> UInt64 {
@@ -63,8 +50,7 @@ final class IdleConnections: Sendable {
         }
     }
 
-    /// Whether `channel` has been idle ever since the turn `mark` began (no request, and no other
-    /// report of it since).
+    /// Whether `channel` has been idle, with no other report of it, since the turn `mark` began.
     /// - Complexity: O(1).
     func isStillIdle(_ channel: any Channel, since mark: UInt64) -> Bool {
         state.withLock { $0.idle[ObjectIdentifier(channel)]?.seq == mark }

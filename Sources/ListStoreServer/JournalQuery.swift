@@ -1,12 +1,7 @@
 import Hummingbird
 
-/// What a request for a list's journal asks (`GET /v1/lists/{list}/journal`): `since`, `limit`,
-/// `wait`, `cursor`, `maxBytes` and `maxEntryBytes`, checked against the server's limits.
-///
-/// ```swift
-/// let query = try JournalQuery(since: "41", limit: nil, wait: "30", maxBytes: nil, configuration: configuration)
-/// query.wait  // 30
-/// ```
+/// What a request for a list's journal asks (`GET /v1/lists/{list}/journal`), checked against the
+/// server's limits.
 struct JournalQuery: Sendable, Equatable {
     /// The version after which the page starts (`nil`: from the list's first retained entry).
     var since: Int?

@@ -12,12 +12,8 @@ extension JournalRoutes {
     static let blobRoute = RouteTable.Route(.put, "v1/lists/:list/blobs/:blob")
 
     /// `PUT /v1/lists/{list}/blobs/{blob}`: uploads the blob's bytes to the list, hashing them as
-    /// they stream (a mismatch is refused with 400, and nothing of them kept). The size is the
-    /// `Content-Length`; an upload that resumes, or goes in parts, sends bytes with `Content-Range:
-    /// bytes first-last/size` (`first` at most what `GET …/upload` says was sent: the bytes before
-    /// that are passed over; a part that ends before the blob's last byte keeps the whole parts of
-    /// the store's, 1 MiB, and the answer says where the next starts). Uploading a blob the list
-    /// has answers at once, whatever the body.
+    /// they stream; an upload that resumes, or goes in parts, sends `Content-Range`
+    /// (RunningAServer.md, “The HTTP API”).
     func uploadBlob(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let (list, hash) = (try Self.list(context), try Self.blobHash(context))
         let length = try request.headers[.contentLength].map { text in
@@ -60,21 +56,17 @@ extension JournalRoutes {
         return response
     }
 
-    /// `GET /v1/lists/{list}/blobs/{blob}/upload` (read grant): where the list stands with the blob (see
-    /// `WireDocument.blobStatus(_:list:)`): the byte an interrupted upload resumes at. 404
-    /// `blobNotFound` when the list neither has the blob nor uploads it.
+    /// `GET /v1/lists/{list}/blobs/{blob}/upload`: where the list stands with the blob, such as the
+    /// byte an interrupted upload resumes at.
     func blobUpload(_ context: ServerRequestContext) async throws -> Response {
         let (list, hash) = (try Self.list(context), try Self.blobHash(context))
         guard let status = try await store.blob(hash, of: list) else { throw Self.blobNotFound(hash, of: list) }
         return Self.json(WireDocument.blobStatus(status, list: list))
     }
 
-    /// `GET /v1/lists/{list}/blobs/{blob}`: the blob's bytes, streamed a part at a time. They never
-    /// change: `ETag` is the blob's id, and a client may keep them (`Cache-Control: private,
-    /// immutable`: no shared cache, which would serve them without asking about the token). A
-    /// single byte range is answered 206 (several, or a malformed one, get the whole blob; a range
-    /// past the end 416). 404 `blobNotFound` when the list does not have the blob, or the store
-    /// not its bytes (a replica's blob whose bytes are at its source).
+    /// `GET /v1/lists/{list}/blobs/{blob}`: the blob's bytes, streamed a part at a time, `private`
+    /// (a shared cache would serve them without asking about the token). 404 `blobNotFound` also
+    /// when the store lacks the bytes (a replica's blob whose bytes are at its source).
     func downloadBlob(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let (list, hash) = (try Self.list(context), try Self.blobHash(context))
         guard let status = try await store.blob(hash, of: list), status.isStored, let size = status.size else {

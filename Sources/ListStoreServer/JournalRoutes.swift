@@ -61,7 +61,6 @@ struct JournalRoutes: Sendable {
             }),
             (.get, "v1/lists/:list/journal", { request, context in try await journal(request, context) }),
             (.get, "v1/lists/:list/pages", { request, context in
-                // A page of the head, at most the server's page bytes (or the client's, when smaller).
                 let list = try Self.list(context)
                 let version = try Self.integer(request, "version")
                 let after = request.uri.queryParameters["after"].map { ListPage.Cursor(String($0)) }
@@ -123,13 +122,9 @@ struct JournalRoutes: Sendable {
         }
     }
 
-    /// What a request of `token` that needs `need` on `list` is answered under `access` (`nil`:
-    /// it may go on): the answer a new request would get, so that a long poll or an event stream
-    /// whose access a reload took away ends as if it came now. 401 when `access` no longer accepts
-    /// the token (its key went, or its issuer or audience is no longer the server's; see
-    /// `AccessConfiguration.recheck(_:now:)`), 404 `listNotFound` when it may no longer read the
-    /// list (exactly as a list that does not exist), 403 `forbidden` when it may read but no longer
-    /// `need` it.
+    /// What a request of `token` that needs `need` on `list` is answered under `access` (`nil`: it
+    /// may go on): 401, 404 `listNotFound` or 403 as a new request would get, so that a long poll
+    /// or an event stream whose access a reload took away ends as if it came now.
     /// - Complexity: that of `AccessConfiguration.recheck(_:now:)` and of the rules' matching.
     static func refusal(of token: AccessToken, on list: String, needing need: AccessGrant, under access: AccessConfiguration?, storeLocation: String)
         -> APIError?
@@ -153,10 +148,8 @@ struct JournalRoutes: Sendable {
         return nil
     }
 
-    /// The generation of the access rules under which the request's user token may still read
-    /// `list` (`nil` for the service token, which the rules do not concern): what a long poll or an
-    /// event stream rests on, and checks again when the rules change
-    /// (`reading(_:as:after:state:storeLocation:)`).
+    /// The generation of the access rules under which the request's user token may read `list`
+    /// (`nil` for the service token): what a long poll or an event stream rests on.
     /// - Throws: the answer a new request would get (see `refusal(of:on:needing:under:storeLocation:)`).
     func readingGeneration(of list: String, _ context: ServerRequestContext) throws -> UInt64? {
         guard let token = Self.userToken(context) else { return nil }
@@ -173,9 +166,8 @@ struct JournalRoutes: Sendable {
         case refused
     }
 
-    /// Whether `token`, whose reading of `list` rested on the access rules of generation `checked`
-    /// (`nil`: the service token's), may still read it: allowed under the new generation when the
-    /// rules changed since and still grant it, under `checked` when they did not change.
+    /// Whether `token`, whose reading of `list` rested on the rules of generation `checked` (`nil`:
+    /// the service token's), may still read it, and under which generation.
     /// - Complexity: O(1) while the rules do not change; then that of `refusal(of:on:needing:under:storeLocation:)`.
     static func reading(_ list: String, as token: AccessToken?, after checked: UInt64?, state: ServerState, storeLocation: String) -> Reading {
         guard let token, let checked else { return .allowed(nil) }
@@ -185,16 +177,14 @@ struct JournalRoutes: Sendable {
         return .allowed(generation)
     }
 
-    /// How long the request's user token is still accepted (`nil` for the service token), at most
-    /// `AccessToken.longestLifetime` (see `AccessToken.lifetime(after:)`).
+    /// How long the request's user token is still accepted (`nil` for the service token).
     static func lifetime(of context: ServerRequestContext) -> Duration? {
         userToken(context).map { $0.lifetime() }
     }
 
     /// The author a user's commit or push is recorded under: its token's `sub` (`nil` for the
     /// service token, whose writes record the body's author).
-    /// - Throws: 403 `forbidden` for a token whose `sub` is not a string, or that has none: its
-    ///   writes would be recorded without an author.
+    /// - Throws: 403 `forbidden` for a token without a string `sub`: its writes would have no author.
     static func author(of context: ServerRequestContext) throws -> String?? {
         guard let token = userToken(context) else { return .none }
         guard let subject = token.subject else {
@@ -208,9 +198,8 @@ struct JournalRoutes: Sendable {
         if case .user(let token) = context.identity { token } else { nil }
     }
 
-    /// `GET /health`, for load balancers: 200 `{"status":"ok"}` when the store answers within a
-    /// second (a read of its identity: on PostgreSQL a round trip), 503 `storeUnavailable` when it
-    /// fails or is slower. It needs no token, and tells nothing about the lists.
+    /// `GET /health`, for load balancers: 200 when a read of the store's identity answers within a
+    /// second, 503 `storeUnavailable` otherwise.
     private func health(_ context: ServerRequestContext) async throws -> Response {
         if let failure = await Self.probe(store, within: Self.healthLimit) {
             context.logger.warning("health check: the store does not answer: \(failure)")
@@ -234,8 +223,7 @@ struct JournalRoutes: Sendable {
         }
     }
 
-    /// The API's OpenAPI 3.1 document (Sources/ListStoreServer/openapi.json), served without a
-    /// token at `GET /v1/openapi.json`: it describes the API, not the store's lists.
+    /// The API's OpenAPI 3.1 document (Sources/ListStoreServer/openapi.json).
     static let openAPIDocument = ByteBuffer(bytes: PackageResources.openapi_json)
 
     // MARK: - Endpoints
@@ -246,19 +234,8 @@ struct JournalRoutes: Sendable {
         return WireDocument.diff(changeset, from: from, to: target)
     }
 
-    /// The journal after `since`; with `wait`, an empty answer is held until a commit lands.
-    ///
-    /// An answer that holds commits is the same for every follower at `since` (until more commits
-    /// land, when a follower asks again from the last it got): it carries an `ETag`, and a cache the
-    /// server's operator put in front of it (which checks each request's access with
-    /// `GET /v1/access`) may keep it for a minute (`X-Accel-Expires: 60`, which nginx reads and does
-    /// not pass on), so that the followers at one version cost one request to the server (see
-    /// <doc:DeployingBehindACache>). To any other cache it is `Cache-Control: no-cache`: an answer
-    /// to a request with a token is never to be served to another without asking. An empty answer,
-    /// which the next commit changes, is `no-store` (`X-Accel-Expires: 0`), except that of a long
-    /// poll asked with a cursor, which such a cache may keep for `wait` seconds: it carries the
-    /// cursor its followers ask again with (`LongPollCursor`). A request whose `If-None-Match` holds the answer's tag is
-    /// answered 304.
+    /// The journal after `since`; with `wait`, an empty answer is held until a commit lands. Its
+    /// caching headers are those of DeployingBehindACache.md, “What the server says about caching”.
     private func journal(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let parameters = request.uri.queryParameters  // parsed anew on each access
@@ -277,8 +254,7 @@ struct JournalRoutes: Sendable {
             if since == nil { version = try await store.summary(of: list).baseVersion }
             // A user's long poll ends when its token does: the client asks again with a fresh one.
             let deadline = ContinuousClock.now + min(Duration.seconds(wait), Self.lifetime(of: context) ?? .seconds(wait))
-            // It rests on the access rules under which its token may read the list: when they
-            // change, it is answered as a new request would be if they took that away.
+            // When the access rules change, it is answered as a new request would be.
             var checked = try readingGeneration(of: list, context)
             // A client that hangs up ends its wait, and frees its place, at once.
             let hangUp = HangUpWatch(context.channel)
@@ -305,9 +281,8 @@ struct JournalRoutes: Sendable {
             response.headers[.cacheControl] = "no-store"
             response.headers[.accelExpires] = "0"
             if wait > 0 {
-                // A long poll that ended without a commit. Asked with a cursor, a cache may keep it
-                // for the followers waiting behind it, who ask again with its own (a URL it does not
-                // answer); asked without, the client would ask this URL again.
+                // A long poll that ended without a commit: kept by a cache only when asked with a
+                // cursor, since a client without one would ask this URL again.
                 let now = Date().timeIntervalSince1970
                 response.headers[.listStoreCursor] = String(LongPollCursor.next(after: query.cursor, wait: wait, now: now))
                 if query.cursor != nil { response.headers[.accelExpires] = String(wait) }
@@ -347,8 +322,7 @@ struct JournalRoutes: Sendable {
         return Self.json(WireDocument.commit(result))
     }
 
-    /// Merges a replica's push document; a push already recorded is answered from the
-    /// record.
+    /// Merges a replica's push document; a push already recorded is answered from the record.
     private func push(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let body = try await Self.body(of: request, upTo: configuration.maxBodyBytes)
@@ -358,11 +332,11 @@ struct JournalRoutes: Sendable {
         } catch {
             throw APIError(.badRequest, APIError.invalidPushCode, "not a push document: \(error)")
         }
-        // A user's push is recorded as theirs in the journal, whatever the push says; the push
-        // itself is recorded as sent, so that its retries are known.
+        // A user's push is journaled as theirs; the push itself is recorded as sent, so that its
+        // retries are known.
         let author = try Self.author(of: context) ?? push.author
-        // A client that hangs up stops its merge: nobody would hear the answer, and a large push
-        // would go on taking a core for nothing (the replica pushes again, exactly once).
+        // A client that hangs up stops its merge, which would take a core for nobody (the replica
+        // pushes again, merged once).
         let store = store
         let answer = try await state.countingMerge {
             try await metrics.timing(metrics.mergeDuration) {
@@ -372,8 +346,8 @@ struct JournalRoutes: Sendable {
         return Self.json(WireDocument.pushAnswer(answer))
     }
 
-    /// The pushes of a client that the list recorded, with a sequence number from `from` (default
-    /// 1) to `to` (default: any), at most 1,000 (see `Store.pushes(from:to:seqs:)`).
+    /// The pushes of a client that the list recorded, sequence numbers `from`…`to` (see
+    /// `Store.pushes(from:to:seqs:)`).
     private func pushes(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         let client = try Self.parameter(context, "client")
@@ -384,8 +358,7 @@ struct JournalRoutes: Sendable {
         return Self.json(WireDocument.pushes(answers, list: list))
     }
 
-    /// Server-Sent Events: `id: V`, `event: commit`, `data:` the journal entry, from `since` (or the
-    /// `Last-Event-ID` a reconnecting client sends) on; a comment every keep-alive interval of silence.
+    /// A list's Server-Sent Events from `since` (or a reconnecting client's `Last-Event-ID`) on.
     private func events(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let list = try Self.list(context)
         // Both are checked, though a reconnecting client's Last-Event-ID wins.
@@ -393,8 +366,7 @@ struct JournalRoutes: Sendable {
         let since = try Self.lastEventID(request) ?? asked
         let slot = try streamSlot()
         let maxBytes = configuration.maxPageBytes
-        // Errors before the stream starts get a status: unknown list, a version not retained. The
-        // first page, read for that, is the stream's first.
+        // Read before the stream starts, so that its errors get a status.
         let first = try await eventPages.page(of: list, after: since, maxBytes: maxBytes)
         // The list the stream follows: one deleted and made again under its name is another.
         let listID = first.listID
@@ -403,14 +375,12 @@ struct JournalRoutes: Sendable {
         let identity = if let known { known } else { try await store.identity() }
         let base = since == nil ? try await store.summary(of: list).baseVersion : 0
         let (store, state, eventPages, watcher, logger) = (store, state, eventPages, watcher, context.logger)
-        // It rests on the access rules under which its token may read the list, and ends when a
-        // change of the rules takes that away (the client's reconnection gets the new answer).
+        // It ends when a change of the access rules takes its list away.
         let token = Self.userToken(context)
         let checked = _Locked(try readingGeneration(of: list, context))
         /// A page as what the stream writes; a page of another list of that name ends it.
         let events = { @Sendable (page: EventPage, cursor: Int) -> EventStream<Int>.Read in
-            // The list deleted and made again under its name since the stream started: the stream
-            // ends, as its long polls answer 404.
+            // The list was deleted and made again since the stream started: it ends, as long polls 404.
             if let listID, let read = page.listID, read != listID {
                 return .end(Self.errorEvent(code: StoreError.Code.listNotFound.description, message: Self.listDeletedMessage(list)))
             }
@@ -423,8 +393,7 @@ struct JournalRoutes: Sendable {
                     return events(try await eventPages.page(of: list, after: cursor, maxBytes: maxBytes, generation: store.commitGeneration()), cursor)
                 } catch {
                     var api = APIError.from(error, logger: logger, storeLocation: store.location)
-                    // A list made again under its name may not have the stream's version: the end
-                    // says that the list was deleted.
+                    // A list made again under its name: the end says the list was deleted.
                     if let listID, let summary = try? await store.summary(of: list), summary.id != listID {
                         api = APIError(.notFound, StoreError.Code.listNotFound.description, Self.listDeletedMessage(list))
                     }
@@ -443,8 +412,7 @@ struct JournalRoutes: Sendable {
                     return .allowed(still)
                 }
             })
-        // A user's stream ends when its token expires; the client reconnects with a fresh token
-        // and resumes from its Last-Event-ID.
+        // A user's stream ends when its token expires; the client resumes with a fresh one.
         return stream.response(
             channel: context.channel, slot: slot, watcher: watcher, state: state, identity: identity,
             keepAliveInterval: configuration.keepAliveInterval, expiry: Self.lifetime(of: context).map { ContinuousClock.now + $0 })
@@ -453,8 +421,7 @@ struct JournalRoutes: Sendable {
     // MARK: - Helpers
 
     /// The error event that ends a stream started before the store's epoch changed to `identity`'s
-    /// (`advance-epoch` after a restore): the client resyncs, as a cursor of the former epoch is
-    /// answered 409 `cursorMismatch`.
+    /// (`advance-epoch` after a restore): the client resyncs.
     static func epochChangedEvent(_ identity: StoreIdentity) -> ByteBuffer {
         errorEvent(
             code: "cursorMismatch",
@@ -477,8 +444,7 @@ struct JournalRoutes: Sendable {
         return slot
     }
 
-    /// Whether the request's `If-None-Match` names `tag` (or `*`): the client holds the answer
-    /// (304).
+    /// Whether the request's `If-None-Match` names `tag` (or `*`): the client holds the answer (304).
     static func holds(_ request: Request, _ tag: String) -> Bool {
         request.headers[.ifNoneMatch]?.split(separator: ",").contains {
             let named = $0.trimmingCharacters(in: .whitespaces)
@@ -494,8 +460,8 @@ struct JournalRoutes: Sendable {
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
     }
 
-    /// The request's body, at most `limit` bytes: 413 (`bodyTooLarge`) beyond, 400
-    /// (`bodyIncomplete`) when the client ends it before it is whole.
+    /// The request's body, at most `limit` bytes: 413 `bodyTooLarge` beyond, 400 `bodyIncomplete`
+    /// when it ends early.
     static func body(of request: Request, upTo limit: Int) async throws -> ByteBuffer {
         let tooLarge = APIError(.contentTooLarge, "bodyTooLarge", "the request body is larger than \(limit) bytes")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }

@@ -8,40 +8,12 @@ import ServiceLifecycle
 import UnixSignals
 
 /// Serves a store's lists and journals over HTTP (Hummingbird 2): the documents of the command
-/// line's `--json` under `/v1` (see <doc:RunningAServer>), long polls and Server-Sent Events for
-/// live commits, commits with optimistic concurrency. `HTTPSource` (ListSync) is its client.
-///
-/// ```swift
-/// let server = JournalServer(store: try Store(path: "mail.liststore"),
-///                            configuration: .init(port: 8080, token: "s3cret"))
-/// try await server.run()      // until SIGINT or SIGTERM, then shuts down gracefully
-/// ```
-///
-/// Endpoints (`:list` percent-encoded):
-///
-/// | method and path | answer |
-/// |---|---|
-/// | `GET /v1/store` | `{"epoch","schemaVersion","uuid"}` |
-/// | `GET /v1/lists` | the `lists --json` document |
-/// | `GET /v1/lists/:list` | one list's summary |
-/// | `GET /v1/lists/:list/snapshot[?at=V]` | the `show --json` document |
-/// | `GET /v1/lists/:list/journal[?since=V][&limit=N][&wait=S]` | the `log --json` document; with `wait`, held until a commit lands |
-/// | `GET /v1/lists/:list/diff?from=V[&to=W]` | one minimal changeset between two retained versions |
-/// | `POST /v1/lists/:list/commits` | commits a snapshot document (`expectedVersion`, `author`, `message` optional); 409 on conflict |
-/// | `POST /v1/lists/:list/pushes` | merges a replica's local change (a push document); answers the push answer, the recorded one for the same push merged before; 409 `pushMismatch` (same id, other content), `pushOutOfOrder` (not the client's next seq) |
-/// | `GET /v1/lists/:list/pushes/:client[?from=A][&to=B]` | the pushes of a client that the list recorded, sequence numbers A…B, at most 1,000: `{"list","pushes":[answer…],"schemaVersion":1}` |
-/// | `GET /v1/lists/:list/events[?since=V]` | Server-Sent Events, one `commit` event per journal entry |
-/// | `PUT /v1/lists/:list/consumers/:name` | registers or acknowledges a consumer: `{"version":V}` |
-/// | `GET /metrics` | the server's figures in Prometheus's text format (see `ServerMetrics`) |
-/// | `GET /v1/openapi.json` | the API's OpenAPI 3.1 document; no token needed |
-/// | `GET /health` | `{"schemaVersion":1,"status":"ok"}` when the store answers, 503 `storeUnavailable` otherwise; no token needed |
-/// | `GET /v1/access` | whether the request `X-Original-URI` names may reach its route: a caching proxy's access check (see <doc:DeployingBehindACache>) |
+/// line's `--json` under `/v1`, long polls and Server-Sent Events for live commits, commits with
+/// optimistic concurrency. `HTTPSource` (ListSync) is its client. The endpoints, an example and
+/// the options: <doc:RunningAServer>.
 public struct JournalServer: Sendable {
-    /// Where and how the server listens, and its limits.
-    ///
-    /// The limits bound what a client can make the server hold: memory per answer
-    /// (`maxPageBytes`, `maxBodyBytes`), descriptors (`maxConnections`), waiting requests
-    /// (`maxStreams`), and time (`idleTimeout`).
+    /// Where and how the server listens, and its limits: the options of `liststore serve` (see
+    /// <doc:RunningAServer>).
     public struct Configuration: Sendable {
         /// The address to bind (default 127.0.0.1: this machine only).
         public var host: String
@@ -70,57 +42,36 @@ public struct JournalServer: Sendable {
         /// How many connections may wait to be accepted (the kernel caps it at `somaxconn`): many
         /// followers reconnecting at once after a restart should not see their connections dropped.
         public var backlog: Int
-        /// The most connections open at once: at the cap, a new connection takes the place of the
-        /// one idle longest, or is closed at once when every connection holds a request. `nil`: the
-        /// descriptor limit (`RLIMIT_NOFILE`) less a reserve for the store's files (64) and the
-        /// event loops' own (3 each), read when the server is created (see
-        /// `JournalServer.raiseDescriptorLimit()`).
+        /// The most connections open at once (at the cap, a new one takes the place of the one idle
+        /// longest). `nil`: the descriptor limit less 64 and 3 per event loop, read when the server
+        /// is created (see `JournalServer.raiseDescriptorLimit()`).
         public var maxConnections: Int?
-        /// The most long polls and event streams at once, a part of `maxConnections` so that waiting
-        /// clients never lock out the others; one more is answered 503 with `Retry-After`. `nil`:
-        /// `maxConnections` less a tenth of it (at least 16).
+        /// The most long polls and event streams at once (503 beyond), so that waiting clients never
+        /// lock out the others. `nil`: `maxConnections` less a tenth of it (at least 16).
         public var maxStreams: Int?
-        /// How many pages of lists' heads (`GET /v1/lists/{list}/pages`, first syncs and resyncs)
-        /// are read and encoded at once; the others wait their turn, so that the server holds a few
-        /// pages however many clients sync (default: the machine's cores).
+        /// How many pages of lists' heads (`GET /v1/lists/{list}/pages`) are read and encoded at
+        /// once, the others waiting their turn (default: the machine's cores).
         public var maxPageReads: Int?
-        /// How long a connection may stay idle before it is closed: no request under way (a request
-        /// head must come whole within it), a request body that stops coming, or an answer whose
-        /// client reads none of it. The time a request takes to answer (a long poll, an event stream,
-        /// a slow store operation) does not count.
+        /// How long a connection may stay idle before it is closed; a request the server is still
+        /// answering (a long poll, an event stream, a slow store operation) is not idle (see
+        /// <doc:RunningAServer>).
         public var idleTimeout: Duration
-        /// Other `Host` values this server answers to, as `name` (any port) or `name:port`: the
-        /// names of a reverse proxy or of the machine. Loopback names and addresses are always
-        /// allowed on a loopback server, IP addresses on any other (see `OriginPolicyMiddleware`).
+        /// Other `Host` values this server answers to, as `name` (any port) or `name:port`, such as
+        /// a reverse proxy's; which it always answers to: <doc:RunningAServer>.
         public var allowedHosts: [String]
         /// The `Origin`s (`scheme://host[:port]`) whose requests are served; requests carrying any
         /// other `Origin` are refused (403).
         public var allowedOrigins: [String]
-        /// When set, connections are TLS, speaking HTTP/2 or HTTP/1.1 as the client's ALPN asks
-        /// (see `JournalServer.tlsConfiguration(certificateChainFile:privateKeyFile:)`); otherwise
-        /// plain HTTP/1.1.
+        /// When set, connections are TLS with HTTP/2 or HTTP/1.1 as ALPN asks (see
+        /// `JournalServer.tlsConfiguration(certificateChainFile:privateKeyFile:)`); otherwise HTTP/1.1.
         public var tls: TLSConfiguration?
-        /// How many event loops (threads) serve the connections, 1 to 1,024; a connection stays
-        /// on the loop that accepted it. `nil`: twice the cores (see `effectiveEventLoops`).
-        ///
-        /// With only as many loops as cores, a loop whose core another busy thread shares serves
-        /// its connections at about half speed while the pairing lasts; more loops hold fewer
-        /// connections each, at the price of more threads taking turns, also with the machine's
-        /// other work. Servers of one process with the same count share their loops, which stay
-        /// for the rest of the process once started (as NIO's shared group does); a count equal to
-        /// NIO's shared group's (`NIOSingletons.groupLoopCountSuggestion`, which
-        /// `NIO_SINGLETON_GROUP_LOOP_COUNT` sets) is that group, which the PostgreSQL client also
-        /// uses. The count is the server's own: `NIO_SINGLETON_GROUP_LOOP_COUNT` does not change it.
-        ///
-        /// ```swift
-        /// let configuration = JournalServer.Configuration(port: 8080, eventLoops: System.coreCount)
-        /// ```
+        /// How many event loops (threads) serve the connections, 1 to 1,024. `nil`: twice the cores
+        /// (see `effectiveEventLoops`). Servers of one process with the same count share their
+        /// loops; why twice the cores: <doc:RunningAServer>.
         public var eventLoops: Int?
-        /// How long a shutdown (a signal, or the task of `run` cancelled) waits for the requests
-        /// under way to be answered before it cancels them (default 10 seconds). Long polls and
-        /// event streams end at once; a request whose store operation has not ended by then is
-        /// cancelled, and the operations of the store engines are bounded themselves (PostgreSQL:
-        /// `PostgresStore.Configuration.operationTimeout`).
+        /// How long a shutdown waits for the requests under way before it cancels them (default 10
+        /// seconds). Long polls and event streams end at once; store operations are bounded
+        /// themselves (PostgreSQL: `PostgresStore.Configuration.operationTimeout`).
         public var shutdownGracePeriod: Duration = .seconds(10)
         /// The largest blob an upload (`PUT /v1/lists/{list}/blobs/{blob}`) may send (default
         /// 4 GiB; 413 beyond). Its bytes stream to the store a part at a time, whatever its size.
@@ -183,8 +134,7 @@ public struct JournalServer: Sendable {
     }
 
     /// Raises the process's soft limit of open files to its hard limit, so that the default
-    /// `maxConnections` is as large as the system allows; returns the limit now in force. A
-    /// program serving many followers calls it before it creates the server.
+    /// `maxConnections` is as large as the system allows; returns the limit now in force.
     @discardableResult
     public static func raiseDescriptorLimit() -> Int {
         DescriptorLimit.raiseToHardLimit()
@@ -225,9 +175,8 @@ public struct JournalServer: Sendable {
         return configuration
     }
 
-    /// What is wrong with the dates of the server's own certificate (the first of `tls`'s chain)
-    /// at `date`: expired, or not valid yet; `nil` when it is valid. Clients refuse such a
-    /// certificate, so the server says so when it starts.
+    /// Why clients would refuse the server's own certificate at `date` (expired, or not valid yet);
+    /// `nil` when it is valid.
     static func certificateWarning(_ tls: TLSConfiguration, at date: Date) -> String? {
         guard case .certificate(let certificate)? = tls.certificateChain.first else { return nil }
         let now = time_t(date.timeIntervalSince1970)
@@ -251,13 +200,9 @@ public struct JournalServer: Sendable {
     }
 
     /// Puts `access` in force for the requests that start from now on: what `liststore serve`
-    /// does when its access file changes (SIGHUP). The requests under way keep the one they started
-    /// with, but for the long polls and event streams of users' tokens, which rest on it: those it
-    /// no longer allows (a grant or a key taken away, see `AccessConfiguration.recheck(_:now:)`)
-    /// end at once, before anything committed from now on reaches them. A long poll is answered as
-    /// a new request would be (404 `listNotFound` for a list its token may no longer read, 401 for a
-    /// token no longer accepted); an event stream ends, and its client's reconnection gets that
-    /// answer. The store feed's streams and polls follow the lists the new rules grant.
+    /// does on SIGHUP. The long polls and event streams of users' tokens that it no longer allows
+    /// end at once, before anything committed from now on reaches them (see
+    /// <doc:RunningAServer#Rotating-keys>).
     ///
     /// ```swift
     /// server.replaceAccess(try await AccessConfiguration(contentsOfFile: path))
@@ -284,8 +229,7 @@ public struct JournalServer: Sendable {
     let metrics: ServerMetrics
     /// The services of the run under way, which a graceful shutdown stops (`shutDownGracefully()`).
     private let services = _Locked<ServiceGroup?>(nil)
-    /// The head watcher of the run under way, whose waits `replaceAccess(_:)` ends when they rest on
-    /// rules replaced.
+    /// The head watcher of the run under way, whose waits `replaceAccess(_:)` checks.
     private let running = _Locked<HeadWatcher?>(nil)
 
     /// The table of waiting requests of the run under way.
@@ -303,10 +247,9 @@ public struct JournalServer: Sendable {
         metrics = ServerMetrics()
     }
 
-    /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM. Either
-    /// way it shuts down gracefully: it stops accepting connections, ends long polls and event
-    /// streams, and returns once the requests under way are answered, or once
-    /// `Configuration.shutdownGracePeriod` has passed, when it cancels those still under way.
+    /// Serves until the task is cancelled or, with `handlingSignals`, until SIGINT or SIGTERM, then
+    /// shuts down gracefully, cancelling what is still under way after
+    /// `Configuration.shutdownGracePeriod` (see <doc:RunningAServer>).
     ///
     /// - Parameters:
     ///   - handlingSignals: whether SIGINT and SIGTERM shut the server down gracefully.
@@ -347,10 +290,9 @@ public struct JournalServer: Sendable {
         // A shutdown that outlasts its grace period cancels what is left.
         services.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
         let group = ServiceGroup(configuration: services)
-        // Cancelled, it takes no new connection from that moment (a graceful shutdown closes the
-        // listening socket first instead), and shuts down gracefully: the group runs in a task of
-        // its own, since cancelling Hummingbird's server while it accepts a connection would drop
-        // that connection's channel unserved, which NIO stops the process for.
+        // Cancelled, it refuses new connections at once and shuts down gracefully. The group runs
+        // in a task of its own: cancelling Hummingbird's server while it accepts a connection would
+        // drop that channel unserved, which NIO stops the process for.
         state.connections.open()
         self.services.withLock { $0 = group }
         defer { self.services.withLock { $0 = nil } }
@@ -363,8 +305,7 @@ public struct JournalServer: Sendable {
         }
     }
 
-    /// The server's router: its middlewares, then every route (`JournalRoutes`), each request
-    /// checked against the route table (`AccessMiddleware`) once its route is matched.
+    /// The server's router: its middlewares, then every route (`JournalRoutes`).
     func router(watcher: HeadWatcher) -> Router<ServerRequestContext> {
         let state = state
         let router = Router(context: ServerRequestContext.self)
@@ -375,7 +316,6 @@ public struct JournalServer: Sendable {
         router.add(middleware: JSONErrorMiddleware(storeLocation: store.location))
         let origins = OriginPolicyMiddleware<ServerRequestContext>(configuration: configuration) { state.port }
         router.add(middleware: origins)
-        // Every request is checked against the route table, once its route is matched.
         let access = AccessMiddleware(token: configuration.token, state: state, storeLocation: store.location)
         let routes = JournalRoutes(
             store: store, watcher: watcher, access: access, metrics: metrics, pages: JournalPages(store: store),

@@ -3,23 +3,10 @@ import ListStoreCore
 import Hummingbird
 
 /// Refuses (403) requests that a web page could have sent or read in the server's name: a `Host`
-/// that is not the server's own — DNS rebinding, where a hostile name resolves to the server — and
-/// an `Origin` that is not allowed — a cross-site request from a browser. A request with two `Host`
-/// fields is refused first (400 `invalidArgument`, RFC 9112 §3.2); one with an absolute-form target
-/// (which browsers do not send) is judged by its `Host`, as Hummingbird gives it.
-///
-/// The server's own hosts:
-/// - bound to loopback (`127.0.0.0/8`, `::1`, `localhost`): `localhost`, an address of
-///   `127.0.0.0/8` or `[::1]`, on the server's port or without a port;
-/// - bound to any other address, the wildcard (`0.0.0.0`, `::`) included: `localhost` and any IP
-///   address literal, on the server's port or without a port (an address cannot be rebound;
-///   names can);
-/// - in every case, the `allowedHosts` (`name`, any port, or `name:port`), such as the name a
-///   reverse proxy forwards.
-///
-/// An `Origin` is allowed when it is one of `allowedOrigins` or the server's own
-/// (`http://`, or `https://` over TLS, + the request's `Host`). Requests without `Origin` (other programs than browsers,
-/// same-origin GETs) are not refused for it.
+/// that is not the server's own (DNS rebinding) and an `Origin` that is not allowed (a cross-site
+/// request). A request with two `Host` fields is refused first (400, RFC 9112 §3.2). Which hosts
+/// and origins are the server's: RunningAServer.md, “Browsers”. On a non-loopback bind any IP
+/// address literal is allowed, since an address cannot be rebound; names can.
 struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     let bindsToLoopback: Bool
     let allowedHosts: Set<String>
@@ -28,8 +15,8 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     let ownScheme: String
     /// The port the server is bound to, once it is known.
     let port: @Sendable () -> Int?
-    /// `Host` values found allowed (at most `rememberedHostLimit`): a client sends the same one with
-    /// every request, and parsing it each time is a measurable part of a long poll's cost.
+    /// `Host` values found allowed (at most `rememberedHostLimit`): parsing each request's is a
+    /// measurable part of a long poll's cost.
     private let allowedSeen = _Locked(Set<String>())
     private static var rememberedHostLimit: Int { 64 }
 
@@ -68,7 +55,6 @@ struct OriginPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// Whether `authority` (a `Host` header: `name[:port]`, `[v6][:port]`) names this server.
-    ///
     /// - Complexity: O(length of `authority`).
     func isAllowed(host authority: String) -> Bool {
         let authority = authority.lowercased()

@@ -1,14 +1,8 @@
 import ListStoreCore
 
 /// The turns of the reads of list pages (`GET /v1/lists/{list}/pages`): at most `maximum` at once,
-/// the others waiting in order, so that a server holds a few pages whatever the number of first
-/// syncs under way (each page is up to `maxPageBytes` of records, read, encoded and sent). A read
-/// whose request ends while it waits (its client hung up) leaves the queue.
-///
-/// ```swift
-/// let turns = PageReadTurns(maximum: 4)
-/// let body = try await turns.taking { try await store.page(of: "inbox", at: nil, after: nil, maxBytes: 4 << 20) }
-/// ```
+/// the others waiting in order, so that a server holds a few pages however many first syncs are
+/// under way. A read whose request is cancelled while it waits leaves the queue.
 final class PageReadTurns: Sendable {
     private struct State {
         var running = 0

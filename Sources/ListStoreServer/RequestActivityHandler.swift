@@ -2,47 +2,20 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// The one channel handler of the server's own, for what neither Hummingbird nor NIO offers. It sits
-/// among Hummingbird's `additionalChannelHandlers`, behind the HTTP codec: it sees request and
-/// response parts, never HTTP bytes. NIO's `IdleStateHandler`, in front of the connection's
-/// pipeline, tells it each `idleTimeout` that nothing was read and no write completed; the handler
-/// decides what that means, as HTTP/1.1 servers do:
+/// The server's one channel handler of its own, behind Hummingbird's HTTP codec (it sees request
+/// and response parts). NIO's `IdleStateHandler` tells it each `idleTimeout` that nothing was read
+/// and no write completed; it decides what that means (RunningAServer.md, “Timeouts”):
 ///
-/// - **Idle connections close.** A connection that holds no request is closed: a request head must
-///   come whole within `idleTimeout` of the connection's start or of its last answer, however slowly
-///   its bytes trickle (the handler's own timer: bytes that keep coming are activity to NIO). So is
-///   one whose request body stopped coming.
-/// - **Slow readers keep their answer; stopped ones do not.** A connection whose answer's bytes
-///   NIO still holds stays open while the client reads some of them between two checks, and is
-///   closed once it read none (one to two idle timeouts after it stopped). A request at work (a
-///   slow store operation) or waiting for a commit (a long poll, an event stream) is not idle.
-///   Once a graceful shutdown began, the same check runs every second, so that a client that
-///   stopped reading an event stream does not hold the shutdown for ever.
-/// - **Answers are written whole before a close.** A close from behind (Hummingbird's after the
-///   last answer of a graceful shutdown, or of a client that closed its side) waits until the bytes
-///   written before it are written: NIO's close drops them, which would cut an answer larger than
-///   the socket's buffers. The checks above bound the wait.
-/// - **A client that hangs up during a wait is gone.** Hummingbird keeps a connection whose client
-///   closed its side open until the answer under way is written (`allowRemoteHalfClosure`), which
-///   for a long poll or an event stream is up to a minute, or never. When the client closes its
-///   side while a request of the connection waits (`HangUpWatch` says when, with `Wait` events),
-///   the handler closes the connection, which ends the wait and frees its place at once. A request
-///   that does not wait is answered, as HTTP/1.1 allows.
-/// - **A client that expects `100 Continue` gets it.** A request head with `Expect: 100-continue`
-///   (curl sends it before a body over 1 MiB, and waits a second for the answer) is answered with
-///   an interim `100 Continue` on HTTP/1.1, so that its body comes without that wait: at once, or,
-///   for a request pipelined behind others, once the answer before it has ended (Hummingbird reads
-///   pipelined requests ahead, and an interim answer amid another answer would break it). The
-///   final answer follows as for any request; one refused on its head is written at once, and its
-///   body is then read and dropped. Hummingbird does not send it.
-/// - **Room at the cap on connections.** It tells `IdleConnections` when its connection holds no
-///   request (from its start, and after each last answer) and when it holds one, so that a server
-///   at its cap closes the connection idle longest to make room for a new one.
-///
-/// ```swift
-/// try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(60)))
-/// HTTP1Channel.Configuration(additionalChannelHandlers: [RequestActivityHandler(idleTimeout: .seconds(60), idleConnections: idle)])
-/// ```
+/// - A connection without a request, or whose request body stopped, is closed. A head must come
+///   whole within `idleTimeout` on its own timer, since trickling bytes are activity to NIO.
+/// - A client that stopped reading its answer is closed; a slow reader, a request at work and a
+///   wait are not. Once a graceful shutdown began, the check runs every second.
+/// - A close from behind waits for the bytes written before it: NIO's close drops them.
+/// - A client that closes its side while a request waits (`HangUpWatch`) is closed at once, since
+///   Hummingbird would keep the connection open until the wait's answer.
+/// - `Expect: 100-continue` gets `100 Continue` on HTTP/1.1 (Hummingbird sends none), once the
+///   answer before it has ended: an interim answer amid another would break it.
+/// - It tells `IdleConnections` when the connection holds no request, for room at the cap.
 final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -58,24 +31,21 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     /// Requests whose head came and whose answer has not ended, in order, each with whether it
-    /// waits for a `100 Continue` (sent when its answer is the next to start: at once for the
-    /// first, after the answer before it for a pipelined one).
+    /// waits for a `100 Continue` (sent when its answer is the next to start).
     private var underWay: [Bool] = []
     /// Between a head and the end of its request's body.
     private var bodyComing = false
     /// Requests waiting for what to answer, and whether the client closed its side.
     private var waits = 0
     private var inputClosed = false
-    /// The body bytes written so far, and how many of them NIO had handed to the kernel at the last
-    /// idle check and the last shutdown check (`nil`: no check since the connection last held no
-    /// bytes). Each check compares with its own, a timeout apart.
+    /// The body bytes written so far, and how many NIO had handed to the kernel at the last idle
+    /// check and the last shutdown check (`nil`: none since the connection last held no bytes).
     private var bytesOut = 0
     private var sentAtCheck: Int?
     private var sentAtShutdownCheck: Int?
     /// The last write's outcome: a close from behind waits for it.
     private var lastWrite: EventLoopFuture<Void>?
-    /// Whether a close from behind waits for the bytes before it, and the checks once a graceful
-    /// shutdown began.
+    /// Whether a close from behind waits; the checks once a graceful shutdown began.
     private var closeWaits = false
     private var shutdownCheck: Scheduled<Void>?
     /// When a connection without a request is closed unless a head comes first.
@@ -193,9 +163,8 @@ final class RequestActivityHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
-    /// Whether the connection is idle for the idle timeout that just passed (see the type's
-    /// overview): a request body that stopped, bytes the client stopped reading, or no request.
-    /// Without a request under way, the head's deadline decides (`armHeadDeadline(_:)`).
+    /// Whether the connection is idle for the idle timeout that just passed. Without a request
+    /// under way, the head's deadline decides (`armHeadDeadline(_:)`).
     private func isIdle(_ context: ChannelHandlerContext) -> Bool {
         if bodyComing && waits == 0 { return true }
         if underWay.isEmpty { return false }

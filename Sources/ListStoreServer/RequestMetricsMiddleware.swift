@@ -1,12 +1,9 @@
 import Hummingbird
 
-/// Counts every request by method, route and status in `ServerMetrics`, and records how long it
-/// took to answer; a streamed answer's time (an event stream's) is the stream's life (a body of
-/// unknown length is followed to its end; answers of a known length are recorded as they are
-/// handed over, since wrapping their one buffer in a body that writes it costs a long poll more
-/// writes to its connection). It sits outside the middleware
-/// that turns errors into answers, so it sees the status clients see; an error that escapes counts
-/// as what it would be answered with, a request stopped because its client hung up as 499.
+/// Counts every request by method, route and status in `ServerMetrics`, with how long it took; a
+/// body of unknown length (an event stream) is timed to its end, one of known length as it is
+/// handed over (wrapping it would cost a long poll more writes). It sits outside the error
+/// middleware, so an error that escapes counts as what it would be answered with.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
@@ -28,8 +25,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             return response
         } catch {
-            // A request whose client hung up, and that stopped for it, is counted as 499 (nginx's
-            // "client closed request"): nobody was answered, and it is no failure of the server's.
+            // Stopped because its client hung up: nginx's 499, no failure of the server's.
             let status = error is CancellationError ? 499 : (error as? any HTTPResponseError)?.status.code ?? 500
             metrics.recordRequest(method: method, route: Self.route(context), status: status, duration: ContinuousClock.now - start)
             throw error

@@ -3,22 +3,10 @@ import NIOCore
 import NIOPosix
 
 /// The event loops that serve a `JournalServer`'s connections: NIO's shared group when its size
-/// is asked for, otherwise one group of that size for the whole process, started when first
-/// asked for and kept as long as the process runs (as NIO keeps its own), so that servers made
-/// one after another, and their connections, share their threads.
-///
-/// The default is twice the cores (`System.coreCount`; Netty and Vert.x also default to twice the
-/// cores). A connection stays on the loop that accepted it, and a loop is one thread: when another
-/// busy thread of the machine shares a core with one of only as many loops as cores, that loop gets
-/// about half of the core while the pairing lasts, and all of its connections wait longer than the
-/// other loops'. With 10,000 long-polling followers on two cores (Docs/Benchmarks.md), one loop's
-/// requests waited p50 176 ms while the other's waited 50 over a quarter of a second, then the other
-/// way round; with four loops the p99 fell from 285 to 196 ms. More loops also take more turns on
-/// the cores from the machine's other threads.
-///
-/// ```swift
-/// let group = ServerEventLoops.group(count: ServerEventLoops.defaultCount)
-/// ```
+/// is asked for, otherwise one group of that size for the whole process, kept as long as the
+/// process runs (as NIO keeps its own), so that servers made one after another share their threads.
+/// Why the default is twice the cores (as in Netty and Vert.x), with measurements:
+/// RunningAServer.md, “Threads”.
 enum ServerEventLoops {
     /// Twice the cores NIO counts (which heeds a container's CPU quota on Linux).
     static var defaultCount: Int { 2 * System.coreCount }

@@ -4,25 +4,9 @@ import Metrics
 import Prometheus
 
 /// The figures a `JournalServer` keeps, through swift-metrics, in a Prometheus registry of its own
-/// (so that several servers in one process keep theirs apart), and writes in Prometheus's text
-/// format for `GET /metrics`.
-///
-/// | metric | kind | labels |
-/// |---|---|---|
-/// | `liststore_http_requests_total` | counter | `method`, `route` (the route's pattern, `unmatched` for none), `status` |
-/// | `liststore_http_request_duration_seconds` | histogram | `method`, `route` |
-/// | `liststore_commit_duration_seconds` | histogram | (commits through `POST …/commits`) |
-/// | `liststore_merge_duration_seconds` | histogram | (pushes through `POST …/pushes`) |
-/// | `liststore_open_connections` | gauge | |
-/// | `liststore_waiting_followers` | gauge | long polls waiting for a commit and open event streams |
-/// | `liststore_waits_at_head` | gauge | long polls and event streams that have every commit and wait for the next |
-/// | `liststore_list_head_version` | gauge | `list` |
-/// | `liststore_journal_lag_versions` | gauge | `list`: the head's version less the slowest registered consumer's |
-/// | `liststore_lists` | gauge | |
-/// | `liststore_store_size_bytes` | gauge | |
-///
-/// The per-list gauges cover the first `maxListsShown` lists by name, so a store of many lists does
-/// not make a scrape as large as the store.
+/// (so that several servers in one process keep theirs apart), for `GET /metrics`. The metrics:
+/// RunningAServer.md, “Metrics”. The per-list gauges cover the first `maxListsShown` lists by name,
+/// so a store of many lists does not make a scrape as large as the store.
 final class ServerMetrics: Sendable {
     /// Where every figure is kept.
     let registry = PrometheusCollectorRegistry()
@@ -88,10 +72,8 @@ final class ServerMetrics: Sendable {
         return try await body()
     }
 
-    /// Reads the gauges (the server's connections and followers, and from `store` its lists, their
-    /// consumers and its size) and returns every figure in Prometheus's text format. A read of the
-    /// store that fails leaves its gauges as they were and is counted in
-    /// `liststore_metrics_store_read_errors_total`.
+    /// Reads the gauges and returns every figure in Prometheus's text format. A failed read of the
+    /// store leaves its gauges as they were and counts in `liststore_metrics_store_read_errors_total`.
     func scrape(store: any ListStoreEngine, state: ServerState, watcher: HeadWatcher) async -> [UInt8] {
         gauge("liststore_open_connections").record(state.connections.current)
         gauge("liststore_waiting_followers").record(state.streams.current)

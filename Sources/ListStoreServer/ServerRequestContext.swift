@@ -2,9 +2,8 @@ import Hummingbird
 import HummingbirdAuth
 import NIOCore
 
-/// The request context of `JournalServer`'s routes: Hummingbird's basic context, who made the
-/// request (set by `AccessMiddleware`), and the connection the request came on (whose closing ends
-/// its waits, `HangUpWatch`).
+/// The request context of `JournalServer`'s routes: who made the request, and the connection it
+/// came on (whose closing ends its waits, `HangUpWatch`).
 struct ServerRequestContext: AuthRequestContext {
     var coreContext: CoreRequestContextStorage
     /// Who made the request, once `AccessMiddleware` has verified its token.

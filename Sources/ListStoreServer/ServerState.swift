@@ -1,10 +1,8 @@
 import ListStoreCore
 import NIOCore
 
-/// What a running `JournalServer` holds, shared by its parts: its open connections, its waiting
-/// requests (long polls and event streams), the port it is bound to, and the bytes its event
-/// streams have handed to their connections (which, with a client that does not read, stops
-/// growing: writes wait until the connection can take more).
+/// What a running `JournalServer` holds, shared by its parts: its connections, waiting requests,
+/// port, access rules and counts.
 final class ServerState: Sendable {
     /// Open connections, at most `maxConnections`.
     let connections: ConnectionLimiter
@@ -12,8 +10,7 @@ final class ServerState: Sendable {
     let streams: ConnectionLimiter
     /// The reads of list pages, `maxPageReads` at once.
     let pageReads: PageReadTurns
-    /// The open connections that hold no request, oldest first: at the cap on connections, a new
-    /// one takes the place of the one idle longest.
+    /// The open connections that hold no request, oldest first.
     let idleConnections = IdleConnections()
     private let boundPort = _Locked(Int?.none)
     private let streamedBytes = _Locked(0)
@@ -24,8 +21,7 @@ final class ServerState: Sendable {
     private let knownIdentity = _Locked(StoreIdentity?.none)
 
     /// The store's identity as the head watcher last read it (at most a second old while streams
-    /// are open): an event stream that started under another epoch ends, telling its client to
-    /// resync (`advance-epoch` after a restore).
+    /// are open): an event stream that started under another epoch ends.
     var storeIdentity: StoreIdentity? {
         get { knownIdentity.withLock { $0 } }
         set { knownIdentity.withLock { $0 = newValue } }
@@ -73,8 +69,7 @@ final class ServerState: Sendable {
         set { cursorSeal.withLock { $0 = newValue } }
     }
 
-    /// The access configuration in force (`nil`: the service token alone); replaced whole when the
-    /// server reads its access file again (`replaceAccess(_:)`).
+    /// The access configuration in force (`nil`: the service token alone).
     var access: AccessConfiguration? { currentAccess.withLock { $0.access } }
 
     /// The access configuration in force and its generation: 0 for the server's configuration, one
