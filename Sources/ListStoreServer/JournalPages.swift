@@ -35,13 +35,6 @@ struct JournalPages: Sendable {
         self.store = store
     }
 
-    /// The body of the page `key` kept from a read at `generation` (see `page(_:generation:)`),
-    /// if any: a page that is not empty, read since the store last learned of a commit.
-    /// - Complexity: O(pages kept).
-    func kept(_ key: Key, generation: UInt64) -> ByteBuffer? {
-        reads.keptValue(for: key, generation: generation)?.body
-    }
-
     /// The body of the page `key` (whether it is empty, and the entity tag of one that is not),
     /// read once for the identical requests under way; with `generation` (the store's commit
     /// generation when a commit woke the reader), a page kept from another's read at that generation
