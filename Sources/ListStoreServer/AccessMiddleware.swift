@@ -126,12 +126,8 @@ struct AccessMiddleware: RouterMiddleware {
             throw APIError(.forbidden, "forbidden", "only the service token may read this")
         case .list(let needed):
             let list = try pathList()
-            guard let grant = JournalRoutes.grant(on: list, to: identity, access: state.access) else {
-                throw StoreError.listNotFound(list, in: storeLocation)
-            }
-            guard grant >= needed else {
-                throw APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(needed) it")
-            }
+            try JournalRoutes.check(
+                JournalRoutes.grant(on: list, to: identity, access: state.access), on: list, needing: needed, storeLocation: storeLocation)
         }
     }
 

@@ -122,39 +122,39 @@ struct JournalRoutes: Sendable {
         }
     }
 
-    /// What a request of `token` that needs `need` on `list` is answered under `access` (`nil`: it
-    /// may go on): 401, 404 `listNotFound` or 403 as a new request would get, so that a long poll
-    /// or an event stream whose access a reload took away ends as if it came now.
+    /// Throws what a new request of `token` that needs `need` on `list` would be answered under
+    /// `access` (401, 404 `listNotFound` or 403), so that a long poll or an event stream whose
+    /// access a reload took away ends as if it came now.
     /// - Complexity: that of `AccessConfiguration.recheck(_:now:)` and of the rules' matching.
-    static func refusal(of token: AccessToken, on list: String, needing need: AccessGrant, under access: AccessConfiguration?, storeLocation: String)
-        -> APIError?
-    {
+    static func recheck(_ token: AccessToken, on list: String, needing need: AccessGrant, under access: AccessConfiguration?, storeLocation: String) throws {
         guard let access else {
-            return AccessMiddleware.unauthorized("this server needs 'Authorization: Bearer <token>' with its token", invalidToken: true)
+            throw AccessMiddleware.unauthorized("this server needs 'Authorization: Bearer <token>' with its token", invalidToken: true)
         }
         let still: AccessToken
         do {
             still = try access.recheck(token)
         } catch let refusal as AccessRefusal {
-            return AccessMiddleware.unauthorized(refusal.description, invalidToken: true)
+            throw AccessMiddleware.unauthorized(refusal.description, invalidToken: true)
         } catch {
-            return AccessMiddleware.unauthorized("the token is not accepted", invalidToken: true)
+            throw AccessMiddleware.unauthorized("the token is not accepted", invalidToken: true)
         }
-        guard let grant = access.grant(on: list, to: still) else {
-            let missing = StoreError.listNotFound(list, in: storeLocation)
-            return APIError(APIError.status(of: missing.code), missing.code.description, APIError.redacted(missing.message, storeLocation))
-        }
-        guard grant >= need else { return APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(need) it") }
-        return nil
+        try check(access.grant(on: list, to: still), on: list, needing: need, storeLocation: storeLocation)
+    }
+
+    /// Throws unless `grant` (`nil`: none) allows what `need` asks of `list`: a list the token
+    /// may not read is not found (as one that does not exist), one it may read but not so is 403.
+    static func check(_ grant: AccessGrant?, on list: String, needing need: AccessGrant, storeLocation: String) throws {
+        guard let grant else { throw StoreError.listNotFound(list, in: storeLocation) }
+        guard grant >= need else { throw APIError(.forbidden, "forbidden", "this token may \(grant) list '\(list)' but not \(need) it") }
     }
 
     /// The generation of the access rules under which the request's user token may read `list`
     /// (`nil` for the service token): what a long poll or an event stream rests on.
-    /// - Throws: the answer a new request would get (see `refusal(of:on:needing:under:storeLocation:)`).
+    /// - Throws: the answer a new request would get (see `recheck(_:on:needing:under:storeLocation:)`).
     func readingGeneration(of list: String, _ context: ServerRequestContext) throws -> UInt64? {
         guard let token = Self.userToken(context) else { return nil }
         let (access, generation) = state.accessInForce
-        if let refusal = Self.refusal(of: token, on: list, needing: .read, under: access, storeLocation: store.location) { throw refusal }
+        try Self.recheck(token, on: list, needing: .read, under: access, storeLocation: store.location)
         return generation
     }
 
@@ -168,12 +168,12 @@ struct JournalRoutes: Sendable {
 
     /// Whether `token`, whose reading of `list` rested on the rules of generation `checked` (`nil`:
     /// the service token's), may still read it, and under which generation.
-    /// - Complexity: O(1) while the rules do not change; then that of `refusal(of:on:needing:under:storeLocation:)`.
+    /// - Complexity: O(1) while the rules do not change; then that of `recheck(_:on:needing:under:storeLocation:)`.
     static func reading(_ list: String, as token: AccessToken?, after checked: UInt64?, state: ServerState, storeLocation: String) -> Reading {
         guard let token, let checked else { return .allowed(nil) }
         let (access, generation) = state.accessInForce
         if generation == checked { return .allowed(checked) }
-        if refusal(of: token, on: list, needing: .read, under: access, storeLocation: storeLocation) != nil { return .refused }
+        if (try? recheck(token, on: list, needing: .read, under: access, storeLocation: storeLocation)) == nil { return .refused }
         return .allowed(generation)
     }
 
