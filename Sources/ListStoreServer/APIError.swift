@@ -110,6 +110,13 @@ struct APIError: Error {
     }
 }
 
+extension APIError {
+    /// 404 `notFound`: no route answers `method` and `path`.
+    static func noSuchEndpoint(_ method: HTTPRequest.Method, _ path: String) -> APIError {
+        APIError(.notFound, "notFound", "no such endpoint: \(method) \(path)")
+    }
+}
+
 /// Answers every error of the routes below it with a JSON error document, and unknown paths with a
 /// 404 one.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -124,7 +131,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch {
             if let http = error as? HTTPError, http.status == .notFound {
-                return APIError(.notFound, "notFound", "no such endpoint: \(request.method) \(request.uri.path)").response
+                return APIError.noSuchEndpoint(request.method, request.uri.path).response
             }
             return APIError.from(error, logger: context.logger, storeLocation: storeLocation).response
         }

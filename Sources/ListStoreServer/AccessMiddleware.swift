@@ -1,5 +1,6 @@
 import Crypto
 import Hummingbird
+import HummingbirdCore
 import ListStoreCore
 import ListStoreWire
 import HTTPTypes
@@ -57,15 +58,19 @@ struct AccessMiddleware: RouterMiddleware {
         // answers it itself, `CORSMiddleware`).
         if method == .head { method = .get }
         if method == .options { return Response(status: .noContent, headers: [.cacheControl: "max-age=\(Self.accessAnswerAge.components.seconds)"]) }
-        let path = uri.prefix { $0 != "?" }
+        // The path as Hummingbird's router reads it (cut at the first `?` byte), and as the
+        // shipped nginx configuration keys these answers.
+        let path = URI(uri).path
         let matched = table.route(method, path[...])
         var headers = HTTPFields()
         do {
-            // A path no route matches needs a token, as `handle` decides.
+            // A path no route matches needs a token, as `handle` decides, and is answered 404 as
+            // the router answers it: what the route table cannot name, this endpoint never allows.
             let need = matched.map { needs in table.needs[needs.route] ?? .anyToken } ?? .anyToken
             var lifetime = Self.accessAnswerAge
             if need != .nothing {
                 let identity = try await authenticate(request)
+                if matched == nil { throw APIError.noSuchEndpoint(method, path) }
                 if case .user(let token) = identity { lifetime = min(lifetime, token.lifetime()) }
                 try authorize(need, identity) {
                     guard let raw = matched?.captures["list"], let list = PercentEncoding.decode(String(raw)) else {
