@@ -174,8 +174,8 @@ struct ServerCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard maxBodyMiB >= 1 else { throw ValidationError("--max-body-mib must be 1 or more") }
-        guard maxPageMiB >= 1 else { throw ValidationError("--max-page-mib must be 1 or more") }
+        guard (1...1_048_576).contains(maxBodyMiB) else { throw ValidationError("--max-body-mib must be between 1 and 1048576") }
+        guard (1...1_048_576).contains(maxPageMiB) else { throw ValidationError("--max-page-mib must be between 1 and 1048576") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be 1 or more") }
         if let maxStreams, maxStreams < 0 { throw ValidationError("--max-streams must be 0 or more") }
         if let eventLoops, !(1...1024).contains(eventLoops) { throw ValidationError("--event-loops must be between 1 and 1024") }
