@@ -1,4 +1,5 @@
 import Foundation
+import ListDiffTestSupport
 import ListStore
 @testable import ListStoreServer
 import ListStoreTestSupport
@@ -172,6 +173,52 @@ import Testing
                     let expected = status == 200 ? 204 : 403
                     #expect(asked.status == expected, "\(uri) asked about: \(asked.status)")
                     if status != 200 { #expect(asked.headers["x-liststore-status"] == String(status)) }
+                }
+            }
+        }
+    }
+
+    /// Request targets made at random around Ana's list (empty segments, marks and joiners after a
+    /// `?` or a segment, fragments, `.` and `..`, an encoded `?`, other and extra segments): for Ana
+    /// and for Bob, who may not read her list, the access endpoint decides as the route does. An
+    /// answer of 200 is allowed (204), and a refusal (401, 403, 404) is refused with its status.
+    @Test func theAccessEndpointDecidesAsTheRouteOnRandomTargets() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "users/ana/inbox")
+        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+            let host = "Host: 127.0.0.1:\(server.port)\r\n"
+            let tokens = [("ana", AccessServerTests.tokens.token(["sub": "ana"])), ("bob", AccessServerTests.tokens.token(["sub": "bob"]))]
+            let pieces = ["", ".", "..", "%3F", "x", "users", "ana", "inbox", "Journal", "journal", "snapshot", "\u{301}", "lists", "v1"]
+            let marks = ["\u{301}", "\u{200D}", "\u{20DD}"]
+            let tails = ["", "?since=0", "?", "#top", "?since=0#top", "?since=0&x=1"]
+            var generator = SplitMix64(seed: 0x0ACC_E55)
+            for _ in 0..<1_000 {
+                var segments = ["v1", "lists", "users%2Fana%2Finbox", Bool.random(using: &generator) ? "journal" : "snapshot"]
+                for _ in 0..<Int.random(in: 0...2, using: &generator) {
+                    switch Int.random(in: 0..<5, using: &generator) {
+                    case 0: segments.insert("", at: Int.random(in: 0...segments.count, using: &generator))
+                    case 1: segments[Int.random(in: 0..<segments.count, using: &generator)] = pieces.randomElement(using: &generator)!
+                    case 2: segments.append(pieces.randomElement(using: &generator)!)
+                    case 3: segments[Int.random(in: 0..<segments.count, using: &generator)] += marks.randomElement(using: &generator)!
+                    default: break
+                    }
+                }
+                var tail = tails.randomElement(using: &generator)!
+                if tail.hasPrefix("?"), Bool.random(using: &generator) { tail.insert(contentsOf: marks.randomElement(using: &generator)!, at: tail.index(after: tail.startIndex)) }
+                let target = "/" + segments.joined(separator: "/") + tail
+                for (who, token) in tokens {
+                    let direct = try await RawAnswer.exchange(port: server.port, "GET \(target) HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\n")
+                    let asked = try await RawAnswer.exchange(
+                        port: server.port, "GET /v1/access HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\nX-Original-URI: \(target)\r\n")
+                    let what = "\(who) \(target.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined()):"
+                    + " the route \(direct.status), asked \(asked.status) \(asked.headers["x-liststore-status"] ?? "")"
+                    switch direct.status {
+                    case 200: #expect(asked.status == 204, "\(what)")
+                    case 401: #expect(asked.status == 401, "\(what)")
+                    case 403, 404: #expect(asked.status == 403 && asked.headers["x-liststore-status"] == String(direct.status), "\(what)")
+                    default: break
+                    }
                 }
             }
         }
