@@ -97,15 +97,10 @@ import Testing
     }
 
     @Test func theAccessEndpointAnswersAsTheRouteWould() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("s.liststore"))
-        try await store.commit(linearList(3), to: "users/ana/inbox")
-        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+        try await Self.withAnasList { server in
             let host = "Host: 127.0.0.1:\(server.port)\r\n"
             func ask(_ uri: String, method: String = "GET", token: String?) async throws -> RawAnswer {
-                let auth = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
-                return try await RawAnswer.exchange(
-                    port: server.port, "GET /v1/access HTTP/1.1\r\n\(host)\(auth)X-Original-URI: \(uri)\r\nX-Original-Method: \(method)\r\n")
+                try await Self.ask(server, uri, method: method, token: token)
             }
             let ana = AccessServerTests.tokens.token(["sub": "ana"])
             let bob = AccessServerTests.tokens.token(["sub": "bob"])
@@ -151,25 +146,18 @@ import Testing
     /// The router finds a route in a path with empty segments (a trailing slash, doubled slashes):
     /// the access endpoint finds the same route, so that it never allows what the route refuses.
     @Test func theAccessEndpointFindsTheRouteInPathsWithEmptySegments() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("s.liststore"))
-        try await store.commit(linearList(3), to: "users/ana/inbox")
-        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
-            let host = "Host: 127.0.0.1:\(server.port)\r\n"
+        try await Self.withAnasList { server in
             let ana = AccessServerTests.tokens.token(["sub": "ana"])
             let bob = AccessServerTests.tokens.token(["sub": "bob"])
             // A `?` that Swift sees as one character with the mark after it still ends the path.
-            let marked = try await RawAnswer.exchange(
-                port: server.port,
-                "GET /v1/access HTTP/1.1\r\n\(host)Authorization: Bearer \(bob)\r\nX-Original-URI: \(Self.list)/journal?\u{301}since=0\r\n")
+            let marked = try await Self.ask(server, "\(Self.list)/journal?\u{301}since=0", token: bob)
             #expect(marked.status == 403 && marked.headers["x-liststore-status"] == "404", "\(marked.status)")
             for path in ["\(Self.list)/journal/", "/\(Self.list)/journal", "/v1//lists/users%2Fana%2Finbox//journal"] {
                 let uri = "\(path)?since=0"
                 for (token, status) in [(ana, 200), (bob, 404)] {
                     let direct = try await server.request(uri, token: token)
                     #expect(direct.status == status, "\(uri): \(direct.status)")
-                    let asked = try await RawAnswer.exchange(
-                        port: server.port, "GET /v1/access HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\nX-Original-URI: \(uri)\r\n")
+                    let asked = try await Self.ask(server, uri, token: token)
                     let expected = status == 200 ? 204 : 403
                     #expect(asked.status == expected, "\(uri) asked about: \(asked.status)")
                     if status != 200 { #expect(asked.headers["x-liststore-status"] == String(status)) }
@@ -183,10 +171,7 @@ import Testing
     /// and for Bob, who may not read her list, the access endpoint decides as the route does. An
     /// answer of 200 is allowed (204), and a refusal (401, 403, 404) is refused with its status.
     @Test func theAccessEndpointDecidesAsTheRouteOnRandomTargets() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("s.liststore"))
-        try await store.commit(linearList(3), to: "users/ana/inbox")
-        try await ServerHarness.with(store, try await AccessServerTests.configuration()) { server in
+        try await Self.withAnasList { server in
             let host = "Host: 127.0.0.1:\(server.port)\r\n"
             let tokens = [("ana", AccessServerTests.tokens.token(["sub": "ana"])), ("bob", AccessServerTests.tokens.token(["sub": "bob"]))]
             let pieces = ["", ".", "..", "%3F", "x", "users", "ana", "inbox", "Journal", "journal", "snapshot", "\u{301}", "lists", "v1"]
@@ -209,8 +194,7 @@ import Testing
                 let target = "/" + segments.joined(separator: "/") + tail
                 for (who, token) in tokens {
                     let direct = try await RawAnswer.exchange(port: server.port, "GET \(target) HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\n")
-                    let asked = try await RawAnswer.exchange(
-                        port: server.port, "GET /v1/access HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\nX-Original-URI: \(target)\r\n")
+                    let asked = try await Self.ask(server, target, token: token)
                     let what = "\(who) \(target.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined()):"
                     + " the route \(direct.status), asked \(asked.status) \(asked.headers["x-liststore-status"] ?? "")"
                     switch direct.status {
@@ -222,5 +206,23 @@ import Testing
                 }
             }
         }
+    }
+
+    /// Runs `body` with a server of users (`AccessServerTests.configuration()`) whose store holds
+    /// Ana's list, `users/ana/inbox`.
+    static func withAnasList(_ body: (ServerHarness) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("s.liststore"))
+        try await store.commit(linearList(3), to: "users/ana/inbox")
+        try await ServerHarness.with(store, try await AccessServerTests.configuration(), body)
+    }
+
+    /// What `GET /v1/access` answers about a request of `method` for `uri` with `token` (none:
+    /// without `Authorization`).
+    static func ask(_ server: ServerHarness, _ uri: String, method: String = "GET", token: String?) async throws -> RawAnswer {
+        let auth = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+        return try await RawAnswer.exchange(
+            port: server.port,
+            "GET /v1/access HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\(auth)X-Original-URI: \(uri)\r\nX-Original-Method: \(method)\r\n")
     }
 }
